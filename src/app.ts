@@ -1,0 +1,78 @@
+/**
+ * buildApp(config): storage → actor system → front doors. Never listens by itself; `listen()`
+ * binds (port 0 in tests) and `close()` drains and shuts down in order.
+ */
+import uWS from 'uWebSockets.js'
+import type { Config } from './config.ts'
+import { createLogger, type Logger } from './log.ts'
+import { openDb, type Db } from './storage/db.ts'
+import { createCommitter } from './storage/commit.ts'
+import { createStoreQueries } from './storage/stores.ts'
+import { createOrderQueries } from './storage/orders.ts'
+import { EventRouter } from './actors/event-router.ts'
+import { Registry, startSystem, stopSystem } from './actors/system.ts'
+import { storeHandler, type StoreMsg, type StoreState } from './actors/store.ts'
+import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
+import { createOwnerAuth } from './auth/owner.ts'
+import { mountHttp } from './http/server.ts'
+import { allRoutes } from './http/routes/index.ts'
+import type { Services } from './services.ts'
+
+export interface App {
+  svc: Services
+  listen(): Promise<number>
+  close(): Promise<void>
+}
+
+export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): App {
+  const log = opts.log ?? createLogger(config.logLevel)
+  if (process.versions.modules !== '115') {
+    log.warn({ modules: process.versions.modules }, 'uWebSockets.js has native builds for Node 16/18/20 only; this Node may run a slow fallback')
+  }
+  const db = opts.db ?? openDb(config.dbPath)
+  const committer = createCommitter(db, config.groupCommit)
+  const system = startSystem()
+  const svc = {
+    config, db, committer, log,
+    events: new EventRouter(log),
+    stores: createStoreQueries(db),
+    orders: createOrderQueries(db, config.siteUrl),
+  } as Services
+  svc.actors = {
+    stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(svc, id), log, 10 * 60_000),
+    orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000),
+  }
+
+  const app = uWS.App()
+  const owner = createOwnerAuth(db)
+  mountHttp(app, svc, allRoutes(), {
+    none: () => null,
+    owner: (input) => (input.bearer ? owner.resolve(input.bearer) : null),
+  })
+
+  let listenSocket: uWS.us_listen_socket | null = null
+  return {
+    svc,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        app.listen(config.host, config.port, (sock) => {
+          if (!sock) return reject(new Error(`cannot listen on ${config.host}:${config.port}`))
+          listenSocket = sock
+          resolve(uWS.us_socket_local_port(sock))
+        })
+      }),
+    async close() {
+      if (listenSocket) uWS.us_listen_socket_close(listenSocket)
+      listenSocket = null
+      // Also drop keep-alive connections (present at runtime, missing from this build's typings).
+      ;(app as unknown as { close(): void }).close()
+      // Let queued writes commit before the database closes.
+      await new Promise((r) => setImmediate(r))
+      committer.flush()
+      svc.actors.stores.close()
+      svc.actors.orders.close()
+      stopSystem(system)
+      if (!opts.db) db.close()
+    },
+  }
+}

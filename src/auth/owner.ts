@@ -1,0 +1,30 @@
+/**
+ * Owner principal resolution (api-v1 §5). Looked up in SQLite on every request, never cached, so
+ * a token created or revoked by the CLI from another process takes effect at once.
+ * Lookup is by SHA-256 digest through a unique index: the raw token is never compared.
+ */
+import type { Db } from '../storage/db.ts'
+import { sha256Hex } from './tokens.ts'
+
+export interface OwnerPrincipal {
+  kind: 'owner'
+  ownerId: number
+  tokenId: number
+  capabilities: string[]
+}
+
+export function createOwnerAuth(db: Db) {
+  const byHash = db.prepare<[string], { id: number; owner_id: number; capabilities: string; expires_at: string | null; revoked_at: string | null }>(
+    'SELECT id, owner_id, capabilities, expires_at, revoked_at FROM owner_tokens WHERE token_hash = ?',
+  )
+  return {
+    /** The principal for a raw token, or null when missing, unknown, revoked or expired. */
+    resolve(rawToken: string): OwnerPrincipal | null {
+      const row = byHash.get(sha256Hex(rawToken))
+      if (!row || row.revoked_at) return null
+      if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) return null
+      return { kind: 'owner', ownerId: row.owner_id, tokenId: row.id, capabilities: JSON.parse(row.capabilities) }
+    },
+  }
+}
+export type OwnerAuth = ReturnType<typeof createOwnerAuth>

@@ -1,0 +1,25 @@
+/** Secrets: random tokens with a family prefix, stored only as SHA-256 (api-v1 §5, ARCHITECTURE "Storage"). */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/** Family prefixes make a leaked token recognisable (and let secret scanners find it). */
+export const TOKEN_PREFIX = {
+  owner: 'dso_',
+  storefront: 'dss_',
+  driver: 'dsd_',
+  customer: 'dsc_',
+  staff: 'dst_',
+  track: 'trk_',
+} as const
+export type TokenFamily = keyof typeof TOKEN_PREFIX
+
+/** 256 random bits, base64url, behind the family prefix. */
+export const newToken = (family: TokenFamily): string => TOKEN_PREFIX[family] + randomBytes(32).toString('base64url')
+
+export const sha256Hex = (s: string): string => createHash('sha256').update(s).digest('hex')
+
+/** Constant-time comparison of two hex digests (for secrets compared outside an indexed lookup). */
+export function safeEqualHex(a: string, b: string): boolean {
+  const ba = Buffer.from(a, 'hex')
+  const bb = Buffer.from(b, 'hex')
+  return ba.length === bb.length && timingSafeEqual(ba, bb)
+}

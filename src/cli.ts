@@ -1,0 +1,96 @@
+/**
+ * Operator CLI (`dispatch …`), honouring the same environment as the server (DB_PATH, SITE_URL, …).
+ * Safe while a server runs on the same database: SQLite WAL allows one writer at a time, the server
+ * reads tokens and stores from SQLite on every use, so changes take effect at once.
+ */
+import { parseArgs } from 'node:util'
+import { loadConfig } from './config.ts'
+import { openDb, nowIso, migrate } from './storage/db.ts'
+import { seedDemo, createOwnerToken } from './seed.ts'
+import { sha256Hex } from './auth/tokens.ts'
+import { isValidCapability } from './domain/capabilities.ts'
+
+const USAGE = `usage:
+  dispatch seed --demo [--json]
+  dispatch token create --owner ID --scopes LIST [--expires-in DURATION] [--name NAME] [--json]
+  dispatch token revoke --token TOKEN [--json]
+  dispatch migrate [--json]
+
+LIST is comma-separated capabilities: *, read, write, or resource:action
+(resources: restaurants, menu, orders, customers, analytics, drivers, webhooks).
+DURATION is a number with a unit: 30s, 15m, 12h, 7d.`
+
+class CliError extends Error {}
+
+function parseDuration(s: string): number {
+  const m = /^(\d+)\s*([smhd])$/.exec(s.trim())
+  if (!m) throw new CliError(`invalid --expires-in "${s}": use e.g. 30s, 15m, 12h, 7d`)
+  const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 }[m[2] as 's' | 'm' | 'h' | 'd']
+  return Number(m[1]) * unit
+}
+
+export function runCli(argv: string[], env: Record<string, string | undefined> = process.env): { code: number; out: string } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      demo: { type: 'boolean' }, json: { type: 'boolean' }, owner: { type: 'string' }, scopes: { type: 'string' },
+      'expires-in': { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+    },
+  })
+  const json = Boolean(values.json)
+  const emit = (obj: Record<string, unknown>, text: string) => (json ? JSON.stringify(obj) : text)
+  const [cmd, sub] = positionals
+  if (values.help || !cmd) return { code: cmd ? 0 : 2, out: USAGE }
+
+  const config = loadConfig(env)
+  if (config.dbPath === ':memory:') throw new CliError('DB_PATH=:memory: has nothing to share with a server: point DB_PATH at a file')
+  const db = openDb(config.dbPath)
+  try {
+    if (cmd === 'migrate') {
+      const applied = migrate(db)
+      return { code: 0, out: emit({ applied }, applied.length ? `applied migrations ${applied.join(', ')}` : 'database is up to date') }
+    }
+    if (cmd === 'seed') {
+      if (!values.demo) throw new CliError('seed needs --demo')
+      const demo = seedDemo(db, config.siteUrl)
+      return { code: 0, out: json ? JSON.stringify(demo) : `Demo account:\n${JSON.stringify(demo, null, 2)}` }
+    }
+    if (cmd === 'token' && sub === 'create') {
+      const ownerId = Number(values.owner)
+      if (!Number.isInteger(ownerId) || ownerId < 1) throw new CliError('--owner must be an owner id')
+      if (!db.prepare('SELECT 1 FROM owners WHERE id = ?').get(ownerId)) throw new CliError(`no owner with id ${ownerId}`)
+      const scopes = (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+      if (scopes.length === 0) throw new CliError('--scopes needs at least one capability')
+      const bad = scopes.filter((s) => !isValidCapability(s))
+      if (bad.length) throw new CliError(`unknown capabilities: ${bad.join(', ')}`)
+      const expiresAt = values['expires-in'] ? nowIso(Date.now() + parseDuration(values['expires-in'])) : null
+      const t = createOwnerToken(db, ownerId, scopes, expiresAt, values.name ?? 'cli')
+      return { code: 0, out: emit({ token: t.token, id: t.id, owner_id: ownerId, capabilities: scopes, expires_at: expiresAt }, t.token) }
+    }
+    if (cmd === 'token' && sub === 'revoke') {
+      if (!values.token) throw new CliError('--token is required')
+      const r = db.prepare('UPDATE owner_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL').run(nowIso(), sha256Hex(values.token))
+      const known = r.changes > 0 || db.prepare('SELECT 1 FROM owner_tokens WHERE token_hash = ?').get(sha256Hex(values.token))
+      if (!known) throw new CliError('no such token')
+      return { code: 0, out: emit({ revoked: true }, 'token revoked') }
+    }
+    throw new CliError(`unknown command: ${positionals.join(' ')}\n${USAGE}`)
+  } finally {
+    db.close()
+  }
+}
+
+export function main(argv = process.argv.slice(2)): void {
+  const json = argv.includes('--json')
+  try {
+    const { code, out } = runCli(argv)
+    process.stdout.write(out + '\n')
+    process.exitCode = code
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err)
+    if (json) process.stdout.write(JSON.stringify({ error: message }) + '\n')
+    else process.stderr.write(`dispatch: ${message}\n`)
+    process.exitCode = err instanceof CliError || (err instanceof Error && /invalid configuration|Unknown option|Unexpected argument/i.test(err.message)) ? 2 : 1
+  }
+}

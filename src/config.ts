@@ -1,0 +1,77 @@
+/** Environment parsed once into a frozen configuration object (README "Configuration"). */
+import * as v from 'valibot'
+
+const flag = v.pipe(
+  v.optional(v.string(), '0'),
+  v.transform((s) => ['1', 'true', 'yes', 'on'].includes(s.toLowerCase())),
+)
+const int = (fallback: number, min = 0) =>
+  v.pipe(v.optional(v.string(), String(fallback)), v.transform(Number), v.integer(), v.minValue(min))
+
+const EnvSchema = v.object({
+  PORT: int(8080),
+  HOST: v.optional(v.string(), '0.0.0.0'),
+  DB_PATH: v.optional(v.string(), './data/dispatch.db'),
+  SITE_URL: v.optional(v.string()),
+  LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  WEBHOOK_ALLOW_LOOPBACK: flag,
+  WEBHOOK_RETRY_SCHEDULE: v.optional(v.string()),
+  GROUP_COMMIT: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
+  RATE_LIMIT_PER_MINUTE: int(120, 1),
+  BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
+  DEMO_SEED: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
+})
+
+export type Config = Readonly<{
+  port: number
+  host: string
+  dbPath: string
+  siteUrl: string
+  baseUrl: string
+  logLevel: string
+  webhookAllowLoopback: boolean
+  /** Seconds to wait before attempts 2..n (api-v1 §6: about 1 min, 5 min, 15 min, 1 h). */
+  webhookRetrySchedule: readonly number[]
+  groupCommit: boolean
+  rateLimitPerMinute: number
+  bodyLimitBytes: number
+  demoSeed: boolean
+}>
+
+export const DEFAULT_RETRY_SCHEDULE = [60, 300, 900, 3600] as const
+
+function parseSchedule(raw: string | undefined): number[] {
+  if (!raw) return [...DEFAULT_RETRY_SCHEDULE]
+  const parts = raw.split(',').map((s) => Number(s.trim()))
+  if (parts.length === 0 || parts.some((n) => !Number.isFinite(n) || n < 0)) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be comma-separated non-negative seconds, got "${raw}"`)
+  }
+  return parts
+}
+
+/** Parse `env` (defaults to process.env); `overrides` win, which is how tests configure a server. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const parsed = v.safeParse(EnvSchema, env)
+  if (!parsed.success) {
+    const msg = parsed.issues.map((i) => `${v.getDotPath(i)}: ${i.message}`).join('; ')
+    throw new Error(`invalid configuration: ${msg}`)
+  }
+  const e = parsed.output
+  const port = overrides.port ?? e.PORT
+  const siteUrl = (overrides.siteUrl ?? e.SITE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')
+  return Object.freeze({
+    port,
+    host: e.HOST,
+    dbPath: e.DB_PATH,
+    logLevel: e.LOG_LEVEL,
+    webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,
+    webhookRetrySchedule: parseSchedule(e.WEBHOOK_RETRY_SCHEDULE),
+    groupCommit: e.GROUP_COMMIT,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    demoSeed: e.DEMO_SEED,
+    ...overrides,
+    siteUrl,
+    baseUrl: `${siteUrl}/api/v1`,
+  })
+}

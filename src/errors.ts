@@ -1,0 +1,49 @@
+/** The one error catalog (api-v1 §7): every failure leaves the server as this envelope. */
+
+export const ERROR_CATALOG = {
+  bad_request: { status: 400, message: 'The request is malformed.' },
+  malformed_json: { status: 400, message: 'The request body is not valid JSON.' },
+  unauthenticated: { status: 401, message: 'Authentication is missing, invalid or expired.' },
+  forbidden: { status: 403, message: 'The token lacks the capability this action needs.' },
+  not_found: { status: 404, message: 'The resource does not exist.' },
+  route_not_found: { status: 404, message: 'No such route.' },
+  method_not_allowed: { status: 405, message: 'The route does not accept this method.' },
+  conflict: { status: 409, message: 'The request conflicts with the current state.' },
+  idempotency_in_flight: { status: 409, message: 'A request with this idempotency key is still being processed.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
+  validation_failed: { status: 422, message: 'The given data was invalid.' },
+  idempotency_key_reused: { status: 422, message: 'This idempotency key was used with a different request body.' },
+  category_not_empty: { status: 422, message: 'The category still has items; move or delete them first.' },
+  invalid_transition: { status: 422, message: 'The requested state change is not allowed.' },
+  rate_limited: { status: 429, message: 'Too many requests.' },
+  internal_error: { status: 500, message: 'Something went wrong on our side.' },
+  unavailable: { status: 503, message: 'The server is not ready.' },
+} as const satisfies Record<string, { status: number; message: string }>
+
+export type ErrorCode = keyof typeof ERROR_CATALOG
+export type FieldErrors = Record<string, string[]>
+
+/** A failure with a stable `code`; the HTTP edge turns it into the §7 envelope. */
+export class ApiError extends Error {
+  readonly status: number
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly errors?: FieldErrors,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? ERROR_CATALOG[code].message)
+    this.status = ERROR_CATALOG[code].status
+  }
+
+  toJSON(): { message: string; code: ErrorCode; errors?: FieldErrors } {
+    return this.errors ? { message: this.message, code: this.code, errors: this.errors } : { message: this.message, code: this.code }
+  }
+}
+
+export const notFound = (what = 'resource'): ApiError => new ApiError('not_found', `The ${what} does not exist.`)
+
+/** A 422 naming one field, the common case for business-rule failures. */
+export const invalidField = (field: string, message: string, code: ErrorCode = 'validation_failed'): ApiError =>
+  new ApiError(code, message, { [field]: [message] })

@@ -1,0 +1,105 @@
+/** JSON Schemas of response bodies, for the OpenAPI document (api-v1 §2). */
+import { STORE_TYPES, ORDER_TYPES } from '../domain/verticals.ts'
+import { DELIVERY_STATUSES, KITCHEN_STATUSES, KDS_STATES } from '../domain/order-state.ts'
+
+const str = { type: 'string' }
+const int = { type: 'integer' }
+const num = { type: 'number' }
+const bool = { type: 'boolean' }
+const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
+const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', required, properties })
+const arr = (items: Record<string, unknown>) => ({ type: 'array', items })
+const dateTime = { type: 'string', format: 'date-time' }
+
+export const ErrorSchema = obj(
+  { message: str, code: str, errors: { type: 'object', additionalProperties: arr(str) } },
+  ['message', 'code'],
+)
+
+export const VerticalSchema = obj({
+  label: str,
+  group: { type: 'string', enum: ['food', 'goods', 'services', 'stays'] },
+  capabilities: { type: 'object', additionalProperties: bool },
+  fulfillment_modes: arr({ type: 'string', enum: [...ORDER_TYPES] }),
+})
+
+export const StoreSummarySchema = obj({
+  id: int, title: str, slug: str, url: { type: 'string', format: 'uri' }, template: str, created_at: dateTime,
+  store_type: { type: 'string', enum: [...STORE_TYPES] }, vertical: VerticalSchema,
+})
+
+export const StoreDetailSchema = {
+  ...StoreSummarySchema,
+  required: [...StoreSummarySchema.required, 'categories', 'item_count'],
+  properties: {
+    ...StoreSummarySchema.properties,
+    currency: str,
+    city: nullable(str),
+    settings: { type: 'object' },
+    item_count: int,
+    categories: arr(obj({ id: int, name: str, item_count: int })),
+  },
+}
+
+export const VariantSchema = obj({
+  id: int, item_id: int, name: str, price: nullable(num), sku: nullable(str), stock: nullable(int), position: int, created_at: dateTime, updated_at: dateTime,
+})
+export const ExtraSchema = obj({ id: int, name: str, price: num, group: nullable(str) })
+
+export const ItemSchema = obj(
+  {
+    id: int, category_id: int, name: str, description: str, price: num, position: int, is_sold_out: bool, is_popular: bool,
+    is_vegan: bool, is_halal: bool, calories: nullable(int), brand: nullable(str), stock: nullable(int), sku: nullable(str), variant_count: int,
+    images: arr(str), variations: arr(VariantSchema), extras: arr(ExtraSchema),
+  },
+  ['id', 'category_id', 'name', 'price', 'is_sold_out', 'is_popular', 'variations', 'extras'],
+)
+
+export const MenuSchema = arr(obj({ id: int, name: str, position: int, station: nullable(str), items: arr(ItemSchema) }))
+
+export const MenuChangeSchema = obj({ entity: { type: 'string', enum: ['category', 'item', 'variant'] }, change: { type: 'string', enum: ['created', 'updated', 'deleted'] }, id: int })
+
+const LineSchema = obj({
+  id: int, item_id: int, name: str, variation: nullable(obj({ id: int, name: str })), quantity: int, unit_price: num,
+  extras: arr(obj({ id: int, name: str, price: num })), line_total: num, note: nullable(str), station: nullable(str),
+  kds_state: { type: 'string', enum: [...KDS_STATES] }, kds_timeline: { type: 'object', additionalProperties: str },
+})
+
+export const OrderSchema = obj(
+  {
+    id: int, restaurant_id: int, type: { type: 'string', enum: [...ORDER_TYPES] },
+    status: { type: 'string', enum: [...KITCHEN_STATUSES] },
+    delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
+    is_paid: bool, customer_id: nullable(int), customer_name: nullable(str), phone: nullable(str), table_number: nullable(str), address: nullable(str),
+    note: nullable(str), source: nullable(str), coupon_code: nullable(str), subtotal: num, discount: num, tip_amount: num, total: num,
+    items: arr(LineSchema), extras: arr(obj({ id: int, name: str, price: num, line_id: int })),
+    driver: nullable(obj({ id: int, name: str, phone: str })), timeline: { type: 'object', additionalProperties: str },
+    created_at: dateTime, updated_at: dateTime,
+    track_token: { type: 'string', description: 'Capability for the public tracking view and socket.' },
+    track_url: { type: 'string', format: 'uri', description: 'Public tracking page.' },
+  },
+  ['id', 'restaurant_id', 'type', 'status', 'delivery_status', 'is_paid', 'total', 'items', 'extras', 'driver', 'timeline', 'created_at'],
+)
+
+export const TrackingSchema = obj(
+  {
+    id: int, status: { type: 'string', enum: [...KITCHEN_STATUSES] }, delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
+    is_paid: bool, total: num, timeline: { type: 'object', additionalProperties: str },
+    items: arr(obj({ name: str, quantity: int })),
+    driver: obj({ name: str, lat: nullable(num), lng: nullable(num), location_updated_at: nullable(dateTime) }),
+  },
+  ['id', 'status', 'delivery_status', 'is_paid', 'total', 'timeline', 'items'],
+)
+
+export const AnalyticsSchema = obj({
+  range: obj({ from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } }),
+  orders: obj({ total: int, paid: int, by_status: { type: 'object', additionalProperties: int }, by_type: { type: 'object', additionalProperties: int } }),
+  revenue: obj({ gross: num, paid: num, avg_order_value: num }),
+  top_items: arr(obj({ item_id: int, name: str, quantity: int })),
+})
+
+export const MeSchema = obj({
+  kind: { type: 'string', enum: ['owner'] },
+  owner: obj({ id: int, name: str, email: str, created_at: dateTime }),
+  token: obj({ id: int, name: str, prefix: str, capabilities: arr(str), expires_at: nullable(dateTime), created_at: dateTime }),
+})

@@ -1,0 +1,58 @@
+/**
+ * The route table entry: the single source for routing, validation, auth, discovery and OpenAPI.
+ * A route file exports an array of these; `src/http/routes/index.ts` collects them.
+ */
+import type * as v from 'valibot'
+import type { AuthFamily, PrincipalMap } from '../auth/principals.ts'
+import type { Capability } from '../domain/capabilities.ts'
+import type { Services } from '../services.ts'
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+export type AnySchema = v.GenericSchema<any, any>
+export type JsonSchema = Record<string, unknown>
+
+export interface Ctx<A extends AuthFamily, Q, B> {
+  principal: PrincipalMap[A]
+  /** Path parameters; names ending in `id`/`Id` are already checked to be positive integers. */
+  params: Record<string, string>
+  query: Q
+  body: B
+  headers: Readonly<Record<string, string>>
+  requestId: string
+  ip: string
+  svc: Services
+}
+
+/** A reply with a non-default status or extra headers. */
+export class Reply {
+  constructor(readonly status: number, readonly body: unknown, readonly headers: Record<string, string> = {}, readonly contentType?: string) {}
+}
+
+export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
+  method: Method
+  /** Path under `{base_url}` (e.g. `/restaurants/{id}`), or under `{site_url}` when `site` is set. */
+  path: string
+  site?: boolean
+  tag: string
+  summary: string
+  description?: string
+  auth: A
+  /** Owner routes: the capability the token must hold (api-v1 §5). */
+  capability?: Capability
+  query?: v.GenericSchema<unknown, Q>
+  body?: v.GenericSchema<unknown, B>
+  /** Response body schema, for OpenAPI. */
+  response?: AnySchema | JsonSchema
+  /** Success status; 200 unless stated. */
+  status?: 200 | 201 | 204
+  /** Extra request headers documented in OpenAPI (e.g. Idempotency-Key). */
+  headers?: Array<{ name: string; description: string }>
+  /** Answer with this content type instead of JSON (the handler returns a string or Buffer). */
+  produces?: string
+  handler: (ctx: Ctx<A, Q, B>) => unknown | Promise<unknown>
+}
+
+/** Identity helper that keeps the generic types of a route literal. */
+export function route<A extends AuthFamily, Q = undefined, B = undefined>(r: Route<A, Q, B>): Route<A, Q, B> {
+  return r
+}

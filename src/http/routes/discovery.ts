@@ -1,0 +1,40 @@
+/** Discovery (api-v1 §4.1): the endpoint index, the live OpenAPI document, and health. */
+import { route, type Route } from '../route.ts'
+import { buildOpenApi } from '../openapi.ts'
+import { fullPath } from '../server.ts'
+
+/** Discovery routes need the whole table; `routes` is filled in by the route index. */
+export function discoveryRoutes(all: () => readonly Route[]) {
+  let cached: string | null = null
+  return [
+    route({
+      method: 'GET', path: '/', tag: 'Discovery', summary: 'Machine-readable index of the API', auth: 'none',
+      response: { type: 'object', required: ['name', 'version', 'base_url', 'groups'] },
+      handler: ({ svc }) => {
+        const groups: Record<string, Array<{ method: string; path: string; summary: string; auth: string }>> = {}
+        for (const r of all()) {
+          ;(groups[r.tag] ??= []).push({ method: r.method, path: r.site ? `${svc.config.siteUrl}${r.path}` : fullPath(r).slice('/api/v1'.length) || '/', summary: r.summary, auth: r.auth })
+        }
+        return {
+          name: 'Dispatch API',
+          version: 'v1',
+          base_url: svc.config.baseUrl,
+          authentication: 'Send `Authorization: Bearer <token>` (owner, driver, customer or staff token) or `X-Storefront-Token` for storefront routes. Errors: {message, code, errors?}.',
+          docs: `${svc.config.siteUrl}/docs`,
+          openapi: `${svc.config.baseUrl}/openapi.json`,
+          groups,
+        }
+      },
+    }),
+    route({
+      method: 'GET', path: '/openapi.json', tag: 'Discovery', summary: 'OpenAPI 3.1 document of the live routes', auth: 'none',
+      response: { type: 'object', required: ['openapi', 'info', 'paths'] }, produces: 'application/json',
+      handler: ({ svc }) => (cached ??= JSON.stringify(buildOpenApi(all(), svc.config))),
+    }),
+    route({
+      method: 'GET', path: '/healthz', site: true, tag: 'Discovery', summary: 'Liveness and readiness', auth: 'none',
+      response: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
+      handler: () => ({ status: 'ok' }),
+    }),
+  ]
+}

@@ -1,0 +1,57 @@
+/** Request schemas shared by several route families (valibot; also rendered into OpenAPI). */
+import * as v from 'valibot'
+import { ORDER_TYPES } from '../domain/verticals.ts'
+import { hasAtMostTwoDecimals } from '../domain/money.ts'
+
+export const Id = v.pipe(v.number(), v.integer(), v.minValue(1))
+export const Money = v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000), v.check(hasAtMostTwoDecimals, 'Use at most two decimals.'))
+export const ShortText = (max = 255) => v.pipe(v.string(), v.maxLength(max))
+export const Nullable = <S extends v.GenericSchema>(s: S) => v.optional(v.nullable(s))
+
+/** `?page=N`, 1-based. */
+export const PageQuery = v.object({
+  page: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,6}$/, 'page must be a positive integer'))),
+})
+export const pageOf = (q: { page?: string }): number => (q.page ? Number(q.page) : 1)
+
+/** The pagination envelope (api-v1 §2.1). */
+export function paginate<T>(data: T[], page: number, perPage: number, total: number) {
+  return { data, current_page: page, last_page: Math.max(1, Math.ceil(total / perPage)), per_page: perPage, total }
+}
+export const PaginatedSchema = (item: Record<string, unknown>) => ({
+  type: 'object',
+  required: ['data', 'current_page', 'last_page', 'per_page', 'total'],
+  properties: {
+    data: { type: 'array', items: item },
+    current_page: { type: 'integer' },
+    last_page: { type: 'integer' },
+    per_page: { type: 'integer' },
+    total: { type: 'integer' },
+  },
+})
+
+export const OrderLineInput = v.object({
+  item_id: Id,
+  quantity: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(999)),
+  variation: Nullable(Id),
+  extras: v.optional(v.pipe(v.array(Id), v.maxLength(50))),
+  note: Nullable(ShortText(500)),
+})
+
+const orderFields = {
+  type: v.picklist(ORDER_TYPES),
+  customer_name: Nullable(ShortText(120)),
+  phone: Nullable(ShortText(40)),
+  table_number: Nullable(v.union([ShortText(20), v.pipe(v.number(), v.integer(), v.minValue(0))])),
+  address: Nullable(ShortText(500)),
+  tip_amount: Nullable(Money),
+  note: Nullable(ShortText(1000)),
+  source: Nullable(ShortText(60)),
+  client_uuid: Nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
+}
+
+/** Create-order input (api-v1 §2.4), owner and customer routes. */
+export const OrderInputSchema = v.object({
+  ...orderFields,
+  items: v.pipe(v.array(OrderLineInput), v.minLength(1), v.maxLength(100)),
+})

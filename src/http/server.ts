@@ -1,0 +1,177 @@
+/**
+ * The HTTP front door on uWebSockets.js. One handler for every path: copy the request, match the
+ * route table, authenticate, rate-limit, authorize, validate, run the handler, answer with JSON or
+ * the api-v1 §7 error envelope. Nothing else writes responses (see respond.ts).
+ */
+import { randomUUID } from 'node:crypto'
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js'
+import * as v from 'valibot'
+import { ApiError, type FieldErrors } from '../errors.ts'
+import { grants } from '../domain/capabilities.ts'
+import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
+import type { Services } from '../services.ts'
+import { readBody } from './body.ts'
+import { send, type ResState } from './respond.ts'
+import { RateLimiter, type RateDecision } from './ratelimit.ts'
+import { Router } from './router.ts'
+import { Reply, type Route } from './route.ts'
+
+export const API_PREFIX = '/api/v1'
+
+const CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, Retry-After, Idempotent-Replayed',
+}
+const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Storefront-Token, X-Request-Id, MCP-Protocol-Version, Mcp-Session-Id'
+
+/** Full path a route is served at. */
+export const fullPath = (r: Route): string => (r.site ? r.path : API_PREFIX + (r.path === '/' ? '' : r.path))
+
+type Authenticators = { [A in AuthFamily]: Authenticator<A> }
+
+export interface HttpFrontDoor {
+  router: Router
+  routes: Route[]
+}
+
+export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Authenticators): HttpFrontDoor {
+  const router = new Router()
+  for (const r of routes) router.add(fullPath(r), r)
+  const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
+  const log = svc.log
+
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+    const started = process.hrtime.bigint()
+    const method = req.getCaseSensitiveMethod().toUpperCase()
+    const path = req.getUrl()
+    const rawQuery = req.getQuery() ?? ''
+    const headers: Record<string, string> = {}
+    req.forEach((k, val) => { headers[k] = val })
+    const ip = Buffer.from(res.getRemoteAddressAsText()).toString()
+    const incomingId = headers['x-request-id']
+    const requestId = incomingId && /^[\w.-]{1,64}$/.test(incomingId) ? incomingId : randomUUID()
+    const state: ResState = { aborted: false, done: false }
+    res.onAborted(() => { state.aborted = true })
+
+    const baseHeaders: Record<string, string> = { ...CORS_HEADERS, 'X-Request-Id': requestId }
+    const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, contentType?: string) => {
+      send(res, state, status, { ...baseHeaders, ...extra }, body, contentType)
+      const ms = Number(process.hrtime.bigint() - started) / 1e6
+      log.info({ reqId: requestId, method, path, status, ms: Math.round(ms * 100) / 100 }, 'request')
+    }
+    const fail = (err: unknown) => {
+      let e: ApiError
+      if (err instanceof ApiError) e = err
+      else {
+        log.error({ err, reqId: requestId, method, path }, 'unhandled error')
+        e = new ApiError('internal_error')
+      }
+      finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {})
+    }
+    const rate = (d: RateDecision) => {
+      baseHeaders['X-RateLimit-Limit'] = String(d.limit)
+      baseHeaders['X-RateLimit-Remaining'] = String(d.remaining)
+      if (!d.allowed) throw new ApiError('rate_limited', `Too many requests; retry in ${d.retryAfterSec} s.`, undefined, { 'Retry-After': String(d.retryAfterSec) })
+    }
+
+    try {
+      if (method === 'OPTIONS') {
+        const allowed = router.methodsAt(path)
+        if (allowed.length === 0) throw new ApiError('route_not_found')
+        return finish(204, null, {
+          'Access-Control-Allow-Methods': [...allowed, 'OPTIONS'].join(', '),
+          'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+          'Access-Control-Max-Age': '600',
+        })
+      }
+      const m = router.match(method === 'HEAD' ? 'GET' : method, path)
+      if (m.kind !== 'found') {
+        rate(limiter.take(`ip:${ip}`))
+        if (m.kind === 'method_not_allowed') throw new ApiError('method_not_allowed', `Use ${m.allowed.join(', ')} on this route.`, undefined, { Allow: m.allowed.join(', ') })
+        throw new ApiError('route_not_found', `No route ${method} ${path}.`)
+      }
+      const route = m.route
+      const query = Object.fromEntries(new URLSearchParams(rawQuery))
+
+      // Authenticate, then rate-limit per principal; failed authentications count against the address.
+      let principal: Principal | null = null
+      if (route.auth !== 'none') {
+        const auth = headers['authorization']
+        const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : route.auth === 'owner' ? (query['api_token'] ?? null) : null
+        const input: AuthInput = { headers, query, bearer: bearer || null }
+        principal = (authenticators[route.auth] as Authenticator<AuthFamily>)(input) as Principal | null
+        if (!principal) {
+          rate(limiter.take(`ip:${ip}`))
+          throw new ApiError('unauthenticated')
+        }
+        rate(limiter.take(principalKey(principal)))
+      } else {
+        rate(limiter.take(`ip:${ip}`))
+      }
+      if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
+        throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
+      }
+      for (const [name, value] of Object.entries(m.params)) {
+        // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
+        if (/(^id|Id)$/.test(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
+      }
+      const parsedQuery = route.query ? validate(route.query, stripAuthQuery(query), 'query') : undefined
+
+      const run = (body: unknown) => {
+        const ctx = { principal, params: m.params, query: parsedQuery, body, headers, requestId, ip, svc }
+        Promise.resolve()
+          .then(() => route.handler(ctx as never))
+          .then((out) => {
+            if (out instanceof Reply) {
+              const isRaw = typeof out.body === 'string' || Buffer.isBuffer(out.body)
+              return finish(out.status, out.body == null ? null : isRaw ? (out.body as string) : JSON.stringify(out.body), out.headers, out.contentType)
+            }
+            const status = route.status ?? 200
+            if (route.produces) return finish(status, out as string, {}, route.produces)
+            finish(status, status === 204 ? null : JSON.stringify(out ?? null))
+          })
+          .catch(fail)
+      }
+
+      if (method === 'GET' || method === 'DELETE' || method === 'HEAD' || !route.body) {
+        // Drain any body we do not read so uWS can reuse the connection.
+        if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
+        return run(undefined)
+      }
+      const declared = headers['content-length'] ? Number(headers['content-length']) : null
+      const ctype = headers['content-type'] ?? ''
+      readBody(res, svc.config.bodyLimitBytes, declared)
+        .then((buf) => {
+          if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
+          let json: unknown = undefined
+          if (buf.length > 0) {
+            try { json = JSON.parse(buf.toString('utf8')) } catch { throw new ApiError('malformed_json') }
+          }
+          run(validate(route.body!, json, 'body'))
+        })
+        .catch(fail)
+    } catch (err) {
+      fail(err)
+    }
+  })
+
+  return { router, routes }
+}
+
+function stripAuthQuery(q: Record<string, string>): Record<string, string> {
+  if (!('api_token' in q)) return q
+  const { api_token: _drop, ...rest } = q
+  return rest
+}
+
+/** valibot → 422 `validation_failed` with `errors` keyed by dot path (api-v1 §7). */
+export function validate<T>(schema: v.GenericSchema<unknown, T>, input: unknown, where: 'query' | 'body'): T {
+  const r = v.safeParse(schema, input === undefined && where === 'body' ? undefined : input)
+  if (r.success) return r.output
+  const errors: FieldErrors = {}
+  for (const issue of r.issues) {
+    const key = v.getDotPath(issue) ?? where
+    ;(errors[key] ??= []).push(issue.message)
+  }
+  throw new ApiError('validation_failed', undefined, errors)
+}

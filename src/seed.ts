@@ -1,0 +1,115 @@
+/**
+ * Demo data: a complete, separate account per call (owner with a `*` token, a restaurant with a
+ * menu, a sold-out item, a driver, staff of each role, a customer, a storefront token).
+ * Raw secrets exist only in the returned object; the database keeps hashes.
+ */
+import { randomBytes, randomInt } from 'node:crypto'
+import type { Db } from './storage/db.ts'
+import { nowIso } from './storage/db.ts'
+import { newToken, sha256Hex } from './auth/tokens.ts'
+import { hashSecretSync } from './auth/passwords.ts'
+
+export interface DemoAccount {
+  owner: { id: number; email: string; token: string }
+  store: { id: number; slug: string; title: string; storefront_token: string; url: string }
+  driver: { id: number; name: string; phone: string; token: string }
+  staff: Array<{ id: number; role: string; email: string; password: string; pin: string }>
+  customer: { id: number; email: string; password: string; phone: string }
+}
+
+/** Create an owner token; returns the raw token (shown once). */
+export function createOwnerToken(db: Db, ownerId: number, capabilities: string[], expiresAt: string | null = null, name = ''): { id: number; token: string } {
+  const token = newToken('owner')
+  const r = db.prepare('INSERT INTO owner_tokens (owner_id, token_hash, token_prefix, name, capabilities, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    .run(ownerId, sha256Hex(token), token.slice(0, 10), name, JSON.stringify(capabilities), expiresAt, nowIso())
+  return { id: Number(r.lastInsertRowid), token }
+}
+
+const MENU: Array<{ name: string; station: string; items: Array<{ name: string; price: number; vegan?: boolean; halal?: boolean; popular?: boolean; calories?: number; soldOut?: boolean; variants?: Array<[string, number]>; extras?: Array<[string, number, string]> }> }> = [
+  {
+    name: 'Pizzas', station: 'oven', items: [
+      { name: 'Margherita', price: 950, vegan: false, popular: true, calories: 800, variants: [['Small', 950], ['Large', 1350]], extras: [['Extra cheese', 150, 'Toppings'], ['Olives', 100, 'Toppings'], ['Chili oil', 50, 'Sauces']] },
+      { name: 'Diavola', price: 1150, calories: 950, variants: [['Small', 1150], ['Large', 1550]], extras: [['Extra cheese', 150, 'Toppings']] },
+      { name: 'Truffle Bianca', price: 1600, soldOut: true },
+    ],
+  },
+  {
+    name: 'Salads', station: 'cold', items: [
+      { name: 'Garden Salad', price: 750, vegan: true, halal: true, calories: 300, extras: [['Avocado', 200, 'Add-ons']] },
+      { name: 'Chicken Caesar', price: 990, halal: true, calories: 550 },
+    ],
+  },
+  {
+    name: 'Drinks', station: 'bar', items: [
+      { name: 'Lemonade', price: 350, vegan: true, halal: true, calories: 120, variants: [['0.3 l', 350], ['0.5 l', 450]] },
+      { name: 'Espresso', price: 250, vegan: true, halal: true, calories: 5 },
+    ],
+  },
+]
+
+const ROLES = ['manager', 'cashier', 'kitchen', 'waiter'] as const
+
+export function seedDemo(db: Db, siteUrl: string): DemoAccount {
+  const suffix = randomBytes(3).toString('hex')
+  const now = nowIso()
+  const password = () => randomBytes(9).toString('base64url')
+  return db.transaction((): DemoAccount => {
+    const email = `owner+${suffix}@demo.dispatch.local`
+    const ownerId = Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(`Demo Owner ${suffix}`, email, now).lastInsertRowid)
+    const ownerToken = createOwnerToken(db, ownerId, ['*'], null, 'demo')
+
+    const slug = `demo-bistro-${suffix}`
+    const title = `Demo Bistro ${suffix}`
+    const storeId = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
+      VALUES (?, ?, ?, 'classic', 'restaurant', 'USD', 'Springfield', ?, ?)`)
+      .run(ownerId, title, slug, JSON.stringify({ prep_minutes: 15, business_hours: { mon_sun: '11:00-22:00' } }), now).lastInsertRowid)
+    const storefrontToken = newToken('storefront')
+    db.prepare('INSERT INTO storefront_tokens (store_id, token_hash, created_at) VALUES (?, ?, ?)').run(storeId, sha256Hex(storefrontToken), now)
+
+    const insCat = db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, ?, ?, ?)')
+    const insItem = db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, is_popular, is_vegan, is_halal, calories, created_at, updated_at)
+      VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    const insVariant = db.prepare('INSERT INTO item_variants (item_id, name, price, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
+    const insExtra = db.prepare('INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, ?, ?)')
+    MENU.forEach((cat, cpos) => {
+      const catId = Number(insCat.run(storeId, cat.name, cpos, cat.station, now).lastInsertRowid)
+      cat.items.forEach((it, ipos) => {
+        const itemId = Number(insItem.run(storeId, catId, it.name, it.price, ipos, it.soldOut ? 1 : 0, it.popular ? 1 : 0, it.vegan ? 1 : 0, it.halal ? 1 : 0, it.calories ?? null, now, now).lastInsertRowid)
+        it.variants?.forEach(([n, p], vpos) => insVariant.run(itemId, n, p, vpos, now, now))
+        it.extras?.forEach(([n, p, g], epos) => insExtra.run(itemId, n, p, g, epos))
+      })
+    })
+
+    const driverToken = newToken('driver')
+    const driverPhone = `+1555${String(randomInt(0, 10_000_000)).padStart(7, '0')}`
+    const driverId = Number(db.prepare('INSERT INTO drivers (owner_id, restaurant_id, name, phone, token_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(ownerId, storeId, 'Dana Driver', driverPhone, sha256Hex(driverToken), now).lastInsertRowid)
+
+    const insStaff = db.prepare('INSERT INTO staff (store_id, name, email, role, password_hash, pin_hash, station, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    const usedPins = new Set<string>()
+    const staff = ROLES.map((role) => {
+      let pin: string
+      do pin = String(randomInt(0, 1_000_000)).padStart(6, '0')
+      while (usedPins.has(pin))
+      usedPins.add(pin)
+      const pw = password()
+      const staffEmail = `${role}+${suffix}@demo.dispatch.local`
+      const id = Number(insStaff.run(storeId, `Demo ${role}`, staffEmail, role, hashSecretSync(pw), hashSecretSync(pin), role === 'kitchen' ? 'oven' : null, now).lastInsertRowid)
+      return { id, role, email: staffEmail, password: pw, pin }
+    })
+
+    const customerPassword = password()
+    const customerEmail = `customer+${suffix}@demo.dispatch.local`
+    const customerPhone = `+1555${String(randomInt(0, 10_000_000)).padStart(7, '0')}`
+    const customerId = Number(db.prepare('INSERT INTO customers (store_id, name, email, phone, password_hash, consents, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(storeId, 'Casey Customer', customerEmail, customerPhone, hashSecretSync(customerPassword), JSON.stringify({ marketing: false }), now, now).lastInsertRowid)
+
+    return {
+      owner: { id: ownerId, email, token: ownerToken.token },
+      store: { id: storeId, slug, title, storefront_token: storefrontToken, url: `${siteUrl}/s/${slug}` },
+      driver: { id: driverId, name: 'Dana Driver', phone: driverPhone, token: driverToken },
+      staff,
+      customer: { id: customerId, email: customerEmail, password: customerPassword, phone: customerPhone },
+    }
+  }).immediate()
+}

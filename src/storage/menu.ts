@@ -1,0 +1,162 @@
+/** Menu writes (categories, items, variants, extras), run inside a store actor's durable write. */
+import type { Db } from './db.ts'
+import { ApiError, notFound } from '../errors.ts'
+import type { CategoryRow, ExtraRow, ItemRow, VariantRow } from './stores.ts'
+
+export interface CategoryData { name?: string; position?: number; station?: string | null }
+export interface ExtraData { id?: number; name: string; price: number; group?: string | null }
+export interface VariantData { name?: string; price?: number | null; sku?: string | null; stock?: number | null; position?: number }
+export interface ItemData {
+  category_id?: number
+  name?: string
+  description?: string
+  price?: number
+  position?: number
+  is_sold_out?: boolean
+  is_popular?: boolean
+  is_vegan?: boolean
+  is_halal?: boolean
+  calories?: number | null
+  brand?: string | null
+  stock?: number | null
+  sku?: string | null
+  images?: string[]
+  /** Replaces the item's extras when present. */
+  extras?: ExtraData[]
+  /** Replaces the item's variations when present (on create only; afterwards use the variants routes). */
+  variations?: VariantData[]
+}
+
+/** One typed menu operation; every one of them emits `menu.updated`. */
+export type MenuOp =
+  | { op: 'category.create'; data: CategoryData & { name: string } }
+  | { op: 'category.update'; id: number; data: CategoryData }
+  | { op: 'category.delete'; id: number }
+  | { op: 'item.create'; data: ItemData & { category_id: number; name: string; price: number } }
+  | { op: 'item.update'; id: number; data: ItemData }
+  | { op: 'item.delete'; id: number }
+  | { op: 'item.sold_out'; id: number; value: boolean | null }
+  | { op: 'variant.create'; itemId: number; data: VariantData & { name: string } }
+  | { op: 'variant.update'; itemId: number; id: number; data: VariantData }
+  | { op: 'variant.delete'; itemId: number; id: number }
+
+export interface MenuChange {
+  entity: 'category' | 'item' | 'variant'
+  change: 'created' | 'updated' | 'deleted'
+  id: number
+}
+
+const bool = (b: boolean | undefined) => (b === undefined ? undefined : b ? 1 : 0)
+
+/** Apply `op` to store `storeId`; throws ApiError (404 for anything outside the store). */
+export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): MenuChange {
+  const category = (id: number) => {
+    const c = db.prepare<[number, number], CategoryRow>('SELECT * FROM menu_categories WHERE id = ? AND store_id = ?').get(id, storeId)
+    if (!c) throw notFound('category')
+    return c
+  }
+  const item = (id: number) => {
+    const i = db.prepare<[number, number], ItemRow>('SELECT * FROM menu_items WHERE id = ? AND store_id = ?').get(id, storeId)
+    if (!i) throw notFound('item')
+    return i
+  }
+  const variant = (itemId: number, id: number) => {
+    item(itemId)
+    const vr = db.prepare<[number, number], VariantRow>('SELECT * FROM item_variants WHERE id = ? AND item_id = ?').get(id, itemId)
+    if (!vr) throw notFound('variant')
+    return vr
+  }
+  /** A category id given in a body that is not this store's is a validation failure, not a 404. */
+  const bodyCategory = (id: number) => {
+    if (!db.prepare('SELECT 1 FROM menu_categories WHERE id = ? AND store_id = ?').get(id, storeId)) {
+      throw new ApiError('validation_failed', undefined, { category_id: ['The category does not exist in this store.'] })
+    }
+  }
+  const replaceExtras = (itemId: number, extras: ExtraData[]) => {
+    db.prepare('DELETE FROM item_extras WHERE item_id = ?').run(itemId)
+    const ins = db.prepare('INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, ?, ?)')
+    extras.forEach((e, pos) => ins.run(itemId, e.name, e.price, e.group ?? null, pos))
+  }
+  const insertVariant = (itemId: number, d: VariantData & { name: string }, pos: number) =>
+    Number(db.prepare('INSERT INTO item_variants (item_id, name, price, sku, stock, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(itemId, d.name, d.price ?? null, d.sku ?? null, d.stock ?? null, d.position ?? pos, now, now).lastInsertRowid)
+  const update = (table: string, id: number, cols: Record<string, unknown>) => {
+    const entries = Object.entries(cols).filter(([, v]) => v !== undefined)
+    if (entries.length === 0) return
+    db.prepare(`UPDATE ${table} SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...entries.map(([, v]) => v), id)
+  }
+
+  switch (op.op) {
+    case 'category.create': {
+      const position = op.data.position ?? (db.prepare('SELECT COALESCE(MAX(position) + 1, 0) FROM menu_categories WHERE store_id = ?').pluck().get(storeId) as number)
+      const id = Number(db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, ?, ?, ?)')
+        .run(storeId, op.data.name, position, op.data.station ?? null, now).lastInsertRowid)
+      return { entity: 'category', change: 'created', id }
+    }
+    case 'category.update':
+      category(op.id)
+      update('menu_categories', op.id, { name: op.data.name, position: op.data.position, station: op.data.station })
+      return { entity: 'category', change: 'updated', id: op.id }
+    case 'category.delete': {
+      category(op.id)
+      const n = db.prepare('SELECT COUNT(*) FROM menu_items WHERE category_id = ?').pluck().get(op.id) as number
+      if (n > 0) throw new ApiError('category_not_empty', `The category still has ${n} item(s); move or delete them first.`)
+      db.prepare('DELETE FROM menu_categories WHERE id = ?').run(op.id)
+      return { entity: 'category', change: 'deleted', id: op.id }
+    }
+    case 'item.create': {
+      const d = op.data
+      bodyCategory(d.category_id)
+      const position = d.position ?? (db.prepare('SELECT COALESCE(MAX(position) + 1, 0) FROM menu_items WHERE category_id = ?').pluck().get(d.category_id) as number)
+      const id = Number(db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, is_popular,
+        is_vegan, is_halal, calories, brand, stock, sku, images, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(storeId, d.category_id, d.name, d.description ?? '', d.price, position, bool(d.is_sold_out) ?? 0, bool(d.is_popular) ?? 0,
+          bool(d.is_vegan) ?? 0, bool(d.is_halal) ?? 0, d.calories ?? null, d.brand ?? null, d.stock ?? null, d.sku ?? null,
+          JSON.stringify(d.images ?? []), now, now).lastInsertRowid)
+      if (d.extras) replaceExtras(id, d.extras)
+      d.variations?.forEach((vr, pos) => insertVariant(id, { ...vr, name: vr.name ?? `Option ${pos + 1}` }, pos))
+      return { entity: 'item', change: 'created', id }
+    }
+    case 'item.update': {
+      item(op.id)
+      const d = op.data
+      if (d.category_id !== undefined) bodyCategory(d.category_id)
+      update('menu_items', op.id, {
+        category_id: d.category_id, name: d.name, description: d.description, price: d.price, position: d.position,
+        is_sold_out: bool(d.is_sold_out), is_popular: bool(d.is_popular), is_vegan: bool(d.is_vegan), is_halal: bool(d.is_halal),
+        calories: d.calories, brand: d.brand, stock: d.stock, sku: d.sku, images: d.images && JSON.stringify(d.images), updated_at: now,
+      })
+      if (d.extras) replaceExtras(op.id, d.extras)
+      return { entity: 'item', change: 'updated', id: op.id }
+    }
+    case 'item.delete':
+      item(op.id)
+      db.prepare('DELETE FROM menu_items WHERE id = ?').run(op.id)
+      return { entity: 'item', change: 'deleted', id: op.id }
+    case 'item.sold_out': {
+      const i = item(op.id)
+      const value = op.value ?? i.is_sold_out === 0 // no explicit value: toggle
+      update('menu_items', op.id, { is_sold_out: value ? 1 : 0, updated_at: now })
+      return { entity: 'item', change: 'updated', id: op.id }
+    }
+    case 'variant.create': {
+      item(op.itemId)
+      const pos = db.prepare('SELECT COALESCE(MAX(position) + 1, 0) FROM item_variants WHERE item_id = ?').pluck().get(op.itemId) as number
+      return { entity: 'variant', change: 'created', id: insertVariant(op.itemId, op.data, pos) }
+    }
+    case 'variant.update':
+      variant(op.itemId, op.id)
+      update('item_variants', op.id, { name: op.data.name, price: op.data.price, sku: op.data.sku, stock: op.data.stock, position: op.data.position, updated_at: now })
+      return { entity: 'variant', change: 'updated', id: op.id }
+    case 'variant.delete':
+      variant(op.itemId, op.id)
+      db.prepare('DELETE FROM item_variants WHERE id = ?').run(op.id)
+      return { entity: 'variant', change: 'deleted', id: op.id }
+    default: {
+      const never: never = op
+      throw new Error(`unknown menu op ${JSON.stringify(never)}`)
+    }
+  }
+}
+
+export type { ExtraRow }

@@ -1,0 +1,196 @@
+/** Order rows: insert (inside a durable write), the full order view, and paginated lists. */
+import type { Db } from './db.ts'
+import { fromCents } from '../domain/money.ts'
+import type { PricedLine } from '../domain/pricing.ts'
+import type { Timeline } from '../domain/order-state.ts'
+
+export interface OrderRow {
+  id: number
+  store_id: number
+  type: string
+  status: string
+  delivery_status: string | null
+  is_paid: number
+  customer_id: number | null
+  customer_name: string | null
+  phone: string | null
+  table_number: string | null
+  address: string | null
+  note: string | null
+  source: string | null
+  coupon_code: string | null
+  subtotal: number
+  discount: number
+  tip_amount: number
+  total: number
+  driver_id: number | null
+  track_token: string
+  timeline: string
+  created_at: string
+  updated_at: string
+}
+
+export interface LineRow {
+  id: number
+  order_id: number
+  item_id: number
+  variant_id: number | null
+  name: string
+  variant_name: string | null
+  quantity: number
+  unit_price: number
+  extras: string
+  line_total: number
+  note: string | null
+  station: string | null
+  kds_state: string
+  kds_timeline: string
+}
+
+export interface NewOrder {
+  store_id: number
+  type: string
+  status: string
+  delivery_status: string | null
+  is_paid: boolean
+  customer_id: number | null
+  customer_name: string | null
+  phone: string | null
+  table_number: string | null
+  address: string | null
+  note: string | null
+  source: string | null
+  coupon_code: string | null
+  subtotal: number
+  discount: number
+  tip_amount: number
+  total: number
+  track_token: string
+  timeline: Timeline
+  created_at: string
+  lines: PricedLine[]
+}
+
+const prepared = new WeakMap<Db, ReturnType<typeof prepare>>()
+function prepare(db: Db) {
+  return {
+    order: db.prepare(`INSERT INTO orders (store_id, type, status, delivery_status, is_paid, customer_id, customer_name, phone, table_number,
+      address, note, source, coupon_code, subtotal, discount, tip_amount, total, track_token, timeline, created_at, updated_at)
+      VALUES (@store_id, @type, @status, @delivery_status, @is_paid, @customer_id, @customer_name, @phone, @table_number,
+      @address, @note, @source, @coupon_code, @subtotal, @discount, @tip_amount, @total, @track_token, @timeline, @created_at, @created_at)`),
+    line: db.prepare(`INSERT INTO order_lines (order_id, item_id, variant_id, name, variant_name, quantity, unit_price, extras, line_total, note, station, kds_state, kds_timeline)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`),
+  }
+}
+
+/** Insert an order and its lines; returns the new ids. Call inside a durable write. */
+export function insertOrder(db: Db, o: NewOrder): { id: number; lineIds: number[] } {
+  let p = prepared.get(db)
+  if (!p) prepared.set(db, (p = prepare(db)))
+  const { lines, timeline, is_paid, ...cols } = o
+  const id = Number(p.order.run({ ...cols, is_paid: is_paid ? 1 : 0, timeline: JSON.stringify(timeline) }).lastInsertRowid)
+  const kdsTimeline = JSON.stringify({ queued_at: o.created_at })
+  const lineIds = lines.map((l) =>
+    Number(p.line.run(id, l.item_id, l.variant_id, l.name, l.variant_name, l.quantity, l.unit_price, JSON.stringify(l.extras), l.line_total, l.note, l.station, kdsTimeline).lastInsertRowid))
+  return { id, lineIds }
+}
+
+export function lineView(l: LineRow) {
+  const extras = JSON.parse(l.extras) as Array<{ id: number; name: string; price: number }>
+  return {
+    id: l.id,
+    item_id: l.item_id,
+    name: l.name,
+    variation: l.variant_id == null ? null : { id: l.variant_id, name: l.variant_name },
+    quantity: l.quantity,
+    unit_price: fromCents(l.unit_price),
+    extras: extras.map((e) => ({ id: e.id, name: e.name, price: fromCents(e.price) })),
+    line_total: fromCents(l.line_total),
+    note: l.note,
+    station: l.station,
+    kds_state: l.kds_state,
+    kds_timeline: JSON.parse(l.kds_timeline) as Record<string, string>,
+  }
+}
+
+export interface DriverBrief { id: number; name: string; phone: string }
+
+/** The full order (api-v1 §2.4 output): lines with extras, driver, delivery timeline. */
+export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | null, siteUrl: string) {
+  const items = lines.map(lineView)
+  return {
+    id: o.id,
+    restaurant_id: o.store_id,
+    type: o.type,
+    status: o.status,
+    delivery_status: o.delivery_status,
+    is_paid: o.is_paid === 1,
+    customer_id: o.customer_id,
+    customer_name: o.customer_name,
+    phone: o.phone,
+    table_number: o.table_number,
+    address: o.address,
+    note: o.note,
+    source: o.source,
+    coupon_code: o.coupon_code,
+    subtotal: fromCents(o.subtotal),
+    discount: fromCents(o.discount),
+    tip_amount: fromCents(o.tip_amount),
+    total: fromCents(o.total),
+    items,
+    extras: items.flatMap((l) => l.extras.map((e) => ({ ...e, line_id: l.id }))),
+    driver,
+    timeline: JSON.parse(o.timeline) as Timeline,
+    created_at: o.created_at,
+    updated_at: o.updated_at,
+    track_token: o.track_token,
+    track_url: trackUrl(siteUrl, o.track_token),
+  }
+}
+
+/** The public tracking page of an order (served by the tracking feature at `/t/{token}`). */
+export const trackUrl = (siteUrl: string, token: string): string => `${siteUrl}/t/${token}`
+export type OrderView = ReturnType<typeof orderView>
+
+export function createOrderQueries(db: Db, siteUrl: string) {
+  const q = {
+    byId: db.prepare<[number], OrderRow>('SELECT * FROM orders WHERE id = ?'),
+    inStore: db.prepare<[number, number], OrderRow>('SELECT * FROM orders WHERE id = ? AND store_id = ?'),
+    byTrackToken: db.prepare<[string], OrderRow>('SELECT * FROM orders WHERE track_token = ?'),
+    lines: db.prepare<[number], LineRow>('SELECT * FROM order_lines WHERE order_id = ? ORDER BY id'),
+    driver: db.prepare<[number], DriverBrief>('SELECT id, name, phone FROM drivers WHERE id = ?'),
+    count: db.prepare<[number], number>('SELECT COUNT(*) FROM orders WHERE store_id = ?').pluck(),
+    countStatus: db.prepare<[number, string], number>('SELECT COUNT(*) FROM orders WHERE store_id = ? AND status = ?').pluck(),
+    page: db.prepare<[number, number, number], OrderRow>('SELECT * FROM orders WHERE store_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+    pageStatus: db.prepare<[number, string, number, number], OrderRow>('SELECT * FROM orders WHERE store_id = ? AND status = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+  }
+  const driverOf = (o: OrderRow) => (o.driver_id == null ? null : (q.driver.get(o.driver_id) ?? null))
+  const full = (o: OrderRow) => orderView(o, q.lines.all(o.id), driverOf(o), siteUrl)
+  return {
+    row: (id: number) => q.byId.get(id),
+    rowInStore: (id: number, storeId: number) => q.inStore.get(id, storeId),
+    rowByTrackToken: (hash: string) => q.byTrackToken.get(hash),
+    lines: (orderId: number) => q.lines.all(orderId),
+    full,
+    /** Newest first (api-v1 §4.2), optional kitchen status filter. */
+    page(storeId: number, page: number, perPage: number, status?: string) {
+      const offset = (page - 1) * perPage
+      const total = (status ? q.countStatus.get(storeId, status) : q.count.get(storeId)) as number
+      const rows = status ? q.pageStatus.all(storeId, status, perPage, offset) : q.page.all(storeId, perPage, offset)
+      return { total, data: rows.map(full) }
+    },
+  }
+}
+export type OrderQueries = ReturnType<typeof createOrderQueries>
+
+/** The full view of an order just inserted, built from memory (no read-back on the hot path). */
+export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, siteUrl: string) {
+  const row: OrderRow = {
+    ...o, id: ids.id, is_paid: o.is_paid ? 1 : 0, driver_id: null, timeline: JSON.stringify(o.timeline), updated_at: o.created_at,
+  } as OrderRow & { lines?: unknown }
+  const kds = JSON.stringify({ queued_at: o.created_at })
+  const lines: LineRow[] = o.lines.map((l, i) => ({
+    ...l, id: ids.lineIds[i]!, order_id: ids.id, extras: JSON.stringify(l.extras), kds_state: 'queued', kds_timeline: kds,
+  }))
+  return orderView(row, lines, null, siteUrl)
+}

@@ -1,0 +1,174 @@
+/** Store and menu reads, plus the menu snapshot a store actor prices with. */
+import type { Db } from './db.ts'
+import { fromCents } from '../domain/money.ts'
+import { verticalOf, type Vertical } from '../domain/verticals.ts'
+import type { PricedItem } from '../domain/pricing.ts'
+
+export interface StoreRow {
+  id: number
+  owner_id: number
+  title: string
+  slug: string
+  template: string
+  store_type: string
+  currency: string
+  city: string | null
+  settings: string
+  created_at: string
+}
+
+export interface ItemRow {
+  id: number
+  store_id: number
+  category_id: number
+  name: string
+  description: string
+  price: number
+  position: number
+  is_sold_out: number
+  is_popular: number
+  is_vegan: number
+  is_halal: number
+  calories: number | null
+  brand: string | null
+  stock: number | null
+  sku: string | null
+  images: string
+  created_at: string
+  updated_at: string
+}
+export interface VariantRow { id: number; item_id: number; name: string; price: number | null; sku: string | null; stock: number | null; position: number; created_at: string; updated_at: string }
+export interface ExtraRow { id: number; item_id: number; name: string; price: number; group_name: string | null; position: number }
+export interface CategoryRow { id: number; store_id: number; name: string; position: number; station: string | null; created_at: string }
+
+export const storeUrl = (siteUrl: string, slug: string): string => `${siteUrl}/s/${encodeURIComponent(slug)}`
+
+/** Store as listed (api-v1 §4.2 list items, plus type and vertical as §2.2 asks). */
+export function storeSummary(s: StoreRow, siteUrl: string) {
+  return {
+    id: s.id,
+    title: s.title,
+    slug: s.slug,
+    url: storeUrl(siteUrl, s.slug),
+    template: s.template,
+    created_at: s.created_at,
+    store_type: s.store_type,
+    vertical: verticalOf(s.store_type),
+  }
+}
+
+export function createStoreQueries(db: Db) {
+  const q = {
+    byId: db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?'),
+    ownedBy: db.prepare<[number, number], StoreRow>('SELECT * FROM stores WHERE id = ? AND owner_id = ?'),
+    countForOwner: db.prepare<[number], number>('SELECT COUNT(*) FROM stores WHERE owner_id = ?').pluck(),
+    pageForOwner: db.prepare<[number, number, number], StoreRow>('SELECT * FROM stores WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?'),
+    categories: db.prepare<[number], CategoryRow>('SELECT * FROM menu_categories WHERE store_id = ? ORDER BY position, id'),
+    items: db.prepare<[number], ItemRow>('SELECT * FROM menu_items WHERE store_id = ? ORDER BY position, id'),
+    variants: db.prepare<[number], VariantRow>('SELECT v.* FROM item_variants v JOIN menu_items i ON i.id = v.item_id WHERE i.store_id = ? ORDER BY v.position, v.id'),
+    extras: db.prepare<[number], ExtraRow>('SELECT e.* FROM item_extras e JOIN menu_items i ON i.id = e.item_id WHERE i.store_id = ? ORDER BY e.position, e.id'),
+    item: db.prepare<[number, number], ItemRow>('SELECT * FROM menu_items WHERE id = ? AND store_id = ?'),
+    itemVariants: db.prepare<[number], VariantRow>('SELECT * FROM item_variants WHERE item_id = ? ORDER BY position, id'),
+    itemExtras: db.prepare<[number], ExtraRow>('SELECT * FROM item_extras WHERE item_id = ? ORDER BY position, id'),
+    category: db.prepare<[number, number], CategoryRow>('SELECT * FROM menu_categories WHERE id = ? AND store_id = ?'),
+    variant: db.prepare<[number, number], VariantRow>('SELECT * FROM item_variants WHERE id = ? AND item_id = ?'),
+    categoryCounts: db.prepare<[number], { id: number; name: string; item_count: number }>(
+      'SELECT c.id, c.name, COUNT(i.id) AS item_count FROM menu_categories c LEFT JOIN menu_items i ON i.category_id = c.id WHERE c.store_id = ? GROUP BY c.id ORDER BY c.position, c.id',
+    ),
+  }
+  return {
+    byId: (id: number) => q.byId.get(id),
+    /** Tenancy at lookup (ARCHITECTURE 7): another owner's store is simply not found. */
+    ownedBy: (id: number, ownerId: number) => q.ownedBy.get(id, ownerId),
+    page(ownerId: number, page: number, perPage: number) {
+      return { total: q.countForOwner.get(ownerId) as number, rows: q.pageForOwner.all(ownerId, perPage, (page - 1) * perPage) }
+    },
+    categoryCounts: (storeId: number) => q.categoryCounts.all(storeId),
+    category: (storeId: number, id: number) => q.category.get(id, storeId),
+    /** One item of a store with its variants and extras, or undefined. */
+    item(storeId: number, itemId: number) {
+      const item = q.item.get(itemId, storeId)
+      return item && { item, variants: q.itemVariants.all(itemId), extras: q.itemExtras.all(itemId) }
+    },
+    variant: (itemId: number, id: number) => q.variant.get(id, itemId),
+    /** The whole menu of a store, with each item's variants and extras, in display order. */
+    menu(storeId: number): StoreMenu {
+      const variants = groupBy(q.variants.all(storeId), (v) => v.item_id)
+      const extras = groupBy(q.extras.all(storeId), (e) => e.item_id)
+      return { categories: q.categories.all(storeId), items: q.items.all(storeId), variants, extras }
+    },
+  }
+}
+export type StoreQueries = ReturnType<typeof createStoreQueries>
+
+export interface StoreMenu {
+  categories: CategoryRow[]
+  items: ItemRow[]
+  variants: Map<number, VariantRow[]>
+  extras: Map<number, ExtraRow[]>
+}
+
+function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
+  const m = new Map<K, T[]>()
+  for (const r of rows) {
+    const k = key(r)
+    const list = m.get(k)
+    if (list) list.push(r)
+    else m.set(k, [r])
+  }
+  return m
+}
+
+/** The priceable view of a menu, keyed by item id (input to domain/pricing). */
+export function pricingIndex(menu: StoreMenu): Map<number, PricedItem> {
+  const stations = new Map(menu.categories.map((c) => [c.id, c.station]))
+  const index = new Map<number, PricedItem>()
+  for (const i of menu.items) {
+    index.set(i.id, {
+      id: i.id,
+      name: i.name,
+      price: i.price,
+      is_sold_out: i.is_sold_out === 1,
+      station: stations.get(i.category_id) ?? null,
+      variants: (menu.variants.get(i.id) ?? []).map((v) => ({ id: v.id, name: v.name, price: v.price })),
+      extras: (menu.extras.get(i.id) ?? []).map((e) => ({ id: e.id, name: e.name, price: e.price })),
+    })
+  }
+  return index
+}
+
+export const variantView = (v: VariantRow) => ({
+  id: v.id, item_id: v.item_id, name: v.name, price: v.price == null ? null : fromCents(v.price), sku: v.sku, stock: v.stock, position: v.position,
+  created_at: v.created_at, updated_at: v.updated_at,
+})
+export const extraView = (e: ExtraRow) => ({ id: e.id, name: e.name, price: fromCents(e.price), group: e.group_name })
+
+/** An item as the API shows it (api-v1 §2.3): food flags for food stores, goods fields otherwise. */
+export function itemView(i: ItemRow, vertical: Vertical, variants: VariantRow[] = [], extras: ExtraRow[] = []) {
+  const base = {
+    id: i.id,
+    category_id: i.category_id,
+    name: i.name,
+    description: i.description,
+    price: fromCents(i.price),
+    position: i.position,
+    is_sold_out: i.is_sold_out === 1,
+    is_popular: i.is_popular === 1,
+  }
+  const fields = vertical.capabilities.food_fields
+    ? { is_vegan: i.is_vegan === 1, is_halal: i.is_halal === 1, calories: i.calories }
+    : { brand: i.brand, stock: i.stock, sku: i.sku, variant_count: variants.length }
+  return { ...base, ...fields, images: JSON.parse(i.images) as string[], variations: variants.map(variantView), extras: extras.map(extraView) }
+}
+
+/** Categories with their items; `includeSoldOut: false` for the public menu (api-v1 §4.4). */
+export function menuView(menu: StoreMenu, vertical: Vertical, includeSoldOut: boolean) {
+  const byCat = new Map<number, ReturnType<typeof itemView>[]>()
+  for (const i of menu.items) {
+    if (!includeSoldOut && i.is_sold_out === 1) continue
+    const list = byCat.get(i.category_id) ?? []
+    list.push(itemView(i, vertical, menu.variants.get(i.id), menu.extras.get(i.id)))
+    byCat.set(i.category_id, list)
+  }
+  return menu.categories.map((c) => ({ id: c.id, name: c.name, position: c.position, station: c.station, items: byCat.get(c.id) ?? [] }))
+}
