@@ -43,12 +43,15 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000),
   }
 
-  const app = uWS.App()
   const owner = createOwnerAuth(db)
-  mountHttp(app, svc, allRoutes(), {
+  // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
+  svc.auth = {
     none: () => null,
     owner: (input) => (input.bearer ? owner.resolve(input.bearer) : null),
-  })
+  }
+
+  const app = uWS.App()
+  mountHttp(app, svc, allRoutes(), svc.auth)
 
   let listenSocket: uWS.us_listen_socket | null = null
   return {

@@ -9,6 +9,7 @@ import type { OrderQueries } from './storage/orders.ts'
 import type { Registry } from './actors/system.ts'
 import type { StoreMsg, StoreState } from './actors/store.ts'
 import type { OrderMsg, OrderState } from './actors/order.ts'
+import type { AuthFamily, Authenticator } from './auth/principals.ts'
 
 export interface Services {
   config: Config
@@ -18,6 +19,8 @@ export interface Services {
   events: EventRouter
   stores: StoreQueries
   orders: OrderQueries
+  /** Authenticators by family, shared by every front door. */
+  auth: { [A in AuthFamily]: Authenticator<A> }
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>

@@ -27,14 +27,13 @@ const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Stor
 /** Full path a route is served at. */
 export const fullPath = (r: Route): string => (r.site ? r.path : API_PREFIX + (r.path === '/' ? '' : r.path))
 
-type Authenticators = { [A in AuthFamily]: Authenticator<A> }
 
 export interface HttpFrontDoor {
   router: Router
   routes: Route[]
 }
 
-export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Authenticators): HttpFrontDoor {
+export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Services['auth']): HttpFrontDoor {
   const router = new Router()
   for (const r of routes) router.add(fullPath(r), r)
   const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
