@@ -17,6 +17,9 @@ import { createOwnerAuth } from './auth/owner.ts'
 import { mountHttp } from './http/server.ts'
 import { allRoutes } from './http/routes/index.ts'
 import type { Services } from './services.ts'
+import { Hub } from './ws/hub.ts'
+import { RecordingSmsProvider } from './providers/sms.ts'
+import { RecordingPushProvider } from './providers/push.ts'
 
 export interface App {
   svc: Services
@@ -32,25 +35,32 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const db = opts.db ?? openDb(config.dbPath)
   const committer = createCommitter(db, config.groupCommit)
   const system = startSystem()
-  const svc = {
+  const app = uWS.App()
+  const owner = createOwnerAuth(db)
+  const svc: Services = {
     config, db, committer, log,
     events: new EventRouter(log),
     stores: createStoreQueries(db),
     orders: createOrderQueries(db, config.siteUrl),
-  } as Services
-  svc.actors = {
-    stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(svc, id), log, 10 * 60_000),
-    orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000),
+    hub: new Hub(app),
+    sms: new RecordingSmsProvider(),
+    push: new RecordingPushProvider(),
+    // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
+    auth: {
+      none: () => null,
+      owner: (input) => (input.bearer ? owner.resolve(input.bearer) : null),
+    },
+    // Handlers close over `svc`; they run only once messages arrive, after it is complete.
+    actors: {
+      stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(svc, id), log, 10 * 60_000),
+      orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000),
+    },
   }
 
-  const owner = createOwnerAuth(db)
-  // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
-  svc.auth = {
-    none: () => null,
-    owner: (input) => (input.bearer ? owner.resolve(input.bearer) : null),
-  }
+  /** Features started below register their shutdown here; they run first-in, last-out on close. */
+  const closers: Array<() => void | Promise<void>> = []
 
-  const app = uWS.App()
+  // WebSocket routes are registered before the catch-all HTTP handler.
   mountHttp(app, svc, allRoutes(), svc.auth)
 
   let listenSocket: uWS.us_listen_socket | null = null
@@ -69,6 +79,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       listenSocket = null
       // Also drop keep-alive connections (present at runtime, missing from this build's typings).
       ;(app as unknown as { close(): void }).close()
+      for (const c of closers.reverse()) await c()
       // Let queued writes commit before the database closes.
       await new Promise((r) => setImmediate(r))
       committer.flush()

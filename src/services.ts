@@ -10,6 +10,9 @@ import type { Registry } from './actors/system.ts'
 import type { StoreMsg, StoreState } from './actors/store.ts'
 import type { OrderMsg, OrderState } from './actors/order.ts'
 import type { AuthFamily, Authenticator } from './auth/principals.ts'
+import type { Hub } from './ws/hub.ts'
+import type { SmsProvider } from './providers/sms.ts'
+import type { PushProvider } from './providers/push.ts'
 
 export interface Services {
   config: Config
@@ -19,6 +22,11 @@ export interface Services {
   events: EventRouter
   stores: StoreQueries
   orders: OrderQueries
+  /** Real-time pub/sub (uWS topics). */
+  hub: Hub
+  /** Outside services, development providers by default (they record what would be sent). */
+  sms: SmsProvider
+  push: PushProvider
   /** Authenticators by family, shared by every front door. */
   auth: { [A in AuthFamily]: Authenticator<A> }
   actors: {

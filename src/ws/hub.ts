@@ -1,0 +1,42 @@
+/**
+ * The real-time hub over uWS pub/sub. Every socket subscribes under its own frame format, so a
+ * message is encoded once per format per publish, not once per subscriber. Actors never import
+ * this: app.ts hands them (or the event router) a `publish` function.
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
+import { encode, type Format } from './codec.ts'
+
+export interface SocketData { format: Format }
+
+/** Bytes a socket may have queued before non-essential frames (locations) are skipped for it. */
+export const SLOW_CONSUMER_BYTES = 64 * 1024
+
+export class Hub {
+  constructor(private readonly app: TemplatedApp) {}
+
+  /** Publish `msg` to everyone on `topic`, in each subscriber's format. */
+  publish(topic: string, msg: unknown): void {
+    for (const f of ['json', 'msgpack'] as const) {
+      const key = `${f}:${topic}`
+      if (this.app.numSubscribers(key) > 0) this.app.publish(key, encode(f, msg), f === 'msgpack')
+    }
+  }
+
+  subscribe<T extends SocketData>(ws: WebSocket<T>, topic: string): void {
+    ws.subscribe(`${ws.getUserData().format}:${topic}`)
+  }
+
+  unsubscribe<T extends SocketData>(ws: WebSocket<T>, topic: string): void {
+    ws.unsubscribe(`${ws.getUserData().format}:${topic}`)
+  }
+
+  /**
+   * Send to one socket. `droppable` frames (e.g. a location superseded by the next one) are skipped
+   * while the socket is slow, so a slow consumer never builds an unbounded queue.
+   */
+  send<T extends SocketData>(ws: WebSocket<T>, msg: unknown, droppable = false): boolean {
+    if (droppable && ws.getBufferedAmount() > SLOW_CONSUMER_BYTES) return false
+    const f = ws.getUserData().format
+    return ws.send(encode(f, msg), f === 'msgpack') !== 2
+  }
+}
