@@ -7,6 +7,7 @@ import { menuRoutes } from './menu.ts'
 import { orderRoutes } from './orders.ts'
 import { analyticsRoutes } from './analytics.ts'
 import { publicRoutes } from './public.ts'
+import { pageRoutes } from './pages.ts'
 
 export function allRoutes(): Route[] {
   const routes: Route[] = []
@@ -18,6 +19,7 @@ export function allRoutes(): Route[] {
     ...(orderRoutes as Route[]),
     ...(analyticsRoutes as Route[]),
     ...(publicRoutes as Route[]),
+    ...(pageRoutes(() => routes) as Route[]),
   )
   return routes
 }
