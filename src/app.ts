@@ -15,11 +15,22 @@ import { storeHandler, type StoreMsg, type StoreState } from './actors/store.ts'
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
 import { createOwnerAuth } from './auth/owner.ts'
 import { mountHttp } from './http/server.ts'
+import { createStaffAuth } from './auth/staff.ts'
+import { createCustomerAuth } from './auth/customer.ts'
+import { createStorefrontAuth } from './auth/storefront.ts'
+import { noKds } from './domain/kds.ts'
+import { mountKdsSocket } from './ws/kds.ts'
+import { staffPushAlerts } from './http/routes/staff-push.ts'
 import { allRoutes } from './http/routes/index.ts'
 import type { Services } from './services.ts'
 import { Hub } from './ws/hub.ts'
 import { RecordingSmsProvider } from './providers/sms.ts'
 import { RecordingPushProvider } from './providers/push.ts'
+import { createDriverQueries } from './storage/drivers.ts'
+import { createDriverAuth } from './auth/driver.ts'
+import { driverHandler, LocationWriter, type DriverMsg, type DriverState } from './actors/driver.ts'
+import { Realtime } from './ws/realtime.ts'
+import { mountDeliverySockets } from './ws/sockets.ts'
 
 export interface App {
   svc: Services
@@ -37,23 +48,37 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const system = startSystem()
   const app = uWS.App()
   const owner = createOwnerAuth(db)
+  const staffAuth = createStaffAuth(db)
+  const customerAuth = createCustomerAuth(db)
+  const storefrontAuth = createStorefrontAuth(db)
+  const driverAuth = createDriverAuth(db)
+  const realtime = new Realtime(new Hub(app))
+  const locations = new LocationWriter(committer)
   const svc: Services = {
     config, db, committer, log,
     events: new EventRouter(log),
     stores: createStoreQueries(db),
     orders: createOrderQueries(db, config.siteUrl),
+    drivers: createDriverQueries(db),
+    realtime,
     hub: new Hub(app),
     sms: new RecordingSmsProvider(),
     push: new RecordingPushProvider(),
+    kds: noKds,
     // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
     auth: {
       none: () => null,
       owner: (input) => (input.bearer ? owner.resolve(input.bearer) : null),
+      driver: (input) => (input.bearer ? driverAuth.resolve(input.bearer) : null),
+      staff: (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null),
+      customer: (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null),
+      storefront: (input) => (input.headers['x-storefront-token'] ? storefrontAuth.resolve(input.headers['x-storefront-token']) : null),
     },
     // Handlers close over `svc`; they run only once messages arrive, after it is complete.
     actors: {
       stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(svc, id), log, 10 * 60_000),
       orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000),
+      drivers: new Registry<number, DriverState | null, DriverMsg>(system, 'driver', () => null, (id) => driverHandler(svc, id, locations), log, 10 * 60_000),
     },
   }
 
@@ -61,6 +86,10 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const closers: Array<() => void | Promise<void>> = []
 
   // WebSocket routes are registered before the catch-all HTTP handler.
+  closers.push(mountDeliverySockets(app, svc, realtime).close)
+  const kds = mountKdsSocket(app, svc)
+  svc.kds = kds.sink
+  closers.push(kds.close, staffPushAlerts(svc))
   mountHttp(app, svc, allRoutes(), svc.auth)
 
   let listenSocket: uWS.us_listen_socket | null = null
@@ -85,6 +114,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       committer.flush()
       svc.actors.stores.close()
       svc.actors.orders.close()
+      svc.actors.drivers.close()
       stopSystem(system)
       if (!opts.db) db.close()
     },

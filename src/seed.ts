@@ -8,6 +8,7 @@ import type { Db } from './storage/db.ts'
 import { nowIso } from './storage/db.ts'
 import { newToken, sha256Hex } from './auth/tokens.ts'
 import { hashSecretSync } from './auth/passwords.ts'
+import { hashPinSync, storePinSalt } from './auth/staff.ts'
 
 export interface DemoAccount {
   owner: { id: number; email: string; token: string }
@@ -15,6 +16,8 @@ export interface DemoAccount {
   driver: { id: number; name: string; phone: string; token: string }
   staff: Array<{ id: number; role: string; email: string; password: string; pin: string }>
   customer: { id: number; email: string; password: string; phone: string }
+  /** A storefront coupon: 10% off orders from 15.00 (docs/storefront.md "Coupons"). */
+  coupon: { id: number; code: string }
 }
 
 /** Create an owner token; returns the raw token (shown once). */
@@ -94,7 +97,7 @@ export function seedDemo(db: Db, siteUrl: string): DemoAccount {
       usedPins.add(pin)
       const pw = password()
       const staffEmail = `${role}+${suffix}@demo.dispatch.local`
-      const id = Number(insStaff.run(storeId, `Demo ${role}`, staffEmail, role, hashSecretSync(pw), hashSecretSync(pin), role === 'kitchen' ? 'oven' : null, now).lastInsertRowid)
+      const id = Number(insStaff.run(storeId, `Demo ${role}`, staffEmail, role, hashSecretSync(pw), hashPinSync(pin, storePinSalt(db, storeId)), role === 'kitchen' ? 'oven' : null, now).lastInsertRowid)
       return { id, role, email: staffEmail, password: pw, pin }
     })
 
@@ -104,12 +107,16 @@ export function seedDemo(db: Db, siteUrl: string): DemoAccount {
     const customerId = Number(db.prepare('INSERT INTO customers (store_id, name, email, phone, password_hash, consents, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(storeId, 'Casey Customer', customerEmail, customerPhone, hashSecretSync(customerPassword), JSON.stringify({ marketing: false }), now, now).lastInsertRowid)
 
+    const couponId = Number(db.prepare(`INSERT INTO coupons (store_id, code, kind, value, min_order, usage_limit, created_at, updated_at)
+      VALUES (?, 'WELCOME10', 'percent', 10, 1500, 100, ?, ?)`).run(storeId, now, now).lastInsertRowid)
+
     return {
       owner: { id: ownerId, email, token: ownerToken.token },
       store: { id: storeId, slug, title, storefront_token: storefrontToken, url: `${siteUrl}/s/${slug}` },
       driver: { id: driverId, name: 'Dana Driver', phone: driverPhone, token: driverToken },
       staff,
       customer: { id: customerId, email: customerEmail, password: customerPassword, phone: customerPhone },
+      coupon: { id: couponId, code: 'WELCOME10' },
     }
   }).immediate()
 }

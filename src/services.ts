@@ -13,6 +13,10 @@ import type { AuthFamily, Authenticator } from './auth/principals.ts'
 import type { Hub } from './ws/hub.ts'
 import type { SmsProvider } from './providers/sms.ts'
 import type { PushProvider } from './providers/push.ts'
+import type { KdsSink } from './domain/kds.ts'
+import type { DriverQueries } from './storage/drivers.ts'
+import type { DriverMsg, DriverState } from './actors/driver.ts'
+import type { RealtimeSink } from './actors/realtime.ts'
 
 export interface Services {
   config: Config
@@ -22,8 +26,13 @@ export interface Services {
   events: EventRouter
   stores: StoreQueries
   orders: OrderQueries
+  drivers: DriverQueries
   /** Real-time pub/sub (uWS topics). */
   hub: Hub
+  /** What actors tell live sockets (tracking, driver, dispatch); src/ws/realtime.ts. */
+  realtime: RealtimeSink
+  /** Kitchen screens: bumps and recalls once durable (src/ws/kds.ts). */
+  kds: KdsSink
   /** Outside services, development providers by default (they record what would be sent). */
   sms: SmsProvider
   push: PushProvider
@@ -32,5 +41,6 @@ export interface Services {
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>
+    drivers: Registry<number, DriverState | null, DriverMsg>
   }
 }

@@ -11,6 +11,9 @@ import type { Services } from '../services.ts'
 import { nowIso } from '../storage/db.ts'
 import type { OrderRow, OrderView } from '../storage/orders.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
+import { afterOrderChange, deliveryInfoOf, deliveryWriter, reduceDelivery, DELIVERY_MSG_TYPES, NO_DELIVERY, type DeliveryInfo, type DeliveryMsg, type OfferChanges, type OfferWrite, type OrderCtx } from './order-delivery.ts'
+import { offerOf } from '../storage/drivers.ts'
+import { changedKdsLines, kdsEditable, kitchenStatusFor, kdsLineOf, stepLine, type KdsLine } from '../domain/kds.ts'
 
 export interface OrderState {
   id: number
@@ -21,18 +24,27 @@ export interface OrderState {
   deliveryStatus: DeliveryStatus | null
   driverId: number | null
   timeline: Timeline
+  /** Delivery orders: fee, proof of delivery, driver note (src/actors/order-delivery.ts). */
+  delivery?: DeliveryInfo
+  /** KDS item states of the order's lines, loaded on the first KDS message (src/domain/kds.ts). */
+  kds?: KdsLine[]
 }
 
 export type OrderMsg =
   | { type: 'set_status'; status: KitchenStatus; replyTo: Ref<Result<OrderView>> }
   | { type: 'set_delivery_status'; status: DeliveryStatus; note?: string | null; replyTo: Ref<Result<OrderView>> }
-  | { type: 'assign_driver'; driverId: number; replyTo: Ref<Result<OrderView>> }
+  /** `fee`: what the driver earns for it (cents), fixed at assignment. */
+  | { type: 'assign_driver'; driverId: number; fee?: number; replyTo: Ref<Result<OrderView>> }
+  | DeliveryMsg
+  /** A cook bumps (one step forward) or recalls (one step back) one line (api-v1 §3 KDS rows). */
+  | { type: 'kds_step'; lineId: number; step: 'bump' | 'recall'; replyTo: Ref<Result<OrderView>> }
 
 export interface EventEffect { event: string; data: Record<string, unknown> }
-export type Decision = { ok: true; state: OrderState; events: EventEffect[] } | { ok: false; error: ApiError }
+/** `offers` are written with the order; `refuse` persists the change and still answers with that error. */
+export type Decision = { ok: true; state: OrderState; events: EventEffect[]; offers?: OfferWrite[]; refuse?: ApiError } | { ok: false; error: ApiError }
 
 /** Pure transition (api-v1 §3). The kitchen and delivery routes are overrides: any value is accepted. */
-export function reduceOrder(s: OrderState, msg: OrderMsg, now: string): Decision {
+export function reduceOrder(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx = {}): Decision {
   const base = { order_id: s.id, restaurant_id: s.storeId }
   switch (msg.type) {
     case 'set_status': {
@@ -47,9 +59,11 @@ export function reduceOrder(s: OrderState, msg: OrderMsg, now: string): Decision
       if (s.deliveryStatus === null) return { ok: false, error: new ApiError('invalid_transition', 'This order is not a delivery order.', { delivery_status: ['The order is not a delivery.'] }) }
       if (msg.status === s.deliveryStatus) return { ok: true, state: s, events: [] }
       const ev = deliveryEventFor(msg.status)
+      // Back to `pending` un-assigns: the order returns to the pool drivers can claim (docs/drivers.md).
+      const driverId = msg.status === 'pending' ? null : s.driverId
       return {
         ok: true,
-        state: { ...s, deliveryStatus: msg.status, timeline: stamp(s.timeline, msg.status, now) },
+        state: { ...s, deliveryStatus: msg.status, driverId, timeline: stamp(s.timeline, msg.status, now) },
         events: ev ? [{ event: ev, data: { ...base, delivery_status: msg.status, driver_id: s.driverId, note: msg.note ?? null } }] : [],
       }
     }
@@ -57,10 +71,38 @@ export function reduceOrder(s: OrderState, msg: OrderMsg, now: string): Decision
       if (s.deliveryStatus === null) return { ok: false, error: new ApiError('invalid_transition', 'Only delivery orders can be assigned a driver.', { driver_id: ['The order is not a delivery.'] }) }
       return {
         ok: true,
-        state: { ...s, driverId: msg.driverId, deliveryStatus: 'assigned', timeline: stamp(s.timeline, 'assigned', now) },
+        state: {
+          ...s, driverId: msg.driverId, deliveryStatus: 'assigned', timeline: stamp(s.timeline, 'assigned', now),
+          delivery: { ...(s.delivery ?? NO_DELIVERY), fee: msg.fee ?? s.delivery?.fee ?? 0 },
+        },
         events: [{ event: 'order.driver_assigned', data: { ...base, driver_id: msg.driverId } }],
+        offers: [{ withdrawPendingExcept: null }],
       }
     }
+    case 'kds_step': {
+      // Messages to one order are handled one at a time, so two cooks bumping at once get two steps.
+      const lines = s.kds ?? []
+      const line = lines.find((l) => l.id === msg.lineId)
+      if (!line) return { ok: false, error: new ApiError('not_found', 'The item does not exist.') }
+      if (!kdsEditable(s.status)) return { ok: false, error: new ApiError('invalid_transition', `The order is ${s.status}.`, { status: [`Items of a ${s.status} order cannot be bumped or recalled.`] }) }
+      const moved = stepLine(line, msg.step, now)
+      if (!moved) return { ok: false, error: new ApiError('invalid_transition', `The item is already ${line.state}.`, { kds_state: [`A ${line.state} item cannot be ${msg.step === 'bump' ? 'bumped' : 'recalled'}.`] }) }
+      const kds = lines.map((l) => (l.id === line.id ? moved : l))
+      const status = kitchenStatusFor(s.type, kds.map((l) => l.state), s.status)
+      if (status === s.status) return { ok: true, state: { ...s, kds }, events: [] }
+      return {
+        ok: true,
+        state: { ...s, kds, status, timeline: stamp(s.timeline, status, now) },
+        events: [{ event: 'order.status_changed', data: { ...base, status, previous_status: s.status, source: 'kds' } }],
+      }
+    }
+    case 'driver_status':
+    case 'claim':
+    case 'reject_offer':
+    case 'pod_code':
+    case 'pod_photo':
+    case 'make_offers':
+      return reduceDelivery(s, msg, now, ctx)
     default: {
       const never: never = msg
       return never
@@ -84,6 +126,8 @@ export function orderStateOf(row: OrderRow, ownerId: number): OrderState {
 /** The nact handler for one order: load on first message, persist before replying. */
 export function orderHandler(svc: Services, orderId: number) {
   const update = svc.db.prepare('UPDATE orders SET status = ?, delivery_status = ?, driver_id = ?, timeline = ?, updated_at = ? WHERE id = ?')
+  const deliveries = deliveryWriter(svc.db)
+  const saveKds = svc.db.prepare('UPDATE order_lines SET kds_state = ?, kds_timeline = ? WHERE id = ? AND order_id = ?')
   return async (state: OrderState | null, msg: OrderMsg): Promise<OrderState | null> => {
     if (!state) {
       const row = svc.orders.row(orderId)
@@ -93,9 +137,14 @@ export function orderHandler(svc: Services, orderId: number) {
         return null
       }
       state = orderStateOf(row, store.owner_id)
+      if (state.deliveryStatus !== null) state.delivery = deliveryInfoOf(svc.drivers.delivery(orderId))
     }
+    if (msg.type === 'kds_step' && !state.kds) state = { ...state, kds: svc.orders.lines(orderId).map(kdsLineOf) }
     const now = nowIso()
-    const d = reduceOrder(state, msg, now)
+    // Offers are read fresh inside the actor, so their status cannot change between read and decision.
+    const offerId = DELIVERY_MSG_TYPES.has(msg.type) ? (msg as { offerId?: number }).offerId : undefined
+    const offerRow = offerId === undefined ? undefined : svc.drivers.offer(offerId)
+    const d = reduceOrder(state, msg, now, offerId === undefined ? {} : { offer: offerRow ? offerOf(offerRow) : null })
     if (!d.ok) {
       nact.dispatch(msg.replyTo, fail(d.error))
       return state
@@ -103,14 +152,23 @@ export function orderHandler(svc: Services, orderId: number) {
     try {
       const next = d.state
       const events: OutboxEvent[] = []
-      if (next !== state) {
+      if (next !== state || d.offers?.length) {
+        let offers: OfferChanges = { created: [], withdrawn: [] }
+        const prev = state
+        const kdsChanged = changedKdsLines(prev.kds, next.kds)
         await svc.committer.write((db) => {
+          for (const l of kdsChanged) saveKds.run(l.state, JSON.stringify(l.timeline), l.id, next.id)
           update.run(next.status, next.deliveryStatus, next.driverId, JSON.stringify(next.timeline), now, next.id)
+          if (next.delivery && next.delivery !== prev.delivery) deliveries.save(next.id, next.delivery, now)
+          if (d.offers) offers = deliveries.offers(next.id, next.storeId, d.offers, now)
           for (const e of d.events) events.push(appendEvent(db, { ownerId: next.ownerId, storeId: next.storeId, event: e.event, data: e.data }))
         })
         svc.events.publish(events)
+        afterOrderChange(svc, prev, next, offers)
+        if (kdsChanged.length > 0) svc.kds.itemsChanged({ id: next.id, storeId: next.storeId, status: next.status }, kdsChanged.map((l) => l.id))
       }
-      nact.dispatch(msg.replyTo, ok(svc.orders.full(svc.orders.row(orderId)!)))
+      if (d.refuse) nact.dispatch(msg.replyTo, fail(d.refuse))
+      else nact.dispatch(msg.replyTo, ok(svc.orders.full(svc.orders.row(orderId)!)))
       return next
     } catch (err) {
       svc.log.error({ err, orderId }, 'order write failed')

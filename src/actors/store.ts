@@ -9,7 +9,8 @@ import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
 import * as nact from 'nact'
 import { ApiError } from '../errors.ts'
-import { draftOrder, type OrderInput } from '../domain/orders.ts'
+import { draftOrder, type DraftResult, type OrderDraft, type OrderInput } from '../domain/orders.ts'
+import type { Db } from '../storage/db.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
 import type { PricedItem } from '../domain/pricing.ts'
 import { centsToDecimalString } from '../domain/money.ts'
@@ -24,6 +25,17 @@ export interface Idempotency { scope: string; key: string; hash: string }
 
 export interface CreatedOrder { order: OrderView; replayed: boolean }
 
+/**
+ * Extensions of one order creation (coupons, docs/storefront.md), run by the store actor so they
+ * are ordered with menu changes and other orders.
+ */
+export interface OrderHooks {
+  /** Adjust the priced draft (e.g. a discount) or refuse it with field errors (422). */
+  adjust?(draft: OrderDraft, now: string): DraftResult
+  /** Runs in the order's transaction after the insert; an ApiError thrown here rolls the order back and is the answer. */
+  commit?(db: Db, orderId: number, draft: OrderDraft): void
+}
+
 export type StoreMsg =
   | {
       type: 'create_order'
@@ -31,6 +43,7 @@ export type StoreMsg =
       customerId: number | null
       idem: Idempotency | null
       trackToken: string
+      hooks?: OrderHooks
       replyTo: Ref<Result<CreatedOrder>>
     }
   | { type: 'menu_write'; op: MenuOp; replyTo: Ref<Result<MenuChange>> }
@@ -41,7 +54,7 @@ export interface StoreState {
   vertical: Vertical
   menu: StoreMenu
   index: Map<number, PricedItem>
-  /** Idempotency keys whose first request has not committed yet: key → request hash. */
+  /** Idempotency keys whose first request has not committed yet: `scope\nkey` → request hash. */
   inflight: Map<string, string>
 }
 
@@ -104,8 +117,10 @@ export function storeHandler(svc: Services, storeId: number) {
 
   function createOrder(state: StoreState, msg: Extract<StoreMsg, { type: 'create_order' }>): void {
     const { idem } = msg
+    // Keys are scoped per caller (owner, customer, storefront): two callers may pick the same key.
+    const slot = idem ? `${idem.scope}\n${idem.key}` : ''
     if (idem) {
-      const pending = state.inflight.get(idem.key)
+      const pending = state.inflight.get(slot)
       if (pending !== undefined) {
         return reply(msg.replyTo, fail(pending === idem.hash ? new ApiError('idempotency_in_flight') : new ApiError('idempotency_key_reused')))
       }
@@ -117,23 +132,26 @@ export function storeHandler(svc: Services, storeId: number) {
       }
     }
     const now = nowIso()
-    const drafted = draftOrder(state.vertical, state.index, msg.input, now)
+    let drafted = draftOrder(state.vertical, state.index, msg.input, now)
+    if (drafted.ok && msg.hooks?.adjust) drafted = msg.hooks.adjust(drafted.draft, now)
     if (!drafted.ok) return reply(msg.replyTo, fail(new ApiError('validation_failed', undefined, drafted.errors)))
 
+    const draft = drafted.draft
     const order: NewOrder = {
-      ...drafted.draft,
+      ...draft,
       store_id: storeId,
       is_paid: false,
       customer_id: msg.customerId,
       track_token: msg.trackToken,
       created_at: now,
     }
-    if (idem) state.inflight.set(idem.key, idem.hash)
+    if (idem) state.inflight.set(slot, idem.hash)
     const ownerId = state.store.owner_id
     let event: OutboxEvent
     svc.committer
       .write((db) => {
         const ids = insertOrder(db, order)
+        msg.hooks?.commit?.(db, ids.id, draft)
         if (idem) insertIdem.run(idem.scope, idem.key, idem.hash, ids.id, now)
         event = appendEvent(db, {
           ownerId, storeId, event: 'order.created',
@@ -143,12 +161,14 @@ export function storeHandler(svc: Services, storeId: number) {
       })
       .then(
         (ids) => {
-          if (idem) state.inflight.delete(idem.key)
+          if (idem) state.inflight.delete(slot)
           svc.events.publish([event])
           reply(msg.replyTo, ok({ order: viewOfNew(order, ids, svc.config.siteUrl), replayed: false }))
         },
         (err) => {
-          if (idem) state.inflight.delete(idem.key)
+          if (idem) state.inflight.delete(slot)
+          // A hook's refusal (e.g. a coupon used up meanwhile) is the answer; anything else is a bug.
+          if (err instanceof ApiError) return reply(msg.replyTo, fail(err))
           svc.log.error({ err }, 'order insert failed')
           reply(msg.replyTo, fail(new ApiError('internal_error')))
         },

@@ -1,12 +1,23 @@
 /** Who is calling: one principal type per authentication family (api-v1 §5). */
 import type { OwnerPrincipal } from './owner.ts'
+import type { DriverPrincipal } from './driver.ts'
+import type { StaffPrincipal } from './staff.ts'
+import type { CustomerPrincipal } from './customer.ts'
+import type { StorefrontPrincipal } from './storefront.ts'
 
 export type { OwnerPrincipal }
+export type { DriverPrincipal }
+export type { StaffPrincipal, CustomerPrincipal, StorefrontPrincipal }
 
 /** Maps each auth family a route can declare to the principal its handler receives. */
 export interface PrincipalMap {
   none: null
   owner: OwnerPrincipal
+  driver: DriverPrincipal
+  staff: StaffPrincipal
+  customer: CustomerPrincipal
+  /** `X-Storefront-Token` header (api-v1 §4.3). */
+  storefront: StorefrontPrincipal
 }
 export type AuthFamily = keyof PrincipalMap
 export type Principal = Exclude<PrincipalMap[AuthFamily], null>
@@ -26,5 +37,11 @@ export type Authenticator<A extends AuthFamily> = (input: AuthInput) => Principa
 export function principalKey(p: Principal): string {
   switch (p.kind) {
     case 'owner': return `owner-token:${p.tokenId}`
+    // Per driver, not per token: a driver's devices share one budget.
+    case 'driver': return `driver:${p.driverId}`
+    // Staff and customer tokens are per device; the storefront token is the store's one token (api-v1 §8: per token).
+    case 'staff': return `staff-token:${p.tokenId}`
+    case 'customer': return `customer-token:${p.tokenId}`
+    case 'storefront': return `storefront-token:${p.tokenId}`
   }
 }

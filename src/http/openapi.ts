@@ -19,6 +19,9 @@ const SECURITY_FOR: Record<string, Array<Record<string, string[]>>> = {
   none: [],
   owner: [{ bearerAuth: [] }, { oauth2: [] }],
   storefront: [{ storefrontToken: [] }],
+  driver: [{ bearerAuth: [] }],
+  staff: [{ bearerAuth: [] }],
+  customer: [{ bearerAuth: [] }],
 }
 
 /** Webhook payload docs are registered by the webhook feature; see `registerWebhookDocs`. */
@@ -59,6 +62,7 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
       ...(r.description ? { description: r.description } : {}),
       security: SECURITY_FOR[r.auth] ?? [{ bearerAuth: [] }],
       ...(r.capability ? { 'x-required-capability': r.capability } : {}),
+      ...(r.permission ? { 'x-required-permission': r.permission } : {}),
       parameters,
       responses: {
         [status]: success,

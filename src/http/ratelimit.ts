@@ -30,6 +30,14 @@ export class RateLimiter {
     return { allowed: true, limit: this.limit, remaining: Math.max(0, remaining), retryAfterSec: 0 }
   }
 
+  /** The budget of `key` without spending any (for answers that are not themselves limited, e.g. CORS preflight). */
+  peek(key: string): RateDecision {
+    const now = this.now()
+    const tat = Math.max(this.tat.get(key) ?? now, now)
+    const remaining = Math.floor((this.tolerance + this.interval - (tat - now)) / this.interval)
+    return { allowed: true, limit: this.limit, remaining: Math.max(0, Math.min(this.limit, remaining)), retryAfterSec: 0 }
+  }
+
   /** Forget keys whose bucket has fully drained, so memory is bounded by recent clients. */
   private sweep(now: number): void {
     if (now - this.lastSweep < this.periodMs) return

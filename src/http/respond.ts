@@ -18,6 +18,8 @@ export function send(
   headers: Record<string, string>,
   body: string | Buffer | null,
   contentType = 'application/json',
+  /** HEAD: the headers GET would send, no body (a body would desync a kept-alive connection). */
+  headOnly = false,
 ): void {
   if (state.aborted || state.done) return
   state.done = true
@@ -29,6 +31,10 @@ export function send(
       return
     }
     res.writeHeader('Content-Type', contentType)
-    res.end(body)
+    if (headOnly) {
+      // Not endWithoutBody(length): this uWS build then drops the kept-alive connection.
+      res.writeHeader('Content-Length', String(Buffer.byteLength(body)))
+      res.endWithoutBody()
+    } else res.end(body)
   })
 }

@@ -5,6 +5,8 @@
 import type * as v from 'valibot'
 import type { AuthFamily, PrincipalMap } from '../auth/principals.ts'
 import type { Capability } from '../domain/capabilities.ts'
+import type { StaffPermission } from '../domain/permissions.ts'
+import type { StorefrontScope } from '../auth/storefront.ts'
 import type { Services } from '../services.ts'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -39,6 +41,13 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
   auth: A
   /** Owner routes: the capability the token must hold (api-v1 §5). */
   capability?: Capability
+  /** Staff routes: the staff permission; storefront routes: the token scope (api-v1 §4.3, §4.7). Missing → 403. */
+  permission?: StaffPermission | StorefrontScope
+  /**
+   * A tighter per-route limit on top of the per-token one (api-v1 §8 login 10/min, OTP 6/min),
+   * counted per client address and store (`{id}` path parameter).
+   */
+  rateLimit?: { perMinute: number }
   query?: v.GenericSchema<unknown, Q>
   body?: v.GenericSchema<unknown, B>
   /** Response body schema, for OpenAPI. */

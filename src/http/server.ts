@@ -37,6 +37,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
   const router = new Router()
   for (const r of routes) router.add(fullPath(r), r)
   const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
+  // Route-level limits (api-v1 §8 login/register 10/min, OTP 6/min), one limiter per rate.
+  const routeLimiters = new Map<number, RateLimiter>()
+  const routeLimiter = (perMinute: number) => routeLimiters.get(perMinute) ?? routeLimiters.set(perMinute, new RateLimiter(perMinute)).get(perMinute)!
   const log = svc.log
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
@@ -54,7 +57,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
     const baseHeaders: Record<string, string> = { ...CORS_HEADERS, 'X-Request-Id': requestId }
     const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, contentType?: string) => {
-      send(res, state, status, { ...baseHeaders, ...extra }, body, contentType)
+      send(res, state, status, { ...baseHeaders, ...extra }, body, contentType, method === 'HEAD')
       const ms = Number(process.hrtime.bigint() - started) / 1e6
       log.info({ reqId: requestId, method, path, status, ms: Math.round(ms * 100) / 100 }, 'request')
     }
@@ -75,6 +78,11 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
     try {
       if (method === 'OPTIONS') {
+        // Preflights carry the address's budget (api-v1 §8: headers on every response) but do not
+        // spend it: browsers send one per new URL, which would starve clients behind one NAT.
+        const budget = limiter.peek(`ip:${ip}`)
+        baseHeaders['X-RateLimit-Limit'] = String(budget.limit)
+        baseHeaders['X-RateLimit-Remaining'] = String(budget.remaining)
         const allowed = router.methodsAt(path)
         if (allowed.length === 0) throw new ApiError('route_not_found')
         return finish(204, null, {
@@ -107,8 +115,14 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       } else {
         rate(limiter.take(`ip:${ip}`))
       }
+      if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? ''}`))
       if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
         throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
+      }
+      // Staff permissions and storefront scopes (api-v1 §4.3, §4.7, §5): missing → 403.
+      if (route.permission && (principal?.kind === 'staff' || principal?.kind === 'storefront')) {
+        const held: readonly string[] = principal.kind === 'staff' ? principal.permissions : principal.scopes
+        if (!held.includes(route.permission)) throw new ApiError('forbidden', `This ${principal.kind} token needs the ${route.permission} permission.`)
       }
       for (const [name, value] of Object.entries(m.params)) {
         // An id that cannot exist is simply not found (api-v1 §7), never a validation error.

@@ -4,12 +4,11 @@ import { fromCents } from '../domain/money.ts'
 
 export interface AnalyticsRange { from: string; to: string }
 
-/** `YYYY-MM-DD` plus one day, in UTC. */
-const nextDay = (d: string): string => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)
-
 export function analyticsSummary(db: Db, storeId: number, range: AnalyticsRange) {
   const lo = `${range.from}T00:00:00`
-  const hi = `${nextDay(range.to)}T00:00:00`
+  // Exclusive upper bound: every stored time of day `to` (`…THH:MM…`, HH ≤ 23) sorts below `…T24`.
+  // (Computing the next day breaks for 9999-12-31, whose successor renders as `+010000-…`.)
+  const hi = `${range.to}T24`
   const where = 'store_id = ? AND created_at >= ? AND created_at < ?'
   const totals = db.prepare(`SELECT COUNT(*) AS total, COALESCE(SUM(is_paid), 0) AS paid,
       COALESCE(SUM(CASE WHEN status != 'cancelled' THEN total END), 0) AS gross,

@@ -22,6 +22,11 @@ export class Hub {
     }
   }
 
+  /** Does anyone listen on `topic`? Lets publishers skip building frames nobody would get. */
+  hasSubscribers(topic: string): boolean {
+    return this.app.numSubscribers(`json:${topic}`) + this.app.numSubscribers(`msgpack:${topic}`) > 0
+  }
+
   subscribe<T extends SocketData>(ws: WebSocket<T>, topic: string): void {
     ws.subscribe(`${ws.getUserData().format}:${topic}`)
   }

@@ -69,3 +69,7 @@ export function findFreePort(): Promise<number> {
     })
   })
 }
+
+/** Settle a promise that should reject (a refused upgrade): the rejection, or null if it resolved. */
+export const refusal = (p: Promise<unknown>): Promise<{ status?: number; body?: any } | null> =>
+  p.then(() => null, (e: { status?: number; body?: any }) => e)

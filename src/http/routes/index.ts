@@ -8,6 +8,20 @@ import { orderRoutes } from './orders.ts'
 import { analyticsRoutes } from './analytics.ts'
 import { publicRoutes } from './public.ts'
 import { pageRoutes } from './pages.ts'
+import { driverRoutes } from './drivers.ts'
+import { deliveryRoutes } from './deliveries.ts'
+import { driverAppRoutes } from './driver-app.ts'
+import { driverAccountRoutes } from './driver-account.ts'
+import { trackPageRoutes } from './track-page.ts'
+import { staffAuthRoutes } from './staff-auth.ts'
+import { staffRoutes } from './staff.ts'
+import { staffKdsRoutes } from './staff-kds.ts'
+import { staffPushRoutes } from './staff-push.ts'
+import { staffIntegrationRoutes } from './staff-integration.ts'
+import { couponRoutes } from './coupons.ts'
+import { storefrontRoutes } from './storefront.ts'
+import { customerAuthRoutes } from './customer-auth.ts'
+import { customerBalanceRoutes, customerRoutes } from './customer.ts'
 
 export function allRoutes(): Route[] {
   const routes: Route[] = []
@@ -20,6 +34,22 @@ export function allRoutes(): Route[] {
     ...(analyticsRoutes as Route[]),
     ...(publicRoutes as Route[]),
     ...(pageRoutes(() => routes) as Route[]),
+    ...(driverRoutes as Route[]),
+    ...(deliveryRoutes as Route[]),
+    ...(driverAppRoutes as Route[]),
+    ...(driverAccountRoutes as Route[]),
+    ...(trackPageRoutes as Route[]),
+    // Staff app, kitchen display, storefront, coupons, customer app (issue 5).
+    ...(staffAuthRoutes as Route[]),
+    ...(staffRoutes as Route[]),
+    ...(staffKdsRoutes as Route[]),
+    ...(staffPushRoutes as Route[]),
+    ...(staffIntegrationRoutes as Route[]),
+    ...(couponRoutes as Route[]),
+    ...(storefrontRoutes as Route[]),
+    ...(customerAuthRoutes as Route[]),
+    ...(customerRoutes as Route[]),
+    ...(customerBalanceRoutes as Route[]),
   )
   return routes
 }

@@ -9,7 +9,7 @@ import { KITCHEN_STATUSES } from '../../domain/order-state.ts'
 import { newToken } from '../../auth/tokens.ts'
 import type { OrderInput } from '../../domain/orders.ts'
 import type { Services } from '../../services.ts'
-import type { CreatedOrder } from '../../actors/store.ts'
+import type { CreatedOrder, OrderHooks } from '../../actors/store.ts'
 import { ownedStore } from './owner-access.ts'
 
 const ORDERS_PER_PAGE = 30
@@ -32,6 +32,8 @@ function stableJson(x: unknown): string {
  */
 export async function createOrder(
   svc: Services, storeId: number, scope: string, input: OrderInput, idemHeader: string | undefined, customerId: number | null = null,
+  /** Front-door extensions run by the store actor (coupons on storefront orders). */
+  hooks?: OrderHooks,
 ): Promise<CreatedOrder> {
   const key = idemHeader ?? input.client_uuid ?? null
   if (key !== null && (key.length === 0 || key.length > 255)) {
@@ -39,7 +41,7 @@ export async function createOrder(
   }
   const idem = key === null ? null : { scope: `${scope}/store:${storeId}`, key, hash: createHash('sha256').update(stableJson(input)).digest('hex') }
   return svc.actors.stores.ask(storeId, (replyTo) => ({
-    type: 'create_order', input, customerId, idem, trackToken: newToken('track'), replyTo,
+    type: 'create_order', input, customerId, idem, trackToken: newToken('track'), hooks, replyTo,
   }))
 }
 

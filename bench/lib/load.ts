@@ -1,0 +1,93 @@
+/**
+ * Load generation with autocannon (programmatic), in this process: it shares the machine's cores
+ * with the server under test, which every report must say.
+ *
+ * Latencies are recorded here from autocannon's per-response `responseTime` (float ms) rather
+ * than its own histogram, which has 1 ms resolution and, in rate mode, applies a coordinated-
+ * omission correction with a 1 ms expected interval whatever the rate (autocannon 9 computes
+ * `ceil(1 / perConnectionRate)`), which would invent samples.
+ */
+import autocannon, { type Request } from 'autocannon'
+
+export interface LoadSpec {
+  url: string
+  /** Request templates, cycled per connection (pre-built once: no per-request cost in the generator). */
+  requests: Request[]
+  connections: number
+  durationSec: number
+  /** Offered rate over all connections (autocannon `overallRate`); closed loop when absent. */
+  rate?: number
+}
+
+export interface LoadResult {
+  durationSec: number
+  ok2xx: number
+  non2xx: number
+  /** Status code → count, for the JSON. */
+  statuses: Record<string, number>
+  errors: number
+  timeouts: number
+  /** 2xx latency percentiles, ms. */
+  p50: number
+  p90: number
+  p99: number
+  max: number
+  mean: number
+}
+
+/** The q-quantile (0..1) of sorted samples, nearest-rank. */
+export function quantile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return NaN
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
+  return sorted[i]!
+}
+
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    let lat = new Float64Array(1 << 16)
+    let n = 0
+    const statuses: Record<string, number> = {}
+    const started = process.hrtime.bigint()
+    const inst = autocannon(
+      {
+        url: spec.url,
+        connections: spec.connections,
+        pipelining: 1,
+        duration: spec.durationSec,
+        timeout: 10,
+        requests: spec.requests,
+        ...(spec.rate ? { overallRate: spec.rate, ignoreCoordinatedOmission: true } : {}),
+      },
+      (err, res) => {
+        if (err) return reject(err)
+        const durationSec = Number(process.hrtime.bigint() - started) / 1e9
+        const sorted = lat.subarray(0, n).sort()
+        let sum = 0
+        for (let i = 0; i < n; i++) sum += sorted[i]!
+        resolve({
+          durationSec,
+          ok2xx: res['2xx'],
+          non2xx: res.non2xx,
+          statuses,
+          errors: res.errors,
+          timeouts: res.timeouts,
+          p50: quantile(sorted, 0.5),
+          p90: quantile(sorted, 0.9),
+          p99: quantile(sorted, 0.99),
+          max: n ? sorted[n - 1]! : NaN,
+          mean: n ? sum / n : NaN,
+        })
+      },
+    )
+    inst.on('response', (_client, statusCode, _bytes, responseTime) => {
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1
+      if (statusCode < 200 || statusCode > 299) return
+      if (n === lat.length) {
+        const bigger = new Float64Array(lat.length * 2)
+        bigger.set(lat)
+        lat = bigger
+      }
+      lat[n++] = responseTime
+    })
+  })
+}

@@ -1,0 +1,98 @@
+/** Child processes for benches: a free port, start a server, wait until it answers, CPU time, stop. */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+
+/** A TCP port that was free a moment ago (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      const port = typeof addr === 'object' && addr ? addr.port : 0
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+export interface Server {
+  proc: ChildProcess
+  port: number
+  url: string
+  /** Recent stderr/stdout lines, for error messages. */
+  output(): string
+  stop(): Promise<void>
+}
+
+/**
+ * Spawn `node <args>` with `env` added, then poll `GET <healthPath>` until it answers 200.
+ * The child's output is kept (last lines) and shown if it dies or never becomes ready.
+ */
+export async function startServer(args: string[], env: Record<string, string>, port: number, healthPath = '/healthz', cwd = process.cwd()): Promise<Server> {
+  const proc = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const tail: string[] = []
+  const keep = (chunk: Buffer) => {
+    tail.push(chunk.toString())
+    if (tail.length > 40) tail.shift()
+  }
+  proc.stdout!.on('data', keep)
+  proc.stderr!.on('data', keep)
+  let exited: number | null = null
+  const exit = new Promise<void>((resolve) => proc.once('exit', (code) => { exited = code ?? -1; resolve() }))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (exited !== null) throw new Error(`server exited with ${exited} before it was ready:\n${tail.join('')}`)
+    try {
+      const r = await fetch(url + healthPath)
+      if (r.ok) break
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL')
+      throw new Error(`server not ready after 30 s:\n${tail.join('')}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {
+    proc,
+    port,
+    url,
+    output: () => tail.join(''),
+    async stop() {
+      if (exited !== null) return
+      proc.kill('SIGTERM')
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10_000)
+      await exit
+      clearTimeout(t)
+    },
+  }
+}
+
+const CLK_TCK = 100 // USER_HZ on Linux; /proc reports clock ticks of 10 ms
+
+/** User + system CPU seconds a process has used so far (Linux /proc), or null elsewhere. */
+export function cpuSeconds(pid: number | undefined): number | null {
+  if (!pid) return null
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
+  } catch {
+    return null
+  }
+}
+
+/** Run a node script to completion and return its stdout (throws with stderr on failure). */
+export function runNode(args: string[], env: Record<string, string>, cwd = process.cwd()): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    proc.stdout.on('data', (c: Buffer) => { out += c.toString() })
+    proc.stderr.on('data', (c: Buffer) => { err += c.toString() })
+    proc.once('error', reject)
+    proc.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${err}`))))
+  })
+}

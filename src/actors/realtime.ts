@@ -1,0 +1,47 @@
+/**
+ * What actors tell the real-time layer (STYLE "actors never import a front door"): app.ts wires
+ * this to the uWS pub/sub implementation in src/ws/realtime.ts; without sockets it is a no-op.
+ */
+import type { OrderState } from './order.ts'
+
+/** One driver position as shown on tracking views and dispatch feeds (api-v1 §2.5 `driver`). */
+export interface DriverPosition {
+  driverId: number
+  ownerId: number
+  restaurantId: number | null
+  name: string
+  lat: number
+  lng: number
+  /** ISO 8601, when the server received it. */
+  at: string
+}
+
+/** A driver's availability as dispatch feeds show it. */
+export interface DriverPresence { driverId: number; ownerId: number; restaurantId: number | null; name: string; onShift: boolean; connected: boolean }
+
+export interface RealtimeSink {
+  /** An order changed and the change is durable. */
+  orderChanged(prev: OrderState, next: OrderState): void
+  /**
+   * A driver moved. `visibleOrders` are the driver's orders whose customers may see it (picked up or
+   * out for delivery, api-v1 §2.5); nobody else's tracking view ever gets the position.
+   */
+  driverLocation(pos: DriverPosition, visibleOrders: readonly number[]): void
+  /** Shift or connection of a driver changed. */
+  driverPresence(p: DriverPresence): void
+  /** A frame for one driver's sockets (offers, withdrawals). */
+  toDriver(driverId: number, frame: Record<string, unknown>): void
+  /** Open sockets of a driver (lets a reloaded driver actor know its connection state). */
+  connections(driverId: number): number
+  /** Close a driver's sockets: its token was rotated or it was deleted. */
+  disconnectDriver(driverId: number, reason: string): void
+}
+
+export const noRealtime: RealtimeSink = {
+  orderChanged() {},
+  driverLocation() {},
+  driverPresence() {},
+  toDriver() {},
+  connections: () => 0,
+  disconnectDriver() {},
+}

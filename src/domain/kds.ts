@@ -1,0 +1,82 @@
+/**
+ * Kitchen display rules (api-v1 §3 "KDS item state"): pure. Items move
+ * queued → preparing → ready → served one step per bump, one step back per recall, and the parent
+ * order's kitchen status is re-derived from its items (docs/kds.md "Status rule").
+ */
+import type { KdsState, KitchenStatus } from './order-state.ts'
+
+export const KDS_FLOW: readonly KdsState[] = ['queued', 'preparing', 'ready', 'served']
+
+/** Items a kitchen screen still shows (api-v1 §4.7 `GET /staff/kds`). */
+export const LIVE_KDS: ReadonlySet<string> = new Set(['queued', 'preparing', 'ready'])
+
+/** Orders whose tickets are on screens; closed orders leave every screen. */
+export const KDS_OPEN_ORDER: ReadonlySet<string> = new Set(['new', 'preparing', 'ready'])
+
+/** Orders whose items may still be bumped or recalled. */
+export const kdsEditable = (status: string): boolean => status !== 'cancelled' && status !== 'completed'
+
+export const nextKds = (s: KdsState): KdsState | null => KDS_FLOW[KDS_FLOW.indexOf(s) + 1] ?? null
+export const prevKds = (s: KdsState): KdsState | null => (KDS_FLOW.indexOf(s) > 0 ? KDS_FLOW[KDS_FLOW.indexOf(s) - 1]! : null)
+
+export interface KdsLine { id: number; station: string | null; state: KdsState; timeline: Record<string, string> }
+
+/**
+ * Timestamps follow the path the item actually took: entering a state stamps `<state>_at` with
+ * now (a re-entry after a recall re-stamps it), and a recall drops the stamp of the state it left.
+ */
+export function stepLine(line: KdsLine, step: 'bump' | 'recall', now: string): KdsLine | null {
+  const to = step === 'bump' ? nextKds(line.state) : prevKds(line.state)
+  if (!to) return null
+  const timeline = { ...line.timeline, [`${to}_at`]: now }
+  if (step === 'recall') delete timeline[`${line.state}_at`]
+  return { ...line, state: to, timeline }
+}
+
+/** Order types whose "served" means handed to the guest by the kitchen side (at a table, to a room). */
+const SERVED_IS_DELIVERED: ReadonlySet<string> = new Set(['on-table', 'room_service'])
+
+/**
+ * The status rule (docs/kds.md): from the items' states,
+ * - every item queued                    → `new`
+ * - some item started, not all ready     → `preparing`
+ * - every item ready or served           → `ready`
+ * - every item served                    → `delivered` for on-table and room-service orders
+ *                                          (served at the table), `ready` for the others (the hand-
+ *                                          over to the guest or driver is recorded by the counter).
+ * An order without items keeps its status.
+ */
+export function kitchenStatusFor(type: string, states: readonly KdsState[], current: KitchenStatus): KitchenStatus {
+  if (states.length === 0) return current
+  const rank = (s: KdsState) => KDS_FLOW.indexOf(s)
+  const min = Math.min(...states.map(rank))
+  const max = Math.max(...states.map(rank))
+  if (max === 0) return 'new'
+  if (min < 2) return 'preparing'
+  if (min === 3 && SERVED_IS_DELIVERED.has(type)) return 'delivered'
+  return 'ready'
+}
+
+/** A line as the order actor keeps it, from its stored row. */
+export function kdsLineOf(r: { id: number; station: string | null; kds_state: string; kds_timeline: string }): KdsLine {
+  return { id: r.id, station: r.station, state: r.kds_state as KdsState, timeline: JSON.parse(r.kds_timeline) as Record<string, string> }
+}
+
+/** Lines of `next` that changed since `prev` (the reducer replaces changed lines, keeps the rest). */
+export function changedKdsLines(prev: readonly KdsLine[] | undefined, next: readonly KdsLine[] | undefined): KdsLine[] {
+  if (!next || next === prev) return []
+  const before = new Set(prev ?? [])
+  return next.filter((l) => !before.has(l))
+}
+
+/**
+ * What the order actor tells kitchen screens once a bump or recall is durable (wired in app.ts to
+ * src/ws/kds.ts; actors never import a front door).
+ */
+export interface KdsSink {
+  itemsChanged(order: { id: number; storeId: number; status: string }, lineIds: readonly number[]): void
+  /** A staff token was revoked (logout): its kitchen sockets close. */
+  tokenRevoked(tokenId: number): void
+}
+
+export const noKds: KdsSink = { itemsChanged() {}, tokenRevoked() {} }

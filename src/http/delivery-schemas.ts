@@ -1,0 +1,131 @@
+/**
+ * Request and response schemas of the driver and delivery routes (api-v1 §2.7, §4.2, §4.6). The
+ * listed-only driver endpoints' payloads are this server's design, documented in docs/drivers.md.
+ */
+import * as v from 'valibot'
+import { Id, Nullable } from './schemas.ts'
+import { OrderSchema } from './docs-schemas.ts'
+import { DELIVERY_STATUSES, KITCHEN_STATUSES } from '../domain/order-state.ts'
+import { DRIVER_TARGETS, OFFER_STATUSES, OFFER_TTL, POD_CODE_DIGITS } from '../domain/delivery.ts'
+
+// ---- requests ---------------------------------------------------------------------------------
+
+const Name = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(120))
+/** Normalised by the handler (domain/delivery.ts `normalizePhone`). */
+export const Phone = v.pipe(v.string(), v.regex(/^\+?[\d\s().-]{6,24}$/, 'Use a phone number such as +15550100200.'))
+const Lat = v.pipe(v.number(), v.minValue(-90), v.maxValue(90))
+const Lng = v.pipe(v.number(), v.minValue(-180), v.maxValue(180))
+
+export const DriverCreate = v.object({ name: Name, phone: Phone, restaurant_id: Nullable(Id) })
+export const DriverUpdate = v.object({ name: v.optional(Name), phone: v.optional(Phone), restaurant_id: Nullable(Id) })
+export const DriverListQuery = v.object({
+  page: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,6}$/, 'page must be a positive integer'))),
+  restaurant_id: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,15}$/, 'restaurant_id must be a positive integer'))),
+})
+
+export const AssignBody = v.object({ driver_id: Id })
+export const DeliveryStatusBody = v.object({ delivery_status: v.picklist(DELIVERY_STATUSES), note: Nullable(v.pipe(v.string(), v.maxLength(500))) })
+export const DeliveriesQuery = v.object({
+  page: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,6}$/, 'page must be a positive integer'))),
+  delivery_status: v.optional(v.picklist(DELIVERY_STATUSES)),
+  driver_id: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,15}$/, 'driver_id must be a positive integer'))),
+})
+export const OfferCreate = v.optional(v.object({
+  driver_ids: v.optional(v.pipe(v.array(Id), v.minLength(1), v.maxLength(50))),
+  expires_in: v.optional(v.pipe(v.number(), v.integer(), v.minValue(OFFER_TTL.min), v.maxValue(OFFER_TTL.max))),
+}))
+
+export const DriverStatusBody = v.object({ delivery_status: v.picklist(DRIVER_TARGETS), note: Nullable(v.pipe(v.string(), v.maxLength(500))) })
+export const LocationBody = v.object({ lat: Lat, lng: Lng })
+export const ActiveQuery = v.object({
+  page: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,6}$/, 'page must be a positive integer'))),
+  active: v.optional(v.picklist(['0', '1', 'true', 'false'])),
+})
+export const PodCodeBody = v.object({ code: v.pipe(v.string(), v.regex(new RegExp(`^\\d{${POD_CODE_DIGITS}}$`), `The code has ${POD_CODE_DIGITS} digits.`)) })
+export const PodPhotoBody = v.object({
+  /** Base64, or a `data:image/…;base64,` URL. */
+  image: v.pipe(v.string(), v.minLength(4)),
+  content_type: v.optional(v.string()),
+})
+export const LoginRequestBody = v.object({ phone: Phone })
+export const LoginVerifyBody = v.object({
+  phone: Phone,
+  code: v.pipe(v.string(), v.regex(/^\d{6}$/, 'The code has 6 digits.')),
+  driver_id: v.optional(Id),
+  device: v.optional(v.pipe(v.string(), v.maxLength(120))),
+})
+export const PushRegisterBody = v.object({
+  device_token: v.pipe(v.string(), v.minLength(8), v.maxLength(4096)),
+  platform: v.picklist(['ios', 'android', 'web']),
+})
+export const PushUnregisterBody = v.object({ device_token: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) })
+export const ShiftBody = v.object({ action: v.picklist(['start', 'end']) })
+
+// ---- responses (JSON Schema, for OpenAPI) ------------------------------------------------------
+
+const str = { type: 'string' }
+const int = { type: 'integer' }
+const num = { type: 'number' }
+const bool = { type: 'boolean' }
+const dateTime = { type: 'string', format: 'date-time' }
+const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
+const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', required, properties })
+const arr = (items: Record<string, unknown>) => ({ type: 'array', items })
+
+export const LocationSchema = obj({ lat: num, lng: num, location_updated_at: dateTime })
+
+export const DriverSchema = obj(
+  {
+    id: int, name: str, phone: str, restaurant_id: nullable(int), on_shift: bool, location: nullable(LocationSchema), created_at: dateTime,
+    connected: { type: 'boolean', description: 'An app socket is open now.' },
+    active_deliveries: { ...arr(int), description: 'Orders assigned, picked up or out for delivery.' },
+  },
+  ['id', 'name', 'phone', 'restaurant_id', 'on_shift', 'location', 'created_at'],
+)
+export const DriverWithTokenSchema = {
+  ...DriverSchema,
+  required: [...DriverSchema.required, 'token'],
+  properties: { ...DriverSchema.properties, token: { type: 'string', description: 'The raw driver token, shown only in this response.' } },
+}
+
+const PhotoSchema = obj({ type: str, bytes: int, uploaded_at: dateTime, url: { type: 'string', format: 'uri' } }, ['type', 'bytes', 'uploaded_at'])
+export const ProofSchema = obj({ code_verified_at: nullable(dateTime), code_attempts: int, photo: nullable(PhotoSchema) })
+
+export const OwnerDeliverySchema = {
+  ...OrderSchema,
+  required: [...OrderSchema.required, 'delivery'],
+  properties: { ...OrderSchema.properties, delivery: obj({ fee: num, note: nullable(str), proof: ProofSchema }) },
+}
+
+export const DriverDeliverySchema = obj({
+  id: { type: 'integer', description: 'The order id.' },
+  restaurant: obj({ id: int, title: str }),
+  status: { type: 'string', enum: [...KITCHEN_STATUSES] },
+  delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
+  customer_name: nullable(str), phone: nullable(str), address: nullable(str), note: nullable(str),
+  items: arr(obj({ name: str, quantity: int })),
+  total: num, is_paid: bool, tip_amount: num, fee: { type: 'number', description: 'What the driver earns for this delivery.' },
+  timeline: { type: 'object', additionalProperties: str }, proof: ProofSchema, created_at: dateTime, updated_at: dateTime,
+})
+
+export const OfferSchema = obj({
+  id: int, order_id: int, restaurant: obj({ id: int, title: str }), address: nullable(str), total: nullable(num), tip_amount: nullable(num), fee: num,
+  status: { type: 'string', enum: [...OFFER_STATUSES] }, expires_at: dateTime, expires_in: { type: 'integer', description: 'Seconds left.' }, created_at: dateTime,
+})
+
+export const ListOf = (item: Record<string, unknown>) => obj({ data: arr(item) })
+
+export const ShiftSchema = obj({ on_shift: bool, shift: nullable(obj({ id: int, started_at: dateTime, ended_at: nullable(dateTime) })) })
+
+export const EarningsSchema = obj({
+  range: obj({ from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } }),
+  deliveries: int, fees: num, tips: num, total: num,
+  days: arr(obj({ date: { type: 'string', format: 'date' }, deliveries: int, fees: num, tips: num, total: num })),
+})
+
+export const LoginRequestSchema = obj({ sent: { type: 'boolean', description: 'Always true: the answer never tells whether the phone is known.' }, expires_in: int })
+export const LoginVerifySchema = obj({ token: str, driver: DriverSchema })
+export const PushDeviceSchema = obj({ device_token: str, platform: str, registered: bool })
+export const PushUnregisterSchema = obj({ unregistered: bool })
+export const LocationAckSchema = LocationSchema
+export const OfferCreatedSchema = obj({ data: arr(OfferSchema), skipped: arr(obj({ driver_id: int, reason: str })) })

@@ -1,0 +1,35 @@
+/** The customer tracking page `{site_url}/t/{track_token}` (docs/realtime.md "Tracking page"). */
+import { randomBytes } from 'node:crypto'
+import { route, Reply } from '../route.ts'
+import { trackPage, trackNotFoundPage } from '../pages/track.html.ts'
+import { trackingView } from '../../storage/tracking.ts'
+
+const HTML = 'text/html; charset=utf-8'
+
+/** Everything inline is allowed by this response's nonce only; the socket is the one connection it opens. */
+function headers(nonce: string, host: string | undefined): Record<string, string> {
+  const self = host && /^[\w.-]+(:\d{1,5})?$|^\[[\d:a-fA-F]+\](:\d{1,5})?$/.test(host) ? ` ws://${host} wss://${host}` : ''
+  return {
+    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'${self}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    // The token in the address is the capability: keep it out of Referer headers, caches and indexes.
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+    'X-Robots-Tag': 'noindex',
+    'X-Content-Type-Options': 'nosniff',
+  }
+}
+
+export const trackPageRoutes = [
+  route({
+    method: 'GET', path: '/t/{token}', site: true, tag: 'Public', summary: 'Live tracking page of an order (status timeline, driver on a map)',
+    auth: 'none', produces: HTML,
+    description: 'Self-contained HTML (no external assets). Follows `{base_url}/ws/track/{token}`: the timeline updates on every status change and the driver moves live while the order is picked up or out for delivery.',
+    handler: ({ svc, params, headers: h }) => {
+      const nonce = randomBytes(16).toString('base64')
+      const row = params.token ? svc.orders.rowByTrackToken(params.token) : undefined
+      if (!row) return new Reply(404, trackNotFoundPage(), headers(nonce, h.host), HTML)
+      const wsPath = `${new URL(svc.config.baseUrl).pathname.replace(/\/+$/, '')}/ws/track/${encodeURIComponent(row.track_token)}`
+      return new Reply(200, trackPage({ token: row.track_token, wsPath, nonce, view: trackingView(svc, row) }), headers(nonce, h.host), HTML)
+    },
+  }),
+]

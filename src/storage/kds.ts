@@ -1,0 +1,90 @@
+/**
+ * Kitchen tickets read straight from SQLite (ARCHITECTURE 5: lists bypass actors; the order actor
+ * writes every KDS change through before anyone is told). Shared by `GET /staff/kds` and the
+ * kitchen socket's first frame (docs/kds.md "Tickets").
+ */
+import type { Db } from './db.ts'
+import type { LineRow } from './orders.ts'
+
+type TicketRow = LineRow & { type: string; order_status: string; table_number: string | null; customer_name: string | null; order_note: string | null; order_created_at: string }
+
+export interface KdsItem {
+  id: number
+  order_id: number
+  item_id: number
+  name: string
+  variation: string | null
+  quantity: number
+  extras: string[]
+  note: string | null
+  station: string | null
+  kds_state: string
+  kds_timeline: Record<string, string>
+}
+
+export interface KdsTicket {
+  order_id: number
+  type: string
+  status: string
+  table_number: string | null
+  customer_name: string | null
+  note: string | null
+  created_at: string
+  items: KdsItem[]
+}
+
+export function kdsItemView(l: LineRow): KdsItem {
+  return {
+    id: l.id,
+    order_id: l.order_id,
+    item_id: l.item_id,
+    name: l.name,
+    variation: l.variant_name,
+    quantity: l.quantity,
+    extras: (JSON.parse(l.extras) as Array<{ name: string }>).map((e) => e.name),
+    note: l.note,
+    station: l.station,
+    kds_state: l.kds_state,
+    kds_timeline: JSON.parse(l.kds_timeline) as Record<string, string>,
+  }
+}
+
+const LIVE_LINES = "l.kds_state IN ('queued', 'preparing', 'ready')"
+const OPEN_ORDERS = "o.status IN ('new', 'preparing', 'ready')"
+
+export function createKdsQueries(db: Db) {
+  const cols = `l.*, o.type, o.status AS order_status, o.table_number, o.customer_name, o.note AS order_note, o.created_at AS order_created_at`
+  const q = {
+    all: db.prepare<[number], TicketRow>(`SELECT ${cols} FROM orders o JOIN order_lines l ON l.order_id = o.id
+      WHERE o.store_id = ? AND ${OPEN_ORDERS} AND ${LIVE_LINES} ORDER BY o.id, l.id`),
+    station: db.prepare<[number, string], TicketRow>(`SELECT ${cols} FROM orders o JOIN order_lines l ON l.order_id = o.id
+      WHERE o.store_id = ? AND ${OPEN_ORDERS} AND ${LIVE_LINES} AND l.station = ? ORDER BY o.id, l.id`),
+    order: db.prepare<[number], TicketRow>(`SELECT ${cols} FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE o.id = ? ORDER BY l.id`),
+    line: db.prepare<[number, number], { id: number; order_id: number }>('SELECT l.id, l.order_id FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE l.id = ? AND o.store_id = ?'),
+  }
+  return {
+    /** Live tickets of a store, oldest order first; `station` null means every station. */
+    tickets(storeId: number, station: string | null): KdsTicket[] {
+      return group(station === null ? q.all.all(storeId) : q.station.all(storeId, station))
+    },
+    /** One order's ticket (every line, any state) for building frames; undefined when it has no lines. */
+    orderLines: (orderId: number): TicketRow[] => q.order.all(orderId),
+    /** Tenancy at lookup: a line of another store's order is not found. */
+    lineInStore: (lineId: number, storeId: number) => q.line.get(lineId, storeId),
+  }
+}
+export type KdsQueries = ReturnType<typeof createKdsQueries>
+
+/** Rows (ordered by order, line) → tickets. */
+export function group(rows: readonly TicketRow[]): KdsTicket[] {
+  const out: KdsTicket[] = []
+  let cur: KdsTicket | null = null
+  for (const r of rows) {
+    if (!cur || cur.order_id !== r.order_id) {
+      cur = { order_id: r.order_id, type: r.type, status: r.order_status, table_number: r.table_number, customer_name: r.customer_name, note: r.order_note, created_at: r.order_created_at, items: [] }
+      out.push(cur)
+    }
+    cur.items.push(kdsItemView(r))
+  }
+  return out
+}

@@ -1,0 +1,74 @@
+/**
+ * The owner's dispatch feed for one store: `{base_url}/ws/dispatch/{restaurantId}` (docs/realtime.md),
+ * authenticated by an owner token holding `drivers:read` (header, or `?token=`). Another owner's
+ * store is refused with 404, as over HTTP (api-v1 §1).
+ *
+ * First a `snapshot` (the drivers who may serve the store and its open deliveries), then `location`
+ * frames of those drivers, `driver` frames (shift, connection) and `delivery` frames for every
+ * change of the store's delivery orders.
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
+import type { Services } from '../services.ts'
+import { ApiError } from '../errors.ts'
+import { grants } from '../domain/capabilities.ts'
+import { authedUpgrade } from './upgrade.ts'
+import { decode } from './codec.ts'
+import { SLOW_CONSUMER_BYTES } from './hub.ts'
+import { dispatchDeliveryView, topics, type LiveSocket, type Realtime } from './realtime.ts'
+import { errorFrame } from './frames.ts'
+
+interface DispatchSocket extends LiveSocket { storeId: number; ownerId: number }
+
+export const DISPATCH_CAPABILITY = 'drivers:read' as const
+
+export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
+  const hub = rt.hub
+  const snapshot = (ws: WebSocket<DispatchSocket>) => {
+    const { storeId, ownerId } = ws.getUserData()
+    const drivers = svc.drivers.fleetFor(ownerId, storeId).map((d) => ({
+      id: d.id, name: d.name, restaurant_id: d.restaurant_id, on_shift: d.on_shift === 1, connected: rt.connections(d.id) > 0,
+      location: d.lat == null || d.lng == null ? null : { lat: d.lat, lng: d.lng, location_updated_at: d.location_updated_at },
+    }))
+    hub.send(ws, { type: 'snapshot', restaurant_id: storeId, drivers, deliveries: svc.drivers.activeForStore(storeId).map(dispatchDeliveryView) })
+  }
+
+  app.ws<DispatchSocket>('/api/v1/ws/dispatch/:restaurantId', {
+    maxPayloadLength: 1024,
+    // A dispatcher watches many drivers: allow a deeper queue before skipping, then resync.
+    maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
+    closeOnBackpressureLimit: 0,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade: authedUpgrade<DispatchSocket>(1, (input) => {
+      const p = svc.auth.owner(input)
+      if (!p) throw new ApiError('unauthenticated')
+      if (!grants(p.capabilities, DISPATCH_CAPABILITY)) throw new ApiError('forbidden', `This token needs the ${DISPATCH_CAPABILITY} capability.`)
+      const id = input.params[0] ?? ''
+      const store = /^[1-9]\d{0,15}$/.test(id) ? svc.stores.ownedBy(Number(id), p.ownerId) : undefined
+      if (!store) throw new ApiError('not_found', 'The restaurant does not exist.')
+      return { storeId: store.id, ownerId: store.owner_id, closed: false }
+    }),
+    open: (ws) => {
+      const { storeId, ownerId } = ws.getUserData()
+      hub.subscribe(ws, topics.dispatch(storeId))
+      hub.subscribe(ws, topics.fleet(ownerId))
+      rt.dispatchSockets++
+      snapshot(ws)
+    },
+    message: (ws, message, isBinary) => {
+      let frame: unknown
+      try { frame = decode(message, isBinary) } catch { return void hub.send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.'), true) }
+      const type = (frame as { type?: unknown } | null)?.type
+      if (type === 'ping') return void hub.send(ws, { type: 'pong' }, true)
+      if (type === 'refresh') return snapshot(ws)
+      hub.send(ws, errorFrame('unknown_type', 'Dispatch sockets accept only `ping` and `refresh` frames.'), true)
+    },
+    drain: (ws) => {
+      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
+    },
+    close: (ws) => {
+      ws.getUserData().closed = true
+      rt.dispatchSockets--
+    },
+  })
+}

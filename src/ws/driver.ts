@@ -1,0 +1,151 @@
+/**
+ * The driver app socket `{base_url}/ws/driver` (docs/realtime.md), authenticated by the driver
+ * token (`Authorization: Bearer …`, or `?token=` for clients that cannot set headers).
+ *
+ * In:  `{"type":"location","lat":…,"lng":…,"seq"?:n}`, `{"type":"ping"}`.
+ * Out: `hello` (profile, active deliveries, open offers), `ack` (a location is durable),
+ *      `assignment`, `delivery`, `unassigned`, `offer`, `offer_withdrawn`, `error`.
+ *
+ * Location frames are coalesced per driver per event-loop turn before they become driver-actor
+ * messages (ARCHITECTURE "Numbers"): a flood costs one actor message and one row write per driver
+ * per turn, and every superseded frame is acknowledged together with the position that replaced it.
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
+import type { Services } from '../services.ts'
+import type { Result } from '../actors/system.ts'
+import type { LocationAck } from '../actors/driver.ts'
+import { ApiError } from '../errors.ts'
+import { validLatLng } from '../domain/delivery.ts'
+import { nowIso } from '../storage/db.ts'
+import { driverDeliveryView, driverView, offerView } from '../storage/drivers.ts'
+import { authedUpgrade } from './upgrade.ts'
+import { decode } from './codec.ts'
+import { SLOW_CONSUMER_BYTES } from './hub.ts'
+import { topics, type LiveSocket, type Realtime } from './realtime.ts'
+import { errorFrame } from './frames.ts'
+
+interface DriverSocket extends LiveSocket { driverId: number }
+type Ws = WebSocket<DriverSocket>
+
+interface Pending { lat: number; lng: number; at: number; acks: Map<Ws, number | null> }
+
+/** Latest position per driver, drained once per turn into driver-actor messages. */
+class LocationInbox {
+  private pending = new Map<number, Pending>()
+  private queued = false
+  /** Frames received and positions handed to actors (bench and docs read these). */
+  readonly stats = { frames: 0, messages: 0 }
+
+  constructor(private readonly svc: Services, private readonly rt: Realtime) {}
+
+  push(ws: Ws, driverId: number, lat: number, lng: number, seq: number | null): void {
+    this.stats.frames++
+    const p = this.pending.get(driverId)
+    if (p) { p.lat = lat; p.lng = lng; p.at = Date.now(); p.acks.set(ws, seq) }
+    else this.pending.set(driverId, { lat, lng, at: Date.now(), acks: new Map([[ws, seq]]) })
+    if (!this.queued) {
+      this.queued = true
+      setImmediate(() => this.flush())
+    }
+  }
+
+  private flush(): void {
+    this.queued = false
+    const batch = this.pending
+    this.pending = new Map()
+    for (const [driverId, p] of batch) {
+      this.stats.messages++
+      this.svc.actors.drivers.tell(driverId, {
+        type: 'location', lat: p.lat, lng: p.lng, at: p.at,
+        ack: (r: Result<LocationAck>) => {
+          for (const [ws, seq] of p.acks) {
+            if (ws.getUserData().closed) continue
+            if (r.ok) this.rt.hub.send(ws, { type: 'ack', seq, ...r.value }, true)
+            else this.rt.hub.send(ws, errorFrame('internal_error', r.error.message, undefined, seq))
+          }
+        },
+      })
+    }
+  }
+}
+
+export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime): { stats: LocationInbox['stats'] } {
+  const hub = rt.hub
+  const inbox = new LocationInbox(svc, rt)
+
+  /** Everything the app needs to (re)build its screen: sent on connect and after falling behind. */
+  const hello = (ws: Ws) => {
+    const { driverId } = ws.getUserData()
+    const row = svc.drivers.byId(driverId)
+    if (!row) return void ws.end(4001, 'driver_deleted')
+    const now = nowIso()
+    const active = svc.drivers.activeOrders(driverId)
+    const deliveries = active.map((a) => {
+      const o = svc.orders.row(a.id)!
+      return driverDeliveryView(o, svc.orders.lines(o.id), svc.drivers.delivery(o.id), svc.drivers.storeTitle(o.store_id))
+    })
+    const offers = svc.drivers.pendingOffers(driverId, now).map((r) => offerView(r, svc.orders.row(r.order_id), svc.drivers.storeTitle(r.store_id), now))
+    hub.send(ws, { type: 'hello', driver: driverView(row, { connected: true, active_deliveries: active.map((a) => a.id) }), deliveries, offers })
+  }
+
+  app.ws<DriverSocket>('/api/v1/ws/driver', {
+    maxPayloadLength: 4 * 1024,
+    maxBackpressure: SLOW_CONSUMER_BYTES,
+    closeOnBackpressureLimit: 0,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade: authedUpgrade<DriverSocket>(0, (input) => {
+      const p = svc.auth.driver(input)
+      if (!p) throw new ApiError('unauthenticated')
+      return { driverId: p.driverId, closed: false }
+    }),
+    open: (ws) => {
+      const { driverId } = ws.getUserData()
+      hub.subscribe(ws, topics.driver(driverId))
+      rt.addDriverSocket(driverId, ws as unknown as WebSocket<LiveSocket>)
+      svc.actors.drivers.tell(driverId, { type: 'connection', count: rt.connections(driverId) })
+      hello(ws)
+    },
+    message: (ws, message, isBinary) => {
+      let frame: unknown
+      try { frame = decode(message, isBinary) } catch {
+        return void hub.send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.'), true)
+      }
+      if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) {
+        return void hub.send(ws, errorFrame('bad_frame', 'A frame is an object with a `type`.'), true)
+      }
+      const f = frame as { type?: unknown; lat?: unknown; lng?: unknown; seq?: unknown }
+      switch (f.type) {
+        case 'location': {
+          const seq = f.seq === undefined || f.seq === null ? null : f.seq
+          if (seq !== null && !(typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0)) {
+            return void hub.send(ws, errorFrame('validation_failed', 'The given data was invalid.', { seq: ['seq must be a non-negative integer.'] }), true)
+          }
+          // The same ranges as PUT /driver/location (api-v1 §2.7); a bad position is never stored.
+          if (!validLatLng(f.lat, f.lng)) {
+            const errors: Record<string, string[]> = {}
+            if (!validLatLng(f.lat, 0)) errors.lat = ['lat must be a number between -90 and 90.']
+            if (!validLatLng(0, f.lng)) errors.lng = ['lng must be a number between -180 and 180.']
+            return void hub.send(ws, errorFrame('validation_failed', 'The given data was invalid.', errors, seq), true)
+          }
+          inbox.push(ws, ws.getUserData().driverId, f.lat as number, f.lng as number, seq)
+          return
+        }
+        case 'ping':
+          return void hub.send(ws, { type: 'pong' }, true)
+        default:
+          return void hub.send(ws, errorFrame('unknown_type', 'Driver sockets accept `location` and `ping` frames.'), true)
+      }
+    },
+    drain: (ws) => {
+      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES / 4) hello(ws)
+    },
+    close: (ws) => {
+      const d = ws.getUserData()
+      d.closed = true
+      rt.removeDriverSocket(d.driverId, ws as unknown as WebSocket<LiveSocket>)
+      svc.actors.drivers.tell(d.driverId, { type: 'connection', count: rt.connections(d.driverId) })
+    },
+  })
+  return { stats: inbox.stats }
+}

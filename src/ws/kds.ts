@@ -1,0 +1,171 @@
+/**
+ * The kitchen socket `{base_url}/ws/kds` (api-v1 §3, §4.7; docs/kds.md "Kitchen socket").
+ *
+ * Auth: a staff token with the `kds` permission, as `Authorization: Bearer` or `?token=` (browsers
+ * cannot set headers on a WebSocket). `?station_id=` picks a station; without it the member's own
+ * station, and without that every station.
+ *
+ * Out: first `snapshot` (the live tickets, as `GET /staff/kds`), then `ticket` (a new order, or one
+ * re-opened), `item` (a bump or recall), `status` (the order's kitchen status changed; a
+ * cancelled, completed or delivered order leaves the screen), `ack`/`error` for this socket's own
+ * frames. Every frame is sent only after the change is durable (events arrive after the commit).
+ * In: `{"type":"bump"|"recall","item_id":n,"seq"?:n}` (same as the HTTP routes), `{"type":"ping"}`.
+ *
+ * Topics per store and station (`kds/<store>/*` for all-station screens, `kds/<store>/st/<name>`),
+ * so a bump reaches only the screens that show it. A screen that falls more than 1 MB behind is
+ * closed rather than silently skipped: it reconnects and gets a fresh snapshot.
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
+import type { Services } from '../services.ts'
+import { ApiError } from '../errors.ts'
+import { authedUpgrade } from './upgrade.ts'
+import { decode } from './codec.ts'
+import { errorFrame } from './frames.ts'
+import type { SocketData } from './hub.ts'
+import type { OrderView } from '../storage/orders.ts'
+import { createKdsQueries, group, kdsItemView } from '../storage/kds.ts'
+import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
+
+interface KdsSocket extends SocketData {
+  closed: boolean
+  staffId: number
+  storeId: number
+  tokenId: number
+  station: string | null
+}
+type Ws = WebSocket<KdsSocket>
+
+const STATION_RE = /^[^\u0000-\u001f]{1,40}$/
+export const kdsTopic = (storeId: number, station: string | null): string =>
+  station === null ? `kds/${storeId}/*` : `kds/${storeId}/st/${encodeURIComponent(station)}`
+
+export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSink; close(): void } {
+  const hub = svc.hub
+  const kdsq = createKdsQueries(svc.db)
+  /** Open screens per store: events of stores without screens cost nothing. */
+  const screens = new Map<number, number>()
+  const byToken = new Map<number, Set<Ws>>()
+
+  /** Publish one frame per topic of an order's store: all-station screens and each station's. */
+  function fanOut(storeId: number, orderId: number, build: (rows: ReturnType<typeof kdsq.orderLines>, station: string | null) => unknown) {
+    if (!screens.get(storeId)) return
+    const rows = kdsq.orderLines(orderId)
+    if (rows.length === 0) return
+    const stations = new Set(rows.map((r) => r.station).filter((s): s is string => s !== null))
+    for (const station of [null, ...stations]) {
+      const topic = kdsTopic(storeId, station)
+      if (!hub.hasSubscribers(topic)) continue
+      const frame = build(station === null ? rows : rows.filter((r) => r.station === station), station)
+      if (frame) hub.publish(topic, frame)
+    }
+  }
+
+  const ticketFrame = (rows: ReturnType<typeof kdsq.orderLines>) => {
+    const live = rows.filter((r) => LIVE_KDS.has(r.kds_state))
+    if (live.length === 0 || !KDS_OPEN_ORDER.has(live[0]!.order_status)) return null
+    return { type: 'ticket', ticket: group(live)[0] }
+  }
+
+  const unsubscribe = svc.events.subscribe((e) => {
+    const storeId = e.store_id
+    const orderId = Number(e.data.order_id)
+    if (storeId === null || !Number.isInteger(orderId)) return
+    if (e.event === 'order.created') fanOut(storeId, orderId, ticketFrame)
+    else if (e.event === 'order.status_changed') {
+      const status = String(e.data.status)
+      const previous = String(e.data.previous_status)
+      fanOut(storeId, orderId, () => ({ type: 'status', order_id: orderId, status, previous_status: previous }))
+      // A closed order brought back (a recall after serving, an override) needs its card again.
+      if (KDS_OPEN_ORDER.has(status) && !KDS_OPEN_ORDER.has(previous)) fanOut(storeId, orderId, ticketFrame)
+    }
+  })
+
+  const sink: KdsSink = {
+    itemsChanged(order, lineIds) {
+      const ids = new Set(lineIds)
+      fanOut(order.storeId, order.id, (rows) => {
+        const changed = rows.filter((r) => ids.has(r.id))
+        if (changed.length === 0) return null
+        const h = changed[0]!
+        return {
+          type: 'item',
+          order_id: order.id,
+          order_status: order.status,
+          order: { order_id: order.id, type: h.type, status: order.status, table_number: h.table_number, customer_name: h.customer_name, note: h.order_note, created_at: h.order_created_at },
+          items: changed.map(kdsItemView),
+        }
+      })
+    },
+    tokenRevoked(tokenId) {
+      for (const ws of byToken.get(tokenId) ?? []) if (!ws.getUserData().closed) ws.end(4001, 'signed out')
+    },
+  }
+
+  const send = (ws: Ws, msg: unknown) => { if (!ws.getUserData().closed) hub.send(ws, msg) }
+
+  async function step(ws: Ws, f: { type: 'bump' | 'recall'; item_id?: unknown; seq?: unknown }) {
+    const seq = typeof f.seq === 'number' && Number.isSafeInteger(f.seq) ? f.seq : null
+    const itemId = f.item_id
+    if (!(typeof itemId === 'number' && Number.isSafeInteger(itemId) && itemId > 0)) {
+      return send(ws, errorFrame('validation_failed', 'The given data was invalid.', { item_id: ['item_id must be a positive integer.'] }, seq))
+    }
+    const d = ws.getUserData()
+    const line = kdsq.lineInStore(itemId, d.storeId)
+    if (!line) return send(ws, { type: 'error', code: 'not_found', message: 'The item does not exist.', seq })
+    try {
+      const order = await svc.actors.orders.ask<OrderView>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId: itemId, step: f.type, replyTo }))
+      const item = order.items.find((i) => i.id === itemId)
+      send(ws, { type: 'ack', seq, item_id: itemId, kds_state: item?.kds_state ?? null, order_id: order.id, order_status: order.status })
+    } catch (err) {
+      const e = err instanceof ApiError ? err : new ApiError('internal_error')
+      send(ws, { type: 'error', code: e.code, message: e.message, ...(e.errors ? { errors: e.errors } : {}), seq })
+    }
+  }
+
+  app.ws<KdsSocket>('/api/v1/ws/kds', {
+    maxPayloadLength: 4096,
+    maxBackpressure: 1024 * 1024,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade: authedUpgrade<KdsSocket>(0, (input) => {
+      const p = svc.auth.staff(input)
+      if (!p) throw new ApiError('unauthenticated')
+      if (!p.permissions.includes('kds')) throw new ApiError('forbidden', 'This staff token needs the kds permission.')
+      const asked = input.query.station_id
+      if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
+      return { closed: false, staffId: p.staffId, storeId: p.storeId, tokenId: p.tokenId, station: asked ?? p.station }
+    }),
+    open: (ws) => {
+      const d = ws.getUserData()
+      screens.set(d.storeId, (screens.get(d.storeId) ?? 0) + 1)
+      let set = byToken.get(d.tokenId)
+      if (!set) byToken.set(d.tokenId, (set = new Set()))
+      set.add(ws)
+      // Subscribe before reading: a change committed in between arrives as a frame, never lost.
+      hub.subscribe(ws, kdsTopic(d.storeId, d.station))
+      hub.send(ws, { type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) })
+    },
+    message: (ws, message, isBinary) => {
+      let frame: unknown
+      try { frame = decode(message, isBinary) } catch { return void send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.')) }
+      const f = (frame && typeof frame === 'object' ? frame : {}) as { type?: unknown; item_id?: unknown; seq?: unknown }
+      if (f.type === 'ping') return void send(ws, { type: 'pong' })
+      if (f.type === 'bump' || f.type === 'recall') return void step(ws, f as { type: 'bump' | 'recall' })
+      if (f.type === 'refresh') { const d = ws.getUserData(); return void send(ws, { type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) }) }
+      send(ws, errorFrame('unknown_type', 'Kitchen sockets accept `bump`, `recall`, `refresh` and `ping` frames.'))
+    },
+    close: (ws) => {
+      const d = ws.getUserData()
+      d.closed = true
+      const n = (screens.get(d.storeId) ?? 1) - 1
+      if (n <= 0) screens.delete(d.storeId)
+      else screens.set(d.storeId, n)
+      const set = byToken.get(d.tokenId)
+      set?.delete(ws)
+      if (set?.size === 0) byToken.delete(d.tokenId)
+    },
+  })
+
+  return { sink, close: unsubscribe }
+}

@@ -1,0 +1,200 @@
+/**
+ * The real-time publisher (docs/realtime.md): turns durable order changes, driver positions and
+ * driver presence into frames on uWS pub/sub topics.
+ *
+ *   track/<orderId>      a customer's tracking view (api-v1 §2.5)
+ *   driver/<driverId>    the driver app: assignments, delivery changes, offers
+ *   dispatch/<storeId>   a store's dispatch feed: its deliveries and its bound drivers
+ *   fleet/<ownerId>      the owner's unbound drivers (they may serve every store of the owner)
+ *
+ * Frames are built only for topics someone listens on. Order changes are coalesced per order per
+ * event-loop turn, so a burst of changes to one order is one frame built from the committed row.
+ */
+import type { WebSocket } from 'uWebSockets.js'
+import type { Services } from '../services.ts'
+import type { DriverPosition, DriverPresence, RealtimeSink } from '../actors/realtime.ts'
+import type { OrderState } from '../actors/order.ts'
+import type { OrderRow } from '../storage/orders.ts'
+import { trackingView } from '../storage/tracking.ts'
+import { driverDeliveryView } from '../storage/drivers.ts'
+import { fromCents } from '../domain/money.ts'
+import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
+import type { Hub, SocketData } from './hub.ts'
+
+/** Every socket kind carries this: frames are never sent to a closed uWS socket (it would throw). */
+export interface LiveSocket extends SocketData { closed: boolean }
+
+/** The latest location frame of a watched order, re-sent to a socket that fell behind. */
+interface TrackRoom { sockets: number; location: Record<string, unknown> | null }
+
+export const topics = {
+  track: (orderId: number) => `track/${orderId}`,
+  driver: (driverId: number) => `driver/${driverId}`,
+  dispatch: (storeId: number) => `dispatch/${storeId}`,
+  fleet: (ownerId: number) => `fleet/${ownerId}`,
+  /** Where a driver's position and presence go: its store's feed, or the owner's fleet when unbound. */
+  driverFeed: (d: { restaurantId: number | null; ownerId: number }) => (d.restaurantId === null ? `fleet/${d.ownerId}` : `dispatch/${d.restaurantId}`),
+}
+
+/** A delivery as a dispatcher sees it in the feed. */
+export function dispatchDeliveryView(o: OrderRow) {
+  return {
+    id: o.id,
+    status: o.status,
+    delivery_status: o.delivery_status,
+    driver_id: o.driver_id,
+    customer_name: o.customer_name,
+    address: o.address,
+    total: fromCents(o.total),
+    timeline: JSON.parse(o.timeline) as Record<string, string>,
+    updated_at: o.updated_at,
+  }
+}
+
+export class Realtime implements RealtimeSink {
+  private svc: Services | null = null
+  private readonly rooms = new Map<number, TrackRoom>()
+  private readonly driverSockets = new Map<number, Set<WebSocket<LiveSocket>>>()
+  private dirty = new Set<number>()
+  private flushQueued = false
+
+  constructor(readonly hub: Hub) {}
+
+  /** Called once `svc` is complete; committed events of any order refresh its live views. */
+  attach(svc: Services): () => void {
+    this.svc = svc
+    return svc.events.subscribe((e) => {
+      const id = e.data.order_id
+      if (e.event.startsWith('order.') && typeof id === 'number') this.touch(id)
+    })
+  }
+
+  // ---- tracking rooms (src/ws/track.ts) ----
+
+  joinTrack(orderId: number): void {
+    const r = this.rooms.get(orderId)
+    if (r) r.sockets++
+    else this.rooms.set(orderId, { sockets: 1, location: null })
+  }
+
+  leaveTrack(orderId: number): void {
+    const r = this.rooms.get(orderId)
+    if (r && --r.sockets <= 0) this.rooms.delete(orderId)
+  }
+
+  lastTrackLocation(orderId: number): Record<string, unknown> | null {
+    return this.rooms.get(orderId)?.location ?? null
+  }
+
+  // ---- driver sockets (src/ws/driver.ts) ----
+
+  addDriverSocket(driverId: number, ws: WebSocket<LiveSocket>): void {
+    let set = this.driverSockets.get(driverId)
+    if (!set) this.driverSockets.set(driverId, (set = new Set()))
+    set.add(ws)
+  }
+
+  removeDriverSocket(driverId: number, ws: WebSocket<LiveSocket>): void {
+    const set = this.driverSockets.get(driverId)
+    if (!set) return
+    set.delete(ws)
+    if (set.size === 0) this.driverSockets.delete(driverId)
+  }
+
+  connections(driverId: number): number {
+    return this.driverSockets.get(driverId)?.size ?? 0
+  }
+
+  disconnectDriver(driverId: number, reason: string): void {
+    for (const ws of [...(this.driverSockets.get(driverId) ?? [])]) {
+      if (ws.getUserData().closed) continue
+      // 4001: the credentials of this socket are no longer valid (docs/realtime.md close codes).
+      ws.end(4001, reason)
+    }
+  }
+
+  // ---- RealtimeSink ----
+
+  orderChanged(prev: OrderState, next: OrderState): void {
+    this.touch(next.id)
+    if (prev.driverId !== next.driverId) {
+      if (prev.driverId != null) this.toDriver(prev.driverId, { type: 'unassigned', order_id: next.id })
+      if (next.driverId != null) this.driverDelivery(next.driverId, next.id, 'assignment')
+    } else if (next.driverId != null && (prev.deliveryStatus !== next.deliveryStatus || prev.status !== next.status)) {
+      this.driverDelivery(next.driverId, next.id, 'delivery')
+    }
+  }
+
+  driverLocation(pos: DriverPosition, visibleOrders: readonly number[]): void {
+    if (visibleOrders.length > 0) {
+      const driver = { name: pos.name, lat: pos.lat, lng: pos.lng, location_updated_at: pos.at }
+      for (const orderId of visibleOrders) {
+        const room = this.rooms.get(orderId)
+        if (!room) continue // nobody watches this order
+        const frame = { type: 'location', order_id: orderId, driver }
+        room.location = frame
+        this.hub.publish(topics.track(orderId), frame)
+      }
+    }
+    const feed = topics.driverFeed(pos)
+    if (this.hub.hasSubscribers(feed)) {
+      this.hub.publish(feed, { type: 'location', driver_id: pos.driverId, name: pos.name, lat: pos.lat, lng: pos.lng, location_updated_at: pos.at })
+    }
+  }
+
+  driverPresence(p: DriverPresence): void {
+    const frame = { type: 'driver', driver_id: p.driverId, name: p.name, restaurant_id: p.restaurantId, on_shift: p.onShift, connected: p.connected }
+    const feed = topics.driverFeed(p)
+    if (this.hub.hasSubscribers(feed)) this.hub.publish(feed, frame)
+  }
+
+  toDriver(driverId: number, frame: Record<string, unknown>): void {
+    const t = topics.driver(driverId)
+    if (this.hub.hasSubscribers(t)) this.hub.publish(t, frame)
+  }
+
+  // ---- internals ----
+
+  private driverDelivery(driverId: number, orderId: number, type: 'assignment' | 'delivery'): void {
+    const svc = this.svc
+    if (!svc || !this.hub.hasSubscribers(topics.driver(driverId))) return
+    const row = svc.orders.row(orderId)
+    if (!row) return
+    this.hub.publish(topics.driver(driverId), { type, delivery: driverDeliveryView(row, svc.orders.lines(row.id), svc.drivers.delivery(row.id), svc.drivers.storeTitle(row.store_id)) })
+  }
+
+  private touch(orderId: number): void {
+    this.dirty.add(orderId)
+    if (this.flushQueued) return
+    this.flushQueued = true
+    setImmediate(() => this.flush())
+  }
+
+  private flush(): void {
+    this.flushQueued = false
+    const svc = this.svc
+    const ids = this.dirty
+    this.dirty = new Set()
+    if (!svc) return
+    for (const id of ids) {
+      try {
+        const room = this.rooms.get(id)
+        if (!room && this.dispatchSockets === 0) continue // nobody could see it: skip the read
+        const row = svc.orders.row(id)
+        if (!row) continue
+        if (room) {
+          // Once the driver is no longer visible (delivered, failed, un-assigned) its last position goes too.
+          if (!driverVisible(row.delivery_status as DeliveryStatus | null)) room.location = null
+          this.hub.publish(topics.track(id), { type: 'status', ...trackingView(svc, row) })
+        }
+        const feed = topics.dispatch(row.store_id)
+        if (row.delivery_status !== null && this.hub.hasSubscribers(feed)) this.hub.publish(feed, { type: 'delivery', delivery: dispatchDeliveryView(row) })
+      } catch (err) {
+        svc.log.error({ err, orderId: id }, 'real-time refresh failed')
+      }
+    }
+  }
+
+  /** Open dispatch sockets (src/ws/dispatch.ts keeps this count). */
+  dispatchSockets = 0
+}

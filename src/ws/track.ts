@@ -1,0 +1,72 @@
+/**
+ * The customer tracking socket `{base_url}/ws/track/{track_token}` (docs/realtime.md). The token
+ * is the capability: no other credential. The first frame is the tracking view of api-v1 §2.5
+ * (`type: "snapshot"`); then a `status` frame (the whole view again) on every status or delivery
+ * change and a `location` frame for every driver position while the order is picked up or out for
+ * delivery — never before (the driver actor only publishes to orders in those states).
+ *
+ * A slow socket is skipped by uWS once it has `maxBackpressure` bytes queued; when it drains it is
+ * sent the current view and the latest location, so it converges on the present instead of
+ * replaying a backlog.
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
+import type { Services } from '../services.ts'
+import { ApiError } from '../errors.ts'
+import { trackingView } from '../storage/tracking.ts'
+import { authedUpgrade } from './upgrade.ts'
+import { decode } from './codec.ts'
+import { SLOW_CONSUMER_BYTES } from './hub.ts'
+import { topics, type LiveSocket, type Realtime } from './realtime.ts'
+import { errorFrame } from './frames.ts'
+
+interface TrackSocket extends LiveSocket { orderId: number }
+
+export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
+  const hub = rt.hub
+  const snapshot = (ws: WebSocket<TrackSocket>, type: 'snapshot' | 'status') => {
+    const row = svc.orders.row(ws.getUserData().orderId)
+    if (row) hub.send(ws, { type, ...trackingView(svc, row) })
+  }
+
+  app.ws<TrackSocket>('/api/v1/ws/track/:token', {
+    // Customers only listen; small frames (ping) are all they may send.
+    maxPayloadLength: 1024,
+    maxBackpressure: SLOW_CONSUMER_BYTES,
+    closeOnBackpressureLimit: 0,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade: authedUpgrade<TrackSocket>(1, ({ params }) => {
+      const row = params[0] ? svc.orders.rowByTrackToken(params[0]) : undefined
+      if (!row) throw new ApiError('not_found', 'The order does not exist.')
+      return { orderId: row.id, closed: false }
+    }),
+    open: (ws) => {
+      const { orderId } = ws.getUserData()
+      // Subscribe before reading the snapshot: a change committed in between arrives as a frame.
+      hub.subscribe(ws, topics.track(orderId))
+      rt.joinTrack(orderId)
+      snapshot(ws, 'snapshot')
+      const loc = rt.lastTrackLocation(orderId)
+      if (loc) hub.send(ws, loc, true)
+    },
+    message: (ws, message, isBinary) => {
+      let frame: unknown
+      try { frame = decode(message, isBinary) } catch { return void hub.send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.'), true) }
+      const type = (frame as { type?: unknown } | null)?.type
+      if (type === 'ping') return void hub.send(ws, { type: 'pong' }, true)
+      if (type === 'refresh') return snapshot(ws, 'snapshot')
+      hub.send(ws, errorFrame('unknown_type', 'Tracking sockets accept only `ping` and `refresh` frames.'), true)
+    },
+    drain: (ws) => {
+      if (ws.getBufferedAmount() > SLOW_CONSUMER_BYTES / 4) return
+      snapshot(ws, 'status')
+      const loc = rt.lastTrackLocation(ws.getUserData().orderId)
+      if (loc) hub.send(ws, loc, true)
+    },
+    close: (ws) => {
+      const d = ws.getUserData()
+      d.closed = true
+      rt.leaveTrack(d.orderId)
+    },
+  })
+}

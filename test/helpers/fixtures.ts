@@ -1,0 +1,127 @@
+/**
+ * Cheap test fixtures written straight into SQLite (no scrypt, unlike seedDemo): an owner with a
+ * token, stores of any type, a small known menu, and row counters for "nothing was written".
+ * Rows written here are picked up by the server at once: auth and store actors read SQLite on
+ * first use, so write fixtures before the first request that touches the store.
+ */
+import { randomBytes } from 'node:crypto'
+import type { Db } from '../../src/storage/db.ts'
+import { nowIso } from '../../src/storage/db.ts'
+import { createOwnerToken } from '../../src/seed.ts'
+import type { Test } from 'tap'
+import type { TestServer, Res } from './server.ts'
+
+export interface FixtureMenu {
+  categoryId: number
+  emptyCategoryId: number
+  /** 10.00; variants Single (no own price) and Double 15.00; extras Cheese 1.50, Bacon 2.00. */
+  burger: { id: number; single: number; double: number; cheese: number; bacon: number }
+  /** 3.00, no variants or extras. */
+  fries: number
+  /** 5.00, sold out. */
+  soup: number
+}
+
+export interface Account {
+  ownerId: number
+  token: string
+  storeId: number
+  slug: string
+  menu: FixtureMenu
+}
+
+const uniq = () => randomBytes(4).toString('hex')
+
+export function createOwner(db: Db, name = `Owner ${uniq()}`): number {
+  return Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(name, `${uniq()}@test.local`, nowIso()).lastInsertRowid)
+}
+
+/** A raw owner token with `caps`; `expiresAt` ISO or null. */
+export function tokenFor(db: Db, ownerId: number, caps: string[], expiresAt: string | null = null): string {
+  return createOwnerToken(db, ownerId, caps, expiresAt, 'test').token
+}
+
+export function createStore(db: Db, ownerId: number, opts: { type?: string; title?: string; createdAt?: string } = {}): { id: number; slug: string } {
+  const slug = `store-${uniq()}`
+  const id = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
+    VALUES (?, ?, ?, 'classic', ?, 'USD', 'Testville', '{}', ?)`)
+    .run(ownerId, opts.title ?? `Store ${slug}`, slug, opts.type ?? 'restaurant', opts.createdAt ?? nowIso()).lastInsertRowid)
+  return { id, slug }
+}
+
+export function createMenu(db: Db, storeId: number): FixtureMenu {
+  const now = nowIso()
+  const cat = (name: string, station: string | null) =>
+    Number(db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, 0, ?, ?)').run(storeId, name, station, now).lastInsertRowid)
+  const item = (categoryId: number, name: string, price: number, soldOut = false) =>
+    Number(db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, created_at, updated_at)
+      VALUES (?, ?, ?, '', ?, 0, ?, ?, ?)`).run(storeId, categoryId, name, price, soldOut ? 1 : 0, now, now).lastInsertRowid)
+  const variant = (itemId: number, name: string, price: number | null) =>
+    Number(db.prepare('INSERT INTO item_variants (item_id, name, price, position, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)').run(itemId, name, price, now, now).lastInsertRowid)
+  const extra = (itemId: number, name: string, price: number) =>
+    Number(db.prepare('INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, NULL, 0)').run(itemId, name, price).lastInsertRowid)
+
+  const categoryId = cat('Mains', 'grill')
+  const emptyCategoryId = cat('Empty', null)
+  const burger = item(categoryId, 'Burger', 1000)
+  return {
+    categoryId,
+    emptyCategoryId,
+    burger: { id: burger, single: variant(burger, 'Single', null), double: variant(burger, 'Double', 1500), cheese: extra(burger, 'Cheese', 150), bacon: extra(burger, 'Bacon', 200) },
+    fries: item(categoryId, 'Fries', 300),
+    soup: item(categoryId, 'Soup', 500, true),
+  }
+}
+
+/** Owner + `*` token + one restaurant with the fixture menu. */
+export function createAccount(db: Db, opts: { type?: string } = {}): Account {
+  const ownerId = createOwner(db)
+  const token = tokenFor(db, ownerId, ['*'])
+  const store = createStore(db, ownerId, opts)
+  return { ownerId, token, storeId: store.id, slug: store.slug, menu: createMenu(db, store.id) }
+}
+
+export interface RowCounts { orders: number; order_lines: number; outbox: number; idempotency_keys: number }
+
+export function counts(db: Db): RowCounts {
+  const n = (t: string) => db.prepare(`SELECT COUNT(*) FROM ${t}`).pluck().get() as number
+  return { orders: n('orders'), order_lines: n('order_lines'), outbox: n('outbox'), idempotency_keys: n('idempotency_keys') }
+}
+
+export interface OutboxRow { id: number; owner_id: number; store_id: number | null; event: string; data: Record<string, any>; created_at: string }
+
+/** Outbox rows (data parsed), optionally only those of one event name, oldest first. */
+export function outbox(db: Db, event?: string): OutboxRow[] {
+  const rows = (event
+    ? db.prepare('SELECT * FROM outbox WHERE event = ? ORDER BY id').all(event)
+    : db.prepare('SELECT * FROM outbox ORDER BY id').all()) as Array<Omit<OutboxRow, 'data'> & { data: string }>
+  return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as Record<string, any> }))
+}
+
+/** POST an order as the owner. */
+export function postOrder(s: TestServer, token: string, storeId: number, body: unknown, headers: Record<string, string> = {}): Promise<Res> {
+  return s.req('POST', `/restaurants/${storeId}/orders`, { token, body, headers })
+}
+
+/** Assert-free shape check of the api-v1 §7 envelope; returns a reason string when it is wrong. */
+export function envelopeProblem(body: unknown, code: string): string | null {
+  if (!body || typeof body !== 'object') return `not a JSON object: ${JSON.stringify(body)}`
+  const b = body as Record<string, unknown>
+  if (b.code !== code) return `code ${String(b.code)} instead of ${code}`
+  if (typeof b.message !== 'string' || b.message.length === 0) return 'message missing'
+  const extra = Object.keys(b).filter((k) => !['message', 'code', 'errors'].includes(k))
+  if (extra.length) return `unexpected keys ${extra.join(', ')}`
+  if ('errors' in b) {
+    if (code !== 'validation_failed' && code !== 'idempotency_key_reused' && code !== 'category_not_empty' && code !== 'invalid_transition') return '`errors` on a non-validation error'
+    const e = b.errors as Record<string, unknown>
+    if (!e || typeof e !== 'object') return '`errors` is not an object'
+    for (const [k, v] of Object.entries(e)) if (!Array.isArray(v) || !v.every((m) => typeof m === 'string')) return `errors.${k} is not an array of strings`
+  }
+  return null
+}
+
+/** Assert status + §7 envelope with `code`. */
+export function isError(t: Test, res: Res, status: number, code: string, what = ''): void {
+  t.equal(res.status, status, `${what} answers ${status}`.trim())
+  t.equal(envelopeProblem(res.body, code), null, `${what} has the §7 envelope with code ${code}`.trim())
+}

@@ -1,0 +1,157 @@
+/**
+ * Discovery (api-v1 §4.1, §5, §9): the OpenAPI 3.1 document generated from the live route table
+ * (validated with a real OpenAPI validator; real responses checked against its schemas) and the
+ * machine-readable index.
+ */
+import t from 'tap'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { startServer } from './helpers/server.ts'
+import { createAccount, postOrder } from './helpers/fixtures.ts'
+import { checkSchema } from './helpers/jsonschema.ts'
+import { liveRoutes, paramsOf } from './helpers/routes.ts'
+import { fullPath } from '../src/http/server.ts'
+
+const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
+t.teardown(() => s.close())
+const acct = createAccount(s.app.svc.db)
+const res = await s.req('GET', '/openapi.json')
+const doc = res.body as Record<string, any>
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']
+const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+  Object.entries(item).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op })))
+
+t.test('the document is served as JSON and is valid OpenAPI 3.1', async (t) => {
+  t.equal(res.status, 200)
+  t.match(res.headers.get('content-type'), /^application\/json/)
+  const validator = new Validator()
+  const result = await validator.validate(structuredClone(doc))
+  t.ok(result.valid, `valid OpenAPI: ${JSON.stringify(result.errors)?.slice(0, 2000)}`)
+  t.equal(validator.version, '3.1')
+  t.equal(doc.openapi, '3.1.0')
+  t.equal(doc.info.version, 'v1')
+  t.equal(doc.servers[0].url, s.base, '{base_url} is SITE_URL/api/v1')
+})
+
+t.test('it covers every live route, each with a 2xx and a 4XX response', async (t) => {
+  const routes = liveRoutes()
+  for (const r of routes) {
+    const key = r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/'
+    const op = doc.paths[key]?.[r.method.toLowerCase()]
+    if (!t.ok(op, `${r.method} ${key} is documented`)) continue
+    const success = String(r.status ?? 200)
+    t.ok(op.responses[success], `${r.method} ${key} documents ${success}`)
+    if (r.body) t.ok(op.requestBody?.content?.['application/json']?.schema, `${r.method} ${key} documents its JSON body`)
+    if (r.site) t.equal(op.servers?.[0]?.url ?? doc.paths[key].servers?.[0]?.url, s.site, `${key} is served from the site root`)
+  }
+  t.equal(operations.length, routes.length, 'nothing documented that is not a route')
+  for (const { path, method, op } of operations) {
+    const codes = Object.keys(op.responses)
+    t.ok(codes.some((c) => ['200', '201', '204'].includes(c)), `${method} ${path} has a 2xx`)
+    t.ok(op.responses['4XX'], `${method} ${path} has 4XX`)
+    t.equal(op.responses['4XX']?.content?.['application/json']?.schema?.$ref, '#/components/schemas/Error', `${method} ${path} 4XX is the §7 envelope`)
+    const declared = (op.parameters ?? []).filter((p: { in: string }) => p.in === 'path').map((p: { name: string }) => p.name).sort()
+    t.same(declared, paramsOf(path).sort(), `${method} ${path} declares its path parameters`)
+    t.ok(op.tags?.length === 1 && typeof op.summary === 'string', `${method} ${path} has a tag and summary`)
+  }
+  const ids = operations.map((o) => o.op.operationId)
+  t.equal(new Set(ids).size, ids.length, 'operationIds are unique')
+  const orderCreate = doc.paths['/restaurants/{id}/orders'].post
+  t.ok(orderCreate.parameters.some((p: { name: string; in: string }) => p.name === 'Idempotency-Key' && p.in === 'header'), 'Idempotency-Key documented')
+  const orderBody = orderCreate.requestBody.content['application/json'].schema
+  t.same([...orderBody.required].sort(), ['items', 'type'], 'order input: type and items required')
+  t.ok(orderBody.properties.type.enum.includes('takeaway'))
+  t.match(orderBody.properties.items.items.properties.quantity, { type: 'integer', minimum: 1 }, 'quantity: positive integer')
+  t.equal(orderBody.properties.items.minItems, 1)
+  const analyticsParams = doc.paths['/restaurants/{id}/analytics'].get.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name)
+  t.same(analyticsParams.sort(), ['from', 'to'], 'analytics query documented')
+  t.ok(doc.paths['/restaurants/{id}/orders'].get.parameters.some((p: { name: string; in: string }) => p.name === 'status' && p.in === 'query'), 'status filter documented')
+})
+
+t.test('the three security schemes of §5', async (t) => {
+  const schemes = doc.components.securitySchemes as Record<string, any>
+  const all = Object.values(schemes)
+  t.ok(all.some((x) => x.type === 'http' && x.scheme === 'bearer'), 'bearer token')
+  t.ok(all.some((x) => x.type === 'apiKey' && x.in === 'header' && x.name === 'X-Storefront-Token'), 'X-Storefront-Token header')
+  const oauth = all.find((x) => x.type === 'oauth2')
+  t.ok(oauth?.flows?.authorizationCode, 'oauth2 authorization code')
+  t.equal(oauth?.flows?.authorizationCode?.authorizationUrl, `${s.site}/oauth/authorize`)
+  t.equal(oauth?.flows?.authorizationCode?.tokenUrl, `${s.site}/oauth/token`)
+  t.same(oauth?.flows?.authorizationCode?.scopes, {}, 'no scopes listed there')
+  const bearerName = Object.entries(schemes).find(([, x]) => x.type === 'http')![0]
+  for (const r of liveRoutes()) {
+    const key = r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/'
+    const op = doc.paths[key][r.method.toLowerCase()]
+    if (r.auth === 'none') t.same(op.security, [], `${r.method} ${key} needs no auth`)
+    if (r.auth === 'owner') {
+      t.ok(op.security.some((x: Record<string, unknown>) => bearerName in x), `${r.method} ${key} accepts a bearer token`)
+      t.equal(op['x-required-capability'], r.capability, `${r.method} ${key} names its capability`)
+    }
+    for (const req of op.security ?? []) for (const name of Object.keys(req)) t.ok(schemes[name], `${name} is a declared scheme`)
+  }
+})
+
+t.test('real responses match the documented schemas', async (t) => {
+  const schemaFor = (path: string, method: string, status: string) =>
+    doc.paths[path][method].responses[status].content['application/json'].schema
+  const check = (what: string, schema: Record<string, unknown>, body: unknown) => {
+    const problems = checkSchema(schema, body, doc)
+    t.same(problems, [], `${what} matches its schema`)
+  }
+  const tk = { token: acct.token }
+  const o = await postOrder(s, acct.token, acct.storeId, { type: 'delivery', address: 'a', tip_amount: 1, items: [{ item_id: acct.menu.burger.id, quantity: 1, variation: acct.menu.burger.double, extras: [acct.menu.burger.cheese] }] })
+  check('order create', schemaFor('/restaurants/{id}/orders', 'post', '201'), o.body)
+  const st = await s.req('PUT', `/restaurants/${acct.storeId}/orders/${o.body.id}/status`, { ...tk, body: { status: 'ready' } })
+  t.equal(st.status, 200, 'PUT status')
+  check('order status', schemaFor('/restaurants/{id}/orders/{orderId}/status', 'put', '200'), st.body)
+  const cases: Array<[string, string]> = [
+    ['/me', '/me'],
+    ['/restaurants', '/restaurants'],
+    ['/restaurants/{id}', `/restaurants/${acct.storeId}`],
+    ['/restaurants/{id}/menu', `/restaurants/${acct.storeId}/menu`],
+    ['/restaurants/{id}/orders', `/restaurants/${acct.storeId}/orders`],
+    ['/restaurants/{id}/orders/{orderId}', `/restaurants/${acct.storeId}/orders/${o.body.id}`],
+    ['/restaurants/{id}/analytics', `/restaurants/${acct.storeId}/analytics`],
+    ['/restaurants/{id}/menu/items/{itemId}/variants', `/restaurants/${acct.storeId}/menu/items/${acct.menu.burger.id}/variants`],
+    ['/restaurants/{id}/menu/items/{itemId}/variants/{variantId}', `/restaurants/${acct.storeId}/menu/items/${acct.menu.burger.id}/variants/${acct.menu.burger.single}`],
+    ['/menu/{restaurantId}', `/menu/${acct.storeId}`],
+    ['/track/{token}', `/track/${o.body.track_token}`],
+    ['/', ''],
+  ]
+  for (const [docPath, url] of cases) {
+    const r = await s.req('GET', url, tk)
+    t.equal(r.status, 200, `GET ${url}`)
+    check(`GET ${docPath}`, schemaFor(docPath, 'get', '200'), r.body)
+  }
+  const cat = await s.req('POST', `/restaurants/${acct.storeId}/menu/categories`, { ...tk, body: { name: 'C' } })
+  check('category create', schemaFor('/restaurants/{id}/menu/categories', 'post', '201'), cat.body)
+  const item = await s.req('POST', `/restaurants/${acct.storeId}/menu/items`, { ...tk, body: { category_id: cat.body.id, name: 'I', price: 1, extras: [{ name: 'E', price: 0.5 }], variations: [{ name: 'V' }] } })
+  check('item create', schemaFor('/restaurants/{id}/menu/items', 'post', '201'), item.body)
+  const so = await s.req('PATCH', `/restaurants/${acct.storeId}/menu/items/${item.body.id}/sold-out`, tk)
+  check('sold-out', schemaFor('/restaurants/{id}/menu/items/{itemId}/sold-out', 'patch', '200'), so.body)
+  for (const [what, r] of [['401', await s.req('GET', '/me')], ['404', await s.req('GET', '/nope')], ['422', await s.req('GET', '/restaurants?page=0', tk)]] as const) {
+    check(`error ${what}`, doc.components.schemas.Error, r.body)
+  }
+  t.same(checkSchema({ type: 'object', required: ['x'] }, {}, doc).length, 1, 'the checker itself catches a missing field')
+})
+
+t.test('the discovery index', async (t) => {
+  const r = await s.req('GET', '')
+  t.equal(r.status, 200)
+  const idx = r.body
+  t.match(idx, { name: String, version: 'v1', base_url: s.base, authentication: String, docs: String, openapi: `${s.base}/openapi.json` })
+  t.match(idx.authentication, /Bearer/)
+  t.equal((await s.req('GET', idx.openapi)).status, 200, 'the openapi address answers')
+  const docs = await s.req('GET', idx.docs)
+  t.equal(docs.status, 200, 'the docs address answers')
+  t.match(docs.headers.get('content-type'), /text\/html/)
+  const listed = Object.entries(idx.groups as Record<string, Array<{ method: string; path: string; summary: string; auth: string }>>)
+    .flatMap(([tag, entries]) => entries.map((e) => ({ tag, ...e })))
+  const routes = liveRoutes()
+  t.equal(listed.length, routes.length, 'every route listed once')
+  for (const r of routes) {
+    const path = r.site ? `${s.site}${r.path}` : fullPath(r).slice('/api/v1'.length) || '/'
+    t.ok(listed.some((e) => e.tag === r.tag && e.method === r.method && e.path === path && e.auth === r.auth && e.summary === r.summary), `${r.method} ${path} under ${r.tag}`)
+  }
+  t.same(Object.keys(idx.groups).sort(), doc.tags.map((x: { name: string }) => x.name).sort(), 'the same tags as the OpenAPI document')
+  t.ok(idx.groups.Orders && idx.groups.Menu && idx.groups.Restaurants, 'grouped by tag')
+})

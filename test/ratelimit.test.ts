@@ -1,0 +1,84 @@
+/**
+ * Rate limits over HTTP (api-v1 §8), with RATE_LIMIT_PER_MINUTE=5: X-RateLimit-* on every response,
+ * the 6th request is 429 `rate_limited` with Retry-After, budgets are per token, and
+ * unauthenticated traffic is limited per client address.
+ */
+import t from 'tap'
+import { startServer, type Res } from './helpers/server.ts'
+import { counts, createAccount, isError, postOrder, tokenFor } from './helpers/fixtures.ts'
+
+const hasRateHeaders = (r: Res, limit: number) =>
+  r.headers.get('x-ratelimit-limit') === String(limit) && /^\d+$/.test(r.headers.get('x-ratelimit-remaining') ?? '')
+
+t.test('per token: headers on every answer, the 6th request is 429 with Retry-After', async (t) => {
+  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '5' })
+  t.teardown(() => s.close())
+  const db = s.app.svc.db
+  const acct = createAccount(db)
+  const line = { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] }
+
+  // Mixed successes and failures all spend the same token's budget.
+  const answers = [
+    await s.req('GET', '/me', { token: acct.token }),
+    await postOrder(s, acct.token, acct.storeId, line),
+    await s.req('GET', `/restaurants/${acct.storeId}/orders/999999`, { token: acct.token }),
+    await postOrder(s, acct.token, acct.storeId, { type: 'bogus' }),
+    await s.req('GET', `/restaurants/${acct.storeId}/orders?page=0`, { token: acct.token }),
+  ]
+  t.same(answers.map((r) => r.status), [200, 201, 404, 422, 422])
+  t.same(answers.map((r) => r.headers.get('x-ratelimit-limit')), ['5', '5', '5', '5', '5'], 'X-RateLimit-Limit on successes and errors')
+  t.same(answers.map((r) => r.headers.get('x-ratelimit-remaining')), ['4', '3', '2', '1', '0'], 'X-RateLimit-Remaining counts down')
+
+  const before = counts(db)
+  const limited = await postOrder(s, acct.token, acct.storeId, line)
+  isError(t, limited, 429, 'rate_limited', 'the 6th request')
+  const retry = Number(limited.headers.get('retry-after'))
+  t.ok(Number.isInteger(retry) && retry >= 1 && retry <= 12, `Retry-After is whole seconds until the next slot (${retry})`)
+  t.equal(limited.headers.get('x-ratelimit-limit'), '5')
+  t.equal(limited.headers.get('x-ratelimit-remaining'), '0')
+  t.same(counts(db), before, 'a limited request does nothing')
+  isError(t, await s.req('GET', '/me', { token: acct.token }), 429, 'rate_limited', 'still limited')
+
+  const other = tokenFor(db, acct.ownerId, ['*'])
+  const fresh = await s.req('GET', '/me', { token: other })
+  t.equal(fresh.status, 200, "another token of the same owner has its own budget")
+  t.equal(fresh.headers.get('x-ratelimit-remaining'), '4')
+  const viaQuery = await s.req('GET', `/me?api_token=${encodeURIComponent(other)}`)
+  t.equal(viaQuery.headers.get('x-ratelimit-remaining'), '3', 'the budget follows the token however it is sent')
+  const pub = await s.req('GET', `/menu/${acct.storeId}`)
+  t.equal(pub.status, 200, 'the address budget is separate from token budgets')
+})
+
+t.test('per address: unauthenticated calls, failed logins and unknown routes share one budget', async (t) => {
+  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '5' })
+  t.teardown(() => s.close())
+  const acct = createAccount(s.app.svc.db)
+  const answers = [
+    await s.req('GET', `/menu/${acct.storeId}`),
+    await s.req('GET', '/me', { token: 'dso_wrong' }),
+    await s.req('GET', '/nope'),
+    await s.req('PATCH', '/restaurants'),
+    await s.req('GET', '/openapi.json'),
+  ]
+  t.same(answers.map((r) => r.status), [200, 401, 404, 405, 200])
+  t.ok(answers.every((r) => hasRateHeaders(r, 5)), 'headers on every answer')
+  t.same(answers.map((r) => r.headers.get('x-ratelimit-remaining')), ['4', '3', '2', '1', '0'])
+  const limited = await s.req('GET', `/menu/${acct.storeId}`)
+  isError(t, limited, 429, 'rate_limited', 'the 6th unauthenticated request')
+  t.ok(Number(limited.headers.get('retry-after')) >= 1)
+  isError(t, await s.req('GET', '/me', { token: 'dso_wrong' }), 429, 'rate_limited', 'guessing tokens is limited too')
+  const pre = await s.req('OPTIONS', '/restaurants', { headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } })
+  t.equal(pre.status, 204, 'a preflight is answered even when the address is out of budget')
+  t.ok(hasRateHeaders(pre, 5), 'and carries the headers')
+  t.equal(pre.headers.get('x-ratelimit-remaining'), '0')
+  const authed = await s.req('GET', '/me', { token: acct.token })
+  t.equal(authed.status, 200, 'a valid token is not held back by its address')
+})
+
+t.test('the default is 120 per minute', async (t) => {
+  const s = await startServer()
+  t.teardown(() => s.close())
+  const r = await s.req('GET', '')
+  t.equal(r.headers.get('x-ratelimit-limit'), '120')
+  t.equal(r.headers.get('x-ratelimit-remaining'), '119')
+})

@@ -1,0 +1,92 @@
+/**
+ * Durable writes (storage/commit.ts), one contract for both modes (group commit and one
+ * transaction per write): a promise resolves only after its change is committed; a failing write
+ * rolls back alone and rejects only its own caller.
+ */
+import t from 'tap'
+import Database from 'better-sqlite3'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDb, type Db } from '../../src/storage/db.ts'
+import { createCommitter } from '../../src/storage/commit.ts'
+
+function fixture(t: Tap, groupCommit: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), 'commit-test-'))
+  const path = join(dir, 'c.db')
+  const db = openDb(path)
+  db.exec('CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL)')
+  // A second connection sees only what is committed.
+  const other = new Database(path, { readonly: true })
+  t.teardown(() => { other.close(); db.close(); rmSync(dir, { recursive: true, force: true }) })
+  const committed = (k: string) => other.prepare('SELECT v FROM kv WHERE k = ?').pluck().get(k) as number | undefined
+  return { db, other, path, committed, c: createCommitter(db, groupCommit) }
+}
+type Tap = { teardown(fn: () => void): void }
+
+const put = (k: string, v: number) => (db: Db) => { db.prepare('INSERT INTO kv (k, v) VALUES (?, ?)').run(k, v); return v }
+
+for (const groupCommit of [true, false]) {
+  const mode = groupCommit ? 'group commit' : 'one transaction per write'
+
+  t.test(`${mode}: resolves with the value, after the change is visible to another connection`, async (t) => {
+    const { c, committed } = fixture(t, groupCommit)
+    const seen = await c.write((db) => { put('a', 1)(db); return 'done' }).then((v) => ({ v, committed: committed('a') }))
+    t.same(seen, { v: 'done', committed: 1 })
+  })
+
+  t.test(`${mode}: a failing write rolls back alone and rejects only its caller`, async (t) => {
+    const { c, committed } = fixture(t, groupCommit)
+    const results = await Promise.allSettled([
+      c.write(put('x', 1)),
+      c.write((db) => { put('half', 2)(db); throw new Error('boom') }),
+      c.write(put('x', 3)), // unique violation
+      c.write(put('y', 4)),
+    ])
+    t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled'])
+    t.equal((results[1] as PromiseRejectedResult).reason.message, 'boom', 'the caller gets its own error')
+    t.match((results[2] as PromiseRejectedResult).reason.message, /UNIQUE/)
+    t.equal(committed('x'), 1)
+    t.equal(committed('y'), 4)
+    t.equal(committed('half'), undefined, "the failed write's partial change is rolled back")
+  })
+
+  t.test(`${mode}: nothing is left in a transaction between writes`, async (t) => {
+    const { c, db } = fixture(t, groupCommit)
+    await c.write(put('p', 1))
+    t.notOk(db.inTransaction)
+    await c.write(() => { throw new Error('x') }).catch(() => {})
+    t.notOk(db.inTransaction)
+  })
+}
+
+t.test('group commit: one transaction per event-loop turn', async (t) => {
+  const { c } = fixture(t, true)
+  await Promise.all(Array.from({ length: 50 }, (_, i) => c.write(put(`k${i}`, i))))
+  t.same(c.stats, { batches: 1, writes: 50 }, '50 writes of one turn share one commit')
+  await c.write(put('later', 1))
+  t.equal(c.stats.batches, 2, 'a later turn is another batch')
+})
+
+t.test('group commit: a batch that cannot begin fails every caller and writes nothing', async (t) => {
+  const { c, db, path, committed } = fixture(t, true)
+  db.pragma('busy_timeout = 0')
+  const locker = new Database(path)
+  locker.exec('BEGIN IMMEDIATE')
+  const results = await Promise.allSettled([c.write(put('l1', 1)), c.write(put('l2', 2))])
+  locker.exec('ROLLBACK')
+  locker.close()
+  t.same(results.map((r) => r.status), ['rejected', 'rejected'])
+  t.equal(committed('l1'), undefined)
+  t.notOk(db.inTransaction)
+  t.equal(await c.write(put('l3', 3)), 3, 'the committer works again once the lock is gone')
+})
+
+t.test('group commit: flush() commits what is queued at once', async (t) => {
+  const { c, committed } = fixture(t, true)
+  const p = c.write(put('f', 9))
+  t.equal(committed('f'), undefined, 'queued, not yet committed')
+  c.flush()
+  t.equal(committed('f'), 9)
+  t.equal(await p, 9)
+})

@@ -1,0 +1,75 @@
+/** The virtual-actor registry (actors/system.ts): spawn on demand, passivate idle actors, reload transparently, supervise crashes. */
+import t from 'tap'
+import * as nact from 'nact'
+import { Registry, ok, startSystem, stopSystem, type Ref, type Result } from '../../src/actors/system.ts'
+import { createLogger } from '../../src/log.ts'
+
+type Msg = { type: 'inc' | 'crash'; gate?: Promise<void>; replyTo: Ref<Result<number>> }
+
+function fixture(t: { teardown(fn: () => void): void }, idleMs = 1000) {
+  const system = startSystem()
+  const loads: number[] = []
+  // The state stands for what an actor loads from SQLite on its first message.
+  const reg = new Registry<number, { n: number } | null, Msg>(system, 'counter', () => null, (id) => async (state, msg) => {
+    if (!state) { loads.push(id); state = { n: 0 } }
+    if (msg.gate) await msg.gate
+    if (msg.type === 'crash') throw new Error('actor bug')
+    const next = { n: state.n + 1 }
+    nact.dispatch(msg.replyTo, ok(next.n))
+    return next
+  }, createLogger('silent'), idleMs)
+  t.teardown(() => { reg.close(); stopSystem(system) })
+  const inc = (id: number, gate?: Promise<void>) => reg.ask<number>(id, (replyTo) => ({ type: 'inc', gate, replyTo }))
+  return { reg, loads, inc }
+}
+
+t.test('actors are spawned on first use and keep state between messages', async (t) => {
+  const { reg, loads, inc } = fixture(t)
+  t.equal(await inc(1), 1)
+  t.equal(await inc(1), 2)
+  t.equal(await inc(2), 1, 'one actor per id')
+  t.same(loads, [1, 2])
+  t.equal(reg.size, 2)
+})
+
+t.test('idle actors are passivated and reload transparently on the next message', async (t) => {
+  const { reg, loads, inc } = fixture(t, 1000)
+  await inc(1)
+  await inc(1)
+  t.equal(reg.passivateIdle(Date.now()), 0, 'not idle long enough yet')
+  t.equal(reg.passivateIdle(Date.now() + 1000), 1, 'idle past idleMs: stopped')
+  t.equal(reg.size, 0, 'memory follows live work')
+  t.equal(await inc(1), 1, 'the next message reaches a freshly loaded actor')
+  t.same(loads, [1, 1], 'state was loaded again')
+  t.equal(reg.size, 1)
+})
+
+t.test('an actor with a message in flight is never passivated', async (t) => {
+  const { reg, inc } = fixture(t, 10)
+  let open!: () => void
+  const gate = new Promise<void>((r) => { open = r })
+  const pending = inc(7, gate)
+  await new Promise((r) => setTimeout(r, 20))
+  t.equal(reg.passivateIdle(Date.now() + 60_000), 0, 'busy actors stay')
+  open()
+  t.equal(await pending, 1)
+  t.equal(reg.passivateIdle(Date.now() + 60_000), 1, 'stopped once idle')
+})
+
+t.test('a crashing actor answers internal_error and is reset, not lost', async (t) => {
+  const { reg, loads, inc } = fixture(t)
+  await inc(3)
+  const crashed = reg.ask<number>(3, (replyTo) => ({ type: 'crash', replyTo }), 2000)
+  await t.rejects(crashed, { code: 'internal_error' }, 'the caller gets an error instead of a timeout')
+  t.equal(await inc(3), 1, 'later messages are served by the reset actor')
+  t.same(loads, [3, 3], 'its state reloads')
+})
+
+t.test('evict stops one actor now', async (t) => {
+  const { reg, inc } = fixture(t)
+  await inc(4)
+  await inc(5)
+  reg.evict(4)
+  t.equal(reg.size, 1)
+  t.equal(await inc(4), 1)
+})
