@@ -137,14 +137,17 @@ function missingRows(dbPath: string, ids: number[]): number {
 
 interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; ok201: number; missing: number; inFlightAtStop: number } }
 
+/** Requests cut off when a run stops may still commit: let them land before counting rows. */
+const settle = () => new Promise((r) => setTimeout(r, 300))
+
 async function measured(server: Server, dbPath: string, run: (ids: SeenIds) => Promise<LoadResult>, connections: number): Promise<Measured> {
+  await settle()
   const before = countOrders(dbPath)
   const cpu0 = cpuSeconds(server.proc.pid)
   const seen = new SeenIds()
   const load = await run(seen)
   const cpu1 = cpuSeconds(server.proc.pid)
-  // Requests cut off when the run stopped may still commit: let them land before counting.
-  await new Promise((r) => setTimeout(r, 300))
+  await settle()
   const rowsAdded = countOrders(dbPath) - before
   const missing = missingRows(dbPath, seen.ids)
   const ok201 = seen.ids.length

@@ -10,7 +10,7 @@ import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
 import { createOrderQueries } from './storage/orders.ts'
 import { EventRouter } from './actors/event-router.ts'
-import { Registry, startSystem, stopSystem } from './actors/system.ts'
+import { MailboxGauge, Registry, startSystem, stopSystem } from './actors/system.ts'
 import { storeHandler, type StoreMsg, type StoreState } from './actors/store.ts'
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
 import { createOwnerAuth } from './auth/owner.ts'
@@ -44,7 +44,8 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     log.warn({ modules: process.versions.modules }, 'uWebSockets.js has native builds for Node 16/18/20 only; this Node may run a slow fallback')
   }
   const db = opts.db ?? openDb(config.dbPath)
-  const committer = createCommitter(db, config.groupCommit)
+  const mailboxes = new MailboxGauge()
+  const committer = createCommitter(db, config.groupCommit, { pending: () => mailboxes.queued })
   const system = startSystem()
   const app = uWS.App()
   const owner = createOwnerAuth(db)
@@ -76,9 +77,9 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     },
     // Handlers close over `svc`; they run only once messages arrive, after it is complete.
     actors: {
-      stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(svc, id), log, 10 * 60_000),
-      orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000),
-      drivers: new Registry<number, DriverState | null, DriverMsg>(system, 'driver', () => null, (id) => driverHandler(svc, id, locations), log, 10 * 60_000),
+      stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(svc, id), log, 10 * 60_000, mailboxes),
+      orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000, mailboxes),
+      drivers: new Registry<number, DriverState | null, DriverMsg>(system, 'driver', () => null, (id) => driverHandler(svc, id, locations), log, 10 * 60_000, mailboxes),
     },
   }
 

@@ -35,6 +35,14 @@ function supervise(log: Logger, kind: string) {
 export type Handler<S, M> = (state: S, msg: M) => S | Promise<S>
 
 /**
+ * Messages sent to registry actors that no handler has started yet, across all registries. The
+ * group committer keeps its batch open while this is above zero (storage/commit.ts).
+ */
+export class MailboxGauge {
+  queued = 0
+}
+
+/**
  * Virtual actors keyed by id. `ask` counts in-flight messages per actor so passivation never stops
  * an actor that still has work; idle actors are stopped by a sweep and respawned (reloading from
  * SQLite) on next use, so memory is bounded by live work, not by history.
@@ -50,6 +58,7 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
     private readonly handle: (id: Id) => Handler<S, M>,
     private readonly log: Logger,
     private readonly idleMs = 60_000,
+    private readonly gauge: MailboxGauge = new MailboxGauge(),
   ) {
     this.timer = setInterval(() => this.passivateIdle(), Math.max(1000, Math.min(idleMs, 30_000)))
     this.timer.unref()
@@ -63,7 +72,11 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
     let e = this.live.get(id)
     if (!e) {
       const handle = this.handle(id)
-      const ref = nact.spawn(this.system, (state: S, msg: M) => handle(state, msg), `${this.kind}-${id}`, {
+      const gauge = this.gauge
+      const ref = nact.spawn(this.system, (state: S, msg: M) => {
+        gauge.queued--
+        return handle(state, msg)
+      }, `${this.kind}-${id}`, {
         initialStateFunc: () => this.init(id),
         onCrash: supervise(this.log, this.kind) as any,
       }) as Ref<M>
@@ -78,6 +91,7 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
   async ask<T>(id: Id, make: (replyTo: Ref<Result<T>>) => M, timeoutMs = 10_000): Promise<T> {
     const e = this.entry(id)
     e.inFlight++
+    this.gauge.queued++
     try {
       const r = (await nact.query(e.ref, make as any, timeoutMs)) as Result<T>
       if (!r.ok) throw r.error
@@ -90,6 +104,7 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
 
   /** Fire-and-forget message (no reply). */
   tell(id: Id, msg: M): void {
+    this.gauge.queued++
     nact.dispatch(this.entry(id).ref, msg)
   }
 

@@ -6,6 +6,12 @@
  * transaction, one fsync for the batch; each write gets its own savepoint so a failing write rolls
  * back alone and rejects only its own caller. Without group commit every write is its own
  * transaction. `bench/orders.ts` measures both.
+ *
+ * Why `pending`: nact runs one actor message per event-loop turn, so a batch closed at the end of
+ * every turn would hold one write. Given a gauge of messages still waiting in actor mailboxes, the
+ * flush waits (turn by turn, at most `maxWaitMs`, at most `maxBatch` writes) while actors still
+ * have queued work, so everything that has already arrived shares one fsync; an idle server
+ * flushes at once, so a lone write pays no added latency.
  */
 import type { Db } from './db.ts'
 
@@ -18,7 +24,17 @@ export interface Committer {
   readonly stats: { batches: number; writes: number }
 }
 
-export function createCommitter(db: Db, groupCommit: boolean): Committer {
+export interface GroupCommitOptions {
+  /** Messages still queued in actor mailboxes; while > 0 the batch stays open. */
+  pending?: () => number
+  maxBatch?: number
+  maxWaitMs?: number
+}
+
+export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitOptions = {}): Committer {
+  const pending = opts.pending ?? (() => 0)
+  const maxBatch = opts.maxBatch ?? 512
+  const maxWaitMs = opts.maxWaitMs ?? 2
   const stats = { batches: 0, writes: 0 }
   if (!groupCommit) {
     return {
@@ -39,12 +55,22 @@ export function createCommitter(db: Db, groupCommit: boolean): Committer {
 
   let queue: Job[] = []
   let scheduled = false
+  let openedAt = 0
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
   const savepoint = db.prepare('SAVEPOINT w')
   const release = db.prepare('RELEASE w')
   const rollbackTo = db.prepare('ROLLBACK TO w')
+
+  /** End of a turn: close the batch unless actors still hold queued messages that may join it. */
+  function maybeFlush(): void {
+    if (queue.length < maxBatch && pending() > 0 && performance.now() - openedAt < maxWaitMs) {
+      setImmediate(maybeFlush)
+      return
+    }
+    flush()
+  }
 
   function flush(): void {
     scheduled = false
@@ -89,9 +115,10 @@ export function createCommitter(db: Db, groupCommit: boolean): Committer {
         queue.push({ fn, resolve, reject })
         if (!scheduled) {
           scheduled = true
+          openedAt = performance.now()
           // setImmediate runs after the I/O callbacks of this turn: every request parsed in the
           // same turn joins the batch.
-          setImmediate(flush)
+          setImmediate(maybeFlush)
         }
       })
     },

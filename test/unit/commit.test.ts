@@ -90,3 +90,37 @@ t.test('group commit: flush() commits what is queued at once', async (t) => {
   t.equal(committed('f'), 9)
   t.equal(await p, 9)
 })
+
+t.test('group commit: the batch stays open while actors still have queued messages', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'commit-test-'))
+  const db = openDb(join(dir, 'c.db'))
+  db.exec('CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL)')
+  t.teardown(() => { db.close(); rmSync(dir, { recursive: true, force: true }) })
+  let queued = 5
+  const c = createCommitter(db, true, { pending: () => queued, maxWaitMs: 1000 })
+  // An actor handling one message per turn: each turn one write arrives and the mailbox shrinks.
+  const writes: Promise<unknown>[] = []
+  await new Promise<void>((done) => {
+    const step = () => {
+      writes.push(c.write(put(`a${queued}`, queued)))
+      queued--
+      if (queued > 0) setImmediate(step)
+      else done()
+    }
+    step()
+  })
+  await Promise.all(writes)
+  t.same(c.stats, { batches: 1, writes: 5 }, 'five writes arriving on five turns share one commit')
+
+  queued = 1 // a message that never arrives: the wait is bounded
+  const c2 = createCommitter(db, true, { pending: () => queued, maxWaitMs: 20 })
+  const started = performance.now()
+  await c2.write(put('bounded', 1))
+  const waited = performance.now() - started
+  t.ok(waited >= 19 && waited < 1000, `a stuck gauge delays a batch by at most maxWaitMs (waited ${waited.toFixed(1)} ms)`)
+
+  const c3 = createCommitter(db, true, { pending: () => 100, maxWaitMs: 1000, maxBatch: 3 })
+  await Promise.all([1, 2, 3, 4].map((i) => c3.write(put(`m${i}`, i))))
+  t.equal(c3.stats.writes, 4)
+  t.ok(c3.stats.batches >= 1 && c3.stats.batches <= 2, 'a full batch closes without waiting')
+})

@@ -1,12 +1,12 @@
 /** The virtual-actor registry (actors/system.ts): spawn on demand, passivate idle actors, reload transparently, supervise crashes. */
 import t from 'tap'
 import * as nact from 'nact'
-import { Registry, ok, startSystem, stopSystem, type Ref, type Result } from '../../src/actors/system.ts'
+import { MailboxGauge, Registry, ok, startSystem, stopSystem, type Ref, type Result } from '../../src/actors/system.ts'
 import { createLogger } from '../../src/log.ts'
 
 type Msg = { type: 'inc' | 'crash'; gate?: Promise<void>; replyTo: Ref<Result<number>> }
 
-function fixture(t: { teardown(fn: () => void): void }, idleMs = 1000) {
+function fixture(t: { teardown(fn: () => void): void }, idleMs = 1000, gauge = new MailboxGauge()) {
   const system = startSystem()
   const loads: number[] = []
   // The state stands for what an actor loads from SQLite on its first message.
@@ -17,7 +17,7 @@ function fixture(t: { teardown(fn: () => void): void }, idleMs = 1000) {
     const next = { n: state.n + 1 }
     nact.dispatch(msg.replyTo, ok(next.n))
     return next
-  }, createLogger('silent'), idleMs)
+  }, createLogger('silent'), idleMs, gauge)
   t.teardown(() => { reg.close(); stopSystem(system) })
   const inc = (id: number, gate?: Promise<void>) => reg.ask<number>(id, (replyTo) => ({ type: 'inc', gate, replyTo }))
   return { reg, loads, inc }
@@ -72,4 +72,19 @@ t.test('evict stops one actor now', async (t) => {
   reg.evict(4)
   t.equal(reg.size, 1)
   t.equal(await inc(4), 1)
+})
+
+t.test('the mailbox gauge counts messages not yet handled, and returns to zero', async (t) => {
+  const gauge = new MailboxGauge()
+  const { inc } = fixture(t, 1000, gauge)
+  let open!: () => void
+  const gate = new Promise<void>((r) => { open = r })
+  const first = inc(1, gate)
+  const rest = [inc(1), inc(1)]
+  t.equal(gauge.queued, 3, 'three sent, none handled yet')
+  await new Promise((r) => setImmediate(r))
+  t.equal(gauge.queued, 2, 'the first is being handled (blocked on its gate); two wait in the mailbox')
+  open()
+  t.same(await Promise.all([first, ...rest]), [1, 2, 3])
+  t.equal(gauge.queued, 0)
 })
