@@ -31,6 +31,7 @@ import { createDriverAuth } from './auth/driver.ts'
 import { driverHandler, LocationWriter, type DriverMsg, type DriverState } from './actors/driver.ts'
 import { Realtime } from './ws/realtime.ts'
 import { mountDeliverySockets } from './ws/sockets.ts'
+import { createWebhooks } from './webhooks/service.ts'
 
 export interface App {
   svc: Services
@@ -54,10 +55,13 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const storefrontAuth = createStorefrontAuth(db)
   const driverAuth = createDriverAuth(db)
   const realtime = new Realtime(new Hub(app))
-  const locations = new LocationWriter(committer)
+  const locations = new LocationWriter(db)
+  const events = new EventRouter(log)
+  const webhooks = createWebhooks({ config, db, committer, log, events, system })
   const svc: Services = {
     config, db, committer, log,
-    events: new EventRouter(log),
+    events,
+    webhooks,
     stores: createStoreQueries(db),
     orders: createOrderQueries(db, config.siteUrl),
     drivers: createDriverQueries(db),
@@ -92,6 +96,9 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   svc.kds = kds.sink
   closers.push(kds.close, staffPushAlerts(svc))
   mountHttp(app, svc, allRoutes(), svc.auth)
+  // Resume pending webhook deliveries (after a restart) and fan out new events (docs/webhooks.md).
+  webhooks.start()
+  closers.push(() => webhooks.close())
 
   let listenSocket: uWS.us_listen_socket | null = null
   return {
@@ -112,6 +119,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       for (const c of closers.reverse()) await c()
       // Let queued writes commit before the database closes.
       await new Promise((r) => setImmediate(r))
+      locations.flush()
       committer.flush()
       svc.actors.stores.close()
       svc.actors.orders.close()

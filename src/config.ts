@@ -16,6 +16,8 @@ const EnvSchema = v.object({
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   WEBHOOK_ALLOW_LOOPBACK: flag,
   WEBHOOK_RETRY_SCHEDULE: v.optional(v.string()),
+  WEBHOOK_TIMEOUT_MS: v.pipe(int(10_000, 1), v.maxValue(60_000)),
+  WEBHOOK_CONCURRENCY: v.pipe(int(8, 1), v.maxValue(256)),
   GROUP_COMMIT: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
   RATE_LIMIT_PER_MINUTE: int(120, 1),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
@@ -32,6 +34,10 @@ export type Config = Readonly<{
   webhookAllowLoopback: boolean
   /** Seconds to wait before attempts 2..n (api-v1 §6: about 1 min, 5 min, 15 min, 1 h). */
   webhookRetrySchedule: readonly number[]
+  /** Time limit of one webhook attempt, ms (api-v1 §6 rule 2, §8: 10 s). */
+  webhookTimeoutMs: number
+  /** Concurrent webhook requests per endpoint. */
+  webhookConcurrency: number
   groupCommit: boolean
   rateLimitPerMinute: number
   bodyLimitBytes: number
@@ -42,9 +48,11 @@ export const DEFAULT_RETRY_SCHEDULE = [60, 300, 900, 3600] as const
 
 function parseSchedule(raw: string | undefined): number[] {
   if (!raw) return [...DEFAULT_RETRY_SCHEDULE]
-  const parts = raw.split(',').map((s) => Number(s.trim()))
-  if (parts.length === 0 || parts.some((n) => !Number.isFinite(n) || n < 0)) {
-    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be comma-separated non-negative seconds, got "${raw}"`)
+  const texts = raw.split(',').map((s) => s.trim())
+  const parts = texts.map(Number)
+  // At most 4 waits: api-v1 §6 allows 5 attempts in total; a shorter list repeats its last wait.
+  if (parts.length > 4 || texts.some((t) => t === '') || parts.some((n) => !Number.isFinite(n) || n < 0 || n > 86_400)) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be 1 to 4 comma-separated seconds (0..86400) between attempts, got "${raw}"`)
   }
   return parts
 }
@@ -66,6 +74,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     webhookAllowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,
     webhookRetrySchedule: parseSchedule(e.WEBHOOK_RETRY_SCHEDULE),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookConcurrency: e.WEBHOOK_CONCURRENCY,
     groupCommit: e.GROUP_COMMIT,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

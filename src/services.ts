@@ -17,6 +17,7 @@ import type { KdsSink } from './domain/kds.ts'
 import type { DriverQueries } from './storage/drivers.ts'
 import type { DriverMsg, DriverState } from './actors/driver.ts'
 import type { RealtimeSink } from './actors/realtime.ts'
+import type { Webhooks } from './webhooks/service.ts'
 
 export interface Services {
   config: Config
@@ -36,6 +37,8 @@ export interface Services {
   /** Outside services, development providers by default (they record what would be sent). */
   sms: SmsProvider
   push: PushProvider
+  /** Webhook endpoints, their actors and deliveries (src/webhooks/service.ts, docs/webhooks.md). */
+  webhooks: Webhooks
   /** Authenticators by family, shared by every front door. */
   auth: { [A in AuthFamily]: Authenticator<A> }
   actors: {

@@ -58,6 +58,10 @@ export interface ScenarioResult {
   notes: string[]
   /** Pass/fail against the issue's targets, if the scenario has targets. */
   targets?: Array<{ target: string; measured: string; met: boolean }>
+  /** Column headings where the defaults (HTTP requests) do not fit, e.g. socket frames. */
+  labels?: { throughput?: string; non2xx?: string; perReq?: string }
+  /** How the load was generated, for the JSON (default: autocannon in the bench process). */
+  loadGenerator?: string
 }
 
 export interface Scenario {
@@ -70,7 +74,7 @@ const fmt = (n: number | null, digits = 0): string => (n === null || !Number.isF
 
 /** The result as a fixed-width text table with notes and targets underneath. */
 export function formatTable(r: ScenarioResult): string {
-  const head = ['scenario', 'load', 'req/s (2xx)', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors', 'vs baseline', 'srv CPU %', 'srv µs/req']
+  const head = ['scenario', 'load', r.labels?.throughput ?? 'req/s (2xx)', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', r.labels?.non2xx ?? 'non-2xx', 'errors', 'vs baseline', 'srv CPU %', r.labels?.perReq ?? 'srv µs/req']
   const body = r.rows.map((x) => [
     x.scenario, x.load, fmt(x.throughput), fmt(x.p50Ms, 2), fmt(x.p90Ms, 2), fmt(x.p99Ms, 2), fmt(x.maxMs, 1), String(x.non2xx), String(x.errors),
     x.ratio === null ? '-' : `${x.ratio.toFixed(2)}x`, fmt(x.serverCpuPct), fmt(x.serverCpuUsPerReq),
@@ -99,7 +103,7 @@ export function writeResult(r: ScenarioResult, opts: ScenarioOptions, startedAt:
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
     loadavgAtEnd: loadavg(),
-    loadGenerator: 'autocannon in the bench process, on the same machine (shares the CPU cores with the server)',
+    loadGenerator: r.loadGenerator ?? 'autocannon in the bench process, on the same machine (shares the CPU cores with the server)',
   }
   writeFileSync(file, JSON.stringify({ startedAt: startedAt.toISOString(), machine, options, ...r }, null, 2) + '\n')
   return file

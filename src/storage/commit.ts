@@ -21,7 +21,35 @@ export interface Committer {
   write<T>(fn: (db: Db) => T): Promise<T>
   /** Commit whatever is queued now (used at shutdown). */
   flush(): void
+  /** Run `hook` at the end of every transaction (see BatchHook). */
+  addHook<T>(hook: BatchHook<T>): void
   readonly stats: { batches: number; writes: number }
+}
+
+/**
+ * Work that rides along in every transaction, after its writes, and so costs no fsync of its own:
+ * the webhook fan-out turns the batch's outbox rows into delivery rows in the same transaction
+ * (docs/webhooks.md). `inTx` runs in its own savepoint; if it throws, its changes are rolled back,
+ * the batch still commits, and `committed` is not called. `committed` runs after the commit.
+ */
+export interface BatchHook<T> {
+  inTx(db: Db): T
+  committed(result: T): void
+}
+
+/** Run the hooks inside the open transaction; returns what to hand them after the commit. */
+function runHooks(db: Db, hooks: Array<BatchHook<unknown>>): Array<() => void> {
+  const after: Array<() => void> = []
+  for (const h of hooks) {
+    try {
+      // Inside an open transaction better-sqlite3 makes this a savepoint.
+      const r = db.transaction(() => h.inTx(db))()
+      after.push(() => h.committed(r))
+    } catch {
+      // Rolled back alone; the hook sees its unfinished work again in the next transaction.
+    }
+  }
+  return after
 }
 
 export interface GroupCommitOptions {
@@ -36,15 +64,24 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
   const maxBatch = opts.maxBatch ?? 512
   const maxWaitMs = opts.maxWaitMs ?? 2
   const stats = { batches: 0, writes: 0 }
+  const hooks: Array<BatchHook<unknown>> = []
+  const addHook = <T>(h: BatchHook<T>) => { hooks.push(h as BatchHook<unknown>) }
   if (!groupCommit) {
     return {
       stats,
       flush() {},
+      addHook,
       write<T>(fn: (db: Db) => T): Promise<T> {
         try {
-          const out = db.transaction(() => fn(db)).immediate()
+          let after: Array<() => void> = []
+          const out = db.transaction(() => {
+            const v = fn(db)
+            after = runHooks(db, hooks)
+            return v
+          }).immediate()
           stats.batches++
           stats.writes++
+          for (const a of after) a()
           return Promise.resolve(out)
         } catch (err) {
           return Promise.reject(err)
@@ -78,6 +115,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     queue = []
     if (jobs.length === 0) return
     const results: Array<{ ok: boolean; value: unknown }> = new Array(jobs.length)
+    let after: Array<() => void> = []
     try {
       begin.run()
       for (let i = 0; i < jobs.length; i++) {
@@ -91,6 +129,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
           results[i] = { ok: false, value: err }
         }
       }
+      after = runHooks(db, hooks)
       commit.run()
     } catch (err) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
@@ -105,11 +144,13 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
       if (r.ok) jobs[i]!.resolve(r.value)
       else jobs[i]!.reject(r.value)
     }
+    for (const a of after) a()
   }
 
   return {
     stats,
     flush,
+    addHook,
     write<T>(fn: (db: Db) => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ fn, resolve, reject })

@@ -22,6 +22,9 @@ import { couponRoutes } from './coupons.ts'
 import { storefrontRoutes } from './storefront.ts'
 import { customerAuthRoutes } from './customer-auth.ts'
 import { customerBalanceRoutes, customerRoutes } from './customer.ts'
+import { staffAdminRoutes } from './staff-admin.ts'
+import { storefrontTokenRoutes } from './storefront-tokens.ts'
+import { webhookRoutes } from './webhooks.ts'
 
 export function allRoutes(): Route[] {
   const routes: Route[] = []
@@ -50,6 +53,10 @@ export function allRoutes(): Route[] {
     ...(customerAuthRoutes as Route[]),
     ...(customerRoutes as Route[]),
     ...(customerBalanceRoutes as Route[]),
+    ...(staffAdminRoutes as Route[]),
+    ...(storefrontTokenRoutes as Route[]),
+    // Webhook endpoints and the dashboard actions (issue 4).
+    ...(webhookRoutes as Route[]),
   )
   return routes
 }

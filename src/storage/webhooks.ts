@@ -1,0 +1,247 @@
+/**
+ * Webhook endpoints, deliveries and attempts in SQLite (003_webhooks.sql). Reads run directly;
+ * the write methods are meant to run inside `committer.write` (one group-committed transaction).
+ */
+import type { Statement } from 'better-sqlite3'
+import type { Db } from './db.ts'
+import { nowIso } from './db.ts'
+import { randomBytes } from 'node:crypto'
+import { subscribes } from '../domain/webhook-events.ts'
+
+/** A delivery waiting to be sent, as an endpoint actor holds it. */
+export interface Pending {
+  /** webhook_deliveries.id */
+  id: number
+  /** `msg_…`: the body's `id` and the `webhook-id` header, the same on every attempt. */
+  msgId: string
+  event: string
+  body: string
+  /** Attempts already made. */
+  attempts: number
+  /** When it may be sent next (ms since the epoch). */
+  dueAt: number
+}
+
+let pool = Buffer.alloc(0)
+let offset = 0
+
+/** A new delivery id: `msg_` + 128 random bits (base64url). Fixed at creation, reused by retries. */
+export function newMessageId(): string {
+  // Random bytes are drawn 4 KiB at a time: one call per 256 ids instead of one per id.
+  if (offset + 16 > pool.length) {
+    pool = randomBytes(4096)
+    offset = 0
+  }
+  offset += 16
+  return `msg_${pool.toString('base64url', offset - 16, offset)}`
+}
+
+export interface EndpointRow {
+  id: number
+  owner_id: number
+  url: string
+  events: string
+  secret: string
+  from_event_id: number
+  paused_at: string | null
+  created_at: string
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
+
+export interface DeliveryRow {
+  id: number
+  endpoint_id: number
+  msg_id: string
+  event_id: number | null
+  event: string
+  body: string
+  status: DeliveryStatus
+  attempts: number
+  next_attempt_at: number | null
+  requeued_from: number | null
+  created_at: string
+  updated_at: string
+}
+
+export interface AttemptRow {
+  delivery_id: number
+  attempt: number
+  http_status: number | null
+  error: string | null
+  response_excerpt: string
+  duration_ms: number
+  created_at: string
+}
+
+export interface AttemptRecord {
+  deliveryId: number
+  attempt: number
+  httpStatus: number | null
+  error: string | null
+  excerpt: string
+  durationMs: number
+  status: DeliveryStatus
+  nextAttemptAt: number | null
+}
+
+/** The JSON body of a delivery (api-v1 §6): `{id, event, created_at, data}`; `data` is spliced in as stored. */
+export const deliveryBody = (msgId: string, event: string, createdAt: string, dataJson: string): string =>
+  `{"id":${JSON.stringify(msgId)},"event":${JSON.stringify(event)},"created_at":${JSON.stringify(createdAt)},"data":${dataJson}}`
+
+const pendingOf = (r: Pick<DeliveryRow, 'id' | 'msg_id' | 'event' | 'body' | 'attempts' | 'next_attempt_at'>): Pending =>
+  ({ id: r.id, msgId: r.msg_id, event: r.event, body: r.body, attempts: r.attempts, dueAt: r.next_attempt_at ?? 0 })
+
+interface OutboxRow { id: number; owner_id: number; event: string; data: string; created_at: string }
+
+export class WebhookStore {
+  private readonly s: Record<string, Statement<unknown[]>>
+
+  constructor(db: Db) {
+    const p = (sql: string) => db.prepare(sql) as Statement<unknown[]>
+    this.s = {
+      endpoint: p('SELECT * FROM webhook_endpoints WHERE id = ?'),
+      owned: p('SELECT * FROM webhook_endpoints WHERE id = ? AND owner_id = ?'),
+      page: p('SELECT * FROM webhook_endpoints WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?'),
+      count: p('SELECT COUNT(*) FROM webhook_endpoints WHERE owner_id = ?').pluck(),
+      byOwner: p('SELECT id, events, from_event_id FROM webhook_endpoints WHERE owner_id = ?'),
+      insertEndpoint: p('INSERT INTO webhook_endpoints (owner_id, url, events, secret, from_event_id, paused_at, created_at) VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM outbox), NULL, ?)'),
+      deleteEndpoint: p('DELETE FROM webhook_endpoints WHERE id = ?'),
+      setPaused: p('UPDATE webhook_endpoints SET paused_at = ? WHERE id = ?'),
+      pending: p("SELECT id, msg_id, event, body, attempts, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"),
+      nextDueAfter: p("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at > ?").pluck(),
+      pendingEndpoints: p("SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE status = 'pending'").pluck(),
+      delivery: p('SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?'),
+      insertDelivery: p("INSERT INTO webhook_deliveries (endpoint_id, msg_id, event_id, event, body, status, attempts, next_attempt_at, requeued_from, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)"),
+      insertAttempt: p('INSERT INTO webhook_attempts (delivery_id, attempt, http_status, error, response_excerpt, duration_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      updateDelivery: p('UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?'),
+      cursor: p('SELECT last_event_id FROM webhook_cursor WHERE id = 1').pluck(),
+      setCursor: p('UPDATE webhook_cursor SET last_event_id = ? WHERE id = 1'),
+      outboxAfter: p('SELECT id, owner_id, event, data, created_at FROM outbox WHERE id > ? ORDER BY id LIMIT ?'),
+      maxOutbox: p('SELECT COALESCE(MAX(id), 0) FROM outbox').pluck(),
+    }
+  }
+
+  endpoint(id: number): EndpointRow | undefined {
+    return this.s.endpoint!.get(id) as EndpointRow | undefined
+  }
+
+  ownedEndpoint(id: number, ownerId: number): EndpointRow | undefined {
+    return this.s.owned!.get(id, ownerId) as EndpointRow | undefined
+  }
+
+  endpointsPage(ownerId: number, page: number, perPage: number): { rows: EndpointRow[]; total: number } {
+    return { rows: this.s.page!.all(ownerId, perPage, (page - 1) * perPage) as EndpointRow[], total: this.s.count!.get(ownerId) as number }
+  }
+
+  /** Deliveries of an endpoint, newest first, optionally filtered. */
+  deliveriesPage(db: Db, endpointId: number, page: number, perPage: number, filter: { status?: string; event?: string }): { rows: DeliveryRow[]; total: number } {
+    const where = ['endpoint_id = ?']
+    const args: unknown[] = [endpointId]
+    if (filter.status) { where.push('status = ?'); args.push(filter.status) }
+    if (filter.event) { where.push('event = ?'); args.push(filter.event) }
+    const w = where.join(' AND ')
+    const rows = db.prepare(`SELECT * FROM webhook_deliveries WHERE ${w} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...args, perPage, (page - 1) * perPage) as DeliveryRow[]
+    const total = db.prepare(`SELECT COUNT(*) FROM webhook_deliveries WHERE ${w}`).pluck().get(...args) as number
+    return { rows, total }
+  }
+
+  attemptsFor(db: Db, deliveryIds: number[]): Map<number, AttemptRow[]> {
+    const out = new Map<number, AttemptRow[]>()
+    if (deliveryIds.length === 0) return out
+    const rows = db.prepare(`SELECT delivery_id, attempt, http_status, error, response_excerpt, duration_ms, created_at FROM webhook_attempts
+      WHERE delivery_id IN (${deliveryIds.map(() => '?').join(',')}) ORDER BY delivery_id, attempt, id`).all(...deliveryIds) as AttemptRow[]
+    for (const r of rows) {
+      let list = out.get(r.delivery_id)
+      if (!list) out.set(r.delivery_id, (list = []))
+      list.push(r)
+    }
+    return out
+  }
+
+  delivery(endpointId: number, deliveryId: number): DeliveryRow | undefined {
+    return this.s.delivery!.get(deliveryId, endpointId) as DeliveryRow | undefined
+  }
+
+  /** The earliest-due pending deliveries of an endpoint due by `dueBy` (ms), at most `limit`. */
+  pending(endpointId: number, limit: number, dueBy = Number.MAX_SAFE_INTEGER): Pending[] {
+    return (this.s.pending!.all(endpointId, dueBy, limit) as DeliveryRow[]).map(pendingOf)
+  }
+
+  /** When the first pending delivery due after `t` is due, or null. */
+  nextDueAfter(endpointId: number, t: number): number | null {
+    return (this.s.nextDueAfter!.get(endpointId, t) as number | null) ?? null
+  }
+
+  /** Endpoints that still have something to deliver (woken at start). */
+  pendingEndpointIds(): number[] {
+    return this.s.pendingEndpoints!.all() as number[]
+  }
+
+  maxOutboxId(): number {
+    return this.s.maxOutbox!.get() as number
+  }
+
+  cursor(): number {
+    return this.s.cursor!.get() as number
+  }
+
+  // ---- writes: call inside committer.write ----
+
+  insertEndpoint(ownerId: number, url: string, events: string[], secret: string): number {
+    return Number(this.s.insertEndpoint!.run(ownerId, url, JSON.stringify(events), secret, nowIso()).lastInsertRowid)
+  }
+
+  deleteEndpoint(id: number): void {
+    this.s.deleteEndpoint!.run(id)
+  }
+
+  setPaused(id: number, paused: boolean): void {
+    this.s.setPaused!.run(paused ? nowIso() : null, id)
+  }
+
+  /** A new pending delivery, due now; `createdAt` is the event's time (body `created_at`). */
+  insertDelivery(endpointId: number, event: string, createdAt: string, dataJson: string, opts: { eventId?: number | null; requeuedFrom?: number | null; now?: number } = {}): Pending {
+    const now = opts.now ?? Date.now()
+    const msgId = newMessageId()
+    const body = deliveryBody(msgId, event, createdAt, dataJson)
+    const iso = nowIso(now)
+    const id = Number(this.s.insertDelivery!.run(endpointId, msgId, opts.eventId ?? null, event, body, now, opts.requeuedFrom ?? null, iso, iso).lastInsertRowid)
+    return { id, msgId, event, body, attempts: 0, dueAt: now }
+  }
+
+  recordAttempt(r: AttemptRecord): void {
+    const now = nowIso()
+    this.s.insertAttempt!.run(r.deliveryId, r.attempt, r.httpStatus, r.error, r.excerpt, r.durationMs, now)
+    this.s.updateDelivery!.run(r.status, r.attempt, r.nextAttemptAt, now, r.deliveryId)
+  }
+
+  /**
+   * Fan-out step: turn up to `limit` outbox rows after the cursor into delivery rows for every
+   * matching endpoint of their owner, and advance the cursor — all in the caller's transaction.
+   */
+  fanout(limit: number, now = Date.now()): { byEndpoint: Map<number, Pending[]>; more: boolean } {
+    const cursor = this.cursor()
+    const rows = this.s.outboxAfter!.all(cursor, limit) as OutboxRow[]
+    const byEndpoint = new Map<number, Pending[]>()
+    if (rows.length === 0) return { byEndpoint, more: false }
+    const endpointsOf = new Map<number, Array<{ id: number; patterns: Set<string>; from: number }>>()
+    for (const e of rows) {
+      let eps = endpointsOf.get(e.owner_id)
+      if (!eps) {
+        eps = (this.s.byOwner!.all(e.owner_id) as Array<{ id: number; events: string; from_event_id: number }>)
+          .map((r) => ({ id: r.id, patterns: new Set(JSON.parse(r.events) as string[]), from: r.from_event_id }))
+        endpointsOf.set(e.owner_id, eps)
+      }
+      for (const ep of eps) {
+        if (e.id <= ep.from || !subscribes(ep.patterns, e.event)) continue
+        const p = this.insertDelivery(ep.id, e.event, e.created_at, e.data, { eventId: e.id, now })
+        let list = byEndpoint.get(ep.id)
+        if (!list) byEndpoint.set(ep.id, (list = []))
+        list.push(p)
+      }
+    }
+    this.s.setCursor!.run(rows[rows.length - 1]!.id)
+    return { byEndpoint, more: rows.length === limit }
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The webhook delivery client (api-v1 §6 rule 2, ARCHITECTURE "Webhooks"): one POST, a hard time
+ * limit for the whole exchange, no redirects (undici `request` follows none), at most
+ * `MAX_RESPONSE_BYTES` of the answer read. Each endpoint gets its own connection pool, capped at
+ * its concurrency, so a slow receiver holds only its own sockets. Addresses are checked at connect
+ * time by `guardedLookup`; IP-literal hosts never reach a lookup and are checked here first.
+ */
+import { Agent, request } from 'undici'
+import { checkAddress, guardedLookup } from './ssrf.ts'
+
+/** Bytes of a response kept as the logged excerpt (api-v1 §6 rule 4). */
+export const EXCERPT_BYTES = 1024
+/** Bytes read at most; anything longer is cut off (and the connection dropped). */
+export const MAX_RESPONSE_BYTES = 16 * 1024
+
+export interface Outcome {
+  ok: boolean
+  /** HTTP status, or null when no response came (timeout, refused, blocked). */
+  status: number | null
+  /** `timeout`, `blocked: …`, `connection: CODE`; null when a response came. */
+  error: string | null
+  excerpt: string
+  durationMs: number
+}
+
+export interface ClientOptions {
+  timeoutMs: number
+  allowLoopback: boolean
+  /** Concurrent requests (and sockets) per endpoint. */
+  connections: number
+}
+
+export class WebhookClient {
+  private readonly agents = new Map<number, Agent>()
+  private readonly lookup: ReturnType<typeof guardedLookup>
+
+  constructor(private readonly opts: ClientOptions) {
+    this.lookup = guardedLookup(opts.allowLoopback)
+  }
+
+  private agentFor(endpointId: number): Agent {
+    let a = this.agents.get(endpointId)
+    if (!a) {
+      a = new Agent({
+        connect: { lookup: this.lookup, timeout: this.opts.timeoutMs },
+        connections: this.opts.connections,
+        pipelining: 1,
+        headersTimeout: this.opts.timeoutMs,
+        bodyTimeout: this.opts.timeoutMs,
+        keepAliveTimeout: 4000,
+      })
+      this.agents.set(endpointId, a)
+    }
+    return a
+  }
+
+  /** POST `body` to `url`; never throws. */
+  async send(endpointId: number, url: URL, headers: Record<string, string>, body: string): Promise<Outcome> {
+    const started = performance.now()
+    const done = (o: Omit<Outcome, 'durationMs'>): Outcome => ({ ...o, durationMs: Math.round(performance.now() - started) })
+    const host = url.hostname
+    if (/^[\d.]+$|^\[/.test(host)) {
+      const v = checkAddress(host, this.opts.allowLoopback)
+      if (!v.ok) return done({ ok: false, status: null, error: `blocked: ${v.reason}`, excerpt: '' })
+    }
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        dispatcher: this.agentFor(endpointId),
+        headers: { 'content-type': 'application/json', 'user-agent': 'dispatch-webhooks/1', ...headers },
+        body,
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      })
+      const chunks: Buffer[] = []
+      let size = 0
+      for await (const chunk of res.body) {
+        chunks.push(chunk as Buffer)
+        size += (chunk as Buffer).length
+        if (size >= MAX_RESPONSE_BYTES) {
+          res.body.destroy()
+          break
+        }
+      }
+      const excerpt = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8')
+      return done({ ok: res.statusCode >= 200 && res.statusCode < 300, status: res.statusCode, error: null, excerpt })
+    } catch (err) {
+      return done({ ok: false, status: null, error: describe(err), excerpt: '' })
+    }
+  }
+
+  /** Drop an endpoint's pool (endpoint deleted). */
+  async close(endpointId: number): Promise<void> {
+    const a = this.agents.get(endpointId)
+    if (!a) return
+    this.agents.delete(endpointId)
+    await a.destroy().catch(() => {})
+  }
+
+  /** Abort everything still in flight and close every pool (shutdown). */
+  async closeAll(): Promise<void> {
+    const all = [...this.agents.values()]
+    this.agents.clear()
+    await Promise.all(all.map((a) => a.destroy().catch(() => {})))
+  }
+}
+
+function describe(err: unknown): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } }
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout'
+  const code = e.code ?? e.cause?.code
+  if (code === 'EWEBHOOKBLOCKED') return `blocked: ${(e.message ?? e.cause?.message ?? '').replace(/^webhook refused: /, '')}`
+  return `connection: ${code ?? e.message ?? 'error'}`
+}

@@ -1,0 +1,54 @@
+/**
+ * Outbox → deliveries (docs/webhooks.md "Durability"). A committer hook runs at the end of every
+ * transaction: it reads the outbox after the durable cursor, writes one delivery row per matching
+ * endpoint and advances the cursor — in the same transaction as the changes whose events it reads,
+ * so an order and its deliveries commit together, for no extra fsync. After the commit the new
+ * rows go to the endpoint actors. Whatever a transaction could not finish (a backlog larger than
+ * one batch, outbox rows written by another process, a failed hook) stays after the cursor and is
+ * picked up by the next transaction; `kick` starts one when nothing else would.
+ */
+import type { Committer } from '../storage/commit.ts'
+import type { Pending, WebhookStore } from '../storage/webhooks.ts'
+
+/** Outbox rows per transaction: bounds one batch's work while a backlog drains. */
+const BATCH = 500
+/** How often to look for outbox rows written outside this process. */
+const POLL_MS = 2000
+
+export class Fanout {
+  private closed = false
+  private readonly poll: NodeJS.Timeout
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly committer: Committer,
+    private readonly deliver: (endpointId: number, deliveries: Pending[]) => void,
+  ) {
+    committer.addHook<ReturnType<WebhookStore['fanout']> | null>({
+      inTx: () => (this.closed ? null : this.store.fanout(BATCH)),
+      committed: (r) => {
+        if (!r || this.closed) return
+        for (const [id, list] of r.byEndpoint) this.deliver(id, list)
+        if (r.more) this.kick()
+      },
+    })
+    this.poll = setInterval(() => this.kickIfBehind(), POLL_MS)
+    this.poll.unref()
+  }
+
+  /** Start a transaction; the hook does the work. (Kicks in one event-loop turn share one transaction.) */
+  kick(): void {
+    if (this.closed) return
+    this.committer.write(() => null).catch(() => {})
+  }
+
+  /** Kick when outbox rows wait after the cursor (start-up, another process, a failed hook). */
+  kickIfBehind(): void {
+    if (this.store.maxOutboxId() > this.store.cursor()) this.kick()
+  }
+
+  close(): void {
+    this.closed = true
+    clearInterval(this.poll)
+  }
+}
