@@ -159,6 +159,25 @@ t.test('offers expire; reject; another driver\'s offer is 404', async (t) => {
   t.equal(r2, undefined, 'no new offers once off shift')
 })
 
+t.test('ending a shift withdraws the driver\'s open offers at once (socket frame, list, accept)', async (t) => {
+  const d = f.addDriver({ onShift: true })
+  const o = await deliveryOrder(s, f)
+  const sock = await WsClient.open(`${wsBase(s)}/ws/driver`, { token: d.token })
+  await sock.next((x) => x.type === 'hello')
+  const made = await s.req('POST', `/restaurants/${f.storeId}/orders/${o.id}/offers`, { token: f.ownerToken, body: { driver_ids: [d.id] } })
+  const offer = made.body.data[0]
+  t.equal((await sock.next((x) => x.type === 'offer')).offer.id, offer.id)
+  await shift(d.token, 'end')
+  t.match(await sock.next((x) => x.type === 'offer_withdrawn'), { offer_id: offer.id, order_id: o.id })
+  t.same((await s.req('GET', '/driver/offers', { token: d.token })).body.data, [], 'no open offers off shift')
+  await shift(d.token, 'start')
+  const late = await s.req('POST', `/driver/offers/${offer.id}/accept`, { token: d.token })
+  t.equal(late.status, 409, 'a withdrawn offer cannot be accepted after a new shift starts')
+  t.equal(late.body.code, 'offer_closed')
+  t.equal(db.prepare('SELECT status FROM delivery_offers WHERE id = ?').pluck().get(offer.id), 'withdrawn')
+  sock.close()
+})
+
 t.test('push devices: register moves a device, unregister is per driver', async (t) => {
   const a = f.addDriver()
   const b = f.addDriver()

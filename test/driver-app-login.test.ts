@@ -70,6 +70,18 @@ t.test('requests are rate limited per phone (6 a minute, 429 + Retry-After)', as
   t.match(r.headers.get('retry-after'), /^\d+$/)
 })
 
+t.test('verify attempts are rate limited per phone (10 a minute, 429 + Retry-After)', async (t) => {
+  const d = f.addDriver()
+  await request(d.phone)
+  const statuses: number[] = []
+  for (let i = 0; i < 11; i++) statuses.push((await verify({ phone: d.phone, code: '999999' })).status)
+  t.same(statuses, [...Array(10).fill(422), 429], 'guessing stops at the limit whatever the code')
+  const r = await verify({ phone: d.phone, code: codeFor(d.phone) })
+  t.equal(r.status, 429)
+  t.equal(r.body.code, 'rate_limited')
+  t.match(r.headers.get('retry-after'), /^\d+$/)
+})
+
 t.test('one phone, several fleets: choose the profile with driver_id', async (t) => {
   const phone = randomPhone()
   const mine = f.addDriver({ phone })

@@ -72,7 +72,10 @@ t.test('orders that are not the driver\'s are 404: unassigned, another driver\'s
     t.equal(r.body.code, 'not_found')
     t.equal((await s.req('GET', `/driver/deliveries/${o.id}`, { token: d1.token })).status, 404)
     t.equal((await s.req('POST', `/driver/deliveries/${o.id}/pod-otp`, { token: d1.token, body: { code: '0000' } })).status, 404)
+    const photo = await s.req('POST', `/driver/deliveries/${o.id}/pod-photo`, { token: d1.token, body: { image: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==' } })
+    t.equal(photo.status, 404, 'pod-photo')
   }
+  t.equal((await driverStatus(s, d1, 999_999, 'picked_up')).status, 404, 'an order that does not exist reads the same')
   t.equal((await s.req('GET', `/track/${theirs.track_token}`)).body.delivery_status, 'assigned', 'the other driver\'s order is untouched')
   const list = await s.req('GET', '/driver/deliveries', { token: d1.token })
   t.notOk(list.body.data.some((x: any) => [unassigned.id, theirs.id, foreign.id].includes(x.id)), 'the list holds only own deliveries')

@@ -15,9 +15,8 @@ import { ApiError } from '../errors.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
 import { isActiveDelivery } from '../domain/delivery.ts'
 import type { Services } from '../services.ts'
-import type { Committer } from '../storage/commit.ts'
 import type { Statement } from 'better-sqlite3'
-import { nowIso } from '../storage/db.ts'
+import { nowIso, type Db } from '../storage/db.ts'
 import type { DriverRow } from '../storage/drivers.ts'
 
 export interface ActiveDelivery { storeId: number; status: DeliveryStatus }
@@ -138,18 +137,44 @@ export function driverStateOf(row: DriverRow, active: Array<{ id: number; store_
 }
 
 /**
- * Batches location writes of all drivers into one group-commit job per event-loop turn, keeping
- * only each driver's latest position: a flood of positions costs one UPDATE per driver per commit,
- * not one per frame (ARCHITECTURE "Numbers": coalesce per driver per tick).
+ * Writes driver positions: one UPDATE per driver per commit, keeping only each driver's latest
+ * position, so a flood of positions costs one row write per driver per commit, not one per frame
+ * (ARCHITECTURE "Numbers": coalesce per driver per tick).
+ *
+ * Positions are ephemeral (each is superseded within seconds), so they get their own commits,
+ * outside the group committer, at `synchronous=NORMAL`: in WAL mode such a commit is in the
+ * operating system's hands once it returns, so an acknowledged position survives a crash or
+ * `kill -9` of the process (test/drivers-crash.test.ts); only a power cut may lose the last
+ * positions, never an order or status change (those stay FULL). That keeps fsync off the event
+ * loop's hot path: committing a stream of positions at FULL stalled the relay (bench/tracking.ts).
+ *
+ * Commits are also spaced: after a commit that took `d` ms the next waits LOCATION_COMMIT_DUTY × d
+ * (at most LOCATION_COMMIT_MAX_GAP_MS), so position writes hold the loop about 1/DUTY of the time
+ * at most: a lone driver is acknowledged within a millisecond or so, a busy fleet in batches.
+ * Watchers are never delayed by this (the actor publishes first); acknowledgements wait for it.
  */
 type PendingPositions = Map<number, { lat: number; lng: number; at: string; waiters: Array<(err: unknown) => void> }>
+
+export const LOCATION_COMMIT_DUTY = 25
+export const LOCATION_COMMIT_MAX_GAP_MS = 100
 
 export class LocationWriter {
   private pending: PendingPositions = new Map()
   private queued = false
-  private stmt: Statement<[number, number, string, number]> | null = null
+  /** When the next location commit may start (performance.now() ms). */
+  private notBefore = 0
+  private timer: NodeJS.Timeout | null = null
+  private readonly write: (batch: PendingPositions) => void
+  private readonly relaxed: Statement
+  private readonly restore: Statement
 
-  constructor(private readonly committer: Committer) {}
+  constructor(private readonly db: Db) {
+    const update = db.prepare<[number, number, string, number]>('UPDATE drivers SET lat = ?, lng = ?, location_updated_at = ? WHERE id = ?')
+    this.write = db.transaction((batch: PendingPositions) => { for (const [id, b] of batch) update.run(b.lat, b.lng, b.at, id) })
+    const level = db.pragma('synchronous', { simple: true }) as number
+    this.relaxed = db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`)
+    this.restore = db.prepare(`PRAGMA synchronous = ${level}`)
+  }
 
   /** Resolves once the position (or a newer one of the same driver) is committed. */
   persist(driverId: number, lat: number, lng: number, at: string): Promise<void> {
@@ -160,37 +185,48 @@ export class LocationWriter {
       else this.pending.set(driverId, { lat, lng, at, waiters: [waiter] })
       if (!this.queued) {
         this.queued = true
-        let taken: PendingPositions | null = null
-        this.committer
-          .write((db) => {
-            // Taken when the job runs, so positions that arrived meanwhile join this commit.
-            taken = this.pending
-            this.pending = new Map()
-            this.queued = false
-            this.stmt ??= db.prepare<[number, number, string, number]>('UPDATE drivers SET lat = ?, lng = ?, location_updated_at = ? WHERE id = ?')
-            for (const [id, b] of taken) this.stmt.run(b.lat, b.lng, b.at, id)
-            return taken
-          })
-          .then(
-            (batch) => { for (const b of batch.values()) for (const w of b.waiters) w(null) },
-            (err) => {
-              // Nothing of this batch is durable. If the job never ran, its positions are still pending.
-              const batch = taken ?? this.pending
-              if (!taken) { this.pending = new Map(); this.queued = false }
-              for (const b of batch.values()) for (const w of b.waiters) w(err)
-            },
-          )
+        // At the end of this turn at the earliest: positions of the same turn share the commit.
+        this.timer = setTimeout(() => this.commit(), Math.max(0, this.notBefore - performance.now()))
       }
     })
+  }
+
+  /** Commit waiting positions now (shutdown, before the database closes). */
+  flush(): void {
+    if (this.queued) this.commit()
+  }
+
+  private commit(): void {
+    if (this.timer) { clearTimeout(this.timer); this.timer = null }
+    if (this.db.inTransaction) {
+      // Never nest in someone else's transaction (cannot happen from a timer; cheap to guard).
+      this.timer = setTimeout(() => this.commit(), 1)
+      return
+    }
+    const batch = this.pending
+    this.pending = new Map()
+    this.queued = false
+    const started = performance.now()
+    let error: unknown = null
+    try {
+      this.relaxed.run()
+      try { this.write(batch) } finally { this.restore.run() }
+    } catch (err) {
+      error = err
+    }
+    const now = performance.now()
+    this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, LOCATION_COMMIT_DUTY * (now - started))
+    for (const b of batch.values()) for (const w of b.waiters) w(error)
   }
 }
 
 type AnyReply = Ref<Result<any>>
 
-/** The nact handler for one driver: load on first message, persist before replying. */
-export function driverHandler(svc: Services, driverId: number, writer: LocationWriter) {
-  const db = svc.db
-  const stmts = {
+/** The driver actors' statements, prepared once per database rather than once per actor spawn. */
+const statementCache = new WeakMap<Services['db'], ReturnType<typeof prepareStatements>>()
+
+function prepareStatements(db: Services['db']) {
+  return {
     update: db.prepare('UPDATE drivers SET name = ?, phone = ?, restaurant_id = ? WHERE id = ?'),
     rotate: db.prepare('UPDATE drivers SET token_hash = ? WHERE id = ?'),
     revokeDevices: db.prepare('UPDATE driver_tokens SET revoked_at = ? WHERE driver_id = ? AND revoked_at IS NULL'),
@@ -198,10 +234,20 @@ export function driverHandler(svc: Services, driverId: number, writer: LocationW
     onShift: db.prepare('UPDATE drivers SET on_shift = ? WHERE id = ?'),
     startShift: db.prepare('INSERT INTO driver_shifts (driver_id, started_at) VALUES (?, ?)'),
     endShift: db.prepare('UPDATE driver_shifts SET ended_at = ? WHERE driver_id = ? AND ended_at IS NULL'),
+    // Off shift means no offers (docs/drivers.md "Shifts"): open ones are withdrawn with the shift's end.
+    withdrawOffers: db.prepare<[string, number], { id: number; order_id: number }>(
+      "UPDATE delivery_offers SET status = 'withdrawn', responded_at = ? WHERE driver_id = ? AND status = 'pending' RETURNING id, order_id",
+    ),
     lastShift: db.prepare<[number], { id: number; started_at: string; ended_at: string | null }>(
       'SELECT id, started_at, ended_at FROM driver_shifts WHERE driver_id = ? ORDER BY id DESC LIMIT 1',
     ),
   }
+}
+
+/** The nact handler for one driver: load on first message, persist before replying. */
+export function driverHandler(svc: Services, driverId: number, writer: LocationWriter) {
+  let stmts = statementCache.get(svc.db)
+  if (!stmts) statementCache.set(svc.db, (stmts = prepareStatements(svc.db)))
   const reply = (to: AnyReply | undefined, r: Result<unknown>) => { if (to) nact.dispatch(to, r) }
   const presence = (s: DriverState) =>
     svc.realtime.driverPresence({ driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, onShift: s.onShift, connected: s.connections > 0 })
@@ -219,8 +265,9 @@ export function driverHandler(svc: Services, driverId: number, writer: LocationW
       if ('replyTo' in msg) reply(msg.replyTo, err)
       return null
     }
-    const now = nowIso()
-    const step = reduceDriver(state, msg, msg.type === 'location' ? nowIso(msg.at) : now)
+    // One timestamp per message: a location's is when the socket or HTTP request received it.
+    const now = nowIso(msg.type === 'location' ? msg.at : undefined)
+    const step = reduceDriver(state, msg, now)
     if (!step.ok) {
       if ('replyTo' in msg) reply(msg.replyTo, fail(step.error))
       return state
@@ -263,11 +310,13 @@ export function driverHandler(svc: Services, driverId: number, writer: LocationW
           return null
         case 'shift': {
           if (!step.noop) {
-            await svc.committer.write(() => {
+            const withdrawn = await svc.committer.write(() => {
               stmts.onShift.run(next.onShift ? 1 : 0, driverId)
-              if (next.onShift) stmts.startShift.run(driverId, now)
-              else stmts.endShift.run(now, driverId)
+              if (next.onShift) { stmts.startShift.run(driverId, now); return [] }
+              stmts.endShift.run(now, driverId)
+              return stmts.withdrawOffers.all(now, driverId)
             })
+            for (const w of withdrawn) svc.realtime.toDriver(driverId, { type: 'offer_withdrawn', offer_id: w.id, order_id: w.order_id })
             presence(next)
           }
           const last = stmts.lastShift.get(driverId) ?? null

@@ -3,7 +3,8 @@
  * token (`Authorization: Bearer …`, or `?token=` for clients that cannot set headers).
  *
  * In:  `{"type":"location","lat":…,"lng":…,"seq"?:n}`, `{"type":"ping"}`.
- * Out: `hello` (profile, active deliveries, open offers), `ack` (a location is durable),
+ * Out: `hello` (profile, active deliveries, open offers), `ack` (a location that carried a `seq`
+ *      is durable; frames without `seq` are fire-and-forget),
  *      `assignment`, `delivery`, `unassigned`, `offer`, `offer_withdrawn`, `error`.
  *
  * Location frames are coalesced per driver per event-loop turn before they become driver-actor
@@ -27,7 +28,8 @@ import { errorFrame } from './frames.ts'
 interface DriverSocket extends LiveSocket { driverId: number }
 type Ws = WebSocket<DriverSocket>
 
-interface Pending { lat: number; lng: number; at: number; acks: Map<Ws, number | null> }
+/** The latest position of one driver this turn, and whom to acknowledge (almost always one socket). */
+interface Pending { lat: number; lng: number; at: number; ws: Ws; seq: number | null; others: Map<Ws, number | null> | null }
 
 /** Latest position per driver, drained once per turn into driver-actor messages. */
 class LocationInbox {
@@ -41,12 +43,24 @@ class LocationInbox {
   push(ws: Ws, driverId: number, lat: number, lng: number, seq: number | null): void {
     this.stats.frames++
     const p = this.pending.get(driverId)
-    if (p) { p.lat = lat; p.lng = lng; p.at = Date.now(); p.acks.set(ws, seq) }
-    else this.pending.set(driverId, { lat, lng, at: Date.now(), acks: new Map([[ws, seq]]) })
+    // Acks are cumulative: a coalesced frame without `seq` keeps the acknowledgement owed to an earlier one.
+    if (!p) this.pending.set(driverId, { lat, lng, at: Date.now(), ws, seq, others: null })
+    else {
+      p.lat = lat; p.lng = lng; p.at = Date.now()
+      if (p.ws === ws) p.seq = seq ?? p.seq
+      else (p.others ??= new Map()).set(ws, seq ?? p.others?.get(ws) ?? null)
+    }
     if (!this.queued) {
       this.queued = true
       setImmediate(() => this.flush())
     }
+  }
+
+  /** Only frames that carry a `seq` asked for an acknowledgement; a failure is reported either way. */
+  private ack(ws: Ws, seq: number | null, r: Result<LocationAck>): void {
+    if (ws.getUserData().closed) return
+    if (r.ok) { if (seq !== null) this.rt.hub.send(ws, { type: 'ack', seq, ...r.value }, true) }
+    else this.rt.hub.send(ws, errorFrame('internal_error', r.error.message, undefined, seq))
   }
 
   private flush(): void {
@@ -58,11 +72,8 @@ class LocationInbox {
       this.svc.actors.drivers.tell(driverId, {
         type: 'location', lat: p.lat, lng: p.lng, at: p.at,
         ack: (r: Result<LocationAck>) => {
-          for (const [ws, seq] of p.acks) {
-            if (ws.getUserData().closed) continue
-            if (r.ok) this.rt.hub.send(ws, { type: 'ack', seq, ...r.value }, true)
-            else this.rt.hub.send(ws, errorFrame('internal_error', r.error.message, undefined, seq))
-          }
+          this.ack(p.ws, p.seq, r)
+          if (p.others) for (const [ws, seq] of p.others) this.ack(ws, seq, r)
         },
       })
     }
