@@ -123,11 +123,21 @@ export function orderStateOf(row: OrderRow, ownerId: number): OrderState {
   }
 }
 
+/** Statements shared by every order actor of a server (preparing them per actor cost ~0.1 ms an order). */
+const statements = new WeakMap<Services, ReturnType<typeof prepareOrderStatements>>()
+function prepareOrderStatements(svc: Services) {
+  return {
+    update: svc.db.prepare('UPDATE orders SET status = ?, delivery_status = ?, driver_id = ?, timeline = ?, updated_at = ? WHERE id = ?'),
+    deliveries: deliveryWriter(svc.db),
+    saveKds: svc.db.prepare('UPDATE order_lines SET kds_state = ?, kds_timeline = ? WHERE id = ? AND order_id = ?'),
+  }
+}
+
 /** The nact handler for one order: load on first message, persist before replying. */
 export function orderHandler(svc: Services, orderId: number) {
-  const update = svc.db.prepare('UPDATE orders SET status = ?, delivery_status = ?, driver_id = ?, timeline = ?, updated_at = ? WHERE id = ?')
-  const deliveries = deliveryWriter(svc.db)
-  const saveKds = svc.db.prepare('UPDATE order_lines SET kds_state = ?, kds_timeline = ? WHERE id = ? AND order_id = ?')
+  let stmts = statements.get(svc)
+  if (!stmts) statements.set(svc, (stmts = prepareOrderStatements(svc)))
+  const { update, deliveries, saveKds } = stmts
   return async (state: OrderState | null, msg: OrderMsg): Promise<OrderState | null> => {
     if (!state) {
       const row = svc.orders.row(orderId)
@@ -152,6 +162,7 @@ export function orderHandler(svc: Services, orderId: number) {
     try {
       const next = d.state
       const events: OutboxEvent[] = []
+      let view: OrderView | null = null
       if (next !== state || d.offers?.length) {
         let offers: OfferChanges = { created: [], withdrawn: [] }
         const prev = state
@@ -163,12 +174,13 @@ export function orderHandler(svc: Services, orderId: number) {
           if (d.offers) offers = deliveries.offers(next.id, next.storeId, d.offers, now)
           for (const e of d.events) events.push(appendEvent(db, { ownerId: next.ownerId, storeId: next.storeId, event: e.event, data: e.data }))
         })
+        // Kitchen screens first (the bump-to-screen path), from the view the reply needs anyway.
+        if (kdsChanged.length > 0) svc.kds.itemsChanged((view = svc.orders.full(svc.orders.row(orderId)!)), kdsChanged.map((l) => l.id))
         svc.events.publish(events)
         afterOrderChange(svc, prev, next, offers)
-        if (kdsChanged.length > 0) svc.kds.itemsChanged({ id: next.id, storeId: next.storeId, status: next.status }, kdsChanged.map((l) => l.id))
       }
       if (d.refuse) nact.dispatch(msg.replyTo, fail(d.refuse))
-      else nact.dispatch(msg.replyTo, ok(svc.orders.full(svc.orders.row(orderId)!)))
+      else nact.dispatch(msg.replyTo, ok(view ?? svc.orders.full(svc.orders.row(orderId)!)))
       return next
     } catch (err) {
       svc.log.error({ err, orderId }, 'order write failed')

@@ -69,12 +69,39 @@ export function changedKdsLines(prev: readonly KdsLine[] | undefined, next: read
   return next.filter((l) => !before.has(l))
 }
 
+/** A line as the order view shows it (api-v1 §2.4 output): everything a kitchen card needs. */
+export interface KdsViewLine {
+  id: number
+  item_id: number
+  name: string
+  variation: { name: string | null } | null
+  quantity: number
+  extras: ReadonlyArray<{ name: string }>
+  note: string | null
+  station: string | null
+  kds_state: string
+  kds_timeline: Record<string, string>
+}
+
+/** The order view the actor has just built for its reply, reused so screens need no extra read. */
+export interface KdsViewOrder {
+  id: number
+  restaurant_id: number
+  type: string
+  status: string
+  table_number: string | null
+  customer_name: string | null
+  note: string | null
+  created_at: string
+  items: readonly KdsViewLine[]
+}
+
 /**
  * What the order actor tells kitchen screens once a bump or recall is durable (wired in app.ts to
  * src/ws/kds.ts; actors never import a front door).
  */
 export interface KdsSink {
-  itemsChanged(order: { id: number; storeId: number; status: string }, lineIds: readonly number[]): void
+  itemsChanged(order: KdsViewOrder, lineIds: readonly number[]): void
   /** A staff token was revoked (logout): its kitchen sockets close. */
   tokenRevoked(tokenId: number): void
 }

@@ -5,8 +5,9 @@
  */
 import type { Db } from './db.ts'
 import type { LineRow } from './orders.ts'
+import type { KdsViewLine } from '../domain/kds.ts'
 
-type TicketRow = LineRow & { type: string; order_status: string; table_number: string | null; customer_name: string | null; order_note: string | null; order_created_at: string }
+export type TicketRow = LineRow & { type: string; order_status: string; table_number: string | null; customer_name: string | null; order_note: string | null; order_created_at: string }
 
 export interface KdsItem {
   id: number
@@ -46,6 +47,14 @@ export function kdsItemView(l: LineRow): KdsItem {
     station: l.station,
     kds_state: l.kds_state,
     kds_timeline: JSON.parse(l.kds_timeline) as Record<string, string>,
+  }
+}
+
+/** The same item from a line of the order view (src/storage/orders.ts `lineView`). */
+export function kdsItemOfView(orderId: number, l: KdsViewLine): KdsItem {
+  return {
+    id: l.id, order_id: orderId, item_id: l.item_id, name: l.name, variation: l.variation?.name ?? null, quantity: l.quantity,
+    extras: l.extras.map((e) => e.name), note: l.note, station: l.station, kds_state: l.kds_state, kds_timeline: l.kds_timeline,
   }
 }
 

@@ -23,7 +23,7 @@ import { decode } from './codec.ts'
 import { errorFrame } from './frames.ts'
 import type { SocketData } from './hub.ts'
 import type { OrderView } from '../storage/orders.ts'
-import { createKdsQueries, group, kdsItemView } from '../storage/kds.ts'
+import { createKdsQueries, group, kdsItemOfView, type TicketRow } from '../storage/kds.ts'
 import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
 
 interface KdsSocket extends SocketData {
@@ -46,21 +46,45 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSin
   const screens = new Map<number, number>()
   const byToken = new Map<number, Set<Ws>>()
 
+  /**
+   * Stations of recent orders (a line's station never changes), so a status change reaches the
+   * right screens without reading the order again. Bounded: oldest orders are forgotten first.
+   */
+  const stationsOf = new Map<number, readonly string[]>()
+  const rememberStations = (orderId: number, lines: ReadonlyArray<{ station: string | null }>) => {
+    const stations = [...new Set(lines.map((l) => l.station).filter((x): x is string => x !== null))]
+    stationsOf.delete(orderId)
+    stationsOf.set(orderId, stations)
+    if (stationsOf.size > 10_000) stationsOf.delete(stationsOf.keys().next().value!)
+    return stations
+  }
+
   /** Publish one frame per topic of an order's store: all-station screens and each station's. */
-  function fanOut(storeId: number, orderId: number, build: (rows: ReturnType<typeof kdsq.orderLines>, station: string | null) => unknown) {
-    if (!screens.get(storeId)) return
-    const rows = kdsq.orderLines(orderId)
-    if (rows.length === 0) return
-    const stations = new Set(rows.map((r) => r.station).filter((s): s is string => s !== null))
+  function publishTo<L extends { station: string | null }>(storeId: number, lines: readonly L[], stations: readonly string[], build: (lines: readonly L[], station: string | null) => unknown) {
     for (const station of [null, ...stations]) {
       const topic = kdsTopic(storeId, station)
       if (!hub.hasSubscribers(topic)) continue
-      const frame = build(station === null ? rows : rows.filter((r) => r.station === station), station)
+      const frame = build(station === null ? lines : lines.filter((r) => r.station === station), station)
       if (frame) hub.publish(topic, frame)
     }
   }
 
-  const ticketFrame = (rows: ReturnType<typeof kdsq.orderLines>) => {
+  /** Fan out from the order's stored lines (new orders, re-opened orders). */
+  function fanOut(storeId: number, orderId: number, build: (rows: readonly TicketRow[], station: string | null) => unknown) {
+    if (!screens.get(storeId)) return
+    const rows = kdsq.orderLines(orderId)
+    if (rows.length === 0) return
+    publishTo(storeId, rows, rememberStations(orderId, rows), build)
+  }
+
+  /** A status frame needs only the order's stations: remembered, or read once. */
+  function fanOutStatus(storeId: number, orderId: number, frame: unknown) {
+    if (!screens.get(storeId)) return
+    const stations = stationsOf.get(orderId) ?? rememberStations(orderId, kdsq.orderLines(orderId))
+    publishTo(storeId, stations.map((station) => ({ station })), stations, () => frame)
+  }
+
+  const ticketFrame = (rows: readonly TicketRow[]) => {
     const live = rows.filter((r) => LIVE_KDS.has(r.kds_state))
     if (live.length === 0 || !KDS_OPEN_ORDER.has(live[0]!.order_status)) return null
     return { type: 'ticket', ticket: group(live)[0] }
@@ -74,7 +98,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSin
     else if (e.event === 'order.status_changed') {
       const status = String(e.data.status)
       const previous = String(e.data.previous_status)
-      fanOut(storeId, orderId, () => ({ type: 'status', order_id: orderId, status, previous_status: previous }))
+      fanOutStatus(storeId, orderId, { type: 'status', order_id: orderId, status, previous_status: previous })
       // A closed order brought back (a recall after serving, an override) needs its card again.
       if (KDS_OPEN_ORDER.has(status) && !KDS_OPEN_ORDER.has(previous)) fanOut(storeId, orderId, ticketFrame)
     }
@@ -82,18 +106,13 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSin
 
   const sink: KdsSink = {
     itemsChanged(order, lineIds) {
+      // Built from the actor's own view of the order: no read between the commit and the frame.
+      if (!screens.get(order.restaurant_id)) return
       const ids = new Set(lineIds)
-      fanOut(order.storeId, order.id, (rows) => {
-        const changed = rows.filter((r) => ids.has(r.id))
-        if (changed.length === 0) return null
-        const h = changed[0]!
-        return {
-          type: 'item',
-          order_id: order.id,
-          order_status: order.status,
-          order: { order_id: order.id, type: h.type, status: order.status, table_number: h.table_number, customer_name: h.customer_name, note: h.order_note, created_at: h.order_created_at },
-          items: changed.map(kdsItemView),
-        }
+      const changed = order.items.filter((l) => ids.has(l.id))
+      const head = { order_id: order.id, type: order.type, status: order.status, table_number: order.table_number, customer_name: order.customer_name, note: order.note, created_at: order.created_at }
+      publishTo(order.restaurant_id, changed, rememberStations(order.id, order.items), (lines) => lines.length === 0 ? null : {
+        type: 'item', order_id: order.id, order_status: order.status, order: head, items: lines.map((l) => kdsItemOfView(order.id, l)),
       })
     },
     tokenRevoked(tokenId) {

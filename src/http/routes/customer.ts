@@ -213,6 +213,8 @@ const CreditBody = v.object({
   amount: v.pipe(v.number(), v.minValue(-1_000_000), v.maxValue(1_000_000), v.check((n) => n !== 0, 'Use a non-zero amount.'), v.check((n) => Math.abs(n * 100 - Math.round(n * 100)) < 1e-6, 'Use at most two decimals.')),
   reason: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)),
 })
+const RedeemBody = v.object({ amount: v.pipe(Money, v.minValue(0.01)), order_id: Nullable(Id) })
+const RedeemSchema = { type: 'object', required: ['id', 'balance', 'redeemed'], properties: { id: { type: 'integer' }, code_last4: { type: 'string' }, balance: { type: 'number' }, redeemed: { type: 'number' }, currency: { type: 'string' }, order_id: { type: ['integer', 'null'] } } }
 const GiftCardBody = v.object({
   amount: v.pipe(Money, v.minValue(0.01)),
   customer_id: Nullable(Id),
@@ -254,6 +256,26 @@ export const customerBalanceRoutes = [
         return gid
       })
       return new Reply(201, { id, code, balance: body.amount, customer_id: body.customer_id ?? null })
+    },
+  }),
+  route({
+    method: 'POST', path: '/restaurants/{id}/gift-cards/{giftCardId}/redeem', tag: 'Customers', auth: 'owner', capability: 'customers:write', body: RedeemBody, response: RedeemSchema,
+    summary: 'Spend from a gift card (a negative ledger entry)',
+    description: 'Body `{amount, order_id?}`. More than the balance, or an expired card: 422; the balance never goes below zero, even when two redemptions race (checked inside the write).',
+    handler: async ({ svc, principal, params, body }) => {
+      const store = ownedStore(svc, principal, params.id)
+      const card = svc.db.prepare<[number, number], { id: number; code_last4: string; expires_at: string | null }>('SELECT id, code_last4, expires_at FROM gift_cards WHERE id = ? AND store_id = ?').get(Number(params.giftCardId), store.id)
+      if (!card) throw notFound('gift card')
+      if (card.expires_at && Date.parse(card.expires_at) <= Date.now()) throw new ApiError('validation_failed', undefined, { amount: ['This gift card has expired.'] })
+      if (body.order_id != null && !svc.orders.rowInStore(body.order_id, store.id)) throw new ApiError('validation_failed', undefined, { order_id: ['No such order at this store.'] })
+      const cents = toCents(body.amount)
+      const balance = await svc.committer.write((db) => {
+        const bal = db.prepare('SELECT COALESCE(SUM(amount), 0) FROM gift_card_entries WHERE gift_card_id = ?').pluck().get(card.id) as number
+        if (bal < cents) throw new ApiError('validation_failed', undefined, { amount: [`The balance is ${fromCents(bal).toFixed(2)}.`] })
+        db.prepare('INSERT INTO gift_card_entries (gift_card_id, amount, reason, order_id, created_at) VALUES (?, ?, ?, ?, ?)').run(card.id, -cents, 'redeemed', body.order_id ?? null, nowIso())
+        return bal - cents
+      })
+      return { id: card.id, code_last4: card.code_last4, balance: fromCents(balance), redeemed: body.amount, currency: currencyOf(svc, store.id), order_id: body.order_id ?? null }
     },
   }),
 ]

@@ -2,15 +2,16 @@
  * Kitchen display over HTTP (api-v1 §3, §4.7; docs/kds.md): live tickets, bump and recall through
  * the order actor, and the kitchen screen page at `{site_url}/kds`. The socket is src/ws/kds.ts.
  */
+import { randomBytes } from 'node:crypto'
 import * as v from 'valibot'
 import { route, Reply } from '../route.ts'
 import { notFound } from '../../errors.ts'
-import { createKdsQueries, kdsItemView } from '../../storage/kds.ts'
+import { createKdsQueries, kdsItemOfView } from '../../storage/kds.ts'
 import { KDS_STATES } from '../../domain/order-state.ts'
 import type { Services } from '../../services.ts'
 import type { StaffPrincipal } from '../../auth/principals.ts'
 import type { OrderView } from '../../storage/orders.ts'
-import { KDS_PAGE } from '../pages/kds.ts'
+import { kdsPage, kdsPageHeaders } from '../pages/kds.ts'
 
 const tag = 'Kitchen display'
 const kdsQueries = new WeakMap<Services, ReturnType<typeof createKdsQueries>>()
@@ -44,8 +45,7 @@ async function step(svc: Services, p: StaffPrincipal, itemId: string | undefined
   const line = kdsOf(svc).lineInStore(lineId, p.storeId)
   if (!line) throw notFound('item')
   const order = await svc.actors.orders.ask<OrderView>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId, step: dir, replyTo }))
-  const row = svc.orders.lines(order.id).find((l) => l.id === lineId)!
-  return { order_id: order.id, order_status: order.status, item: kdsItemView(row) }
+  return { order_id: order.id, order_status: order.status, item: kdsItemOfView(order.id, order.items.find((l) => l.id === lineId)!) }
 }
 
 export const staffKdsRoutes = [
@@ -73,10 +73,10 @@ export const staffKdsRoutes = [
   route({
     method: 'GET', path: '/kds', site: true, tag, auth: 'none', produces: 'text/html; charset=utf-8',
     summary: 'Kitchen screen: PIN sign-in, live ticket cards, tap an item to bump it',
-    handler: () => new Reply(200, KDS_PAGE, {
-      // Everything is inline; the page talks only to this server (api + socket).
-      'Content-Security-Policy': "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self' ws: wss:; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-      'Cache-Control': 'no-store',
-    }, 'text/html; charset=utf-8'),
+    description: 'Self-contained HTML (no external assets). Signs in with `POST /restaurants/{id}/staff/pin` and follows `{base_url}/ws/kds`; a tap on an item sends a `bump` frame.',
+    handler: ({ headers }) => {
+      const nonce = randomBytes(16).toString('base64')
+      return new Reply(200, kdsPage(nonce), kdsPageHeaders(nonce, headers.host), 'text/html; charset=utf-8')
+    },
   }),
 ]

@@ -1,0 +1,130 @@
+/**
+ * The customer app (api-v1 §4.5, §2.7, §6; docs/customers.md): the profile, orders placed and
+ * listed as the token's customer only, saved addresses (the first is the default), gift cards and
+ * store credit as ledgers with real balances, and the per-store boundary (another store's
+ * customer, address or card is not found).
+ */
+import t from 'tap'
+import { startServer } from './helpers/server.ts'
+import { createAccount, isError, outbox } from './helpers/fixtures.ts'
+import { createCustomer } from './helpers/people.ts'
+
+const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
+t.teardown(() => s.close())
+const db = s.app.svc.db
+const a = createAccount(db)
+const b = createAccount(db)
+const ada = createCustomer(db, a.storeId)
+const bob = createCustomer(db, a.storeId)
+const elsewhere = createCustomer(db, b.storeId)
+const fries = (store = a) => ({ type: 'takeaway', items: [{ item_id: store.menu.fries, quantity: 1 }] })
+
+t.test('GET/PUT /customer/me: name, email, phone, birthday, consents (merged key by key)', async (t) => {
+  const me = await s.req('GET', '/customer/me', { token: ada.token })
+  t.match(me.body, { id: ada.id, restaurant_id: a.storeId, email: ada.email, phone: ada.phone, consents: {} })
+  t.notOk('password_hash' in me.body)
+  const put = await s.req('PUT', '/customer/me', { token: ada.token, body: { name: 'Ada L.', birthday: '1990-12-10', phone: '+1 555 010 4242', consents: { marketing_email: true, marketing_sms: false } } })
+  t.match(put.body, { name: 'Ada L.', birthday: '1990-12-10', phone: '+15550104242', consents: { marketing_email: true, marketing_sms: false } })
+  const again = await s.req('PUT', '/customer/me', { token: ada.token, body: { consents: { marketing_sms: true } } })
+  t.same(again.body.consents, { marketing_email: true, marketing_sms: true }, 'consents merge')
+  t.equal(again.body.name, 'Ada L.', 'fields left out stay')
+  isError(t, await s.req('PUT', '/customer/me', { token: ada.token, body: { email: bob.email } }), 422, 'validation_failed', 'another customer\'s email')
+  isError(t, await s.req('PUT', '/customer/me', { token: ada.token, body: { birthday: '2999-01-01' } }), 422, 'validation_failed', 'a birthday in the future')
+  t.equal((await s.req('PUT', '/customer/me', { token: elsewhere.token, body: { email: ada.email } })).status, 200, 'the same email at another store is fine')
+  isError(t, await s.req('GET', '/customer/me', { token: a.token }), 401, 'unauthenticated', 'an owner token is not a customer token')
+})
+
+t.test('POST /customer/orders: the customer comes from the token only; order.created; own history, paginated', async (t) => {
+  const r = await s.req('POST', '/customer/orders', { token: bob.token, body: { ...fries(), customer_id: ada.id, customer: { id: ada.id }, phone: undefined } })
+  t.equal(r.status, 201)
+  t.match(r.body, { customer_id: bob.id, restaurant_id: a.storeId, track_token: /^trk_/, source: 'customer_app', customer_name: 'Cust', phone: bob.phone })
+  t.match(outbox(db, 'order.created').find((e) => e.data.order_id === r.body.id), { store_id: a.storeId })
+  const mine = await s.req('GET', '/customer/orders', { token: bob.token })
+  t.same(mine.body.data.map((o: { id: number }) => o.id), [r.body.id])
+  t.match(mine.body, { current_page: 1, per_page: 30, total: 1, last_page: 1 })
+  const adas = await s.req('GET', '/customer/orders', { token: ada.token })
+  t.notOk(adas.body.data.some((o: { id: number }) => o.id === r.body.id), 'Ada does not see Bob\'s order although the body named her')
+  isError(t, await s.req('POST', '/customer/orders', { token: bob.token, body: fries(b) }), 422, 'validation_failed', 'an item of another store')
+
+  for (let i = 0; i < 31; i++) await s.req('POST', '/customer/orders', { token: bob.token, body: fries() })
+  const p1 = await s.req('GET', '/customer/orders', { token: bob.token })
+  const p2 = await s.req('GET', '/customer/orders?page=2', { token: bob.token })
+  t.match(p1.body, { total: 32, last_page: 2 })
+  t.equal(p1.body.data.length, 30)
+  t.equal(p2.body.data.length, 2)
+  t.ok(p1.body.data[0].id > p1.body.data[29].id, 'newest first')
+  t.ok(p2.body.data.every((o: { customer_id: number }) => o.customer_id === bob.id))
+})
+
+t.test('addresses: the first saved is the default; lat/lng together; the default moves; another customer\'s is 404', async (t) => {
+  const c = createCustomer(db, a.storeId)
+  const home = await s.req('POST', '/customer/addresses', { token: c.token, body: { label: 'Home', address: '1 Main St', lat: 52.52, lng: 13.405 } })
+  t.equal(home.status, 201)
+  t.match(home.body, { label: 'Home', lat: 52.52, lng: 13.405, is_default: true }, 'the first address is the default')
+  const work = await s.req('POST', '/customer/addresses', { token: c.token, body: { label: 'Work', address: '2 Side St' } })
+  t.match(work.body, { is_default: false, lat: null, lng: null }, 'a later one is not')
+  isError(t, await s.req('POST', '/customer/addresses', { token: c.token, body: { address: 'x', lat: 1 } }), 422, 'validation_failed', 'lat without lng')
+  isError(t, await s.req('POST', '/customer/addresses', { token: c.token, body: { address: 'x', lat: 91, lng: 0 } }), 422, 'validation_failed', 'lat out of range')
+  const moved = await s.req('PUT', `/customer/addresses/${work.body.id}`, { token: c.token, body: { is_default: true, lat: 1.5, lng: 2.5 } })
+  t.match(moved.body, { is_default: true, lat: 1.5, lng: 2.5 })
+  const list = await s.req('GET', '/customer/addresses', { token: c.token })
+  t.same(list.body.map((x: { id: number; is_default: boolean }) => [x.id, x.is_default]), [[work.body.id, true], [home.body.id, false]], 'exactly one default, listed first')
+
+  const o = await s.req('POST', '/customer/orders', { token: c.token, body: { type: 'delivery', address_id: home.body.id, items: [{ item_id: a.menu.fries, quantity: 1 }] } })
+  t.match(o.body, { customer_id: c.id, address: '1 Main St' }, 'a saved address fills the order\'s address')
+
+  isError(t, await s.req('PUT', `/customer/addresses/${home.body.id}`, { token: ada.token, body: { label: 'Mine' } }), 404, 'not_found', 'another customer\'s address')
+  isError(t, await s.req('DELETE', `/customer/addresses/${home.body.id}`, { token: elsewhere.token }), 404, 'not_found', 'a customer of another store')
+  isError(t, await s.req('POST', '/customer/orders', { token: ada.token, body: { type: 'delivery', address_id: home.body.id, items: [{ item_id: a.menu.fries, quantity: 1 }] } }), 422, 'validation_failed', 'ordering to someone else\'s address')
+
+  t.equal((await s.req('DELETE', `/customer/addresses/${work.body.id}`, { token: c.token })).status, 204)
+  const left = await s.req('GET', '/customer/addresses', { token: c.token })
+  t.same(left.body.map((x: { id: number; is_default: boolean }) => [x.id, x.is_default]), [[home.body.id, true]], 'the remaining one becomes the default')
+})
+
+t.test('store credit: a ledger whose balance is the sum; debits never go below zero; per store', async (t) => {
+  const c = createCustomer(db, a.storeId)
+  t.same((await s.req('GET', '/customer/store-credit', { token: c.token })).body, { balance: 0, currency: 'USD', entries: [] })
+  const credit = (amount: number, token = a.token, store = a.storeId, customer = c.id) =>
+    s.req('POST', `/restaurants/${store}/customers/${customer}/store-credit`, { token, body: { amount, reason: 'goodwill' } })
+  t.equal((await credit(12.5)).status, 201)
+  t.match((await credit(-2.25)).body, { balance: 10.25 })
+  isError(t, await credit(-10.26), 422, 'validation_failed', 'a debit below zero')
+  const mine = await s.req('GET', '/customer/store-credit', { token: c.token })
+  t.match(mine.body, { balance: 10.25, currency: 'USD' })
+  t.same(mine.body.entries.map((e: { amount: number }) => e.amount), [-2.25, 12.5], 'newest entry first')
+  t.equal((await s.req('GET', '/customer/store-credit', { token: ada.token })).body.balance, 0, 'another customer has their own balance')
+  isError(t, await credit(5, b.token, b.storeId, c.id), 404, 'not_found', 'another owner cannot credit this customer')
+  isError(t, await credit(5, b.token, a.storeId, c.id), 404, 'not_found', 'nor through this store')
+  isError(t, await credit(5, a.token, a.storeId, elsewhere.id), 404, 'not_found', 'a customer of another store is not found under this one')
+})
+
+t.test('gift cards: issued with a balance, redeemed down to zero and no further, expiry, per store', async (t) => {
+  const c = createCustomer(db, a.storeId)
+  const issued = await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: a.token, body: { amount: 25, customer_id: c.id } })
+  t.equal(issued.status, 201)
+  t.match(issued.body, { id: Number, code: /^[A-Z0-9]{16}$/, balance: 25, customer_id: c.id })
+  t.notOk(JSON.stringify(db.prepare('SELECT * FROM gift_cards WHERE id = ?').get(issued.body.id)).includes(issued.body.code), 'only a hash of the code is kept')
+  const cards = await s.req('GET', '/customer/gift-cards', { token: c.token })
+  t.match(cards.body, [{ id: issued.body.id, code_last4: issued.body.code.slice(-4), balance: 25, issued: 25, currency: 'USD' }])
+  t.notOk('code' in cards.body[0], 'the code itself is not listed')
+
+  const redeem = (amount: number, id = issued.body.id, token = a.token, store = a.storeId, extra: Record<string, unknown> = {}) =>
+    s.req('POST', `/restaurants/${store}/gift-cards/${id}/redeem`, { token, body: { amount, ...extra } })
+  const order = await s.req('POST', '/customer/orders', { token: c.token, body: fries() })
+  t.match((await redeem(10, issued.body.id, a.token, a.storeId, { order_id: order.body.id })).body, { balance: 15, redeemed: 10, order_id: order.body.id })
+  // Two redemptions racing for the rest: one wins, the balance never goes negative.
+  const race = await Promise.all([redeem(15), redeem(15)])
+  t.same(race.map((r) => r.status).sort(), [200, 422])
+  t.match((await s.req('GET', '/customer/gift-cards', { token: c.token })).body, [{ balance: 0, issued: 25 }])
+  isError(t, await redeem(0.01), 422, 'validation_failed', 'an empty card')
+
+  const old = await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: a.token, body: { amount: 5, customer_id: c.id, expires_at: '2030-01-01T00:00:00Z' } })
+  db.prepare("UPDATE gift_cards SET expires_at = '2001-01-01T00:00:00.000+00:00' WHERE id = ?").run(old.body.id)
+  isError(t, await redeem(1, old.body.id), 422, 'validation_failed', 'an expired card')
+  isError(t, await redeem(1, old.body.id, b.token, b.storeId), 404, 'not_found', 'another owner\'s card')
+  isError(t, await redeem(1, old.body.id, b.token, a.storeId), 404, 'not_found', 'through another owner\'s token')
+  isError(t, await redeem(1, old.body.id, a.token, a.storeId, { order_id: 999999 }), 422, 'validation_failed', 'an order of nowhere')
+  t.same((await s.req('GET', '/customer/gift-cards', { token: elsewhere.token })).body, [], 'a customer of another store sees none')
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: a.token, body: { amount: 5, customer_id: elsewhere.id } }), 422, 'validation_failed', 'issuing to another store\'s customer')
+})
