@@ -120,7 +120,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       // Let queued writes commit before the database closes.
       await new Promise((r) => setImmediate(r))
       locations.flush()
-      committer.flush()
+      committer.close()
       svc.actors.stores.close()
       svc.actors.orders.close()
       svc.actors.drivers.close()

@@ -76,8 +76,7 @@ function prepare(db: Db) {
   return {
     order: db.prepare(`INSERT INTO orders (store_id, type, status, delivery_status, is_paid, customer_id, customer_name, phone, table_number,
       address, note, source, coupon_code, subtotal, discount, tip_amount, total, track_token, timeline, created_at, updated_at)
-      VALUES (@store_id, @type, @status, @delivery_status, @is_paid, @customer_id, @customer_name, @phone, @table_number,
-      @address, @note, @source, @coupon_code, @subtotal, @discount, @tip_amount, @total, @track_token, @timeline, @created_at, @created_at)`),
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     line: db.prepare(`INSERT INTO order_lines (order_id, item_id, variant_id, name, variant_name, quantity, unit_price, extras, line_total, note, station, kds_state, kds_timeline)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)`),
   }
@@ -87,8 +86,11 @@ function prepare(db: Db) {
 export function insertOrder(db: Db, o: NewOrder): { id: number; lineIds: number[] } {
   let p = prepared.get(db)
   if (!p) prepared.set(db, (p = prepare(db)))
-  const { lines, timeline, is_paid, ...cols } = o
-  const id = Number(p.order.run({ ...cols, is_paid: is_paid ? 1 : 0, timeline: JSON.stringify(timeline) }).lastInsertRowid)
+  // Positional binding: measurably cheaper than named parameters on the hottest insert.
+  const id = Number(p.order.run(o.store_id, o.type, o.status, o.delivery_status, o.is_paid ? 1 : 0, o.customer_id, o.customer_name, o.phone,
+    o.table_number, o.address, o.note, o.source, o.coupon_code, o.subtotal, o.discount, o.tip_amount, o.total, o.track_token,
+    JSON.stringify(o.timeline), o.created_at, o.created_at).lastInsertRowid)
+  const lines = o.lines
   const kdsTimeline = JSON.stringify({ queued_at: o.created_at })
   const lineIds = lines.map((l) =>
     Number(p.line.run(id, l.item_id, l.variant_id, l.name, l.variant_name, l.quantity, l.unit_price, JSON.stringify(l.extras), l.line_total, l.note, l.station, kdsTimeline).lastInsertRowid))

@@ -220,11 +220,11 @@ export class WebhookStore {
    * Fan-out step: turn up to `limit` outbox rows after the cursor into delivery rows for every
    * matching endpoint of their owner, and advance the cursor — all in the caller's transaction.
    */
-  fanout(limit: number, now = Date.now()): { byEndpoint: Map<number, Pending[]>; more: boolean } {
+  fanout(limit: number, now = Date.now()): { byEndpoint: Map<number, Pending[]>; more: boolean; cursor: number } {
     const cursor = this.cursor()
     const rows = this.s.outboxAfter!.all(cursor, limit) as OutboxRow[]
     const byEndpoint = new Map<number, Pending[]>()
-    if (rows.length === 0) return { byEndpoint, more: false }
+    if (rows.length === 0) return { byEndpoint, more: false, cursor }
     const endpointsOf = new Map<number, Array<{ id: number; patterns: Set<string>; from: number }>>()
     for (const e of rows) {
       let eps = endpointsOf.get(e.owner_id)
@@ -241,7 +241,8 @@ export class WebhookStore {
         list.push(p)
       }
     }
-    this.s.setCursor!.run(rows[rows.length - 1]!.id)
-    return { byEndpoint, more: rows.length === limit }
+    const last = rows[rows.length - 1]!.id
+    this.s.setCursor!.run(last)
+    return { byEndpoint, more: rows.length === limit, cursor: last }
   }
 }

@@ -17,6 +17,8 @@ const POLL_MS = 2000
 
 export class Fanout {
   private closed = false
+  /** The cursor as of the last durable fan-out: events at or below it need no kick. */
+  private fannedOutTo = 0
   private readonly poll: NodeJS.Timeout
 
   constructor(
@@ -28,6 +30,7 @@ export class Fanout {
       inTx: () => (this.closed ? null : this.store.fanout(BATCH)),
       committed: (r) => {
         if (!r || this.closed) return
+        this.fannedOutTo = Math.max(this.fannedOutTo, r.cursor)
         for (const [id, list] of r.byEndpoint) this.deliver(id, list)
         if (r.more) this.kick()
       },
@@ -42,8 +45,13 @@ export class Fanout {
     this.committer.write(() => null).catch(() => {})
   }
 
-  /** Kick when outbox rows wait after the cursor (start-up, another process, a failed hook). */
-  kickIfBehind(): void {
+  /**
+   * Kick when outbox rows wait after the cursor (start-up, another process, a failed hook).
+   * Given the id of a just-published event, answers from memory when the fan-out already covered it
+   * (the usual case: the hook ran in that event's own transaction).
+   */
+  kickIfBehind(eventId?: number): void {
+    if (eventId !== undefined && eventId <= this.fannedOutTo) return
     if (this.store.maxOutboxId() > this.store.cursor()) this.kick()
   }
 

@@ -164,7 +164,7 @@ export function createWebhooks(d: WebhookDeps) {
     /** Subscribe to committed events, catch up on the outbox, and wake every endpoint with pending work. */
     start(): void {
       // The fan-out runs inside each transaction that writes events; the router is a safety net.
-      unsubscribe = d.events.subscribe(() => fanout.kickIfBehind())
+      unsubscribe = d.events.subscribe((e) => fanout.kickIfBehind(e.id))
       fanout.kick()
       for (const id of store.pendingEndpointIds()) tell(id, { type: 'wake' })
     },
