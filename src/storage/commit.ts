@@ -103,6 +103,9 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
   let queue: Job[] = []
   let scheduled = false
   let openedAt = 0
+  // What the batch and the mailboxes looked like at the previous check (see maybeFlush).
+  let seenQueue = 0
+  let seenPending = 0
   const begin = db.prepare('BEGIN IMMEDIATE')
   const commit = db.prepare('COMMIT')
   const rollback = db.prepare('ROLLBACK')
@@ -115,9 +118,18 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
   const relaxed = walSync ? db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`) : null
   const restore = walSync ? db.prepare(`PRAGMA synchronous = ${level}`) : null
 
-  /** End of a turn: close the batch unless actors still hold queued messages that may join it. */
+  /**
+   * End of a turn: keep the batch open while actors still hold queued messages *and are getting
+   * through them* (the mailboxes shrank or the batch grew since the last check). Messages that do
+   * not move are usually queued behind an actor that is itself awaiting this very commit (a
+   * second bump of the same order): waiting for them would only add latency, so the batch closes.
+   */
   function maybeFlush(): void {
-    if (queue.length < maxBatch && pending() > 0 && performance.now() - openedAt < maxWaitMs) {
+    const p = pending()
+    const progressing = p < seenPending || queue.length > seenQueue
+    if (queue.length < maxBatch && p > 0 && progressing && performance.now() - openedAt < maxWaitMs) {
+      seenPending = p
+      seenQueue = queue.length
       setImmediate(maybeFlush)
       return
     }
@@ -192,6 +204,8 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
         if (!scheduled) {
           scheduled = true
           openedAt = performance.now()
+          seenQueue = 0
+          seenPending = Number.POSITIVE_INFINITY
           // setImmediate runs after the I/O callbacks of this turn: every request parsed in the
           // same turn joins the batch.
           setImmediate(maybeFlush)

@@ -3,21 +3,12 @@ import { randomBytes } from 'node:crypto'
 import { route, Reply } from '../route.ts'
 import { trackPage, trackNotFoundPage } from '../pages/track.html.ts'
 import { trackingView } from '../../storage/tracking.ts'
+import { pageHeaders } from '../pages/page-headers.ts'
 
 const HTML = 'text/html; charset=utf-8'
 
-/** Everything inline is allowed by this response's nonce only; the socket is the one connection it opens. */
-function headers(nonce: string, host: string | undefined): Record<string, string> {
-  const self = host && /^[\w.-]+(:\d{1,5})?$|^\[[\d:a-fA-F]+\](:\d{1,5})?$/.test(host) ? ` ws://${host} wss://${host}` : ''
-  return {
-    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'${self}; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
-    // The token in the address is the capability: keep it out of Referer headers, caches and indexes.
-    'Referrer-Policy': 'no-referrer',
-    'Cache-Control': 'no-store',
-    'X-Robots-Tag': 'noindex',
-    'X-Content-Type-Options': 'nosniff',
-  }
-}
+/** The token in the address is the capability: keep it out of Referer headers, caches and indexes. */
+const headers = (nonce: string, host: string | undefined) => pageHeaders(nonce, host, { 'X-Robots-Tag': 'noindex' })
 
 export const trackPageRoutes = [
   route({
