@@ -1,7 +1,7 @@
 /** The pure delivery rules (src/domain/delivery.ts) and reducers (order-delivery, driver), without I/O. */
 import t from 'tap'
 import {
-  claimable, driverFeeCents, driverMove, earningsByDay, mayServe, normalizePhone, offerStatusAt, sniffImageType, validLatLng,
+  claimable, driverFeeCents, driverMove, earningsByDay, earningsByPeriod, periodStart, mayServe, normalizePhone, offerStatusAt, sniffImageType, validLatLng,
   DRIVER_TARGETS, POD_MAX_ATTEMPTS, type DriverTarget,
 } from '../src/domain/delivery.ts'
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../src/domain/order-state.ts'
@@ -72,6 +72,23 @@ t.test('earnings group by day in cents', async (t) => {
     { date: '2026-06-02', deliveries: 2, fees: 750, tips: 150, total: 900 },
   ])
   t.match(r, { deliveries: 3, fees: 1050, tips: 150, total: 1200 })
+})
+
+t.test('earnings periods: ISO weeks start on Monday, months on the 1st', async (t) => {
+  t.equal(periodStart('2026-11-22', 'week'), '2026-11-16', 'a Sunday belongs to the week of the Monday before')
+  t.equal(periodStart('2026-11-23', 'week'), '2026-11-23', 'a Monday starts its own week')
+  t.equal(periodStart('2026-03-01', 'week'), '2026-02-23', 'weeks cross month ends')
+  t.equal(periodStart('2026-11-22', 'month'), '2026-11-01')
+  t.equal(periodStart('2026-11-22', 'day'), '2026-11-22')
+  const days = earningsByDay([
+    { day: '2026-11-15', fee: 300, tip: 0 }, // Sunday: week of 11-09
+    { day: '2026-11-16', fee: 300, tip: 100 }, // Monday
+    { day: '2026-11-22', fee: 300, tip: 50 }, // Sunday: same week as 11-16
+    { day: '2026-12-01', fee: 450, tip: 0 },
+  ]).days
+  t.same(earningsByPeriod(days, 'week').map((p) => [p.start, p.deliveries, p.total]), [['2026-11-09', 1, 300], ['2026-11-16', 2, 750], ['2026-11-30', 1, 450]])
+  t.same(earningsByPeriod(days, 'month').map((p) => [p.start, p.deliveries, p.fees, p.tips]), [['2026-11-01', 3, 900, 150], ['2026-12-01', 1, 450, 0]])
+  t.equal(earningsByPeriod(days, 'day').length, 4)
 })
 
 t.test('the delivery code is 4 digits, stable per order, different across orders', async (t) => {

@@ -4,22 +4,18 @@
  * timeline, and the driver moves live as it sends positions over the driver socket.
  */
 import t from 'tap'
-import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
 import { startServer } from './helpers/server.ts'
+import { CHROMIUM, launchChromium } from './helpers/browser.ts'
 import { assign, createFleet, deliveryOrder, driverStatus, WsClient, wsBase } from './helpers/delivery.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) {
+const launched = await launchChromium()
+if (!launched) {
   t.fail(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`)
 } else {
+  const browser = launched
+  t.teardown(() => browser.close())
   const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
   t.teardown(() => s.close())
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
-  t.teardown(() => browser.close())
   const f = createFleet(s.app.svc.db)
   const d = f.drivers[0]!
 

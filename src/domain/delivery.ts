@@ -115,6 +115,34 @@ export function earningsByDay(rows: readonly EarningRow[]): { days: EarningsDay[
   return { days, deliveries: sum('deliveries'), fees: sum('fees'), tips: sum('tips'), total: sum('total') }
 }
 
+export const EARNING_PERIODS = ['day', 'week', 'month'] as const
+export type EarningPeriod = (typeof EARNING_PERIODS)[number]
+export interface EarningsPeriod { start: string; deliveries: number; fees: number; tips: number; total: number }
+
+/** The first day of the period holding `day` (YYYY-MM-DD, UTC): itself, its ISO week's Monday, or the 1st. */
+export function periodStart(day: string, period: EarningPeriod): string {
+  if (period === 'day') return day
+  if (period === 'month') return `${day.slice(0, 7)}-01`
+  const t = Date.parse(`${day}T00:00:00Z`)
+  const sinceMonday = (new Date(t).getUTCDay() + 6) % 7
+  return new Date(t - sinceMonday * 86_400_000).toISOString().slice(0, 10)
+}
+
+/** Days (from earningsByDay) summed into periods, oldest first; periods without deliveries are left out. */
+export function earningsByPeriod(days: readonly EarningsDay[], period: EarningPeriod): EarningsPeriod[] {
+  const by = new Map<string, EarningsPeriod>()
+  for (const d of days) {
+    const start = periodStart(d.date, period)
+    const p = by.get(start) ?? { start, deliveries: 0, fees: 0, tips: 0, total: 0 }
+    p.deliveries += d.deliveries
+    p.fees += d.fees
+    p.tips += d.tips
+    p.total += d.total
+    by.set(start, p)
+  }
+  return [...by.values()].sort((a, b) => a.start.localeCompare(b.start))
+}
+
 // ---- Fees -------------------------------------------------------------------------------------
 
 /** What a driver earns per delivery when the store sets no `driver_fee` (in its settings, a decimal). */

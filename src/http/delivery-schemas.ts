@@ -119,7 +119,9 @@ export const ShiftSchema = obj({ on_shift: bool, shift: nullable(obj({ id: int, 
 
 export const EarningsSchema = obj({
   range: obj({ from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } }),
+  period: { type: 'string', enum: ['day', 'week', 'month'] },
   deliveries: int, fees: num, tips: num, total: num,
+  periods: arr(obj({ start: { type: 'string', format: 'date', description: 'First day of the period.' }, deliveries: int, fees: num, tips: num, total: num })),
   days: arr(obj({ date: { type: 'string', format: 'date' }, deliveries: int, fees: num, tips: num, total: num })),
 })
 

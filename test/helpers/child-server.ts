@@ -1,9 +1,6 @@
-/** The real server in its own process (`node --import tsx src/main.ts`), for kill -9 tests. */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import { findFreePort } from './server.ts'
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+/** The real server in its own process, set up for kill -9 tests (no demo seed, no rate limit). */
+import type { ChildProcess } from 'node:child_process'
+import { spawnServer } from './process.ts'
 
 export interface ChildServer {
   proc: ChildProcess
@@ -15,25 +12,9 @@ export interface ChildServer {
 }
 
 export async function startChildServer(env: Record<string, string>, readyMs = 20_000): Promise<ChildServer> {
-  const port = await findFreePort()
-  const site = `http://127.0.0.1:${port}`
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SITE_URL: site, LOG_LEVEL: 'warn', DEMO_SEED: '0', RATE_LIMIT_PER_MINUTE: '1000000', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  let err = ''
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString() })
-  const gone = new Promise<void>((r) => proc.once('exit', () => r()))
-  const child: ChildServer = {
-    proc, site, base: `${site}/api/v1`, ws: `ws://127.0.0.1:${port}/api/v1`,
-    kill9: () => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); return gone },
-  }
-  const deadline = Date.now() + readyMs
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server exited early: ${err}`)
-    try { if ((await fetch(`${site}/healthz`)).status === 200) return child } catch { /* not up yet */ }
-    if (Date.now() > deadline) { await child.kill9(); throw new Error(`server not ready: ${err}`) }
-    await new Promise((r) => setTimeout(r, 50))
+  const sp = await spawnServer({ LOG_LEVEL: 'warn', DEMO_SEED: '0', RATE_LIMIT_PER_MINUTE: '1000000', ...env }, readyMs)
+  return {
+    proc: sp.proc, site: sp.site, base: sp.base, ws: `ws://127.0.0.1:${sp.port}/api/v1`,
+    kill9: async () => { await sp.kill('SIGKILL') },
   }
 }

@@ -2,6 +2,7 @@
  * Driver account routes (api-v1 §4.6, listed-only; payloads designed in docs/drivers.md): SMS login
  * (phone + code → a new device token), push devices, shifts, earnings.
  */
+import * as v from 'valibot'
 import { randomInt } from 'node:crypto'
 import { route } from '../route.ts'
 import { AnalyticsQuery, analyticsRange } from '../analytics-query.ts'
@@ -11,7 +12,7 @@ import {
   PushUnregisterBody, PushUnregisterSchema, ShiftBody, ShiftSchema,
 } from '../delivery-schemas.ts'
 import { ApiError } from '../../errors.ts'
-import { earningsByDay, LOGIN_CODE } from '../../domain/delivery.ts'
+import { EARNING_PERIODS, earningsByDay, earningsByPeriod, LOGIN_CODE } from '../../domain/delivery.ts'
 import { fromCents } from '../../domain/money.ts'
 import { newToken, safeEqualHex, sha256Hex } from '../../auth/tokens.ts'
 import { nowIso } from '../../storage/db.ts'
@@ -19,6 +20,9 @@ import { driverView } from '../../storage/drivers.ts'
 import type { ShiftView } from '../../actors/driver.ts'
 import type { Services } from '../../services.ts'
 import { phoneOf } from './drivers.ts'
+
+/** Earnings: the analytics date range plus the grouping period. */
+const EarningsQuery = v.object({ ...AnalyticsQuery.entries, period: v.optional(v.picklist(EARNING_PERIODS, 'Use day, week or month.')) })
 
 const tag = 'Driver app'
 
@@ -113,17 +117,20 @@ export const driverAccountRoutes = [
       svc.actors.drivers.ask<ShiftView>(principal.driverId, (replyTo) => ({ type: 'shift', onShift: body.action === 'start', replyTo })),
   }),
   route({
-    method: 'GET', path: '/driver/earnings', tag, summary: 'Earnings by day: deliveries, fees, tips', auth: 'driver', query: AnalyticsQuery,
+    method: 'GET', path: '/driver/earnings', tag, summary: 'Earnings by period: deliveries, fees, tips', auth: 'driver', query: EarningsQuery,
     response: EarningsSchema,
-    description: 'Delivered orders by the day they were delivered (UTC), `from`/`to` as `YYYY-MM-DD` (default: the last 30 days). `fee` is fixed when the delivery is assigned; tips are the order tips.',
+    description: 'Delivered orders by the day they were delivered (UTC), `from`/`to` as `YYYY-MM-DD` (default: the last 30 days), summed per `period` (`day` (default), `week` (ISO weeks, starting Monday) or `month`) in `periods`, each named by its first day; `days` always lists the single days. `fee` is fixed when the delivery is assigned; tips are the order tips.',
     handler: ({ svc, principal, query }) => {
       const range = analyticsRange(query)
       const toExclusive = new Date(Date.parse(`${range.to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)
       const sum = earningsByDay(svc.drivers.earnings(principal.driverId, `${range.from}T00:00:00`, `${toExclusive}T00:00:00`))
       const money = (c: number) => fromCents(c)
+      const period = query.period ?? 'day'
       return {
         range,
+        period,
         deliveries: sum.deliveries, fees: money(sum.fees), tips: money(sum.tips), total: money(sum.total),
+        periods: earningsByPeriod(sum.days, period).map((p) => ({ start: p.start, deliveries: p.deliveries, fees: money(p.fees), tips: money(p.tips), total: money(p.total) })),
         days: sum.days.map((d) => ({ date: d.date, deliveries: d.deliveries, fees: money(d.fees), tips: money(d.tips), total: money(d.total) })),
       }
     },
