@@ -398,7 +398,7 @@ export const scenario: Scenario = {
         `screens: ${[...perStation].map(([s, n]) => `${n} × ${s ?? 'all stations'}`).join(', ')}; every line is bumped three times (to served), a cook's pause of ${gapMs} ms ± 50 % apart`,
         'every expected delivery was checked (each bump to every screen of its station and every all-station screen); a step fails with p99 ≥ 20 ms, missing deliveries, failed requests, or fewer than 90 % of the offered orders served; ' +
           'the stepping stops after two failing steps in a row and then halves the gap twice',
-        'synchronous=FULL (WAL), group commit on, fresh database file; storefront orders (takeaway and on-table), 2–3 lines each',
+        'group commit on (each batch answered after an fdatasync of the WAL), fresh database file; storefront orders (takeaway and on-table), 2–3 lines each',
         `the floor row is a bare GET /healthz round trip at about the bump rate of ${TARGET.rate} orders/s (no auth, no write, no socket): the latency this machine adds to any request at that moment`,
       ]
       return { name: 'kds', rows, notes, targets }

@@ -233,7 +233,7 @@ export const scenario: Scenario = {
     const notes: string[] = [
       'the load generator (autocannon, pipelining 1) runs on the same machine and shares its CPU cores with the server; ' +
         'srv CPU % is the server process alone (100 = one core)',
-      'every variant runs at synchronous=FULL (WAL) on a fresh database file; each 201 was checked to name a committed row',
+      'every 201 follows an fsync of its write (1 tx/write and the baseline: synchronous=FULL inside COMMIT; group commit: an fdatasync of the WAL on the thread pool after each batch); fresh database file per variant; each 201 was checked to name a committed row',
       `autocannon's fixed rate (overallRate) is a per-second budget per connection, sent back to back at the start of each second: ` +
         'the @rate rows measure bursts, not evenly spaced arrivals',
     ]

@@ -88,7 +88,7 @@ async function main(): Promise<number> {
   if (scenarios.length === 0) throw new Error('no scenarios found under bench/')
 
   console.log(`bench: ${scenarios.map((s) => s.name).join(', ')} on ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
-  console.log('note: the load generator runs in this process on the same machine, sharing the CPU cores with the server under test.')
+  console.log('note: the load generators run on this same machine (in this process or in child processes, as each scenario says), sharing its CPU cores with the server under test.')
   let failed = 0
   for (const s of scenarios) {
     const startedAt = new Date()
