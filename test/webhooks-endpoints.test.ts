@@ -50,6 +50,8 @@ t.test('events: catalog names, "*" and family wildcards; duplicates folded; anyt
     [['order.created.extra'], 'a longer name'],
     [['ORDER.CREATED'], 'another case'],
     [['order*'], 'a half wildcard'],
+    [['constructor'], 'an object built-in name'],
+    [['__proto__'], 'the prototype key'],
     [[], 'an empty list'],
     [[''], 'an empty name'],
     [[42], 'a number'],

@@ -51,6 +51,8 @@ const HOSTILE: Array<[string, string]> = [
   ['https://[::ffff:7f00:1]/hook', 'IPv4-mapped loopback, hex form'],
   ['https://[::ffff:10.1.2.3]/hook', 'IPv4-mapped private'],
   ['https://[::ffff:169.254.169.254]/hook', 'IPv4-mapped metadata'],
+  ['https://[::7f00:1]/hook', 'IPv4-compatible (deprecated) loopback'],
+  ['https://[::a01:203]/hook', 'IPv4-compatible (deprecated) private'],
   ['https://[fe80::1]/hook', 'IPv6 link-local'],
   ['https://[fc00::1]/hook', 'IPv6 unique local'],
   ['https://[fd12:3456:789a::1]/hook', 'IPv6 unique local fd'],

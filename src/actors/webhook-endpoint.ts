@@ -226,9 +226,11 @@ export function endpointHandler(deps: EndpointDeps, id: number) {
     const row = store.endpoint(id)
     if (!row) return null
     const s = initialState(row)
-    const now = Date.now()
-    const rows = store.pending(id, policy.window, now + HORIZON_MS)
-    admitLoaded(s, rows, rows.length < policy.window, store.nextDueAfter(id, now + HORIZON_MS), now, policy.window)
+    // Pending rows are never read here, directly: a batch may be committed but not yet fsynced
+    // (storage/wal-sync.ts), and its deliveries must not leave before it is durable. "Something
+    // may be due now" makes the first transition ask for a refill, which reads inside the write
+    // queue and answers only once everything it saw is durable.
+    s.dbDueAt = 0
     return s
   }
 

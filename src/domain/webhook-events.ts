@@ -173,7 +173,7 @@ export const EVENT_FAMILIES: readonly string[] = [...new Set(EVENT_NAMES.map(fam
 
 /** Is `p` a valid subscription entry: an event name, `*`, or `<family>.*`? */
 export function isEventPattern(p: string): boolean {
-  if (p === '*' || p in EVENT_CATALOG) return true
+  if (p === '*' || Object.hasOwn(EVENT_CATALOG, p)) return true
   return p.endsWith('.*') && EVENT_FAMILIES.includes(p.slice(0, -2))
 }
 

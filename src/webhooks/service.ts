@@ -140,6 +140,9 @@ export function createWebhooks(d: WebhookDeps) {
     async remove(endpoint: EndpointRow): Promise<void> {
       await committer.write(() => store.deleteEndpoint(endpoint.id))
       registry.evict(endpoint.id)
+      // Results queued for the stopped actor die with its mailbox; a list left here would swallow
+      // the results of a later endpoint that gets the same id.
+      completions.delete(endpoint.id)
       deps.arm(endpoint.id, null)
       await client.close(endpoint.id)
     },

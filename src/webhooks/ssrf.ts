@@ -19,7 +19,12 @@ export function rangeOf(ip: string): string | null {
   const bare = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip
   if (!ipaddr.isValid(bare)) return null
   // `process` turns ::ffff:a.b.c.d into a.b.c.d, so a mapped loopback is classified as loopback.
-  return ipaddr.process(bare).range()
+  const addr = ipaddr.process(bare)
+  // Deprecated IPv4-compatible IPv6 (::a.b.c.d, RFC 4291 §2.5.5.1): ipaddr.js calls it unicast,
+  // but a tunnel could carry it to the embedded (internal) IPv4 address.
+  const range = addr.range()
+  if (range === 'unicast' && addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).match(ipaddr.IPv6.parse('::'), 96)) return 'ipv4Compatible'
+  return range
 }
 
 /** May a webhook request go to `ip`? */
@@ -77,7 +82,7 @@ export async function resolvesPublic(host: string, allowLoopback: boolean, resol
     if (addrs.length === 0) return refuse('The host does not resolve.')
     for (const a of addrs) {
       const v = checkAddress(a, allowLoopback)
-      if (!v.ok) return refuse(`The host resolves to ${a}, which is not a public address.`)
+      if (!v.ok) return refuse('The host resolves to an address that is not public.')
     }
     return { ok: true }
   } catch {
@@ -102,7 +107,8 @@ export function guardedLookup(allowLoopback: boolean, resolve: typeof dnsLookup 
       for (const a of list) {
         const v = checkAddress(a.address, allowLoopback)
         if (!v.ok) {
-          const e: NodeJS.ErrnoException = new Error(`webhook refused: ${hostname} → ${v.reason}`)
+          // The address stays out of the message: it would reach the owner through the attempt log.
+          const e: NodeJS.ErrnoException = new Error(`webhook refused: ${hostname} does not resolve to a public address`)
           e.code = 'EWEBHOOKBLOCKED'
           return callback(e, [])
         }
