@@ -43,12 +43,10 @@ t.test('snapshot first, then status frames; the driver only after pickup; live p
   await driverStatus(s, d, o.id, 'picked_up')
   const picked = await watcher.next((x) => x.type === 'status')
   t.match(picked, { delivery_status: 'picked_up', driver: { name: d.name, lat: 42, lng: -70 } })
-  const sent = Date.now()
+  // How fast it arrives is the tracking bench's question (bench/tracking.ts), not this test's.
   driver.send({ type: 'location', lat: 40.5, lng: -70.5, seq: 10 })
   const loc = await watcher.next((x) => x.type === 'location')
-  const ms = Date.now() - sent
   t.match(loc, { order_id: o.id, driver: { name: d.name, lat: 40.5, lng: -70.5, location_updated_at: String } })
-  t.ok(ms < 250, `driver → watcher in ${ms} ms`)
 
   await driverStatus(s, d, o.id, 'out_for_delivery')
   t.match(await watcher.next((x) => x.type === 'status'), { delivery_status: 'out_for_delivery' })

@@ -37,4 +37,4 @@ io.on('connection', (socket) => {
 })
 
 http.listen(port, '127.0.0.1')
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => { io.close(); process.exit(0) })
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => { void io.close(); process.exit(0) })

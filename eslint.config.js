@@ -1,0 +1,43 @@
+// Lint holds the habits memory does not (STYLE habits 5, 6, 13): no floating promises, no promise
+// where a callback is expected, and the layer rules (front doors → ops → actors/storage/domain).
+import tseslint from 'typescript-eslint'
+
+const FRONT_DOORS = ['http', 'ws', 'mcp']
+/** A front door may not import another front door (ARCHITECTURE "The shape"). */
+const otherFrontDoors = (self) =>
+  FRONT_DOORS.filter((d) => d !== self).flatMap((d) => [`../${d}/*`, `../../${d}/*`, `../../../${d}/*`, `**/src/${d}/*`])
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', '.tap/**'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/await-thenable': 'error',
+    },
+  },
+  {
+    // tap runs and awaits the subtests it is handed (`t.test(...)`, `t.before(...)`): not floating.
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafePromises: [{ from: 'package', package: '@tapjs/core', name: 'PromiseWithSubtest' }] }],
+    },
+  },
+  ...FRONT_DOORS.map((door) => ({
+    files: [`src/${door}/**/*.ts`],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: otherFrontDoors(door), message: 'A front door binds to operations (src/ops); it never imports another front door.' }] }] },
+  })),
+  {
+    // Operations, actors, storage and the pure domain sit below every front door.
+    files: ['src/ops/**/*.ts', 'src/actors/**/*.ts', 'src/storage/**/*.ts', 'src/domain/**/*.ts', 'src/auth/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../http/*', '../ws/*', '../mcp/*', '../../http/*', '../../ws/*', '../../mcp/*'], message: 'Layers point down: this module may not import a front door.' }] }],
+    },
+  },
+)
