@@ -8,6 +8,8 @@ import type { Capability } from '../domain/capabilities.ts'
 import type { StaffPermission } from '../domain/permissions.ts'
 import type { StorefrontScope } from '../auth/storefront.ts'
 import type { Services } from '../services.ts'
+import type { Op } from '../ops/op.ts'
+import type { Binding } from './bind.ts'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 export type AnySchema = v.GenericSchema<any, any>
@@ -58,7 +60,15 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
   headers?: Array<{ name: string; description: string }>
   /** Answer with this content type instead of JSON (the handler returns a string or Buffer). */
   produces?: string
+  /**
+   * Pages: error statuses the handler answers itself in `produces` (a page's own 404) instead of
+   * the §7 envelope, each with what it means; OpenAPI documents them with that content type.
+   */
+  pageErrors?: Record<number, string>
   handler: (ctx: Ctx<A, Q, B>) => unknown | Promise<unknown>
+  /** Set by `bind` (src/http/bind.ts): the operation this address runs, and how it maps the request. */
+  op?: Op
+  binding?: Binding
 }
 
 /** Identity helper that keeps the generic types of a route literal. */

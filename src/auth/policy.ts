@@ -1,0 +1,90 @@
+/**
+ * Authorization and tenancy as functions (ARCHITECTURE "The shape" 2), shared by every front door:
+ * the HTTP pipeline, WebSocket upgrades and MCP tools call these and nothing else decides who may
+ * do what. Someone else's store or order is a 404, never a 403 (api-v1 §1), and it is resolved
+ * before the input is validated, so a bad body sent to another owner's store still answers 404.
+ */
+import { ApiError, notFound } from '../errors.ts'
+import { grants } from '../domain/capabilities.ts'
+import type { Principal } from './principals.ts'
+import type { Access, Scope, ScopeIds, ScopeNeed } from '../ops/op.ts'
+import type { StoreRow } from '../storage/stores.ts'
+import type { OrderRow } from '../storage/orders.ts'
+
+/** What resolving a scope reads; narrow so it can be faked in unit tests. */
+export interface ScopeReader {
+  stores: { byId(id: number): StoreRow | undefined; ownedBy(id: number, ownerId: number): StoreRow | undefined }
+  orders: { rowInStore(orderId: number, storeId: number): OrderRow | undefined }
+}
+
+/** Ids that leave the server are positive integers; anything else cannot exist (api-v1 §7: 404). */
+export const isIdString = (s: string): boolean => /^[1-9]\d{0,15}$/.test(s)
+
+const parseId = (raw: string | number | undefined): number | null => {
+  if (raw === undefined) return null
+  const s = String(raw)
+  return isIdString(s) ? Number(s) : NaN
+}
+
+/**
+ * May `principal` call an operation with this access declaration? Throws 403 `forbidden` when the
+ * family may call it but the token lacks the capability, permission or scope (api-v1 §5, §4.3,
+ * §4.7), and 401 when no credential was presented to an operation that needs one.
+ */
+export function authorize(principal: Principal | null, access: Access): void {
+  if (!principal) {
+    if (access.public) return
+    throw new ApiError('unauthenticated')
+  }
+  switch (principal.kind) {
+    case 'owner':
+      if (!access.owner) break
+      if (grants(principal.capabilities, access.owner)) return
+      throw new ApiError('forbidden', `This token needs the ${access.owner} capability.`)
+    case 'staff':
+      if (!access.staff) break
+      if (access.staff === 'any' || principal.permissions.includes(access.staff)) return
+      throw new ApiError('forbidden', `This staff token needs the ${access.staff} permission.`)
+    case 'storefront':
+      if (!access.storefront) break
+      if (principal.scopes.includes(access.storefront)) return
+      throw new ApiError('forbidden', `This storefront token needs the ${access.storefront} scope.`)
+    case 'customer':
+      if (access.customer) return
+      break
+    case 'driver':
+      if (access.driver) return
+      break
+  }
+  throw new ApiError('forbidden', `A ${principal.kind} token cannot do this.`)
+}
+
+/** The store a principal acts in: owners name it (and must own it); everyone else has exactly one. */
+function resolveStore(reader: ScopeReader, principal: Principal | null, raw: string | number | undefined): StoreRow {
+  const id = parseId(raw)
+  let store: StoreRow | undefined
+  if (!principal) store = id ? reader.stores.byId(id) : undefined
+  else if (principal.kind === 'owner') store = id ? reader.stores.ownedBy(id, principal.ownerId) : undefined
+  else if (principal.kind === 'driver') store = undefined
+  else if (id === null || id === principal.storeId) store = reader.stores.byId(principal.storeId)
+  if (!store) throw notFound('restaurant')
+  return store
+}
+
+function resolveOrder(reader: ScopeReader, principal: Principal | null, store: StoreRow, raw: string | number | undefined): OrderRow {
+  const id = parseId(raw)
+  const row = id ? reader.orders.rowInStore(id, store.id) : undefined
+  // A customer sees only their own orders (api-v1 §4.5: identity comes only from the token).
+  if (!row || (principal?.kind === 'customer' && row.customer_id !== principal.customerId)) throw notFound('order')
+  return row
+}
+
+/** Resolve what an operation needs, in order; the first miss is a 404 `not_found`. */
+export function resolveScope(reader: ScopeReader, principal: Principal | null, needs: readonly ScopeNeed[], ids: ScopeIds): Scope {
+  const scope: Scope = {}
+  for (const need of needs) {
+    if (need === 'store') scope.store = resolveStore(reader, principal, ids.store)
+    else if (need === 'order') scope.order = resolveOrder(reader, principal, scope.store ?? resolveStore(reader, principal, ids.store), ids.order)
+  }
+  return scope
+}
