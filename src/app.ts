@@ -92,7 +92,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
 
   // WebSocket routes are registered before the catch-all HTTP handler.
   closers.push(mountDeliverySockets(app, svc, realtime).close)
-  const kds = mountKdsSocket(app, svc)
+  const kds = mountKdsSocket(app, svc, realtime)
   svc.kds = kds.sink
   closers.push(kds.close, staffPushAlerts(svc))
   mountHttp(app, svc, allRoutes(), svc.auth)

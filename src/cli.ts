@@ -1,7 +1,9 @@
 /**
  * Operator CLI (`dispatch …`), honouring the same environment as the server (DB_PATH, SITE_URL, …).
  * Safe while a server runs on the same database: SQLite WAL allows one writer at a time, the server
- * reads tokens and stores from SQLite on every use, so changes take effect at once.
+ * reads tokens and stores from SQLite on every use, so changes take effect at once; sockets opened
+ * with a revoked token close within about half a second (the server watches `PRAGMA data_version`,
+ * src/ws/sessions.ts).
  */
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'

@@ -16,6 +16,9 @@ export interface DriverPosition {
   at: string
 }
 
+/** Whose open sockets to re-check after a credential change (no scope: every open socket). */
+export type CredentialScope = { staffId: number } | { driverId: number } | { ownerId: number } | { storeId: number }
+
 /** A driver's availability as dispatch feeds show it. */
 export interface DriverPresence { driverId: number; ownerId: number; restaurantId: number | null; name: string; onShift: boolean; connected: boolean }
 
@@ -35,6 +38,12 @@ export interface RealtimeSink {
   connections(driverId: number): number
   /** Close a driver's sockets: its token was rotated or it was deleted. */
   disconnectDriver(driverId: number, reason: string): void
+  /**
+   * A credential, permission or role changed in this process and is durable: re-check the open
+   * sockets of `scope` against it and close those it no longer allows (docs/realtime.md "Close
+   * codes"). Changes made by other processes (the CLI) are noticed without a call.
+   */
+  credentialsChanged(scope?: CredentialScope): void
 }
 
 export const noRealtime: RealtimeSink = {
@@ -44,4 +53,5 @@ export const noRealtime: RealtimeSink = {
   toDriver() {},
   connections: () => 0,
   disconnectDriver() {},
+  credentialsChanged() {},
 }

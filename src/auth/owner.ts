@@ -11,6 +11,8 @@ export interface OwnerPrincipal {
   ownerId: number
   tokenId: number
   capabilities: string[]
+  /** ISO 8601 end of the token's life, if it has one (open sockets close then: src/ws/sessions.ts). */
+  expiresAt?: string | null
 }
 
 export function createOwnerAuth(db: Db) {
@@ -23,7 +25,7 @@ export function createOwnerAuth(db: Db) {
       const row = byHash.get(sha256Hex(rawToken))
       if (!row || row.revoked_at) return null
       if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) return null
-      return { kind: 'owner', ownerId: row.owner_id, tokenId: row.id, capabilities: JSON.parse(row.capabilities) }
+      return { kind: 'owner', ownerId: row.owner_id, tokenId: row.id, capabilities: JSON.parse(row.capabilities), expiresAt: row.expires_at }
     },
   }
 }

@@ -9,13 +9,16 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
+import type { Principal } from '../auth/principals.ts'
 import { ApiError } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
 import { authedUpgrade } from './upgrade.ts'
+import { guarded } from './guard.ts'
+import { session, subject } from './sessions.ts'
 import { decode } from './codec.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { dispatchDeliveryView, topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { errorFrame } from './frames.ts'
+import { CLOSE, errorFrame } from './frames.ts'
 
 interface DispatchSocket extends LiveSocket { storeId: number; ownerId: number }
 
@@ -32,8 +35,8 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
     hub.send(ws, { type: 'snapshot', restaurant_id: storeId, drivers, deliveries: svc.drivers.activeForStore(storeId).map(dispatchDeliveryView) })
   }
 
-  app.ws<DispatchSocket>('/api/v1/ws/dispatch/:restaurantId', {
-    maxPayloadLength: 1024,
+  app.ws<DispatchSocket>('/api/v1/ws/dispatch/:restaurantId', guarded('dispatch', svc.log, rt.sessions.track({
+    maxMessageBytes: 1024,
     // A dispatcher watches many drivers: allow a deeper queue before skipping, then resync.
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
@@ -46,13 +49,23 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
       const id = input.params[0] ?? ''
       const store = /^[1-9]\d{0,15}$/.test(id) ? svc.stores.ownedBy(Number(id), p.ownerId) : undefined
       if (!store) throw new ApiError('not_found', 'The restaurant does not exist.')
-      return { storeId: store.id, ownerId: store.owner_id, closed: false }
+      const storeId = store.id
+      // Re-checked whenever credentials change (src/ws/sessions.ts): the same three refusals, as close codes.
+      const check = (q: Principal) =>
+        q.kind !== 'owner' ? CLOSE.revoked
+        : !grants(q.capabilities, DISPATCH_CAPABILITY) ? CLOSE.forbidden
+        : !svc.stores.ownedBy(storeId, q.ownerId) ? CLOSE.gone
+        : null
+      return {
+        storeId, ownerId: store.owner_id,
+        session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null),
+      }
     }),
     open: (ws) => {
       const { storeId, ownerId } = ws.getUserData()
+      rt.dispatchSockets++ // first: `close` always runs, even when the rest of `open` fails
       hub.subscribe(ws, topics.dispatch(storeId))
       hub.subscribe(ws, topics.fleet(ownerId))
-      rt.dispatchSockets++
       snapshot(ws)
     },
     message: (ws, message, isBinary) => {
@@ -66,9 +79,8 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
     drain: (ws) => {
       if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
     },
-    close: (ws) => {
-      ws.getUserData().closed = true
+    close: () => {
       rt.dispatchSockets--
     },
-  })
+  })))
 }

@@ -13,6 +13,7 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
+import type { Principal } from '../auth/principals.ts'
 import type { Result } from '../actors/system.ts'
 import type { LocationAck } from '../actors/driver.ts'
 import { ApiError } from '../errors.ts'
@@ -20,10 +21,12 @@ import { validLatLng } from '../domain/delivery.ts'
 import { nowIso } from '../storage/db.ts'
 import { driverDeliveryView, driverView, offerView } from '../storage/drivers.ts'
 import { authedUpgrade } from './upgrade.ts'
+import { guarded } from './guard.ts'
+import { session, subject } from './sessions.ts'
 import { decode } from './codec.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { errorFrame } from './frames.ts'
+import { CLOSE, errorFrame } from './frames.ts'
 
 interface DriverSocket extends LiveSocket { driverId: number }
 type Ws = WebSocket<DriverSocket>
@@ -99,8 +102,8 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
     hub.send(ws, { type: 'hello', driver: driverView(row, { connected: true, active_deliveries: active.map((a) => a.id) }), deliveries, offers })
   }
 
-  app.ws<DriverSocket>('/api/v1/ws/driver', {
-    maxPayloadLength: 4 * 1024,
+  app.ws<DriverSocket>('/api/v1/ws/driver', guarded('driver', svc.log, rt.sessions.track({
+    maxMessageBytes: 4 * 1024,
     maxBackpressure: SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
     idleTimeout: 120,
@@ -108,7 +111,11 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
     upgrade: authedUpgrade<DriverSocket>(0, (input) => {
       const p = svc.auth.driver(input)
       if (!p) throw new ApiError('unauthenticated')
-      return { driverId: p.driverId, closed: false }
+      const driverId = p.driverId
+      // Rotation and deletion close these sockets from the driver actor (4001 with the cause);
+      // the re-check also catches a device token revoked by another process.
+      const check = (q: Principal) => (q.kind === 'driver' && q.driverId === driverId ? null : CLOSE.revoked)
+      return { driverId, session: session('driver', input.bearer!, [subject.driver(driverId), subject.owner(p.ownerId)], check) }
     }),
     open: (ws) => {
       const { driverId } = ws.getUserData()
@@ -153,10 +160,9 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
     },
     close: (ws) => {
       const d = ws.getUserData()
-      d.closed = true
       rt.removeDriverSocket(d.driverId, ws as unknown as WebSocket<LiveSocket>)
       svc.actors.drivers.tell(d.driverId, { type: 'connection', count: rt.connections(d.driverId) })
     },
-  })
+  })))
   return { stats: inbox.stats }
 }

@@ -1,6 +1,7 @@
 /**
- * Frames every socket kind shares (docs/realtime.md "Errors"): a bad frame is answered with an
- * error frame and the socket stays open; it never crashes the server or the connection.
+ * Frames and close codes every socket kind shares (docs/realtime.md "Errors", "Close codes"): a
+ * bad frame is answered with an error frame and the socket stays open; it never crashes the
+ * server or the connection.
  */
 import type { FieldErrors } from '../errors.ts'
 
@@ -10,3 +11,23 @@ export type FrameErrorCode = 'bad_frame' | 'unknown_type' | 'validation_failed' 
 export function errorFrame(code: FrameErrorCode, message: string, errors?: FieldErrors, seq?: number | null) {
   return { type: 'error', code, message, ...(errors ? { errors } : {}), ...(seq != null ? { seq } : {}) }
 }
+
+/**
+ * Close codes the server sends (docs/realtime.md "Close codes"). 1009 and 1011 are RFC 6455
+ * §7.4.1's; the 4xxx codes (the private range, RFC 6455 §7.4.2) mirror the HTTP status a new
+ * upgrade with the same credential would get: 4001 ~ 401, 4003 ~ 403, 4004 ~ 404.
+ */
+export const CLOSE = {
+  /** A message larger than the socket's documented limit. */
+  tooBig: { code: 1009, reason: 'message_too_big' },
+  /** The server failed while handling this socket; reconnect. */
+  internal: { code: 1011, reason: 'internal_error' },
+  /** The credential stopped being valid: revoked, expired, signed out, rotated, or its member/driver deleted. */
+  revoked: { code: 4001, reason: 'token_revoked' },
+  /** The credential is valid but no longer carries the permission or capability this socket needs. */
+  forbidden: { code: 4003, reason: 'permission_removed' },
+  /** What the socket watches is gone, or no longer the credential's (a store). */
+  gone: { code: 4004, reason: 'not_found' },
+} as const
+
+export interface CloseVerdict { readonly code: number; readonly reason: string }

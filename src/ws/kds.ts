@@ -19,15 +19,18 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import { ApiError } from '../errors.ts'
 import { authedUpgrade } from './upgrade.ts'
+import { guarded } from './guard.ts'
+import { session, subject } from './sessions.ts'
+import type { Realtime } from './realtime.ts'
+import type { LiveSocket } from './socket.ts'
+import type { Principal } from '../auth/principals.ts'
 import { decode } from './codec.ts'
-import { errorFrame } from './frames.ts'
-import type { SocketData } from './hub.ts'
+import { CLOSE, errorFrame } from './frames.ts'
 import type { OrderView } from '../storage/orders.ts'
 import { createKdsQueries, group, kdsItemOfView, type TicketRow } from '../storage/kds.ts'
 import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
 
-interface KdsSocket extends SocketData {
-  closed: boolean
+interface KdsSocket extends LiveSocket {
   staffId: number
   storeId: number
   tokenId: number
@@ -39,12 +42,11 @@ const STATION_RE = /^[^\u0000-\u001f]{1,40}$/
 export const kdsTopic = (storeId: number, station: string | null): string =>
   station === null ? `kds/${storeId}/*` : `kds/${storeId}/st/${encodeURIComponent(station)}`
 
-export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSink; close(): void } {
+export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): { sink: KdsSink; close(): void } {
   const hub = svc.hub
   const kdsq = createKdsQueries(svc.db)
   /** Open screens per store: events of stores without screens cost nothing. */
   const screens = new Map<number, number>()
-  const byToken = new Map<number, Set<Ws>>()
 
   /**
    * Stations of recent orders (a line's station never changes), so a status change reaches the
@@ -116,7 +118,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSin
       })
     },
     tokenRevoked(tokenId) {
-      for (const ws of byToken.get(tokenId) ?? []) if (!ws.getUserData().closed) ws.end(4001, 'signed out')
+      // Re-resolving the token finds it revoked: its sockets close with 4001 (src/ws/sessions.ts).
+      rt.sessions.revalidate(subject.staffToken(tokenId))
     },
   }
 
@@ -141,8 +144,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSin
     }
   }
 
-  app.ws<KdsSocket>('/api/v1/ws/kds', {
-    maxPayloadLength: 4096,
+  app.ws<KdsSocket>('/api/v1/ws/kds', guarded('kds', svc.log, rt.sessions.track({
+    maxMessageBytes: 4096,
     maxBackpressure: 1024 * 1024,
     closeOnBackpressureLimit: 1,
     idleTimeout: 120,
@@ -153,14 +156,19 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSin
       if (!p.permissions.includes('kds')) throw new ApiError('forbidden', 'This staff token needs the kds permission.')
       const asked = input.query.station_id
       if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
-      return { closed: false, staffId: p.staffId, storeId: p.storeId, tokenId: p.tokenId, station: asked ?? p.station }
+      const storeId = p.storeId
+      // Re-checked whenever credentials change: signed out or removed → 4001, `kds` taken away → 4003.
+      const check = (q: Principal) =>
+        q.kind !== 'staff' ? CLOSE.revoked
+        : !q.permissions.includes('kds') ? CLOSE.forbidden
+        : q.storeId !== storeId ? CLOSE.gone
+        : null
+      const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]
+      return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, session: session('staff', input.bearer!, subjects, check) }
     }),
     open: (ws) => {
       const d = ws.getUserData()
       screens.set(d.storeId, (screens.get(d.storeId) ?? 0) + 1)
-      let set = byToken.get(d.tokenId)
-      if (!set) byToken.set(d.tokenId, (set = new Set()))
-      set.add(ws)
       // Subscribe before reading: a change committed in between arrives as a frame, never lost.
       hub.subscribe(ws, kdsTopic(d.storeId, d.station))
       hub.send(ws, { type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) })
@@ -170,21 +178,18 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services): { sink: KdsSin
       try { frame = decode(message, isBinary) } catch { return void send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.')) }
       const f = (frame && typeof frame === 'object' ? frame : {}) as { type?: unknown; item_id?: unknown; seq?: unknown }
       if (f.type === 'ping') return void send(ws, { type: 'pong' })
-      if (f.type === 'bump' || f.type === 'recall') return void step(ws, f as { type: 'bump' | 'recall' })
+      // Returned, not dropped: the guard turns a rejection into a log line and a 1011 close.
+      if (f.type === 'bump' || f.type === 'recall') return step(ws, f as { type: 'bump' | 'recall' })
       if (f.type === 'refresh') { const d = ws.getUserData(); return void send(ws, { type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) }) }
       send(ws, errorFrame('unknown_type', 'Kitchen sockets accept `bump`, `recall`, `refresh` and `ping` frames.'))
     },
     close: (ws) => {
       const d = ws.getUserData()
-      d.closed = true
       const n = (screens.get(d.storeId) ?? 1) - 1
       if (n <= 0) screens.delete(d.storeId)
       else screens.set(d.storeId, n)
-      const set = byToken.get(d.tokenId)
-      set?.delete(ws)
-      if (set?.size === 0) byToken.delete(d.tokenId)
     },
-  })
+  })))
 
   return { sink, close: unsubscribe }
 }

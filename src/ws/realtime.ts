@@ -12,17 +12,18 @@
  */
 import type { WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import type { DriverPosition, DriverPresence, RealtimeSink } from '../actors/realtime.ts'
+import type { CredentialScope, DriverPosition, DriverPresence, RealtimeSink } from '../actors/realtime.ts'
 import type { OrderState } from '../actors/order.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { driverDeliveryView } from '../storage/drivers.ts'
 import { fromCents } from '../domain/money.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
-import type { Hub, SocketData } from './hub.ts'
+import type { Hub } from './hub.ts'
+import type { LiveSocket } from './socket.ts'
+import { SocketSessions, subject } from './sessions.ts'
 
-/** Every socket kind carries this: frames are never sent to a closed uWS socket (it would throw). */
-export interface LiveSocket extends SocketData { closed: boolean }
+export type { LiveSocket } from './socket.ts'
 
 /** The latest location frame of a watched order, re-sent to a socket that fell behind. */
 interface TrackRoom { sockets: number; location: Record<string, unknown> | null }
@@ -58,15 +59,23 @@ export class Realtime implements RealtimeSink {
   private dirty = new Set<number>()
   private flushQueued = false
 
+  /** The credentials of open authenticated sockets, re-checked when they may have changed. */
+  readonly sessions = new SocketSessions()
+
   constructor(readonly hub: Hub) {}
 
-  /** Called once `svc` is complete; committed events of any order refresh its live views. */
+  /**
+   * Called once `svc` is complete: committed events of any order refresh its live views, and the
+   * database is watched for credential changes made by other processes. Returns the stop function.
+   */
   attach(svc: Services): () => void {
     this.svc = svc
-    return svc.events.subscribe((e) => {
+    const stopWatching = this.sessions.start({ auth: svc.auth, db: svc.db, log: svc.log })
+    const unsubscribe = svc.events.subscribe((e) => {
       const id = e.data.order_id
       if (e.event.startsWith('order.') && typeof id === 'number') this.touch(id)
     })
+    return () => { stopWatching(); unsubscribe() }
   }
 
   // ---- tracking rooms (src/ws/track.ts) ----
@@ -114,6 +123,14 @@ export class Realtime implements RealtimeSink {
   }
 
   // ---- RealtimeSink ----
+
+  credentialsChanged(scope?: CredentialScope): void {
+    if (!scope) this.sessions.revalidate()
+    else if ('staffId' in scope) this.sessions.revalidate(subject.staff(scope.staffId))
+    else if ('driverId' in scope) this.sessions.revalidate(subject.driver(scope.driverId))
+    else if ('ownerId' in scope) this.sessions.revalidate(subject.owner(scope.ownerId))
+    else this.sessions.revalidate(subject.store(scope.storeId))
+  }
 
   orderChanged(prev: OrderState, next: OrderState): void {
     this.touch(next.id)

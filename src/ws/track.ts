@@ -14,6 +14,7 @@ import type { Services } from '../services.ts'
 import { ApiError } from '../errors.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { authedUpgrade } from './upgrade.ts'
+import { guarded } from './guard.ts'
 import { decode } from './codec.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
@@ -28,9 +29,9 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
     if (row) hub.send(ws, { type, ...trackingView(svc, row) })
   }
 
-  app.ws<TrackSocket>('/api/v1/ws/track/:token', {
+  app.ws<TrackSocket>('/api/v1/ws/track/:token', guarded('track', svc.log, {
     // Customers only listen; small frames (ping) are all they may send.
-    maxPayloadLength: 1024,
+    maxMessageBytes: 1024,
     maxBackpressure: SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
     idleTimeout: 120,
@@ -38,13 +39,13 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
     upgrade: authedUpgrade<TrackSocket>(1, ({ params }) => {
       const row = params[0] ? svc.orders.rowByTrackToken(params[0]) : undefined
       if (!row) throw new ApiError('not_found', 'The order does not exist.')
-      return { orderId: row.id, closed: false }
+      return { orderId: row.id }
     }),
     open: (ws) => {
       const { orderId } = ws.getUserData()
+      rt.joinTrack(orderId) // first: `close` always leaves, even when the rest of `open` fails
       // Subscribe before reading the snapshot: a change committed in between arrives as a frame.
       hub.subscribe(ws, topics.track(orderId))
-      rt.joinTrack(orderId)
       snapshot(ws, 'snapshot')
       const loc = rt.lastTrackLocation(orderId)
       if (loc) hub.send(ws, loc, true)
@@ -64,9 +65,7 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
       if (loc) hub.send(ws, loc, true)
     },
     close: (ws) => {
-      const d = ws.getUserData()
-      d.closed = true
-      rt.leaveTrack(d.orderId)
+      rt.leaveTrack(ws.getUserData().orderId)
     },
-  })
+  }))
 }

@@ -2,14 +2,20 @@
  * Authenticated WebSocket upgrades: copy what uWS gives us synchronously, authenticate, and either
  * upgrade with the socket's user data or refuse with the api-v1 §7 envelope (never a silent drop).
  */
+import { STATUS_CODES } from 'node:http'
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
 import type { AuthInput } from '../auth/principals.ts'
 import { chooseFormat, type Format } from './codec.ts'
+import type { LiveSocket } from './socket.ts'
 
 export interface UpgradeInput extends AuthInput {
-  /** Path parameters by index (uWS `:name` segments). */
-  params: string[]
+  /**
+   * Path parameters by index (uWS `:name` segments), percent-decoded. `null` when a segment holds
+   * a malformed escape (`%E2%82`, `%ZZ`, `%C0%AF`): such a segment names nothing, so the socket
+   * answers as for any unknown id (404), never with an exception.
+   */
+  params: Array<string | null>
   format: Format
 }
 
@@ -20,29 +26,50 @@ function bearerOf(headers: Record<string, string>, query: Record<string, string>
   return query.token || null
 }
 
+/** decodeURIComponent without the URIError (RFC 3986 §2.1: a `%` must start a valid UTF-8 escape). */
+export function decodeSegment(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return null
+  }
+}
+
+/** Answer an upgrade request with the §7 envelope instead of upgrading. */
+export function refuse(res: HttpResponse, e: ApiError, reqId: string): void {
+  res.cork(() => {
+    res.writeStatus(`${e.status} ${STATUS_CODES[e.status] ?? e.code}`)
+      .writeHeader('Content-Type', 'application/json')
+      .writeHeader('X-Request-Id', reqId)
+    for (const [k, v] of Object.entries(e.headers ?? {})) res.writeHeader(k, v)
+    res.end(JSON.stringify(e.toJSON()))
+  })
+}
+
+/** What a socket kind's `authorize` returns: its own user data (the shared fields are filled in here). */
+export type Authorized<T extends LiveSocket> = Omit<T, 'format' | 'closed' | 'id'>
+
 /**
- * Build a uWS `upgrade` handler. `authorize` returns the socket's user data, or throws ApiError
- * (401 unauthenticated, 403 forbidden, 404 not_found) to refuse.
+ * Build an upgrade handler (for `guarded`, src/ws/guard.ts). `authorize` returns the socket's user
+ * data, or throws ApiError (401 unauthenticated, 403 forbidden, 404 not_found, 422) to refuse.
+ * Anything else it throws goes up to the guard: logged and answered 500.
  */
-export function authedUpgrade<T extends { format: Format }>(paramCount: number, authorize: (input: UpgradeInput) => Omit<T, 'format'>) {
-  return (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
+export function authedUpgrade<T extends LiveSocket>(paramCount: number, authorize: (input: UpgradeInput) => Authorized<T>) {
+  return (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string): void => {
     const headers: Record<string, string> = {}
     req.forEach((k, v) => { headers[k] = v })
     const query = Object.fromEntries(new URLSearchParams(req.getQuery() ?? ''))
-    const params = Array.from({ length: paramCount }, (_, i) => decodeURIComponent(req.getParameter(i) ?? ''))
+    const params = Array.from({ length: paramCount }, (_, i) => decodeSegment(req.getParameter(i) ?? ''))
     const key = headers['sec-websocket-key'] ?? ''
     const protocols = headers['sec-websocket-protocol'] ?? ''
     const extensions = headers['sec-websocket-extensions'] ?? ''
     const format = chooseFormat(query, protocols)
     let data: T
     try {
-      data = { ...authorize({ headers, query, bearer: bearerOf(headers, query), params, format }), format } as T
+      data = { ...authorize({ headers, query, bearer: bearerOf(headers, query), params, format }), format, closed: false, id: reqId } as T
     } catch (err) {
-      const e = err instanceof ApiError ? err : new ApiError('internal_error')
-      res.cork(() => {
-        res.writeStatus(`${e.status} ${e.code}`).writeHeader('Content-Type', 'application/json').end(JSON.stringify(e.toJSON()))
-      })
-      return
+      if (!(err instanceof ApiError)) throw err
+      return refuse(res, err, reqId)
     }
     // Echo the msgpack subprotocol when it was how the client asked, as RFC 6455 requires.
     const chosen = protocols.split(',').map((s) => s.trim()).includes('msgpack') ? 'msgpack' : ''
