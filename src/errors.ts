@@ -16,6 +16,7 @@ export const ERROR_CATALOG = {
   idempotency_key_reused: { status: 422, message: 'This idempotency key was used with a different request body.' },
   category_not_empty: { status: 422, message: 'The category still has items; move or delete them first.' },
   invalid_transition: { status: 422, message: 'The requested state change is not allowed.' },
+  quota_exceeded: { status: 422, message: 'The account has reached a limit on this kind of resource.' },
   // Deliveries (docs/drivers.md).
   already_claimed: { status: 409, message: 'Another driver has already taken this delivery.' },
   offer_expired: { status: 409, message: 'The offer has expired.' },
@@ -28,9 +29,11 @@ export const ERROR_CATALOG = {
   two_factor_required: { status: 401, message: 'This account has two-factor sign-in on: send `totp_code` too.' },
   otp_invalid: { status: 422, message: 'The code is wrong.' },
   otp_expired: { status: 422, message: 'The code has expired or was already used; request a new one.' },
+  device_not_enrolled: { status: 401, message: 'This device is not enrolled for PIN sign-in at this store; a manager enrolls it once.' },
   locked_out: { status: 429, message: 'Too many wrong PINs; this device is locked for a while.' },
   rate_limited: { status: 429, message: 'Too many requests.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
+  not_implemented: { status: 501, message: 'The request needs something this server does not implement.' },
   unavailable: { status: 503, message: 'The server is not ready.' },
 } as const satisfies Record<string, { status: number; message: string }>
 

@@ -8,7 +8,7 @@ import { Validator } from '@seriousme/openapi-schema-validator'
 import { startServer } from './helpers/server.ts'
 import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { checkSchema } from './helpers/jsonschema.ts'
-import { liveRoutes, paramsOf } from './helpers/routes.ts'
+import { fill, liveRoutes, paramsOf } from './helpers/routes.ts'
 import { fullPath } from '../src/http/server.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -123,15 +123,45 @@ t.test('real responses match the documented schemas', async (t) => {
     check(`GET ${docPath}`, schemaFor(docPath, 'get', '200'), r.body)
   }
   const cat = await s.req('POST', `/restaurants/${acct.storeId}/menu/categories`, { ...tk, body: { name: 'C' } })
-  check('category create', schemaFor('/restaurants/{id}/menu/categories', 'post', '201'), cat.body)
+  check('category create', schemaFor('/restaurants/{id}/menu/categories', 'post', '200'), cat.body)
   const item = await s.req('POST', `/restaurants/${acct.storeId}/menu/items`, { ...tk, body: { category_id: cat.body.id, name: 'I', price: 1, extras: [{ name: 'E', price: 0.5 }], variations: [{ name: 'V' }] } })
-  check('item create', schemaFor('/restaurants/{id}/menu/items', 'post', '201'), item.body)
+  check('item create', schemaFor('/restaurants/{id}/menu/items', 'post', '200'), item.body)
   const so = await s.req('PATCH', `/restaurants/${acct.storeId}/menu/items/${item.body.id}/sold-out`, tk)
   check('sold-out', schemaFor('/restaurants/{id}/menu/items/{itemId}/sold-out', 'patch', '200'), so.body)
   for (const [what, r] of [['401', await s.req('GET', '/me')], ['404', await s.req('GET', '/nope')], ['422', await s.req('GET', '/restaurants?page=0', tk)]] as const) {
     check(`error ${what}`, doc.components.schemas.Error, r.body)
   }
   t.same(checkSchema({ type: 'object', required: ['x'] }, {}, doc).length, 1, 'the checker itself catches a missing field')
+})
+
+t.test('pages are documented as pages: what they serve, their own 404 included, is text/html', async (t) => {
+  const pages = liveRoutes().filter((r) => r.produces?.startsWith('text/html'))
+  t.same(pages.map((r) => r.path).filter((p) => ['/t/{token}', '/s/{slug}', '/kds', '/docs'].includes(p)).sort(), ['/docs', '/kds', '/s/{slug}', '/t/{token}'], 'the tracking page, store page, kitchen screen and docs index are pages')
+  const o = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] })
+  const existing: Record<string, string> = { token: o.body.track_token, slug: acct.slug }
+  for (const r of pages) {
+    const op = doc.paths[r.path]?.[r.method.toLowerCase()]
+    if (!t.ok(op, `${r.path} is documented`)) continue
+    t.ok(op.responses['200']?.content?.[r.produces!], `${r.path}: 200 is documented as ${r.produces}`)
+    for (const [code, what] of Object.entries(r.pageErrors ?? {})) {
+      t.ok(op.responses[code]?.content?.[r.produces!], `${r.path}: ${code} is documented as ${r.produces} (${what})`)
+    }
+    // What each address really serves, found or not, is what the document says for that status.
+    const urls = paramsOf(r.path).length === 0 ? [r.path] : [fill(r.path, existing), fill(r.path, {}, 'no-such-thing-42')]
+    for (const url of urls) {
+      const res = await fetch(s.site + url)
+      const type = res.headers.get('content-type') ?? ''
+      await res.body?.cancel()
+      const documented = op.responses[String(res.status)] ?? op.responses[`${String(res.status)[0]}XX`]
+      t.ok(documented?.content?.[type], `GET ${url} answered ${res.status} ${type}; documented: ${Object.keys(documented?.content ?? {}).join(', ') || 'nothing'}`)
+    }
+  }
+  for (const url of ['/t/trk_nope', '/s/no-such-store']) {
+    const res = await fetch(s.site + url)
+    t.equal(res.status, 404, `${url}: 404`)
+    t.match(res.headers.get('content-type'), /^text\/html/, `${url}: a page, as documented`)
+    t.match(await res.text(), /<!doctype html>/i)
+  }
 })
 
 t.test('the discovery index', async (t) => {

@@ -19,10 +19,15 @@ if (!launched) {
   const f = createFleet(s.app.svc.db)
   const d = f.drivers[0]!
 
-  t.test('unknown tokens get a 404 page', async (t) => {
+  t.test('unknown tokens get a 404 page (text/html, as OpenAPI documents it), kept out of referrers and indexes', async (t) => {
     const r = await fetch(`${s.site}/t/trk_nope`)
     t.equal(r.status, 404)
     t.match(r.headers.get('content-type'), /text\/html/)
+    t.equal(r.headers.get('referrer-policy'), 'no-referrer')
+    t.equal(r.headers.get('cache-control'), 'no-store')
+    t.equal(r.headers.get('x-robots-tag'), 'noindex')
+    const doc = await (await fetch(`${s.base}/openapi.json`)).json() as { paths: Record<string, any> }
+    t.ok(doc.paths['/t/{token}'].get.responses['404']?.content?.['text/html; charset=utf-8'], 'documented as a page')
   })
 
   t.test('the page follows the order live: timeline, code, driver moving on the map', async (t) => {

@@ -53,8 +53,12 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
     const status = String(r.status ?? 200)
     const success: Record<string, unknown> = { description: status === '201' ? 'Created' : status === '204' ? 'No content' : 'OK' }
     if (status !== '204') {
-      success.content = { [r.produces ?? 'application/json']: { schema: r.response ? jsonSchemaOf(r.response) : {} } }
+      success.content = { [r.produces ?? 'application/json']: { schema: r.response ? jsonSchemaOf(r.response) : r.produces?.startsWith('text/') ? { type: 'string' } : {} } }
     }
+    // A page answers its own errors as a page (a browser shows it); anything else that fails on
+    // the way (rate limit, wrong method, a bug) is still the §7 envelope, under `4XX`/`5XX`.
+    const pageErrors = Object.fromEntries(Object.entries(r.pageErrors ?? {}).map(([code, description]) =>
+      [code, { description, content: { [r.produces ?? 'text/html; charset=utf-8']: { schema: { type: 'string' } } } }]))
     const op: Record<string, unknown> = {
       operationId: operationId(r),
       tags: [r.tag],
@@ -66,7 +70,9 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
       parameters,
       responses: {
         [status]: success,
+        ...pageErrors,
         '4XX': { description: 'Client error (api-v1 §7 envelope)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        '5XX': { description: 'Server error (api-v1 §7 envelope; the details are logged with the request id)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     }
     if (r.body) op.requestBody = { required: !isOptional(r.body), content: { 'application/json': { schema: jsonSchemaOf(r.body) } } }

@@ -1,15 +1,38 @@
-/** The only module that writes to a uWS response: guards aborts, corks, status, headers, JSON. */
+/**
+ * The only module that writes to a uWS response: guards aborts, corks, status, headers, JSON — and
+ * the guard that keeps anything thrown while answering from reaching uWS (a throw inside a uWS
+ * callback ends the process).
+ */
 import type { HttpResponse } from 'uWebSockets.js'
+import { ApiError } from '../errors.ts'
 
-export interface ResState { aborted: boolean; done: boolean }
+/**
+ * `aborted`: the client is gone (uWS `onAborted`), `res` must not be touched again. `done`: a
+ * response was started. `ended`: it was completely handed to uWS.
+ */
+export interface ResState { aborted: boolean; done: boolean; ended: boolean }
+
+export const newResState = (): ResState => ({ aborted: false, done: false, ended: false })
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
   403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large',
-  415: '415 Unsupported Media Type', 422: '422 Unprocessable Entity', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  415: '415 Unsupported Media Type', 422: '422 Unprocessable Entity', 429: '429 Too Many Requests',
+  431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error', 501: '501 Not Implemented',
   503: '503 Service Unavailable',
 }
 const statusLine = (s: number): string => STATUS_TEXT[s] ?? String(s)
+
+export interface SendOptions {
+  contentType?: string
+  /** HEAD: the headers GET would send, no body (a body would desync a kept-alive connection). */
+  headOnly?: boolean
+  /**
+   * Close the connection after this response (RFC 9112 §9.6): uWS then adds `Connection: close`
+   * itself, so callers must not.
+   */
+  close?: boolean
+}
 
 export function send(
   res: HttpResponse,
@@ -17,24 +40,74 @@ export function send(
   status: number,
   headers: Record<string, string>,
   body: string | Buffer | null,
-  contentType = 'application/json',
-  /** HEAD: the headers GET would send, no body (a body would desync a kept-alive connection). */
-  headOnly = false,
+  { contentType = 'application/json', headOnly = false, close = false }: SendOptions = {},
 ): void {
   if (state.aborted || state.done) return
   state.done = true
-  res.cork(() => {
-    res.writeStatus(statusLine(status))
-    for (const k in headers) res.writeHeader(k, headers[k]!)
-    if (body === null || status === 204) {
-      res.endWithoutBody()
-      return
+  // Header values are made strings before the first byte is written: a value uWS refuses would
+  // otherwise throw half-way through the head.
+  const head = Object.entries(headers).map(([k, v]) => [k, String(v)] as const)
+  try {
+    res.cork(() => {
+      res.writeStatus(statusLine(status))
+      for (const [k, v] of head) res.writeHeader(k, v)
+      // endWithoutBody(length) of this uWS build drops the connection unanswered for any length
+      // but 0 (and 0 writes `Content-Length: 0`), so only its bare form is used.
+      if (status === 204) {
+        // RFC 9110 §8.6: no Content-Length on a 204. (No caller closes after a 204.)
+        res.endWithoutBody()
+      } else if (body === null) {
+        // `Content-Length: 0`; a bare endWithoutBody() sends none and a kept-alive client would wait.
+        res.end('', close)
+      } else {
+        res.writeHeader('Content-Type', contentType)
+        if (headOnly && close) res.end('', true) // the length GET would have cannot be stated while closing
+        else if (headOnly) {
+          res.writeHeader('Content-Length', String(Buffer.byteLength(body)))
+          res.endWithoutBody()
+        } else res.end(body, close)
+      }
+      state.ended = true
+    })
+  } catch (err) {
+    // Half a head was written and can never be finished: drop the connection rather than leave
+    // the client waiting for the rest until the idle timeout.
+    if (!state.aborted && !state.ended) {
+      state.ended = true
+      try { res.close() } catch { /* already gone */ }
     }
-    res.writeHeader('Content-Type', contentType)
-    if (headOnly) {
-      // Not endWithoutBody(length): this uWS build then drops the kept-alive connection.
-      res.writeHeader('Content-Length', String(Buffer.byteLength(body)))
-      res.endWithoutBody()
-    } else res.end(body)
-  })
+    throw err
+  }
+}
+
+/**
+ * The last resort after code answering a request threw: answer 500 `internal_error` if nothing was
+ * written yet, drop the connection if a response was started and not finished, nothing if the
+ * client is gone. Never throws.
+ */
+export function rescue(res: HttpResponse, state: ResState, headers: Record<string, string>): void {
+  if (state.aborted || state.ended) return
+  try {
+    if (!state.done) return send(res, state, 500, headers, JSON.stringify(new ApiError('internal_error').toJSON()))
+  } catch { /* send closed the connection already */ }
+  if (state.aborted || state.ended) return
+  state.ended = true
+  try { res.close() } catch { /* already gone */ }
+}
+
+/**
+ * Wrap a uWS callback, or a promise continuation that writes, so nothing it throws reaches uWS:
+ * `report` logs (with the request id), then `rescue` answers or closes. The wrapper never throws.
+ */
+export function requestGuard(res: HttpResponse, state: ResState, report: (err: unknown) => void, headers: () => Record<string, string>) {
+  return <A extends unknown[]>(fn: (...args: A) => void) => (...args: A): void => {
+    try {
+      fn(...args)
+    } catch (err) {
+      try { report(err) } catch { /* the logger failed: still answer */ }
+      let h: Record<string, string> = {}
+      try { h = headers() } catch { /* answer without them */ }
+      rescue(res, state, h)
+    }
+  }
 }

@@ -11,10 +11,14 @@ import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { readBody } from './body.ts'
-import { send, type ResState } from './respond.ts'
+import { newResState, requestGuard, send, type SendOptions } from './respond.ts'
+import { checkHead } from './head.ts'
+import { redactPath } from '../log.ts'
 import { RateLimiter, type RateDecision } from './ratelimit.ts'
 import { Router } from './router.ts'
 import { Reply, type Route } from './route.ts'
+import { runBound } from './op-pipeline.ts'
+import { inputSource, type BoundRoute } from './bind.ts'
 
 export const API_PREFIX = '/api/v1'
 
@@ -43,128 +47,166 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
   const log = svc.log
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const started = process.hrtime.bigint()
-    const method = req.getCaseSensitiveMethod().toUpperCase()
-    const path = req.getUrl()
-    const rawQuery = req.getQuery() ?? ''
-    const headers: Record<string, string> = {}
-    req.forEach((k, val) => { headers[k] = val })
-    const ip = Buffer.from(res.getRemoteAddressAsText()).toString()
-    const incomingId = headers['x-request-id']
-    const requestId = incomingId && /^[\w.-]{1,64}$/.test(incomingId) ? incomingId : randomUUID()
-    const state: ResState = { aborted: false, done: false }
+    const state = newResState()
+    // First of all: uWS ends the process when a handler returns without answering or watching
+    // for the client to go away.
     res.onAborted(() => { state.aborted = true })
+    // Known as soon as the request is copied; the guard's log line uses what is known so far.
+    let requestId = '-'
+    let method = ''
+    let path = ''
+    const baseHeaders: Record<string, string> = { ...CORS_HEADERS }
+    // Nothing thrown while answering may reach uWS (it would end the process): log and answer 500.
+    const guard = requestGuard(res, state, (err) => {
+      log.error({ err, reqId: requestId, method, path: redactPath(path) }, 'uncaught error while answering')
+    }, () => baseHeaders)
+    guard(() => handle())()
 
-    const baseHeaders: Record<string, string> = { ...CORS_HEADERS, 'X-Request-Id': requestId }
-    const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, contentType?: string) => {
-      send(res, state, status, { ...baseHeaders, ...extra }, body, contentType, method === 'HEAD')
-      const ms = Number(process.hrtime.bigint() - started) / 1e6
-      log.info({ reqId: requestId, method, path, status, ms: Math.round(ms * 100) / 100 }, 'request')
-    }
-    const fail = (err: unknown) => {
-      let e: ApiError
-      if (err instanceof ApiError) e = err
-      else {
-        log.error({ err, reqId: requestId, method, path }, 'unhandled error')
-        e = new ApiError('internal_error')
-      }
-      finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {})
-    }
-    const rate = (d: RateDecision) => {
-      baseHeaders['X-RateLimit-Limit'] = String(d.limit)
-      baseHeaders['X-RateLimit-Remaining'] = String(d.remaining)
-      if (!d.allowed) throw new ApiError('rate_limited', `Too many requests; retry in ${d.retryAfterSec} s.`, undefined, { 'Retry-After': String(d.retryAfterSec) })
-    }
+    function handle() {
+      const started = process.hrtime.bigint()
+      method = req.getCaseSensitiveMethod().toUpperCase()
+      path = req.getUrl()
+      const rawQuery = req.getQuery() ?? ''
+      const headers: Record<string, string> = {}
+      const lines: Array<[string, string]> = []
+      req.forEach((k, val) => { headers[k] = val; lines.push([k, val]) })
+      const ip = Buffer.from(res.getRemoteAddressAsText()).toString()
+      const incomingId = headers['x-request-id']
+      requestId = incomingId && /^[\w.-]{1,64}$/.test(incomingId) ? incomingId : randomUUID()
+      baseHeaders['X-Request-Id'] = requestId
+      const logPath = redactPath(path)
 
-    try {
-      if (method === 'OPTIONS') {
-        // Preflights carry the address's budget (api-v1 §8: headers on every response) but do not
-        // spend it: browsers send one per new URL, which would starve clients behind one NAT.
-        const budget = limiter.peek(`ip:${ip}`)
-        baseHeaders['X-RateLimit-Limit'] = String(budget.limit)
-        baseHeaders['X-RateLimit-Remaining'] = String(budget.remaining)
-        const allowed = router.methodsAt(path)
-        if (allowed.length === 0) throw new ApiError('route_not_found')
-        return finish(204, null, {
-          'Access-Control-Allow-Methods': [...allowed, 'OPTIONS'].join(', '),
-          'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
-          'Access-Control-Max-Age': '600',
-        })
+      const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, opts: SendOptions = {}) => {
+        send(res, state, status, { ...baseHeaders, ...extra }, body, { ...opts, headOnly: method === 'HEAD' })
+        const ms = Number(process.hrtime.bigint() - started) / 1e6
+        log.info({ reqId: requestId, method, path: logPath, status, ms: Math.round(ms * 100) / 100, ...(opts.close ? { closed: true } : {}) }, 'request')
       }
-      const m = router.match(method === 'HEAD' ? 'GET' : method, path)
-      if (m.kind !== 'found') {
-        rate(limiter.take(`ip:${ip}`))
-        if (m.kind === 'method_not_allowed') throw new ApiError('method_not_allowed', `Use ${m.allowed.join(', ')} on this route.`, undefined, { Allow: m.allowed.join(', ') })
-        throw new ApiError('route_not_found', `No route ${method} ${path}.`)
-      }
-      const route = m.route
-      const query = Object.fromEntries(new URLSearchParams(rawQuery))
-
-      // Authenticate, then rate-limit per principal; failed authentications count against the address.
-      let principal: Principal | null = null
-      if (route.auth !== 'none') {
-        const auth = headers['authorization']
-        const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : route.auth === 'owner' ? (query['api_token'] ?? null) : null
-        const input: AuthInput = { headers, query, bearer: bearer || null }
-        principal = (authenticators[route.auth] as Authenticator<AuthFamily>)(input) as Principal | null
-        if (!principal) {
-          rate(limiter.take(`ip:${ip}`))
-          throw new ApiError('unauthenticated')
+      const fail = (err: unknown, opts: SendOptions = {}) => {
+        let e: ApiError
+        if (err instanceof ApiError) e = err
+        else {
+          log.error({ err, reqId: requestId, method, path: logPath }, 'unhandled error')
+          e = new ApiError('internal_error')
         }
-        rate(limiter.take(principalKey(principal)))
-      } else {
-        rate(limiter.take(`ip:${ip}`))
+        finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {}, opts)
       }
-      if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? ''}`))
-      if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
-        throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
+      const rate = (d: RateDecision) => {
+        baseHeaders['X-RateLimit-Limit'] = String(d.limit)
+        baseHeaders['X-RateLimit-Remaining'] = String(d.remaining)
+        if (!d.allowed) throw new ApiError('rate_limited', `Too many requests; retry in ${d.retryAfterSec} s.`, undefined, { 'Retry-After': String(d.retryAfterSec) })
       }
-      // Staff permissions and storefront scopes (api-v1 §4.3, §4.7, §5): missing → 403.
-      if (route.permission && (principal?.kind === 'staff' || principal?.kind === 'storefront')) {
-        const held: readonly string[] = principal.kind === 'staff' ? principal.permissions : principal.scopes
-        if (!held.includes(route.permission)) throw new ApiError('forbidden', `This ${principal.kind} token needs the ${route.permission} permission.`)
-      }
-      for (const [name, value] of Object.entries(m.params)) {
-        // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
-        if (/(^id|Id)$/.test(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
-      }
-      const parsedQuery = route.query ? validate(route.query, stripAuthQuery(query), 'query') : undefined
 
-      const run = (body: unknown) => {
-        const ctx = { principal, params: m.params, query: parsedQuery, body, headers, requestId, ip, svc }
-        Promise.resolve()
-          .then(() => route.handler(ctx as never))
-          .then((out) => {
-            if (out instanceof Reply) {
-              const isRaw = typeof out.body === 'string' || Buffer.isBuffer(out.body)
-              return finish(out.status, out.body == null ? null : isRaw ? (out.body as string) : JSON.stringify(out.body), out.headers, out.contentType)
-            }
-            const status = route.status ?? 200
-            if (route.produces) return finish(status, out as string, {}, route.produces)
-            finish(status, status === 204 ? null : JSON.stringify(out ?? null))
+      const problem = checkHead(lines)
+      if (problem?.close) {
+        // RFC 9112 §6.3: answer, then close. Not now: when this handler returns, uWS goes on to parse
+        // whatever followed this head in the same read as the next request, and an answer given now
+        // would not stop it (the smuggled request would be served). On a later turn, a request still
+        // parsed behind this pending one makes uWS drop the connection unanswered instead.
+        res.onData(() => {})
+        setImmediate(guard(() => fail(problem.error, { close: true })))
+        return
+      }
+
+      try {
+        if (problem) throw problem.error
+        if (method === 'OPTIONS') {
+          // Preflights carry the address's budget (api-v1 §8: headers on every response) but do not
+          // spend it: browsers send one per new URL, which would starve clients behind one NAT.
+          const budget = limiter.peek(`ip:${ip}`)
+          baseHeaders['X-RateLimit-Limit'] = String(budget.limit)
+          baseHeaders['X-RateLimit-Remaining'] = String(budget.remaining)
+          const allowed = router.methodsAt(path)
+          if (allowed.length === 0) throw new ApiError('route_not_found')
+          return finish(204, null, {
+            'Access-Control-Allow-Methods': [...allowed, 'OPTIONS'].join(', '),
+            'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+            'Access-Control-Max-Age': '600',
           })
-          .catch(fail)
-      }
+        }
+        const m = router.match(method === 'HEAD' ? 'GET' : method, path)
+        if (m.kind !== 'found') {
+          rate(limiter.take(`ip:${ip}`))
+          if (m.kind === 'method_not_allowed') throw new ApiError('method_not_allowed', `Use ${m.allowed.join(', ')} on this route.`, undefined, { Allow: m.allowed.join(', ') })
+          throw new ApiError('route_not_found', `No route ${method} ${path}.`)
+        }
+        const route = m.route
+        const query = Object.fromEntries(new URLSearchParams(rawQuery))
 
-      if (method === 'GET' || method === 'DELETE' || method === 'HEAD' || !route.body) {
-        // Drain any body we do not read so uWS can reuse the connection.
-        if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
-        return run(undefined)
-      }
-      const declared = headers['content-length'] ? Number(headers['content-length']) : null
-      const ctype = headers['content-type'] ?? ''
-      readBody(res, svc.config.bodyLimitBytes, declared)
-        .then((buf) => {
-          if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
-          let json: unknown = undefined
-          if (buf.length > 0) {
-            try { json = JSON.parse(buf.toString('utf8')) } catch { throw new ApiError('malformed_json') }
+        // Authenticate, then rate-limit per principal; failed authentications count against the address.
+        let principal: Principal | null = null
+        if (route.auth !== 'none') {
+          const auth = headers['authorization']
+          const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : route.auth === 'owner' ? (query['api_token'] ?? null) : null
+          const input: AuthInput = { headers, query, bearer: bearer || null }
+          principal = (authenticators[route.auth] as Authenticator<AuthFamily>)(input) as Principal | null
+          if (!principal) {
+            rate(limiter.take(`ip:${ip}`))
+            throw new ApiError('unauthenticated')
           }
-          run(validate(route.body!, json, 'body'))
-        })
-        .catch(fail)
-    } catch (err) {
-      fail(err)
+          rate(limiter.take(principalKey(principal)))
+        } else {
+          rate(limiter.take(`ip:${ip}`))
+        }
+        if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? ''}`))
+        if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
+          throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
+        }
+        // Staff permissions and storefront scopes (api-v1 §4.3, §4.7, §5): missing → 403.
+        if (route.permission && (principal?.kind === 'staff' || principal?.kind === 'storefront')) {
+          const held: readonly string[] = principal.kind === 'staff' ? principal.permissions : principal.scopes
+          if (!held.includes(route.permission)) throw new ApiError('forbidden', `This ${principal.kind} token needs the ${route.permission} permission.`)
+        }
+        for (const [name, value] of Object.entries(m.params)) {
+          // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
+          if (/(^id|Id)$/.test(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
+        }
+        const declared = headers['content-length'] ? Number(headers['content-length']) : null
+        const ctype = headers['content-type'] ?? ''
+        /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns. */
+        const readJson = (): Promise<unknown> =>
+          readBody(res, svc.config.bodyLimitBytes, declared).then((buf) => {
+            if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
+            if (buf.length === 0) return undefined
+            try { return JSON.parse(buf.toString('utf8')) as unknown } catch { throw new ApiError('malformed_json') }
+          })
+        if (route.op && route.binding) {
+          // A bound operation: authorize → resolve scope (404) → read and validate input (422) → run.
+          // Drain a body the operation does not read so uWS can reuse the connection.
+          if (inputSource(route.binding) === 'query' && method !== 'GET' && method !== 'HEAD') res.onData(() => {})
+          runBound(route as Route & BoundRoute, { svc, principal, params: m.params, query: stripAuthQuery(query), readJson, headers, requestId, ip })
+            .then((r) => finish(r.status, r.status === 204 ? null : JSON.stringify(r.body), r.headers))
+            .catch(guard(fail))
+          return
+        }
+        const parsedQuery = route.query ? validate(route.query, stripAuthQuery(query), 'query') : undefined
+
+        const run = (body: unknown) => {
+          const ctx = { principal, params: m.params, query: parsedQuery, body, headers, requestId, ip, svc }
+          Promise.resolve()
+            .then(() => route.handler(ctx as never))
+            .then((out) => {
+              if (out instanceof Reply) {
+                const isRaw = typeof out.body === 'string' || Buffer.isBuffer(out.body)
+                return finish(out.status, out.body == null ? null : isRaw ? (out.body as string) : JSON.stringify(out.body), out.headers, { contentType: out.contentType })
+              }
+              const status = route.status ?? 200
+              if (route.produces) return finish(status, out as string, {}, { contentType: route.produces })
+              finish(status, status === 204 ? null : JSON.stringify(out ?? null))
+            })
+            .catch(guard(fail))
+        }
+
+        if (method === 'GET' || method === 'DELETE' || method === 'HEAD' || !route.body) {
+          // Drain any body we do not read so uWS can reuse the connection.
+          if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
+          return run(undefined)
+        }
+        readJson()
+          .then((json) => run(validate(route.body!, json, 'body')))
+          .catch(guard(fail))
+      } catch (err) {
+        fail(err)
+      }
     }
   })
 

@@ -1,9 +1,10 @@
 /** Small server-rendered pages: the API docs index and each store's public page (its `url`). */
-import { route, type Route } from '../route.ts'
+import { Reply, route, type Route } from '../route.ts'
 import { fullPath } from '../server.ts'
-import { notFound } from '../../errors.ts'
 import { menuView } from '../../storage/stores.ts'
 import { verticalOf } from '../../domain/verticals.ts'
+
+const HTML = 'text/html; charset=utf-8'
 
 const esc = (s: unknown): string =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
@@ -18,7 +19,7 @@ code{background:#f4f4f4;padding:0 .25rem;border-radius:3px}.muted{color:#777}.pr
 export function pageRoutes(all: () => readonly Route[]) {
   return [
     route({
-      method: 'GET', path: '/docs', site: true, tag: 'Discovery', summary: 'Human-readable API index', auth: 'none', produces: 'text/html; charset=utf-8',
+      method: 'GET', path: '/docs', site: true, tag: 'Discovery', summary: 'Human-readable API index', auth: 'none', produces: HTML,
       handler: ({ svc }) => {
         const byTag = new Map<string, Route[]>()
         for (const r of all()) byTag.set(r.tag, [...(byTag.get(r.tag) ?? []), r])
@@ -29,10 +30,12 @@ export function pageRoutes(all: () => readonly Route[]) {
       },
     }),
     route({
-      method: 'GET', path: '/s/{slug}', site: true, tag: 'Public', summary: 'A store\'s public page (its `url`)', auth: 'none', produces: 'text/html; charset=utf-8',
+      method: 'GET', path: '/s/{slug}', site: true, tag: 'Public', summary: 'A store\'s public page (its `url`)', auth: 'none', produces: HTML,
+      // A browser follows this link: an unknown store gets a page saying so, not the JSON envelope.
+      pageErrors: { 404: 'No store has this address: a page saying so.' },
       handler: ({ svc, params }) => {
         const store = svc.db.prepare<[string], { id: number; title: string; store_type: string; currency: string }>('SELECT id, title, store_type, currency FROM stores WHERE slug = ?').get(params.slug ?? '')
-        if (!store) throw notFound('store')
+        if (!store) return new Reply(404, page('Store not found', '<h1>Store not found</h1><p>No store has this address. Check the link you were given.</p>'), {}, HTML)
         const menu = menuView(svc.stores.menu(store.id), verticalOf(store.store_type), false)
         const money = (n: number) => `${n.toFixed(2)} ${esc(store.currency)}`
         const body = menu.filter((c) => c.items.length > 0).map((c) =>

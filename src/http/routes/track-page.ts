@@ -14,6 +14,8 @@ export const trackPageRoutes = [
   route({
     method: 'GET', path: '/t/{token}', site: true, tag: 'Public', summary: 'Live tracking page of an order (status timeline, driver on a map)',
     auth: 'none', produces: HTML,
+    // A browser follows this link: an unknown token gets a page saying so, not the JSON envelope.
+    pageErrors: { 404: 'No order has this token: a page saying the tracking link is not valid.' },
     description: 'Self-contained HTML (no external assets). Follows `{base_url}/ws/track/{token}`: the timeline updates on every status change and the driver moves live while the order is picked up or out for delivery.',
     handler: ({ svc, params, headers: h }) => {
       const nonce = randomBytes(16).toString('base64')
