@@ -127,7 +127,9 @@ export function orderStateOf(row: OrderRow, ownerId: number): OrderState {
 const statements = new WeakMap<Services, ReturnType<typeof prepareOrderStatements>>()
 function prepareOrderStatements(svc: Services) {
   return {
-    update: svc.db.prepare('UPDATE orders SET status = ?, delivery_status = ?, driver_id = ?, timeline = ?, updated_at = ? WHERE id = ?'),
+    // driver_id is written only when the message changed it: deleting a driver clears it behind this
+    // actor's back (ON DELETE SET NULL, migration 006), and writing the remembered id back would fail.
+    update: svc.db.prepare('UPDATE orders SET status = ?, delivery_status = ?, driver_id = CASE WHEN ? THEN ? ELSE driver_id END, timeline = ?, updated_at = ? WHERE id = ?'),
     deliveries: deliveryWriter(svc.db),
     saveKds: svc.db.prepare('UPDATE order_lines SET kds_state = ?, kds_timeline = ? WHERE id = ? AND order_id = ?'),
   }
@@ -169,7 +171,7 @@ export function orderHandler(svc: Services, orderId: number) {
         const kdsChanged = changedKdsLines(prev.kds, next.kds)
         await svc.committer.write((db) => {
           for (const l of kdsChanged) saveKds.run(l.state, JSON.stringify(l.timeline), l.id, next.id)
-          update.run(next.status, next.deliveryStatus, next.driverId, JSON.stringify(next.timeline), now, next.id)
+          update.run(next.status, next.deliveryStatus, next.driverId === prev.driverId ? 0 : 1, next.driverId, JSON.stringify(next.timeline), now, next.id)
           if (next.delivery && next.delivery !== prev.delivery) deliveries.save(next.id, next.delivery, now)
           if (d.offers) offers = deliveries.offers(next.id, next.storeId, d.offers, now)
           for (const e of d.events) events.push(appendEvent(db, { ownerId: next.ownerId, storeId: next.storeId, event: e.event, data: e.data }))

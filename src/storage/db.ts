@@ -21,23 +21,72 @@ export function openDb(path: string): Db {
   return db
 }
 
-/** Apply every `NNN_name.sql` not yet recorded in `schema_migrations`, in order, each atomically. */
-export function migrate(db: Db): number[] {
+/**
+ * A migration whose first line is exactly this runs with foreign-key enforcement off: the opt-in for
+ * rebuilding tables by SQLite's 12-step procedure (https://www.sqlite.org/lang_altertable.html#otheralter).
+ * With enforcement on, the DROP TABLE of that procedure is an implicit DELETE that fires every
+ * ON DELETE CASCADE / SET NULL of the tables that reference the dropped one, destroying their rows.
+ * `PRAGMA foreign_keys` is a no-op inside a transaction, so the runner switches it off before the
+ * migration's transaction, runs `PRAGMA foreign_key_check` inside it (any violation rolls the
+ * migration back) and restores the previous setting afterwards, whether the migration worked or not.
+ */
+export const FOREIGN_KEYS_OFF_MARKER = '-- migrate: foreign_keys=off'
+
+export interface Migration { version: number; name: string; sql: string; foreignKeysOff: boolean }
+
+/** The `NNN_name.sql` files of `dir`, in order; two files with one number are refused, not skipped. */
+export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+  const files = readdirSync(dir).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort()
+  const seen = new Map<number, string>()
+  return files.map((name) => {
+    const version = Number(name.slice(0, 3))
+    const other = seen.get(version)
+    if (other) throw new Error(`migrations ${other} and ${name} share the number ${version}: renumber one`)
+    seen.set(version, name)
+    const sql = readFileSync(join(dir, name), 'utf8')
+    return { version, name, sql, foreignKeysOff: sql.split('\n', 1)[0]!.trim() === FOREIGN_KEYS_OFF_MARKER }
+  })
+}
+
+/** Apply every migration not yet recorded in `schema_migrations`, in order, each atomically. */
+export function migrate(db: Db, migrations: Migration[] = readMigrations()): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)')
   const done = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[])
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort()
+  const newest = Math.max(0, ...done)
   const applied: number[] = []
-  for (const file of files) {
-    const version = Number(file.slice(0, 3))
-    if (done.has(version)) continue
-    const sql = readFileSync(join(MIGRATIONS_DIR, file), 'utf8')
-    db.transaction(() => {
-      db.exec(sql)
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(version, file, new Date().toISOString())
-    }).immediate()
-    applied.push(version)
+  for (const m of migrations) {
+    if (done.has(m.version)) continue
+    // Out of order, a migration could undo a later one (a table rebuild drops columns added since).
+    if (m.version < newest) throw new Error(`migration ${m.name} is older than migration ${newest}, already applied: this database was migrated out of order; recreate it or restore it from before ${newest}`)
+    const run = db.transaction(() => {
+      db.exec(m.sql)
+      if (m.foreignKeysOff) assertForeignKeys(db, m.name)
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString())
+    })
+    if (m.foreignKeysOff) withForeignKeysOff(db, () => run.immediate())
+    else run.immediate()
+    applied.push(m.version)
   }
   return applied
+}
+
+function withForeignKeysOff(db: Db, fn: () => void): void {
+  if (db.inTransaction) throw new Error('a foreign_keys=off migration cannot run inside a transaction (PRAGMA foreign_keys is a no-op there)')
+  const before = db.pragma('foreign_keys', { simple: true }) as number
+  db.pragma('foreign_keys = OFF')
+  try {
+    fn()
+  } finally {
+    db.pragma(`foreign_keys = ${before ? 'ON' : 'OFF'}`)
+  }
+}
+
+/** Step 10 of the procedure: the rebuilt schema must hold every row's references. */
+function assertForeignKeys(db: Db, name: string): void {
+  const bad = db.pragma('foreign_key_check') as Array<{ table: string; rowid: number; parent: string; fkid: number }>
+  if (bad.length === 0) return
+  const sample = bad.slice(0, 5).map((v) => `${v.table} rowid ${v.rowid} → ${v.parent}`).join(', ')
+  throw new Error(`migration ${name} leaves ${bad.length} foreign key violation(s): ${sample}`)
 }
 
 /** ISO 8601 with an explicit UTC offset (api-v1 §2.2), e.g. 2026-11-22T20:30:00.000+00:00. */

@@ -6,7 +6,7 @@ import type { Db } from './db.ts'
 import { fromCents } from '../domain/money.ts'
 import type { DeliveryStatus, Timeline } from '../domain/order-state.ts'
 import type { Offer, OfferStatus } from '../domain/delivery.ts'
-import { offerStatusAt } from '../domain/delivery.ts'
+import { ACTIVE_DELIVERY, offerStatusAt } from '../domain/delivery.ts'
 import type { OrderRow } from './orders.ts'
 
 export interface DriverRow {
@@ -151,6 +151,27 @@ export function createDriverQueries(db: Db) {
   }
 }
 export type DriverQueries = ReturnType<typeof createDriverQueries>
+
+const deleteStatements = new WeakMap<Db, import('better-sqlite3').Statement<[number, number]>>()
+
+/**
+ * Delete a driver unless an order still has it on an active delivery, decided inside the write
+ * itself: an assignment committed after the driver actor's own `driver_busy` check (its view of
+ * active deliveries arrives by message) still refuses the delete, instead of the foreign key
+ * (orders.driver_id ON DELETE SET NULL, migration 006) leaving an assigned order with no driver.
+ * Delivered and failed orders stay, naming no driver; offers, shifts and tokens go with it.
+ * Returns false when refused (answer `driver_busy`) or when the driver is already gone.
+ */
+export function deleteIdleDriver(db: Db, driverId: number): boolean {
+  let stmt = deleteStatements.get(db)
+  if (!stmt) {
+    const active = [...ACTIVE_DELIVERY].map((st) => `'${st}'`).join(', ')
+    stmt = db.prepare(`DELETE FROM drivers WHERE id = ?
+      AND NOT EXISTS (SELECT 1 FROM orders WHERE driver_id = ? AND delivery_status IN (${active}))`)
+    deleteStatements.set(db, stmt)
+  }
+  return stmt.run(driverId, driverId).changes === 1
+}
 
 /** Proof of delivery as shown to owners and drivers; `photoUrl` only where the caller may fetch it. */
 export function proofView(d: DeliveryRow | undefined, photoUrl: string | null) {
