@@ -266,8 +266,13 @@ function row(name: string, load: string, p: PhaseResult, lat: Float64Array, coun
   }
 }
 
-async function login(base: string, storeId: number, pin: string, device: string): Promise<string> {
-  const r = await fetch(`${base}/restaurants/${storeId}/staff/pin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pin, device }) })
+/** PIN sign-in on a device the owner enrolls first (docs/staff.md "PIN devices"). */
+async function login(base: string, ownerToken: string, storeId: number, pin: string, device: string): Promise<string> {
+  const json = { 'content-type': 'application/json' }
+  const e = await fetch(`${base}/restaurants/${storeId}/pin-devices`, { method: 'POST', headers: { ...json, authorization: `Bearer ${ownerToken}` }, body: JSON.stringify({ name: device }) })
+  if (e.status !== 201) throw new Error(`device enrollment failed: ${e.status} ${await e.text()}`)
+  const { key } = (await e.json()) as { key: string }
+  const r = await fetch(`${base}/restaurants/${storeId}/staff/pin`, { method: 'POST', headers: json, body: JSON.stringify({ pin, device: key }) })
   if (r.status !== 200) throw new Error(`PIN sign-in failed: ${r.status} ${await r.text()}`)
   return ((await r.json()) as { token: string }).token
 }
@@ -302,9 +307,9 @@ export const scenario: Scenario = {
       // kitchen member's token drives the station screens, the waiter's the all-station screens,
       // and all three bump as cooks.
       const pinOf = (role: string) => demo.staff.find((s) => s.role === role)!.pin
-      const kitchen = await login(base, demo.store.id, pinOf('kitchen'), 'bench-kitchen')
-      const waiter = await login(base, demo.store.id, pinOf('waiter'), 'bench-waiter')
-      const manager = await login(base, demo.store.id, pinOf('manager'), 'bench-manager')
+      const kitchen = await login(base, demo.owner.token, demo.store.id, pinOf('kitchen'), 'bench-kitchen')
+      const waiter = await login(base, demo.owner.token, demo.store.id, pinOf('waiter'), 'bench-waiter')
+      const manager = await login(base, demo.owner.token, demo.store.id, pinOf('manager'), 'bench-manager')
 
       // A quarter of the screens show every station (the expo/pass), the rest one station each.
       const specs: ScreenSpec[] = Array.from({ length: screenCount }, (_, i) => {

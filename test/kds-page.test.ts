@@ -1,14 +1,17 @@
 /**
  * The kitchen screen page `{site_url}/kds` end to end in headless Chromium (Debian's `chromium`,
- * driven by playwright-core; api-v1 §3, §4.7; docs/kds.md "Kitchen screen"): PIN sign-in, a new
- * order appears as a card, a tap bumps the item, and bumps made elsewhere (another screen, HTTP)
- * show up live. The page loads nothing from outside and raises no script or CSP errors.
+ * driven by playwright-core; api-v1 §3, §4.7; docs/kds.md "Kitchen screen"): enrollment of the
+ * screen (a pasted device key, or a manager's email and password), PIN sign-in, a new order
+ * appears as a card, a tap bumps the item, and bumps made elsewhere (another screen, HTTP) show up
+ * live; a revoked screen goes back to enrollment. The page loads nothing from outside and raises
+ * no script or CSP errors.
  */
 import t, { type Test } from 'tap'
 import type { Page } from 'playwright-core'
 import { startServer } from './helpers/server.ts'
 import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { createStaff } from './helpers/people.ts'
+import { enrollDevice } from './helpers/pin-devices.ts'
 import { CHROMIUM, launchChromium } from './helpers/browser.ts'
 
 const browser = await launchChromium()
@@ -39,10 +42,22 @@ if (!browser) {
     const origin = new URL(s.site)
     return { page, problems, outside: () => requests.filter((u) => new URL(u).host !== origin.host) }
   }
-  async function signIn(page: Page, pin: string, station = ''): Promise<void> {
+  /** Enroll the screen with a device key the owner created (docs/staff.md "PIN devices"). */
+  async function enroll(page: Page, key = enrollDevice(db, acct.storeId, 'Kitchen screen').key): Promise<void> {
     await page.goto(`${s.site}/kds?store=${acct.storeId}`)
-    await page.waitForSelector('#login', { state: 'visible' })
+    await page.waitForSelector('#enroll', { state: 'visible' })
     if (await page.inputValue('#store') !== String(acct.storeId)) throw new Error('the store id should come from the address')
+    await page.fill('#deviceKey', key)
+    await page.click('#enroll button[type=submit]')
+    await page.waitForSelector('#login', { state: 'visible' })
+  }
+  async function signIn(page: Page, pin: string, station = ''): Promise<void> {
+    // A fresh screen (a new browser context) is enrolled first; later sign-ins reuse its key.
+    if (!page.url().startsWith(s.site)) await enroll(page)
+    else {
+      await page.goto(`${s.site}/kds?store=${acct.storeId}`)
+      await page.waitForSelector('#login', { state: 'visible' })
+    }
     await page.fill('#pin', pin)
     if (station) await page.fill('#stationIn', station)
     await page.click('#login button[type=submit]')
@@ -77,7 +92,7 @@ if (!browser) {
     await page.click('#login button[type=submit]')
     await page.locator('#err', { hasText: /kitchen/i }).waitFor()
     t.equal(await page.isVisible('#login'), true, 'a cashier does not get a kitchen screen')
-    t.equal(db.prepare("SELECT COUNT(*) FROM staff_tokens WHERE staff_id = ? AND device LIKE 'kds-%' AND revoked_at IS NULL").pluck().get(cashier.id), 0, 'and its token was given back')
+    t.equal(db.prepare("SELECT COUNT(*) FROM staff_tokens WHERE staff_id = ? AND method = 'pin' AND revoked_at IS NULL").pluck().get(cashier.id), 0, 'and its token was given back')
     t.same(problems.filter((p) => !/401|403/.test(p)), [], 'no script errors')
   })
 
@@ -179,5 +194,53 @@ if (!browser) {
     await s.req('POST', '/staff/logout', { token: token! })
     await page.waitForSelector('#login', { state: 'visible' })
     t.match(await page.textContent('#err'), /sign in again/i)
+  })
+
+  t.test('a manager enrolls the screen with email and password; the manager\'s session is given back', async (t) => {
+    const { page, problems } = await screen(t)
+    await page.goto(`${s.site}/kds?store=${acct.storeId}`)
+    await page.waitForSelector('#enroll', { state: 'visible' })
+    t.equal(await page.isVisible('#login'), false, 'no PIN pad before the screen is enrolled')
+    await page.fill('#deviceName', 'Pass screen')
+    await page.fill('#email', cook.email)
+    await page.fill('#password', cook.password)
+    await page.click('#enroll button[type=submit]')
+    await page.locator('#enrollErr', { hasText: /manager/i }).waitFor()
+    t.pass('a cook cannot enroll a screen')
+    await page.fill('#email', manager.email)
+    await page.fill('#password', 'wrong-password')
+    await page.click('#enroll button[type=submit]')
+    await page.locator('#enrollErr', { hasText: /wrong/i }).waitFor()
+    await page.fill('#password', manager.password)
+    await page.click('#enroll button[type=submit]')
+    await page.waitForSelector('#login', { state: 'visible' })
+    t.match(await page.textContent('#where'), /Pass screen/)
+    const device = db.prepare("SELECT id, enrolled_by, enrolled_by_staff_id FROM staff_pin_devices WHERE name = 'Pass screen'").get() as { id: number; enrolled_by: string; enrolled_by_staff_id: number }
+    t.match(device, { enrolled_by: 'staff', enrolled_by_staff_id: manager.id }, 'enrolled by the manager')
+    t.equal(db.prepare("SELECT COUNT(*) FROM staff_tokens WHERE staff_id IN (?, ?) AND device = 'kds-enrollment' AND revoked_at IS NULL").pluck().get(manager.id, cook.id), 0, 'no sign-in left behind on the screen')
+    t.equal(await page.inputValue('#password'), '', 'the password is not left in the form')
+    await page.fill('#pin', cook.pin)
+    await page.click('#login button[type=submit]')
+    await page.waitForSelector('#conn.live')
+    const token = await page.evaluate<string | null>("localStorage.getItem('kds.token')")
+    t.equal(db.prepare('SELECT pin_device_id FROM staff_tokens WHERE staff_id = ? AND revoked_at IS NULL ORDER BY id DESC').pluck().get(cook.id), device.id, 'the cook signed in through this screen')
+    t.ok(token)
+    t.same(problems.filter((p) => !/40[13]/.test(p)), [], 'no script errors')
+  })
+
+  t.test('a revoked screen closes and goes back to enrollment; its key no longer signs in', async (t) => {
+    const { page } = await screen(t)
+    const dev = enrollDevice(db, acct.storeId, 'Doomed screen')
+    await enroll(page, dev.key)
+    await signIn(page, chef.pin)
+    await page.waitForSelector('#conn.live')
+    t.equal((await s.req('DELETE', `/restaurants/${acct.storeId}/pin-devices/${dev.id}`, { token: acct.token })).status, 204)
+    await page.waitForSelector('#login', { state: 'visible' })
+    t.pass('the socket closed and the screen asks for a PIN')
+    await page.fill('#pin', chef.pin)
+    await page.click('#login button[type=submit]')
+    await page.waitForSelector('#enroll', { state: 'visible' })
+    t.match(await page.textContent('#enrollErr'), /not enrolled/i)
+    t.equal(await page.evaluate<string | null>("localStorage.getItem('kds.deviceKey')"), null, 'the dead key is forgotten')
   })
 }
