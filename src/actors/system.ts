@@ -43,13 +43,16 @@ export class MailboxGauge {
 }
 
 /**
- * Virtual actors keyed by id. `ask` counts in-flight messages per actor so passivation never stops
- * an actor that still has work; idle actors are stopped by a sweep and respawned (reloading from
- * SQLite) on next use, so memory is bounded by live work, not by history.
+ * Virtual actors keyed by id. The registry counts, per actor, the messages not yet handled, the
+ * handler running and the asks awaiting their reply, so an actor is stopped only when nothing is
+ * in flight: nact drops a stopped actor's mailbox silently, and an ask left in it would wait for
+ * the query timeout and surface as a 500 (issue 10 #5). Idle actors are stopped by a sweep and
+ * respawned (reloading from SQLite) on next use, so memory is bounded by live work, not history.
  */
 export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<any> }> {
-  private readonly live = new Map<Id, { ref: Ref<M>; inFlight: number; lastUsed: number }>()
+  private readonly live = new Map<Id, Entry<M>>()
   private readonly timer: NodeJS.Timeout
+  private closed = false
 
   constructor(
     private readonly system: ActorSystem,
@@ -68,50 +71,106 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
     return this.live.size
   }
 
-  private entry(id: Id) {
+  private entry(id: Id): Entry<M> {
+    if (this.closed) throw new ApiError('unavailable', 'The server is shutting down.')
     let e = this.live.get(id)
     if (!e) {
       const handle = this.handle(id)
       const gauge = this.gauge
-      const ref = nact.spawn(this.system, (state: S, msg: M) => {
+      const created: Entry<M> = { ref: null as unknown as Ref<M>, mailbox: 0, running: false, inFlight: 0, lastUsed: Date.now(), retiring: false, waiters: new Set() }
+      created.ref = nact.spawn(this.system, async (state: S, msg: M) => {
+        created.mailbox--
         gauge.queued--
-        return handle(state, msg)
+        created.running = true
+        try {
+          return await handle(state, msg)
+        } finally {
+          created.running = false
+          // Safe before nact stores the returned state: a stopped actor takes no further message.
+          if (created.retiring) this.stopIfIdle(id, created)
+        }
       }, `${this.kind}-${id}`, {
         initialStateFunc: () => this.init(id),
         onCrash: supervise(this.log, this.kind) as any,
       }) as Ref<M>
-      e = { ref, inFlight: 0, lastUsed: Date.now() }
+      e = created
       this.live.set(id, e)
     }
     e.lastUsed = Date.now()
     return e
   }
 
-  /** Send `make(replyTo)` to actor `id` and await its Result; an error Result throws its ApiError. */
+  /**
+   * Send `make(replyTo)` to actor `id` and await its Result; an error Result throws its ApiError.
+   * If the actor is stopped before it answers (shutdown), the ask is answered 503 `unavailable` at
+   * once rather than at the timeout.
+   */
   async ask<T>(id: Id, make: (replyTo: Ref<Result<T>>) => M, timeoutMs = 10_000): Promise<T> {
     const e = this.entry(id)
-    e.inFlight++
+    let replyTo: Ref<Result<unknown>> | undefined
+    // nact.query calls the factory and dispatches synchronously, so the mailbox count is exact.
+    e.mailbox++
     this.gauge.queued++
+    let answer: Promise<unknown>
     try {
-      const r = (await nact.query(e.ref, make as any, timeoutMs)) as Result<T>
+      answer = nact.query(e.ref, (to: Ref<Result<T>>) => { replyTo = to as Ref<Result<unknown>>; return make(to) }, timeoutMs)
+    } catch (err) {
+      e.mailbox--
+      this.gauge.queued--
+      throw err
+    }
+    if (!replyTo) {
+      // nact no longer knows the actor (stopped outside the registry): nothing was sent. Forget it,
+      // so the next message spawns a fresh one.
+      e.mailbox--
+      this.gauge.queued--
+      if (this.live.get(id) === e) this.live.delete(id)
+      return answer.then(() => { throw new ApiError('internal_error') }) as Promise<T>
+    }
+    e.inFlight++
+    e.waiters.add(replyTo)
+    try {
+      const r = (await answer) as Result<T>
       if (!r.ok) throw r.error
       return r.value
     } finally {
+      e.waiters.delete(replyTo)
       e.inFlight--
       e.lastUsed = Date.now()
+      if (e.retiring) this.stopIfIdle(id, e)
     }
   }
 
-  /** Fire-and-forget message (no reply). */
+  /** Fire-and-forget message (no reply); dropped once the registry is closed (shutdown). */
   tell(id: Id, msg: M): void {
+    if (this.closed) return
+    const e = this.entry(id)
+    e.mailbox++
     this.gauge.queued++
-    nact.dispatch(this.entry(id).ref, msg)
+    try {
+      nact.dispatch(e.ref, msg)
+    } catch (err) {
+      e.mailbox--
+      this.gauge.queued--
+      throw err
+    }
   }
 
-  /** Stop one actor now (e.g. its entity was deleted); the next use reloads it. */
+  /**
+   * Retire one actor (its entity was deleted, or changed behind its back): it is stopped as soon
+   * as nothing is in flight — at once when idle — and the next use spawns a fresh one that reloads
+   * from SQLite. Messages already sent, and any sent before it stops, are still handled by it, so
+   * each gets its answer (a deleted entity's actor answers them 404 itself).
+   */
   evict(id: Id): void {
     const e = this.live.get(id)
     if (!e) return
+    e.retiring = true
+    this.stopIfIdle(id, e)
+  }
+
+  private stopIfIdle(id: Id, e: Entry<M>): void {
+    if (this.live.get(id) !== e || !idle(e)) return
     this.live.delete(id)
     nact.stop(e.ref)
   }
@@ -119,7 +178,7 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
   passivateIdle(now = Date.now()): number {
     let n = 0
     for (const [id, e] of this.live) {
-      if (e.inFlight === 0 && now - e.lastUsed >= this.idleMs) {
+      if (idle(e) && now - e.lastUsed >= this.idleMs) {
         this.live.delete(id)
         nact.stop(e.ref)
         n++
@@ -128,9 +187,39 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
     return n
   }
 
+  /**
+   * Stop every actor (shutdown). Asks still waiting are answered 503 `unavailable` now, and later
+   * asks too, instead of each waiting for its timeout.
+   */
   close(): void {
+    this.closed = true
     clearInterval(this.timer)
-    for (const e of this.live.values()) nact.stop(e.ref)
+    for (const e of this.live.values()) {
+      this.gauge.queued -= e.mailbox
+      e.mailbox = 0
+      nact.stop(e.ref)
+      // The first answer to a query's reply address wins (and clears nact's timer): this one.
+      for (const to of e.waiters) nact.dispatch(to, fail(new ApiError('unavailable', 'The server is shutting down.')))
+      e.waiters.clear()
+    }
     this.live.clear()
   }
 }
+
+/** One live actor and what it still has to do. */
+interface Entry<M> {
+  ref: Ref<M>
+  /** Messages sent and not yet picked up by the handler. */
+  mailbox: number
+  /** A handler is running (possibly awaiting a commit). */
+  running: boolean
+  /** Asks whose reply has not arrived. */
+  inFlight: number
+  lastUsed: number
+  /** evict() was called: stop as soon as idle. */
+  retiring: boolean
+  /** Reply addresses of the asks in flight, so a stop answers them instead of leaving them to time out. */
+  waiters: Set<Ref<Result<unknown>>>
+}
+
+const idle = (e: Entry<unknown>): boolean => e.mailbox === 0 && !e.running && e.inFlight === 0
