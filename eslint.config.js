@@ -8,7 +8,7 @@ const otherFrontDoors = (self) =>
   FRONT_DOORS.filter((d) => d !== self).flatMap((d) => [`../${d}/*`, `../../${d}/*`, `../../../${d}/*`, `**/src/${d}/*`])
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', '.tap/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', '.tap/**', '.scratch/**'] },
   {
     files: ['**/*.ts'],
     languageOptions: {
@@ -35,7 +35,7 @@ export default tseslint.config(
   })),
   {
     // Operations, actors, storage and the pure domain sit below every front door.
-    files: ['src/ops/**/*.ts', 'src/actors/**/*.ts', 'src/storage/**/*.ts', 'src/domain/**/*.ts', 'src/auth/**/*.ts'],
+    files: ['src/ops/**/*.ts', 'src/actors/**/*.ts', 'src/storage/**/*.ts', 'src/domain/**/*.ts', 'src/auth/**/*.ts', 'src/net/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['../http/*', '../ws/*', '../mcp/*', '../../http/*', '../../ws/*', '../../mcp/*'], message: 'Layers point down: this module may not import a front door.' }] }],
     },

@@ -5,7 +5,7 @@
  *
  * Each variant gets a fresh SQLite file, a demo account seeded through the CLI, a warm-up, a
  * closed-loop max-throughput run and a fixed-rate latency run. After every run the orders table is
- * checked: every 201 the load generator saw must name a row that exists.
+ * checked: every 200 the load generator saw must name a row that exists.
  */
 import { mkdtempSync, rmSync, statfsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -101,11 +101,11 @@ export function orderBodies(menu: MenuItem[], count = 64): string[] {
   return bodies
 }
 
-/** Order ids seen in 201 bodies (they start `{"id":N,`), kept to check them against the database. */
+/** Order ids seen in 200 bodies (they start `{"id":N,`), kept to check them against the database. */
 class SeenIds {
   ids: number[] = []
   record = (status: number, body: string) => {
-    if (status !== 201) return
+    if (status !== 200) return
     const m = /^\{"id":(\d+)/.exec(body)
     this.ids.push(m ? Number(m[1]) : -1)
   }
@@ -120,7 +120,7 @@ function countOrders(dbPath: string): number {
   }
 }
 
-/** How many of `ids` have no row in `orders` (must be 0: a 201 is sent only after the commit). */
+/** How many of `ids` have no row in `orders` (must be 0: a 200 is sent only after the commit). */
 function missingRows(dbPath: string, ids: number[]): number {
   if (ids.length === 0) return 0
   const db = new Database(dbPath, { readonly: true })
@@ -135,7 +135,7 @@ function missingRows(dbPath: string, ids: number[]): number {
   }
 }
 
-interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; ok201: number; missing: number; inFlightAtStop: number } }
+interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; answered: number; missing: number; inFlightAtStop: number } }
 
 /** Requests cut off when a run stops may still commit: let them land before counting rows. */
 const settle = () => new Promise((r) => setTimeout(r, 300))
@@ -150,12 +150,12 @@ async function measured(server: Server, dbPath: string, run: (ids: SeenIds) => P
   await settle()
   const rowsAdded = countOrders(dbPath) - before
   const missing = missingRows(dbPath, seen.ids)
-  const ok201 = seen.ids.length
-  if (missing > 0) throw new Error(`${missing} of ${ok201} orders answered 201 have no row in the database`)
-  if (rowsAdded < ok201 || rowsAdded - ok201 > connections) {
-    throw new Error(`row count mismatch: ${rowsAdded} rows added for ${ok201} responses 201 (${connections} connections may be cut off in flight)`)
+  const answered = seen.ids.length
+  if (missing > 0) throw new Error(`${missing} of ${answered} orders answered 200 have no row in the database`)
+  if (rowsAdded < answered || rowsAdded - answered > connections) {
+    throw new Error(`row count mismatch: ${rowsAdded} rows added for ${answered} responses 200 (${connections} connections may be cut off in flight)`)
   }
-  return { load, cpuSec: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, check: { rowsAdded, ok201, missing, inFlightAtStop: rowsAdded - ok201 } }
+  return { load, cpuSec: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, check: { rowsAdded, answered, missing, inFlightAtStop: rowsAdded - answered } }
 }
 
 function row(scenario: string, loadDesc: string, m: Measured): BenchRow {
@@ -233,7 +233,7 @@ export const scenario: Scenario = {
     const notes: string[] = [
       'the load generator (autocannon, pipelining 1) runs on the same machine and shares its CPU cores with the server; ' +
         'srv CPU % is the server process alone (100 = one core)',
-      'every 201 follows an fsync of its write (1 tx/write and the baseline: synchronous=FULL inside COMMIT; group commit: an fdatasync of the WAL on the thread pool after each batch); fresh database file per variant; each 201 was checked to name a committed row',
+      'every 200 follows an fsync of its write (1 tx/write and the baseline: synchronous=FULL inside COMMIT; group commit: an fdatasync of the WAL on the thread pool after each batch); fresh database file per variant; each 200 was checked to name a committed row',
       `autocannon's fixed rate (overallRate) is a per-second budget per connection, sent back to back at the start of each second: ` +
         'the @rate rows measure bursts, not evenly spaced arrivals',
     ]

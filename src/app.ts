@@ -8,10 +8,11 @@ import { createLogger, type Logger } from './log.ts'
 import { openDb, type Db } from './storage/db.ts'
 import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
-import { createOrderQueries } from './storage/orders.ts'
+import { createOrderQueries, findIdempotency } from './storage/orders.ts'
+import { couponReads } from './storage/coupons.ts'
 import { EventRouter } from './actors/event-router.ts'
 import { MailboxGauge, Registry, startSystem, stopSystem } from './actors/system.ts'
-import { storeHandler, type StoreMsg, type StoreState } from './actors/store.ts'
+import { storeHandler, type StoreDeps, type StoreMsg, type StoreState } from './actors/store.ts'
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
 import { createOwnerAuth } from './auth/owner.ts'
 import { mountHttp } from './http/server.ts'
@@ -20,7 +21,8 @@ import { createCustomerAuth } from './auth/customer.ts'
 import { createStorefrontAuth } from './auth/storefront.ts'
 import { noKds } from './domain/kds.ts'
 import { mountKdsSocket } from './ws/kds.ts'
-import { staffPushAlerts } from './http/routes/staff-push.ts'
+import { staffPushAlerts } from './reactions/staff-push.ts'
+import type { OutboxEvent } from './storage/outbox.ts'
 import { allRoutes } from './http/routes/index.ts'
 import type { Services } from './services.ts'
 import { Hub } from './ws/hub.ts'
@@ -81,10 +83,15 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     },
     // Handlers close over `svc`; they run only once messages arrive, after it is complete.
     actors: {
-      stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(svc, id), log, 10 * 60_000, mailboxes),
+      stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(storeDeps, id), log, 10 * 60_000, mailboxes),
       orders: new Registry<number, OrderState | null, OrderMsg>(system, 'order', () => null, (id) => orderHandler(svc, id), log, 60_000, mailboxes),
       drivers: new Registry<number, DriverState | null, DriverMsg>(system, 'driver', () => null, (id) => driverHandler(svc, id, locations), log, 10 * 60_000, mailboxes),
     },
+  }
+  // What the store actor uses, not the whole bag (ARCHITECTURE 4).
+  const storeDeps: StoreDeps = {
+    committer, log, events, siteUrl: config.siteUrl, stores: svc.stores, orders: svc.orders,
+    idempotency: { find: (scope, key) => findIdempotency(db, scope, key) }, coupons: couponReads(db),
   }
 
   /** Features started below register their shutdown here; they run first-in, last-out on close. */
@@ -94,8 +101,17 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   closers.push(mountDeliverySockets(app, svc, realtime).close)
   const kds = mountKdsSocket(app, svc, realtime)
   svc.kds = kds.sink
-  closers.push(kds.close, staffPushAlerts(svc))
   mountHttp(app, svc, allRoutes(), svc.auth)
+
+  // One home for reactions to committed events (ARCHITECTURE "The shape" 8), one road each. Changes
+  // an actor makes after an order exists reach live views through the sinks on `svc` instead
+  // (realtime.orderChanged, kds.itemsChanged), never also through here.
+  const reactions: Array<(e: OutboxEvent) => void> = [
+    realtime.react, // a new order appears on the dispatch feed
+    kds.react, // kitchen screens: new tickets, kitchen status frames
+    staffPushAlerts(svc), // push to the devices of members who work orders or the kitchen
+  ]
+  for (const react of reactions) closers.push(events.subscribe(react))
   // Resume pending webhook deliveries (after a restart) and fan out new events (docs/webhooks.md).
   webhooks.start()
   closers.push(() => webhooks.close())

@@ -46,7 +46,7 @@ t.test('seed --demo --json prints a complete account that the running server acc
   t.ok(items.some((i) => i.variations.length > 0) && items.some((i) => i.extras.length > 0), 'variations and extras')
   const item = items.find((i) => !i.is_sold_out && i.variations.length > 0 && i.extras.length > 0)!
   const o = await s.req('POST', `/restaurants/${demo.store.id}/orders`, { token: demo.owner.token, body: { type: 'takeaway', items: [{ item_id: item.id, quantity: 1, variation: item.variations[1].id, extras: [item.extras[0].id] }] } })
-  t.equal(o.status, 201, 'the demo store takes orders')
+  t.equal(o.status, 200, 'the demo store takes orders')
   t.equal(o.body.total, Math.round((item.variations[1].price + item.extras[0].price) * 100) / 100)
 })
 

@@ -32,7 +32,7 @@ async function createOne(sp: ServerProcess, i: number): Promise<number | null> {
       headers: { authorization: `Bearer ${acct.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ type: 'takeaway', note: `burst ${i}`, items: [{ item_id: acct.menu.burger.id, quantity: 1 + (i % 3), extras: [acct.menu.burger.cheese] }, { item_id: acct.menu.fries, quantity: 1 }] }),
     })
-    if (r.status !== 201) return null
+    if (r.status !== 200) return null
     return ((await r.json()) as { id: number }).id
   } catch {
     return null

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
-import { createAccount, isError, outbox } from './helpers/fixtures.ts'
+import { createAccount, createStore, isError, outbox, tokenFor } from './helpers/fixtures.ts'
 import { createCustomer } from './helpers/people.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -36,7 +36,7 @@ t.test('GET/PUT /customer/me: name, email, phone, birthday, consents (merged key
 
 t.test('POST /customer/orders: the customer comes from the token only; order.created; own history, paginated', async (t) => {
   const r = await s.req('POST', '/customer/orders', { token: bob.token, body: { ...fries(), customer_id: ada.id, customer: { id: ada.id }, phone: undefined } })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200)
   t.match(r.body, { customer_id: bob.id, restaurant_id: a.storeId, track_token: /^trk_/, source: 'customer_app', customer_name: 'Cust', phone: bob.phone })
   t.match(outbox(db, 'order.created').find((e) => e.data.order_id === r.body.id), { store_id: a.storeId })
   const mine = await s.req('GET', '/customer/orders', { token: bob.token })
@@ -59,7 +59,7 @@ t.test('POST /customer/orders: the customer comes from the token only; order.cre
 t.test('addresses: the first saved is the default; lat/lng together; the default moves; another customer\'s is 404', async (t) => {
   const c = createCustomer(db, a.storeId)
   const home = await s.req('POST', '/customer/addresses', { token: c.token, body: { label: 'Home', address: '1 Main St', lat: 52.52, lng: 13.405 } })
-  t.equal(home.status, 201)
+  t.equal(home.status, 200, 'a create answers 200 (api-v1 §4)')
   t.match(home.body, { label: 'Home', lat: 52.52, lng: 13.405, is_default: true }, 'the first address is the default')
   const work = await s.req('POST', '/customer/addresses', { token: c.token, body: { label: 'Work', address: '2 Side St' } })
   t.match(work.body, { is_default: false, lat: null, lng: null }, 'a later one is not')
@@ -87,7 +87,7 @@ t.test('store credit: a ledger whose balance is the sum; debits never go below z
   t.same((await s.req('GET', '/customer/store-credit', { token: c.token })).body, { balance: 0, currency: 'USD', entries: [] })
   const credit = (amount: number, token = a.token, store = a.storeId, customer = c.id) =>
     s.req('POST', `/restaurants/${store}/customers/${customer}/store-credit`, { token, body: { amount, reason: 'goodwill' } })
-  t.equal((await credit(12.5)).status, 201)
+  t.equal((await credit(12.5)).status, 200)
   t.match((await credit(-2.25)).body, { balance: 10.25 })
   isError(t, await credit(-10.26), 422, 'validation_failed', 'a debit below zero')
   const mine = await s.req('GET', '/customer/store-credit', { token: c.token })
@@ -102,7 +102,7 @@ t.test('store credit: a ledger whose balance is the sum; debits never go below z
 t.test('gift cards: issued with a balance, redeemed down to zero and no further, expiry, per store', async (t) => {
   const c = createCustomer(db, a.storeId)
   const issued = await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: a.token, body: { amount: 25, customer_id: c.id } })
-  t.equal(issued.status, 201)
+  t.equal(issued.status, 200)
   t.match(issued.body, { id: Number, code: /^[A-Z0-9]{16}$/, balance: 25, customer_id: c.id })
   t.notOk(JSON.stringify(db.prepare('SELECT * FROM gift_cards WHERE id = ?').get(issued.body.id)).includes(issued.body.code), 'only a hash of the code is kept')
   const cards = await s.req('GET', '/customer/gift-cards', { token: c.token })
@@ -127,4 +127,30 @@ t.test('gift cards: issued with a balance, redeemed down to zero and no further,
   isError(t, await redeem(1, old.body.id, a.token, a.storeId, { order_id: 999999 }), 422, 'validation_failed', 'an order of nowhere')
   t.same((await s.req('GET', '/customer/gift-cards', { token: elsewhere.token })).body, [], 'a customer of another store sees none')
   isError(t, await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: a.token, body: { amount: 5, customer_id: elsewhere.id } }), 422, 'validation_failed', 'issuing to another store\'s customer')
+})
+
+t.test('the owner\'s customer list: newest first, 30 per page, search, capability customers:read, per store', async (t) => {
+  const store = createStore(db, a.ownerId).id
+  const made = Array.from({ length: 32 }, (_, i) => createCustomer(db, store, { email: `list-${i}-${store}@customer.test` }))
+  const list = (query = '', token = a.token, id = store) => s.req('GET', `/restaurants/${id}/customers${query}`, { token })
+  const p1 = await list()
+  t.equal(p1.status, 200)
+  t.match(p1.body, { current_page: 1, per_page: 30, total: 32, last_page: 2 })
+  t.same(p1.body.data[0], { id: made[31]!.id, name: 'Cust', email: made[31]!.email, phone: made[31]!.phone, created_at: p1.body.data[0].created_at }, 'newest first, with the list fields only')
+  t.equal((await list('?page=2')).body.data.length, 2)
+  t.same((await list(`?search=${encodeURIComponent('list-7-')}`)).body.data.map((c: { id: number }) => c.id), [made[7]!.id], 'search matches a part of the email')
+  t.equal((await list('?search=%25')).body.total, 0, '% is matched literally, not as a wildcard')
+  t.equal((await list('', tokenFor(db, a.ownerId, ['customers:read']))).status, 200, 'customers:read is enough')
+  isError(t, await list('', tokenFor(db, a.ownerId, ['orders:write'])), 403, 'forbidden', 'without customers:read')
+  isError(t, await list('', b.token), 404, 'not_found', 'another owner\'s store')
+  isError(t, await list('?page=0'), 422, 'validation_failed', 'a bad page')
+})
+
+t.test('another owner\'s store is 404 before the body is validated (issue 11 item 3)', async (t) => {
+  const c = createCustomer(db, a.storeId)
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/customers/${c.id}/store-credit`, { token: b.token, body: { amount: 0, reason: '' } }), 404, 'not_found', 'store credit with an invalid body')
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: b.token, body: { amount: -1 } }), 404, 'not_found', 'a gift card with an invalid body')
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/gift-cards/1/redeem`, { token: b.token, body: { amount: 'x' } }), 404, 'not_found', 'a redemption with an invalid body')
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: a.token, body: { amount: -1 } }), 422, 'validation_failed', 'the same body at one\'s own store')
+  t.equal((await s.req('GET', '/customer/store-credit', { token: c.token })).body.balance, 0, 'nothing written')
 })

@@ -1,13 +1,16 @@
 /**
  * Customer sign-in (api-v1 §4.5, §5, §6, §8): per-store accounts, register/login with the
  * 10-per-minute limit, SMS codes (6 per minute; expiry, single use, limited wrong attempts,
- * replaced by a new request), `customer.created`, and logout of one device only.
+ * replaced by a new request), texts and code checks capped per phone across stores and client
+ * addresses (issue 10 #4), `customer.created`, and logout of one device only.
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, createStore, isError, outbox } from './helpers/fixtures.ts'
 import type { RecordingSmsProvider } from '../src/providers/sms.ts'
-import { OTP } from '../src/auth/customer.ts'
+import { OTP, OTP_PER_PHONE } from '../src/auth/customer.ts'
+import { createCustomer } from './helpers/people.ts'
+import { addresses, requestFrom } from './helpers/source-address.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -22,7 +25,7 @@ const codeFor = (phone: string) => /\b(\d{6})\b/.exec(sms.lastTo(phone)!.body)![
 t.test('register creates a per-store customer, returns a token and emits customer.created', async (t) => {
   const store = fresh()
   const r = await post(store, 'register', { name: 'Ada', email: 'Ada@Example.com', password: 'correct horse', phone: '+1 (555) 010-0001', consents: { marketing_email: true } })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200, 'a create answers 200 (api-v1 §4)')
   t.match(r.body, { token: /^dsc_/, customer: { id: Number, restaurant_id: store, name: 'Ada', email: 'ada@example.com', phone: '+15550100001', consents: { marketing_email: true } } })
   t.notOk('password_hash' in r.body.customer)
   t.match(outbox(db, 'customer.created').find((e) => e.data.customer_id === r.body.customer.id), { store_id: store, data: { restaurant_id: store, source: 'register' } })
@@ -31,9 +34,10 @@ t.test('register creates a per-store customer, returns a token and emits custome
   isError(t, dup, 422, 'validation_failed', 'the same email twice at one store')
   t.ok(dup.body.errors.email)
   const elsewhere = await post(fresh(), 'register', { name: 'Ada', email: 'ada@example.com', password: 'correct horse' })
-  t.equal(elsewhere.status, 201, 'the same email at another store is another customer')
+  t.equal(elsewhere.status, 200, 'the same email at another store is another customer')
   t.not(elsewhere.body.customer.id, r.body.customer.id)
   isError(t, await post(store, 'register', { name: 'Bo', email: 'bo@example.com', password: 'short' }), 422, 'validation_failed', 'a short password')
+  isError(t, await post(999_999_999, 'register', { name: 'Bo', email: 'bo@example.com', password: 'short' }), 404, 'not_found', 'a store that does not exist, before the body is validated (issue 11 item 3)')
 })
 
 t.test('login: email, password, device → {token, customer}; wrong credentials 401; 10 per minute', async (t) => {
@@ -105,6 +109,55 @@ t.test('OTP requests are limited to 6 per minute', async (t) => {
   t.notOk(sms.lastTo('+15550110009'), 'no SMS for a refused request')
   isError(t, await post(store, 'otp/request', { phone: 'call me maybe' }), 429, 'rate_limited')
   isError(t, await post(fresh(), 'otp/request', { phone: 'call me maybe' }), 422, 'validation_failed', 'not a phone number')
+})
+
+t.test('OTP texts are capped per phone across stores and addresses; no text when refused (issue 10 #4)', async (t) => {
+  const ips = addresses(3, 50)
+  const [smsCap] = OTP_PER_PHONE.sms
+  const known = '+15550120001'
+  const unknown = '+15550120002'
+  const sentTo = (phone: string) => sms.sent.filter((m) => m.to === phone).length
+  let stores: number[] = []
+  for (const phone of [known, unknown]) {
+    stores = [fresh(), fresh(), fresh()]
+    if (phone === known) createCustomer(db, stores[0]!, { phone })
+    // Every address × store pair spends its whole route budget (6 per minute) on this one phone.
+    const answers: string[] = []
+    await Promise.all(ips.map(async (ip) => {
+      for (const store of stores) {
+        for (let i = 0; i < 6; i++) {
+          const r = await requestFrom(ip, `${s.base}/restaurants/${store}/customer/otp/request`, 'POST', { phone })
+          answers.push(r.status === 429 ? `429 ${r.body?.code} ${Number(r.headers.get('retry-after')) >= 1}` : `${r.status}`)
+        }
+      }
+    }))
+    const tally = answers.reduce<Record<string, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {})
+    t.same(tally, { 200: smsCap.limit, '429 rate_limited true': 54 - smsCap.limit }, `${phone === known ? 'a phone with an account' : 'a phone without one'}: ${smsCap.limit} sent, the rest 429 with Retry-After`)
+    t.equal(sentTo(phone), smsCap.limit, `${smsCap.limit} texts, not 54`)
+  }
+  const other = '+15550120003'
+  t.equal((await requestFrom(addresses(1, 60)[0]!, `${s.base}/restaurants/${stores[0]}/customer/otp/request`, 'POST', { phone: other })).status, 200, 'another phone is not affected')
+  t.equal(sentTo(other), 1)
+})
+
+t.test('OTP verification attempts are capped per phone across stores and addresses (issue 10 #4)', async (t) => {
+  const stores = [fresh(), fresh(), fresh()]
+  const ips = addresses(3, 70)
+  const [verifyCap] = OTP_PER_PHONE.verify
+  const phone = '+15550120004'
+  t.equal((await post(stores[0]!, 'otp/request', { phone })).status, 200)
+  const code = codeFor(phone)
+  const wrong = code === '000000' ? '111111' : '000000'
+  // Guesses spread over addresses and the other stores, each within its own per-address limit.
+  for (let i = 0; i < verifyCap.limit; i++) {
+    const r = await requestFrom(ips[i % 3]!, `${s.base}/restaurants/${stores[1 + (i % 2)]}/customer/otp/verify`, 'POST', { phone, code: wrong })
+    t.equal(r.status, 422, `guess ${i + 1} is checked`)
+  }
+  const capped = await post(stores[0]!, 'otp/verify', { phone, code })
+  isError(t, capped, 429, 'rate_limited', `check ${verifyCap.limit + 1} for the phone, even with the right code`)
+  t.ok(Number(capped.headers.get('retry-after')) >= 1, 'Retry-After')
+  t.equal(db.prepare('SELECT COUNT(*) FROM customers WHERE phone = ?').pluck().get(phone), 0, 'nobody signed in')
+  isError(t, await post(stores[0]!, 'otp/verify', { phone: '+15550120005', code }), 422, 'otp_expired', 'another phone is still checked')
 })
 
 t.test('logout revokes only the token it was sent with; the customer\'s other devices stay signed in', async (t) => {

@@ -76,6 +76,12 @@ t.test('orders that are not the driver\'s are 404: unassigned, another driver\'s
     t.equal(photo.status, 404, 'pod-photo')
   }
   t.equal((await driverStatus(s, d1, 999_999, 'picked_up')).status, 404, 'an order that does not exist reads the same')
+  // 404 before 422: another driver's order answers 404 whatever the body (api-v1 §1, §4.6).
+  for (const [path, body] of [[`/driver/deliveries/${theirs.id}/status`, { delivery_status: 'teleported' }], [`/driver/deliveries/${theirs.id}/pod-otp`, { code: 'x' }], [`/driver/deliveries/${theirs.id}/pod-photo`, {}]] as const) {
+    const method = path.endsWith('/status') ? 'PUT' : 'POST'
+    const r = await s.req(method, path, { token: d1.token, body })
+    t.equal(r.status, 404, `${method} ${path} with an invalid body`)
+  }
   t.equal((await s.req('GET', `/track/${theirs.track_token}`)).body.delivery_status, 'assigned', 'the other driver\'s order is untouched')
   const list = await s.req('GET', '/driver/deliveries', { token: d1.token })
   t.notOk(list.body.data.some((x: any) => [unassigned.id, theirs.id, foreign.id].includes(x.id)), 'the list holds only own deliveries')

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDb } from '../src/storage/db.ts'
-import { createFleet, WsClient } from './helpers/delivery.ts'
+import { createFleet } from './helpers/delivery.ts'
+import { WsClient } from './helpers/ws-client.ts'
 import { request } from './helpers/server.ts'
 import { startChildServer, type ChildServer } from './helpers/child-server.ts'
 
@@ -27,7 +28,7 @@ t.test('acknowledged status and locations survive kill -9', async (t) => {
   server = await startChildServer({ DB_PATH: dbPath })
   const api = (method: string, path: string, token: string, body?: unknown) => request(`${server!.base}${path}`, method, { token, body })
   const created = await api('POST', `/restaurants/${f.storeId}/orders`, f.ownerToken, { type: 'delivery', address: '9 Crash Rd', items: [{ item_id: f.itemId, quantity: 1 }] })
-  t.equal(created.status, 201)
+  t.equal(created.status, 200)
   const o = created.body
   t.equal((await api('POST', `/restaurants/${f.storeId}/orders/${o.id}/assign`, f.ownerToken, { driver_id: d.id })).status, 200)
   t.equal((await api('PUT', `/driver/deliveries/${o.id}/status`, d.token, { delivery_status: 'picked_up' })).status, 200)
@@ -36,12 +37,7 @@ t.test('acknowledged status and locations survive kill -9', async (t) => {
   const sock = await WsClient.open(`${server.ws}/ws/driver`, { token: d.token })
   await sock.next((x) => x.type === 'hello')
   let acked = -1
-  const killed = new Promise<void>((resolve) => {
-    sock.ws.on('message', (raw) => {
-      const x = JSON.parse(raw.toString())
-      if (x.type === 'ack' && x.seq >= 200 && acked < 0) { acked = x.seq; void server!.kill9().then(resolve) }
-    })
-  })
+  const killed = sock.next((x) => x.type === 'ack' && x.seq >= 200, 60_000).then(async (x) => { acked = x.seq; await server!.kill9() })
   for (let i = 0; i < 2000 && acked < 0; i++) {
     sock.send({ type: 'location', lat: 45 + i / 100_000, lng: 7, seq: i })
     if (i % 25 === 24) await new Promise((r) => setTimeout(r, 1))

@@ -130,13 +130,32 @@ t.test("another owner's store or order is 404 on every delivery route", async (t
   t.equal((await s.req('GET', `/track/${theirs.track_token}`)).body.delivery_status, 'pending', 'untouched')
 })
 
+t.test("another owner's store or order with an invalid body is 404, not 422 (404 before 422)", async (t) => {
+  const theirs = await deliveryOrder(s, b)
+  const mine = await deliveryOrder(s, a)
+  const cases: Array<[string, string, unknown]> = [
+    ['POST', `/orders/${theirs.id}/assign`, { driver_id: 'nobody' }],
+    ['PUT', `/orders/${theirs.id}/delivery-status`, { delivery_status: 'teleported' }],
+    ['POST', `/orders/${theirs.id}/offers`, { expires_in: -1 }],
+  ]
+  for (const [method, rest, body] of cases) {
+    for (const storeId of [b.storeId, a.storeId]) {
+      const r = await s.req(method, `/restaurants/${storeId}${rest}`, { token: a.ownerToken, body })
+      t.equal(r.status, 404, `${method} store ${storeId === a.storeId ? 'own' : 'theirs'} ${rest}`)
+      t.equal(r.body.code, 'not_found')
+    }
+    const own = await s.req(method, `/restaurants/${a.storeId}${rest.replace(String(theirs.id), String(mine.id))}`, { token: a.ownerToken, body })
+    t.equal(own.status, 422, `${method} ${rest}: the same body on an own order is a validation error`)
+  }
+})
+
 t.test('offers: to on-shift drivers only, one open offer per driver, refused once assigned', async (t) => {
   const st = a.addStore()
   const on = a.addDriver({ restaurantId: st.storeId, onShift: true })
   const off = a.addDriver({ restaurantId: st.storeId })
   const o = await deliveryOrder(s, { ...a, ...st })
   const r = await s.req('POST', `/restaurants/${st.storeId}/orders/${o.id}/offers`, { token: a.ownerToken, body: { driver_ids: [on.id, off.id], expires_in: 30 } })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200, 'creating offers answers 200 (api-v1 §4)')
   t.equal(r.body.data.length, 1)
   t.match(r.body.data[0], { order_id: o.id, status: 'pending', fee: 4.5, expires_in: Number })
   t.same(r.body.skipped, [{ driver_id: off.id, reason: 'off_shift' }])

@@ -160,18 +160,38 @@ const driver = (over: Partial<DriverState> = {}): DriverState => ({
 t.test('driver actor: positions go only to orders picked up or out for delivery', async (t) => {
   let s = driver()
   const change = (orderId: number, deliveryStatus: DeliveryStatus | null, driverId: number | null = 1) => {
-    const r = reduceDriver(s, { type: 'order_changed', orderId, storeId: 2, deliveryStatus, driverId }, NOW)
-    if (r.ok) s = r.state
+    s = reduceDriver(s, { type: 'order_changed', orderId, storeId: 2, deliveryStatus, driverId }, NOW).state
   }
   change(10, 'assigned')
   change(11, 'picked_up')
   change(12, 'out_for_delivery')
   const loc = reduceDriver(s, { type: 'location', lat: 1, lng: 2, at: 0 }, NOW)
-  t.match(loc, { ok: true, visible: [11, 12], state: { lat: 1, lng: 2, locationAt: NOW } })
+  t.match(loc, {
+    state: { lat: 1, lng: 2, locationAt: NOW },
+    reply: { ok: true, value: { lat: 1, lng: 2, location_updated_at: NOW } },
+    effects: [{ kind: 'publish_location', pos: { driverId: 1, lat: 1, lng: 2, at: NOW }, visible: [11, 12] }, { kind: 'persist_location', lat: 1, lng: 2, at: NOW }],
+  })
   change(11, 'delivered')
   change(12, 'out_for_delivery', 7)
   t.same([...s.active.keys()], [10], 'finished and reassigned orders leave the active set')
-  t.match(reduceDriver(s, { type: 'location', lat: 1, lng: 2, at: 0 }, NOW), { visible: [] })
-  t.match(reduceDriver(s, { type: 'delete', replyTo }, NOW), { ok: false, error: { code: 'driver_busy' } })
-  t.match(reduceDriver(driver(), { type: 'shift', onShift: true, replyTo }, NOW), { ok: true, noop: true })
+  t.match(reduceDriver(s, { type: 'location', lat: 1, lng: 2, at: 0 }, NOW), { effects: [{ kind: 'publish_location', visible: [] }] })
+  t.match(reduceDriver(s, { type: 'delete', replyTo }, NOW), { state: s, reply: { ok: false, error: { code: 'driver_busy' } }, effects: [] })
+  t.match(reduceDriver(driver(), { type: 'shift', onShift: true, replyTo }, NOW), { reply: 'shift', effects: [] }, 'repeating the shift state writes nothing')
+})
+
+t.test('driver actor: transitions are data (state, reply, effects), durable effects named for the shell', async (t) => {
+  const s = driver({ onShift: false, connections: 0 })
+  const up = reduceDriver(s, { type: 'update', patch: { name: 'E', restaurantId: null }, replyTo }, NOW)
+  t.match(up, { state: { name: 'E', restaurantId: null }, reply: { ok: true, value: { name: 'E', restaurant_id: null } } })
+  t.same(up.effects.map((e) => e.kind), ['save_profile', 'presence'])
+  const shift = reduceDriver(s, { type: 'shift', onShift: true, replyTo }, NOW)
+  t.match(shift, { state: { onShift: true }, reply: 'shift', effects: [{ kind: 'shift', onShift: true, at: NOW }, { kind: 'presence', presence: { onShift: true } }] })
+  t.match(reduceDriver(s, { type: 'rotate_token', tokenHash: 'h', replyTo }, NOW).effects, [{ kind: 'rotate_token', tokenHash: 'h' }, { kind: 'disconnect', reason: 'token_rotated' }])
+  const del = reduceDriver(s, { type: 'delete', replyTo }, NOW)
+  t.match(del, { state: { deleted: true }, reply: { ok: true, value: null }, effects: [{ kind: 'delete' }, { kind: 'disconnect', reason: 'driver_deleted' }] })
+  t.match(reduceDriver(del.state, { type: 'get', replyTo }, NOW), { reply: { ok: false, error: { code: 'not_found' } }, effects: [] }, 'a deleted driver answers 404')
+  t.same(reduceDriver(s, { type: 'connection', count: 1 }, NOW).effects.map((e) => e.kind), ['presence'], 'connecting changes presence')
+  t.same(reduceDriver(driver({ connections: 1 }), { type: 'connection', count: 2 }, NOW).effects, [], 'a second socket does not')
+  // Replies and effects are plain data (ARCHITECTURE 4): they survive a serialisation round trip.
+  t.same(JSON.parse(JSON.stringify({ reply: shift.reply, effects: shift.effects })), { reply: shift.reply, effects: shift.effects })
 })

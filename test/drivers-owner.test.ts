@@ -1,7 +1,11 @@
-/** Owner driver management (api-v1 §4.2 `/drivers`, §2.7, §5): token once, rotation, tenancy, scopes. */
+/**
+ * Owner driver management (api-v1 §4.2 `/drivers`, §2.7, §5): token once, rotation, tenancy, scopes.
+ * Requests racing a delete: test/delete-races.test.ts.
+ */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
-import { createFleet, deliveryOrder, assign, WsClient, wsBase } from './helpers/delivery.ts'
+import { createFleet, deliveryOrder, assign } from './helpers/delivery.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
 import { createOwnerToken } from '../src/seed.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -12,7 +16,7 @@ const b = createFleet(db)
 
 t.test('create returns the raw token once; list and read never show it', async (t) => {
   const r = await s.req('POST', '/drivers', { token: a.ownerToken, body: { name: 'Ravi', phone: '+1 (555) 010-0200', restaurant_id: a.storeId } })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200, 'a create answers 200 (api-v1 §4)')
   t.match(r.body, { id: Number, name: 'Ravi', phone: '+15550100200', restaurant_id: a.storeId, on_shift: false, location: null, token: /^dsd_/ })
   const stored = db.prepare('SELECT token_hash FROM drivers WHERE id = ?').pluck().get(r.body.id) as string
   t.not(stored, r.body.token, 'only a hash is stored')
@@ -51,6 +55,9 @@ t.test('update and unbind; delete answers 204 and the driver is gone', async (t)
   const del = await s.req('DELETE', `/drivers/${d.id}`, { token: a.ownerToken })
   t.equal(del.status, 204)
   t.equal((await s.req('GET', `/drivers/${d.id}`, { token: a.ownerToken })).status, 404)
+  t.equal((await s.req('PUT', `/drivers/${d.id}`, { token: a.ownerToken, body: { name: 'Back' } })).status, 404, 'an update does not bring it back')
+  t.equal((await s.req('POST', `/drivers/${d.id}/rotate-token`, { token: a.ownerToken })).status, 404, 'nor does a new token')
+  t.equal((await s.req('DELETE', `/drivers/${d.id}`, { token: a.ownerToken })).status, 404, 'a second delete is a 404')
   t.equal((await s.req('GET', '/driver/me', { token: d.token })).status, 401, 'its token is dead')
 })
 
@@ -95,6 +102,17 @@ t.test("another owner's driver is 404 on every route", async (t) => {
   t.equal((await s.req('GET', '/driver/me', { token: theirs.token })).status, 200, 'and it is untouched')
   const list = await s.req('GET', '/drivers', { token: a.ownerToken })
   t.notOk(list.body.data.some((d: any) => d.id === theirs.id), 'not listed')
+})
+
+t.test("another owner's driver with an invalid body is still 404, not 422 (404 before 422)", async (t) => {
+  const theirs = b.drivers[0]!
+  for (const body of [{ name: '', phone: 'call me' }, { restaurant_id: 'x' }, [1, 2]]) {
+    const r = await s.req('PUT', `/drivers/${theirs.id}`, { token: a.ownerToken, body })
+    t.equal(r.status, 404, `PUT ${JSON.stringify(body)}`)
+    t.equal(r.body.code, 'not_found')
+  }
+  const mine = await s.req('PUT', `/drivers/${a.drivers[0]!.id}`, { token: a.ownerToken, body: { name: '' } })
+  t.equal(mine.status, 422, 'the same body on an own driver is a validation error')
 })
 
 t.test('capabilities: drivers:read reads, only drivers:write changes; no token is 401', async (t) => {

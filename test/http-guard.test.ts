@@ -8,7 +8,7 @@ import t from 'tap'
 import uWS from 'uWebSockets.js'
 import type { HttpResponse } from 'uWebSockets.js'
 import { mountHttp } from '../src/http/server.ts'
-import { newResState, requestGuard, rescue, send } from '../src/http/respond.ts'
+import { newResState, requestGuard, rescue, send } from '../src/net/respond.ts'
 import { route, type Route } from '../src/http/route.ts'
 import { envelopeProblem } from './helpers/fixtures.ts'
 

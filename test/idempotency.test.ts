@@ -21,7 +21,7 @@ const ordersFor = (storeId = acct.storeId) => db.prepare('SELECT COUNT(*) FROM o
 
 t.test('Idempotency-Key: a replay returns the original order with 200 and Idempotent-Replayed', async (t) => {
   const first = await create(body, { 'idempotency-key': 'key-1' })
-  t.equal(first.status, 201)
+  t.equal(first.status, 200)
   t.equal(first.headers.get('idempotent-replayed'), null, 'a first request is not marked replayed')
   const before = counts(db)
   const replay = await create(body, { 'idempotency-key': 'key-1' })
@@ -33,6 +33,7 @@ t.test('Idempotency-Key: a replay returns the original order with 200 and Idempo
   // Key order in the JSON body does not matter: same request, same key.
   const reordered = await create({ items: body.items, type: body.type }, { 'idempotency-key': 'key-1' })
   t.equal(reordered.status, 200)
+  t.equal(reordered.headers.get('idempotent-replayed'), 'true')
   t.equal(reordered.body.id, first.body.id)
   t.same(counts(db), before, 'replays write nothing')
 })
@@ -50,14 +51,15 @@ t.test('same key with a different body is 422 idempotency_key_reused, nothing wr
 t.test('client_uuid in the body works like the header', async (t) => {
   const b = { ...body, client_uuid: '6f1c1d1e-0000-4000-8000-000000000001' }
   const first = await create(b)
-  t.equal(first.status, 201)
+  t.equal(first.status, 200)
+  t.equal(first.headers.get('idempotent-replayed'), null)
   const replay = await create(b)
   t.equal(replay.status, 200)
   t.equal(replay.headers.get('idempotent-replayed'), 'true')
   t.equal(replay.body.id, first.body.id)
   isError(t, await create({ ...b, tip_amount: 1 }), 422, 'idempotency_key_reused', 'client_uuid with another body')
   const other = await create({ ...body, client_uuid: '6f1c1d1e-0000-4000-8000-000000000002' })
-  t.equal(other.status, 201, 'another client_uuid is another order')
+  t.equal(other.status, 200, 'another client_uuid is another order')
   t.not(other.body.id, first.body.id)
 })
 
@@ -65,7 +67,7 @@ t.test('a failed request does not burn its key', async (t) => {
   const bad = await create({ type: 'takeaway', items: [{ item_id: acct.menu.soup, quantity: 1 }] }, { 'idempotency-key': 'key-3' })
   t.equal(bad.status, 422)
   const good = await create(body, { 'idempotency-key': 'key-3' })
-  t.equal(good.status, 201, 'the key is free after a validation failure')
+  t.equal(good.status, 200, 'the key is free after a validation failure')
 })
 
 t.test('keys are scoped per store; without a key every request is a new order', async (t) => {
@@ -73,13 +75,13 @@ t.test('keys are scoped per store; without a key every request is a new order', 
   const otherMenu = createMenu(db, other.id)
   const a = await create(body, { 'idempotency-key': 'shared' })
   const b = await create({ type: 'takeaway', items: [{ item_id: otherMenu.fries, quantity: 1 }] }, { 'idempotency-key': 'shared' }, other.id)
-  t.equal(a.status, 201)
-  t.equal(b.status, 201, 'the same key in another store is a different request')
+  t.equal(a.status, 200)
+  t.equal(b.status, 200, 'the same key in another store is a different request')
   const n = ordersFor()
   const x = await create(body)
   const y = await create(body)
-  t.equal(x.status, 201)
-  t.equal(y.status, 201)
+  t.equal(x.status, 200)
+  t.equal(y.status, 200)
   t.not(x.body.id, y.body.id)
   t.equal(ordersFor(), n + 2)
 })
@@ -87,25 +89,27 @@ t.test('keys are scoped per store; without a key every request is a new order', 
 t.test('a key must be 1..255 characters', async (t) => {
   isError(t, await create(body, { 'idempotency-key': 'k'.repeat(256) }), 422, 'validation_failed', '256 chars')
   isError(t, await create({ ...body, client_uuid: '' }), 422, 'validation_failed', 'empty client_uuid')
-  t.equal((await create(body, { 'idempotency-key': 'k'.repeat(255) })).status, 201, '255 chars')
+  t.equal((await create(body, { 'idempotency-key': 'k'.repeat(255) })).status, 200, '255 chars')
 })
 
 t.test('concurrent requests with one key create one order', async (t) => {
   const n = ordersFor()
   const rs = await Promise.all(Array.from({ length: 8 }, () => create(body, { 'idempotency-key': 'race-1' })))
   const statuses = rs.map((r) => r.status)
-  t.equal(statuses.filter((x) => x === 201).length, 1, `exactly one 201 (got ${statuses.join(',')})`)
-  for (const r of rs.filter((r) => r.status !== 201)) {
+  const isFirst = (r: (typeof rs)[number]) => r.status === 200 && r.headers.get('idempotent-replayed') === null
+  t.equal(rs.filter(isFirst).length, 1, `exactly one first create (got ${statuses.join(',')})`)
+  for (const r of rs.filter((r) => !isFirst(r))) {
     if (r.status === 409) t.equal(r.body.code, 'idempotency_in_flight')
     else {
       t.equal(r.status, 200)
-      t.equal(r.body.id, rs.find((x) => x.status === 201)!.body.id, 'a replay of the one order')
+      t.equal(r.headers.get('idempotent-replayed'), 'true')
+      t.equal(r.body.id, rs.find(isFirst)!.body.id, 'a replay of the one order')
     }
   }
   t.equal(ordersFor(), n + 1, 'one order written')
 
   const mixed = await Promise.all([create(body, { 'idempotency-key': 'race-2' }), create({ ...body, note: 'other' }, { 'idempotency-key': 'race-2' })])
-  t.same(mixed.map((r) => r.status).sort(), [201, 422], 'a different body racing the first is refused as reused')
+  t.same(mixed.map((r) => r.status).sort(), [200, 422], 'a different body racing the first is refused as reused')
   t.equal(mixed.find((r) => r.status === 422)!.body.code, 'idempotency_key_reused')
 })
 
@@ -132,9 +136,10 @@ t.test('a retry while the first request is still being written is 409 idempotenc
   isError(t, second, 409, 'idempotency_in_flight')
   const other = await create({ ...body, note: 'x' }, { 'idempotency-key': 'in-flight' })
   isError(t, other, 422, 'idempotency_key_reused', 'a different body while in flight')
-  t.equal((await first).status, 201)
+  t.equal((await first).status, 200)
   const replay = await create(body, { 'idempotency-key': 'in-flight' })
   t.equal(replay.status, 200, 'after the commit it is a replay')
+  t.equal(replay.headers.get('idempotent-replayed'), 'true')
   t.equal(ordersFor(), n + 1)
 })
 
@@ -143,6 +148,7 @@ t.test('a replay still works after the store actor was passivated', async (t) =>
   s.app.svc.actors.stores.evict(acct.storeId)
   const replay = await create(body, { 'idempotency-key': 'after-evict' })
   t.equal(replay.status, 200)
+  t.equal(replay.headers.get('idempotent-replayed'), 'true')
   t.equal(replay.body.id, first.body.id)
 })
 
@@ -150,7 +156,7 @@ t.test('in-flight keys of different callers of one store do not collide (store a
   // Two principals (e.g. the owner and a customer) may pick the same key; their scopes differ.
   const input = { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] }
   const ask = (scope: string) => s.app.svc.actors.stores.ask<CreatedOrder>(acct.storeId, (replyTo) => ({
-    type: 'create_order', input, customerId: null, idem: { scope, key: 'same-key', hash: 'h' }, trackToken: newToken('track'), replyTo,
+    type: 'create_order', input, customerId: null, couponCode: null, idem: { scope, key: 'same-key', hash: 'h' }, trackToken: newToken('track'), replyTo,
   }))
   slowCommits(t, 50)
   const [a, b] = await Promise.allSettled([ask('owner:1/store:x'), ask('customer:9/store:x')])

@@ -64,7 +64,7 @@ if (!browser) {
   }
   const order = async () => {
     const r = await postOrder(s, acct.token, acct.storeId, { type: 'on-table', table_number: 7, customer_name: 'Ada', items: [{ item_id: acct.menu.burger.id, quantity: 2, extras: [acct.menu.burger.cheese] }, { item_id: acct.menu.fries, quantity: 1 }] })
-    if (r.status !== 201) throw new Error(`order failed: ${r.status} ${r.text}`)
+    if (r.status !== 200) throw new Error(`order failed: ${r.status} ${r.text}`)
     return r.body as { id: number; items: Array<{ id: number; item_id: number }> }
   }
   const stateOf = (lineId: number) => (db.prepare('SELECT kds_state FROM order_lines WHERE id = ?').get(lineId) as { kds_state: string }).kds_state

@@ -5,9 +5,8 @@
  */
 import t from 'tap'
 import { refusal, startServer } from './helpers/server.ts'
-import { createAccount, isError, outbox, postOrder } from './helpers/fixtures.ts'
-import { Client, createStaff, until } from './helpers/people.ts'
-import { nowIso } from '../src/storage/db.ts'
+import { createAccount, createCategory, createItem, createStaff, isError, outbox, postOrder } from './helpers/fixtures.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -15,8 +14,7 @@ const db = s.app.svc.db
 const acct = createAccount(db)
 const { menu } = acct
 // A second station: drinks go to the bar.
-const barCat = Number(db.prepare("INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, 'Drinks', 1, 'bar', ?)").run(acct.storeId, nowIso()).lastInsertRowid)
-const cola = Number(db.prepare("INSERT INTO menu_items (store_id, category_id, name, description, price, position, created_at, updated_at) VALUES (?, ?, 'Cola', '', 300, 0, ?, ?)").run(acct.storeId, barCat, nowIso(), nowIso()).lastInsertRowid)
+const cola = createItem(db, acct.storeId, createCategory(db, acct.storeId, 'Drinks', { station: 'bar', position: 1 }), 'Cola', 300)
 
 const manager = createStaff(db, acct.storeId, { role: 'manager' })
 const cook = createStaff(db, acct.storeId, { role: 'kitchen', station: 'grill' })
@@ -26,12 +24,12 @@ const otherCook = createStaff(db, other.storeId, { role: 'kitchen' })
 
 const order = async (body: Record<string, unknown> = {}) => {
   const r = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [{ item_id: menu.burger.id, quantity: 2 }, { item_id: cola, quantity: 1 }], ...body })
-  if (r.status !== 201) throw new Error(`order failed: ${r.status} ${r.text}`)
+  if (r.status !== 200) throw new Error(`order failed: ${r.status} ${r.text}`)
   return r.body as { id: number; items: Array<{ id: number; item_id: number; station: string }> }
 }
 const bump = (token: string, itemId: number) => s.req('PUT', `/staff/kds/items/${itemId}/bump`, { token })
 const recall = (token: string, itemId: number) => s.req('PUT', `/staff/kds/items/${itemId}/recall`, { token })
-const wsUrl = `ws://127.0.0.1:${s.port}/api/v1/ws/kds`
+const wsUrl = `${wsBase(s)}/ws/kds`
 
 t.test('GET /staff/kds lists live tickets filtered to the station', async (t) => {
   const o = await order()
@@ -118,19 +116,19 @@ t.test('permissions and tenancy: no kds → 403; another store\'s item → 404',
 })
 
 t.test('kitchen socket: auth, snapshot first, then new orders, bumps, status changes and cancellations of its station', async (t) => {
-  t.match(await refusal(Client.open(wsUrl)), { status: 401 }, 'no token: 401')
-  t.match(await refusal(Client.open(`${wsUrl}?token=${cashier.token}`)), { status: 403 }, 'no kds permission: 403')
-  t.match(await refusal(Client.open(`${wsUrl}?token=dst_nope`)), { status: 401 })
+  t.match(await refusal(WsClient.open(wsUrl)), { status: 401 }, 'no token: 401')
+  t.match(await refusal(WsClient.open(`${wsUrl}?token=${cashier.token}`)), { status: 403 }, 'no kds permission: 403')
+  t.match(await refusal(WsClient.open(`${wsUrl}?token=dst_nope`)), { status: 401 })
 
   const existing = await order()
-  const grill = await Client.open(wsUrl, { authorization: `Bearer ${cook.token}` })
-  const bar = await Client.open(`${wsUrl}?token=${encodeURIComponent(cook.token)}&station_id=bar`)
-  const all = await Client.open(`${wsUrl}?token=${encodeURIComponent(manager.token)}`)
-  const elsewhere = await Client.open(`${wsUrl}?token=${encodeURIComponent(otherCook.token)}`)
+  const grill = await WsClient.open(wsUrl, { token: cook.token })
+  const bar = await WsClient.open(`${wsUrl}?token=${encodeURIComponent(cook.token)}&station_id=bar`)
+  const all = await WsClient.open(`${wsUrl}?token=${encodeURIComponent(manager.token)}`)
+  const elsewhere = await WsClient.open(`${wsUrl}?token=${encodeURIComponent(otherCook.token)}`)
   t.teardown(() => Promise.all([grill, bar, all, elsewhere].map((c) => c.close())))
 
-  const snap = await grill.next((f) => f.type === 'snapshot')
-  t.equal(grill.frames[0].type, 'snapshot', 'the first frame is the snapshot')
+  const snap = await grill.next()
+  t.equal(snap.type, 'snapshot', 'the first frame is the snapshot')
   t.equal(snap.station, 'grill')
   t.same(snap.tickets.find((x: { order_id: number }) => x.order_id === existing.id).items.map((i: { name: string }) => i.name), ['Burger'])
   t.equal((await bar.next((f) => f.type === 'snapshot')).station, 'bar')
@@ -170,10 +168,9 @@ t.test('kitchen socket: auth, snapshot first, then new orders, bumps, status cha
 
 t.test('signing out closes that token\'s kitchen sockets', async (t) => {
   const member = createStaff(db, acct.storeId, { role: 'kitchen' })
-  const c = await Client.open(`${wsUrl}?token=${encodeURIComponent(member.token)}`)
+  const c = await WsClient.open(`${wsUrl}?token=${encodeURIComponent(member.token)}`)
   await c.next((f) => f.type === 'snapshot')
   t.equal((await s.req('POST', '/staff/logout', { token: member.token })).status, 200)
-  await until(() => c.closed !== null)
-  t.equal(c.closed!.code, 4001)
-  t.match(await refusal(Client.open(`${wsUrl}?token=${encodeURIComponent(member.token)}`)), { status: 401 }, 'the token no longer opens a socket')
+  t.equal((await c.closedWithin()).code, 4001)
+  t.match(await refusal(WsClient.open(`${wsUrl}?token=${encodeURIComponent(member.token)}`)), { status: 401 }, 'the token no longer opens a socket')
 })

@@ -9,13 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
-import WebSocket from 'ws'
 import { loadConfig } from '../src/config.ts'
 import { buildApp } from '../src/app.ts'
 import { redactPath, REDACTED } from '../src/log.ts'
 import { newToken } from '../src/auth/tokens.ts'
 import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { findFreePort, request, type TestServer } from './helpers/server.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
 
 t.test('redactPath', async (t) => {
   const tok = newToken('track')
@@ -54,7 +54,7 @@ t.test('request and error log lines carry no track token', async (t) => {
 
   const acct = createAccount(app.svc.db)
   const created = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] })
-  t.equal(created.status, 201)
+  t.equal(created.status, 200)
   const token: string = created.body.track_token
   t.match(token, /^trk_/)
 
@@ -65,10 +65,9 @@ t.test('request and error log lines carry no track token', async (t) => {
   t.equal((await request(`${base}/tracks/${token}`, 'GET')).status, 404, 'a token in a mistyped path')
 
   // The tracking socket itself.
-  const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/ws/track/${token}`)
-  await new Promise<void>((resolve, reject) => { ws.once('message', () => resolve()); ws.once('error', reject) })
-  ws.close()
-  await new Promise((r) => ws.once('close', r))
+  const ws = await WsClient.open(`${wsBase(s)}/ws/track/${token}`)
+  await ws.next()
+  await ws.close()
 
   // A failure on the way logs the path with the error.
   app.svc.db.exec('ALTER TABLE orders RENAME TO orders_gone')

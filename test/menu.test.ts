@@ -49,7 +49,7 @@ t.test('non-food stores show goods fields instead of food flags', async (t) => {
 
 t.test('categories: create, update, delete; a non-empty category is refused', async (t) => {
   const c = await call('POST', `${base}/categories`, { name: '  Desserts ', station: 'pastry' })
-  t.equal(c.status, 201)
+  t.equal(c.status, 200, "creates answer 200 (api-v1 §4)")
   t.match(c.body, { id: Number, name: 'Desserts', station: 'pastry', position: Number })
   t.same(lastMenuEvent(), { restaurant_id: acct.storeId, change: 'created', entity: 'category', id: c.body.id })
 
@@ -80,7 +80,7 @@ t.test('items: create with variations and extras, update, delete; each emits men
     category_id: menu.emptyCategoryId, name: 'Pie', price: 4.5, is_vegan: true, calories: 420,
     extras: [{ name: 'Cream', price: 0.75, group: 'Toppings' }], variations: [{ name: 'Slice', price: 4.5 }, { name: 'Whole', price: 20 }],
   })
-  t.equal(c.status, 201)
+  t.equal(c.status, 200)
   t.match(c.body, { name: 'Pie', price: 4.5, category_id: menu.emptyCategoryId, is_vegan: true, calories: 420, is_sold_out: false })
   t.same(c.body.extras.map((e: { name: string; price: number; group: string }) => [e.name, e.price, e.group]), [['Cream', 0.75, 'Toppings']])
   t.same(c.body.variations.map((v: { name: string; price: number }) => [v.name, v.price]), [['Slice', 4.5], ['Whole', 20]])
@@ -91,7 +91,7 @@ t.test('items: create with variations and extras, update, delete; each emits men
   const whole = c.body.variations[1].id
   const cream = c.body.extras[0].id
   const o = await order([{ item_id: c.body.id, quantity: 2, variation: whole, extras: [cream] }])
-  t.equal(o.status, 201)
+  t.equal(o.status, 200)
   t.equal(o.body.total, 41.5)
 
   const u = await call('PUT', `${base}/items/${c.body.id}`, { price: 5, name: 'Apple pie', extras: [] })
@@ -138,7 +138,7 @@ t.test('sold-out: PATCH toggles or sets; a sold-out item is refused at once and 
   orders.passivateIdle(Date.now() + 3_600_000)
   isError(t, await order([{ item_id: menu.fries, quantity: 1 }]), 422, 'validation_failed', 'still sold out after the actor reloads from SQLite')
   t.equal((await call('PATCH', path)).body.is_sold_out, false, 'toggles back off')
-  t.equal((await order([{ item_id: menu.fries, quantity: 1 }])).status, 201, 'orderable again at once')
+  t.equal((await order([{ item_id: menu.fries, quantity: 1 }])).status, 200, 'orderable again at once')
   t.equal((await call('PATCH', path, { is_sold_out: false })).body.is_sold_out, false, 'explicit false stays false')
   t.equal((await call('PATCH', path, { is_sold_out: true })).body.is_sold_out, true, 'explicit true sets')
   t.equal((await call('PATCH', path, { is_sold_out: true })).body.is_sold_out, true, 'explicit true twice stays true')
@@ -153,7 +153,7 @@ t.test('variants: list, create, read, update, delete', async (t) => {
   t.equal(list.status, 200)
   t.same(list.body.map((v: { id: number }) => v.id).sort(), [menu.burger.single, menu.burger.double].sort())
   const c = await call('POST', vbase, { name: 'Triple', price: 19.5, sku: 'B-3' })
-  t.equal(c.status, 201)
+  t.equal(c.status, 200)
   t.match(c.body, { id: Number, item_id: menu.burger.id, name: 'Triple', price: 19.5, sku: 'B-3' })
   t.same(lastMenuEvent(), { restaurant_id: acct.storeId, change: 'created', entity: 'variant', id: c.body.id })
   t.equal((await order([{ item_id: menu.burger.id, quantity: 1, variation: c.body.id }])).body.total, 19.5, 'orderable at once')

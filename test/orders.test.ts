@@ -1,7 +1,8 @@
 /**
  * Owner orders (api-v1 §2.4, §3, §4.2): server-side pricing with variations, extras and tip; the
  * store's fulfillment modes; whole-order rejection; initial statuses; the outbox; the kitchen
- * status override with its timeline; detail; the paginated list (30, newest first, `status`).
+ * status override with its timeline; detail; the paginated list (30, newest first, `status`);
+ * another owner's store or order is a 404 whatever the body (resolved before validation).
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
@@ -24,7 +25,7 @@ t.test('pricing is done by the server: variation replaces the price, extras add 
       { item_id: menu.burger.id, quantity: 1, variation: menu.burger.single, extras: [menu.burger.cheese] },
     ],
   })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200)
   const o = r.body
   // (15.00 + 1.50 + 2.00) × 2 = 37.00; 3.00 × 3 = 9.00; (10.00 + 1.50) × 1 = 11.50; + tip 2.50
   t.equal(o.subtotal, 57.5)
@@ -49,16 +50,16 @@ t.test('a created order starts new; delivery_status is pending for deliveries an
   t.match(take.body, { status: 'new', delivery_status: null })
   t.match(take.body.timeline, { created_at: String })
   const table = await create({ type: 'on-table', table_number: 7, items: [{ item_id: menu.fries, quantity: 1 }] })
-  t.equal(table.status, 201)
+  t.equal(table.status, 200)
   t.match(table.body, { status: 'new', delivery_status: null, table_number: '7' })
   const del = await create({ type: 'delivery', address: '1 Main St', items: [{ item_id: menu.fries, quantity: 1 }] })
-  t.equal(del.status, 201)
+  t.equal(del.status, 200)
   t.match(del.body, { status: 'new', delivery_status: 'pending', address: '1 Main St' })
 })
 
 t.test('the response carries an unguessable track_token and the order.created event is in the outbox', async (t) => {
   const r = await create({ type: 'takeaway', tip_amount: 0.5, items: [{ item_id: menu.burger.id, quantity: 1, extras: [menu.burger.bacon] }] })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200)
   const token: string = r.body.track_token
   t.match(token, /^trk_[A-Za-z0-9_-]+$/)
   t.ok(Buffer.from(token.slice(4), 'base64url').length * 8 >= 128, 'at least 128 random bits')
@@ -89,13 +90,13 @@ t.test('order type is limited to the store vertical fulfillment modes', async (t
     isError(t, r, 422, 'validation_failed', `retail ${type}`)
     t.ok(r.body.errors?.type, 'keyed by type')
   }
-  for (const type of ['ship', 'in_store', 'pickup_slot']) t.equal((await postOrder(s, acct.token, retail.id, { type, items: line })).status, 201, `retail ${type}`)
+  for (const type of ['ship', 'in_store', 'pickup_slot']) t.equal((await postOrder(s, acct.token, retail.id, { type, items: line })).status, 200, `retail ${type}`)
   for (const type of ['ship', 'room_service', 'in_store']) {
     t.equal((await create({ type, items: [{ item_id: menu.fries, quantity: 1 }] })).status, 422, `restaurant ${type}`)
   }
   const hotel = createStore(db, acct.ownerId, { type: 'hotel' })
   const hotelMenu = createMenu(db, hotel.id)
-  t.equal((await postOrder(s, acct.token, hotel.id, { type: 'room_service', items: [{ item_id: hotelMenu.fries, quantity: 1 }] })).status, 201, 'hotel room_service')
+  t.equal((await postOrder(s, acct.token, hotel.id, { type: 'room_service', items: [{ item_id: hotelMenu.fries, quantity: 1 }] })).status, 200, 'hotel room_service')
   t.equal((await postOrder(s, acct.token, hotel.id, { type: 'delivery', address: 'x', items: [{ item_id: hotelMenu.fries, quantity: 1 }] })).status, 422, 'hotel delivery')
 })
 
@@ -165,6 +166,21 @@ t.test('PUT status sets the kitchen status, stamps <status>_at and emits order.s
   isError(t, await s.req('PUT', `/restaurants/${acct.storeId}/orders/999999/status`, { token: acct.token, body: { status: 'ready' } }), 404, 'not_found', 'unknown order')
 })
 
+t.test('another owner\'s store or order is a 404 before the body is validated (issue 11 item 3); own store: 422', async (t) => {
+  const other = createAccount(db)
+  const mine = (await create({ type: 'takeaway', items: [{ item_id: menu.fries, quantity: 1 }] })).body
+  const before = counts(db)
+  const bad = { type: 'bogus', items: [] }
+  isError(t, await postOrder(s, other.token, acct.storeId, bad), 404, 'not_found', 'create in another owner\'s store, invalid body')
+  isError(t, await postOrder(s, other.token, acct.storeId, [0]), 404, 'not_found', 'create in another owner\'s store, body not an object')
+  isError(t, await s.req('PUT', `/restaurants/${acct.storeId}/orders/${mine.id}/status`, { token: other.token, body: { status: 'bogus' } }), 404, 'not_found', 'status of another owner\'s order, invalid body')
+  isError(t, await s.req('PUT', `/restaurants/${other.storeId}/orders/${mine.id}/status`, { token: other.token, body: { status: 'bogus' } }), 404, 'not_found', 'an order of another store under one\'s own store id')
+  isError(t, await s.req('GET', `/restaurants/${acct.storeId}/orders?page=0`, { token: other.token }), 404, 'not_found', 'list of another owner\'s store, invalid query')
+  t.same(counts(db), before, 'nothing written')
+  isError(t, await postOrder(s, acct.token, acct.storeId, bad), 422, 'validation_failed', 'the same body in one\'s own store')
+  isError(t, await s.req('PUT', `/restaurants/${acct.storeId}/orders/${mine.id}/status`, { token: acct.token, body: { status: 'bogus' } }), 422, 'validation_failed', 'the same status body on one\'s own order')
+})
+
 t.test('the order list: 30 per page, newest first, status filter, pagination edges', async (t) => {
   const store = createStore(db, acct.ownerId)
   const m = createMenu(db, store.id)
@@ -205,9 +221,12 @@ t.test('the same contract holds with one transaction per write (GROUP_COMMIT=0)'
   t.equal(s0.app.svc.config.groupCommit, false)
   const a = createAccount(s0.app.svc.db)
   const rs = await Promise.all(Array.from({ length: 10 }, (_, i) => postOrder(s0, a.token, a.storeId, { type: 'takeaway', items: [{ item_id: a.menu.burger.id, quantity: 1, variation: a.menu.burger.double }] }, i < 2 ? { 'idempotency-key': 'k' } : {})))
-  t.same(rs.map((r) => r.status).sort(), [...Array(9).fill(201), rs.some((r) => r.status === 409) ? 409 : 200].sort())
-  t.ok(rs.filter((r) => r.status === 201).every((r) => r.body.total === 15))
-  const o = rs.find((r) => r.status === 201)!.body
+  // Nine orders are created (200, api-v1 §4); the second request with the key is a replay (200 + Idempotent-Replayed) or in flight (409).
+  const created = rs.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null)
+  t.equal(created.length, 9)
+  t.same(rs.filter((r) => !created.includes(r)).map((r) => [r.status, r.headers.get('idempotent-replayed')]), [rs.some((r) => r.status === 409) ? [409, null] : [200, 'true']])
+  t.ok(created.every((r) => r.body.total === 15))
+  const o = created[0]!.body
   const st = await s0.req('PUT', `/restaurants/${a.storeId}/orders/${o.id}/status`, { token: a.token, body: { status: 'ready' } })
   t.equal(st.status, 200)
   t.equal(outbox(s0.app.svc.db, 'order.created').length, 9)

@@ -8,7 +8,8 @@
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, isError } from './helpers/fixtures.ts'
-import { Client, until } from './helpers/people.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
+import { enrollDevice } from './helpers/pin-devices.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -17,14 +18,17 @@ const a = createAccount(db)
 const b = createAccount(db)
 const base = `/restaurants/${a.storeId}`
 const add = (body: Record<string, unknown>, token = a.token, store = a.storeId) => s.req('POST', `/restaurants/${store}/staff`, { token, body })
-const pinIn = (pin: string, device: string) => s.req('POST', `${base}/staff/pin`, { body: { pin, device } })
+/** PIN sign-in needs an enrolled device (docs/staff.md "PIN devices"): one per name, enrolled on first use. */
+const devices = new Map<string, string>()
+const deviceKey = (name: string) => devices.get(name) ?? devices.set(name, enrollDevice(db, a.storeId, name).key).get(name)!
+const pinIn = (pin: string, device: string) => s.req('POST', `${base}/staff/pin`, { body: { pin, device: deviceKey(device) } })
 const pwIn = (email: string, password: string, device: string) => s.req('POST', `${base}/staff/login`, { body: { email, password, device } })
 let n = 0
 const email = () => `member${++n}@staff.test`
 
 t.test('adding a member: role defaults, overrides, station; secrets only as slow hashes', async (t) => {
   const r = await add({ name: 'Kim', email: email(), role: 'kitchen', password: 'long-password', pin: '2468', station: 'grill', permissions: { grant: ['orders'], revoke: [] } })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200, 'creating answers 200 (api-v1 §4)')
   t.match(r.body, { id: Number, restaurant_id: a.storeId, role: 'kitchen', station: 'grill', has_pin: true, permissions: ['orders', 'kds'], overrides: { grant: ['orders'], revoke: [] }, two_factor_enabled: false })
   t.notOk(JSON.stringify(r.body).includes('long-password') || 'password_hash' in r.body || 'pin_hash' in r.body, 'no secrets in the answer')
   const row = db.prepare('SELECT password_hash, pin_hash FROM staff WHERE id = ?').get(r.body.id) as { password_hash: string; pin_hash: string }
@@ -41,7 +45,7 @@ t.test('adding a member: role defaults, overrides, station; secrets only as slow
   t.ok(dupPin.body.errors.pin)
   isError(t, await add({ name: 'X', email: email(), role: 'chef', password: 'long-password' }), 422, 'validation_failed', 'an unknown role')
   isError(t, await add({ name: 'X', email: email(), role: 'waiter', password: 'long-password', permissions: { grant: ['root'] } }), 422, 'validation_failed', 'an unknown permission')
-  t.equal((await add({ name: 'Same PIN elsewhere', email: email(), role: 'waiter', password: 'long-password', pin: '2468' }, b.token, b.storeId)).status, 201, 'PINs are unique per store only')
+  t.equal((await add({ name: 'Same PIN elsewhere', email: email(), role: 'waiter', password: 'long-password', pin: '2468' }, b.token, b.storeId)).status, 200, 'PINs are unique per store only')
 })
 
 t.test('overrides and role changes apply to existing tokens at once and show in GET /staff/me', async (t) => {
@@ -72,13 +76,12 @@ t.test('a new password signs out every device; a new PIN signs out the PIN devic
   isError(t, await pwIn(m.email, 'first-password', 'phone'), 401, 'unauthenticated', 'the old password')
   const fresh = (await pwIn(m.email, 'second-password', 'phone')).body.token
   t.ok(fresh)
-  const screen = await Client.open(`${s.base.replace(/^http/, 'ws')}/ws/kds?token=${encodeURIComponent(fresh)}`)
+  const screen = await WsClient.open(`${wsBase(s)}/ws/kds?token=${encodeURIComponent(fresh)}`)
   await screen.next((f) => f.type === 'snapshot')
   const off = await s.req('PUT', `${base}/staff/${m.id}`, { token: a.token, body: { pin: null } })
   t.equal(off.body.has_pin, false, '`pin: null` removes the PIN')
   t.equal((await s.req('DELETE', `${base}/staff/${m.id}`, { token: a.token })).status, 204)
-  await until(() => screen.closed !== null)
-  t.equal(screen.closed!.code, 4001, 'the kitchen screen of a removed member closes')
+  t.equal((await screen.closedWithin()).code, 4001, 'the kitchen screen of a removed member closes')
   isError(t, await s.req('GET', '/staff/me', { token: fresh }), 401, 'unauthenticated')
   isError(t, await s.req('DELETE', `${base}/staff/${m.id}`, { token: a.token }), 404, 'not_found', 'gone')
 })
@@ -96,6 +99,9 @@ t.test('another owner: 404 on the store and its members; a staff token is not an
   const m = (await add({ name: 'Own', email: email(), role: 'waiter', password: 'long-password' })).body
   isError(t, await s.req('GET', `${base}/staff`, { token: b.token }), 404, 'not_found', 'list')
   isError(t, await add({ name: 'Mole', email: email(), role: 'manager', password: 'long-password' }, b.token), 404, 'not_found', 'add')
+  // The store is resolved before the body is validated (issue 11): a bad body there is still a 404, never a 422.
+  isError(t, await add({ name: '', email: 'not-an-email', role: 'chef', password: 'x' }, b.token), 404, 'not_found', 'add with an invalid body')
+  isError(t, await s.req('PUT', `${base}/staff/${m.id}`, { token: b.token, body: { role: 'chef', pin: 'abc' } }), 404, 'not_found', 'change with an invalid body')
   isError(t, await s.req('PUT', `${base}/staff/${m.id}`, { token: b.token, body: { role: 'manager' } }), 404, 'not_found', 'change')
   isError(t, await s.req('PUT', `/restaurants/${b.storeId}/staff/${m.id}`, { token: b.token, body: { role: 'manager' } }), 404, 'not_found', 'change through its own store')
   isError(t, await s.req('DELETE', `/restaurants/${b.storeId}/staff/${m.id}`, { token: b.token }), 404, 'not_found', 'remove through its own store')
@@ -106,7 +112,7 @@ t.test('another owner: 404 on the store and its members; a staff token is not an
 
 t.test('storefront tokens: issued once, listed without the secret, revoked at once; per store', async (t) => {
   const r = await s.req('POST', `${base}/storefront-tokens`, { token: a.token, body: { scopes: ['menu:read'] } })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200, 'issuing answers 200 (api-v1 §4)')
   t.match(r.body, { id: Number, token: /^dss_/, scopes: ['menu:read'], revoked_at: null })
   const sf = (token: string, path = '/storefront/menu') => s.req('GET', path, { headers: { 'x-storefront-token': token } })
   t.equal((await sf(r.body.token)).status, 200, 'it works at once')
@@ -122,4 +128,5 @@ t.test('storefront tokens: issued once, listed without the secret, revoked at on
   isError(t, await sf(r.body.token), 401, 'unauthenticated', 'revoked at once')
   t.equal((await sf(both.body.token)).status, 200, 'the other token still works')
   isError(t, await s.req('POST', `${base}/storefront-tokens`, { token: a.token, body: { scopes: ['admin'] } }), 422, 'validation_failed')
+  isError(t, await s.req('POST', `${base}/storefront-tokens`, { token: b.token, body: { scopes: ['admin'] } }), 404, 'not_found', 'another owner\'s store, before the body is validated (issue 11 item 3)')
 })

@@ -1,14 +1,17 @@
 /**
  * Staff sign-in (api-v1 §4.7, §5, §8; docs/staff.md): email + password, two-factor with TOTP
- * (RFC 6238, codes made by an independent client), PIN sign-in with the per-device and per-store
- * lock-out, the sign-in rate limit, and logout of one device only.
+ * (RFC 6238, codes made by an independent client), PIN sign-in only from enrolled devices with a
+ * per-device lock-out that outsiders cannot trigger (issue 10 #8), the sign-in rate limit, and
+ * logout of one device only. Device enrollment and revocation: test/staff-pin-devices.test.ts.
  */
 import t from 'tap'
 import * as OTPAuth from 'otpauth'
 import { startServer } from './helpers/server.ts'
 import { createAccount, createStore, isError } from './helpers/fixtures.ts'
 import { createStaff } from './helpers/people.ts'
-import { PIN_LOCKOUT, reservePinAttempt, STORE_WIDE } from '../src/auth/staff.ts'
+import { enrollDevice } from './helpers/pin-devices.ts'
+import { addresses, requestFrom } from './helpers/source-address.ts'
+import { PIN_LOCKOUT, reservePinAttempt } from '../src/auth/pin-devices.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -75,41 +78,93 @@ t.test('two-factor: setup, confirm with a TOTP code, then sign-in needs a fresh 
   isError(t, await login(store, { email: m.email, password: 'nope', totp_code: app.generate({ timestamp: Date.now() + 30_000 }) }), 401, 'unauthenticated', 'a code never replaces the password')
 })
 
-t.test('PIN sign-in: a store device signs in with a PIN', async (t) => {
+t.test('PIN sign-in: an enrolled store device signs in with a PIN', async (t) => {
   const store = freshStore()
   const m = createStaff(db, store, { role: 'kitchen', station: 'grill', pin: '424242' })
   createStaff(db, store, { role: 'waiter', pin: '515151' })
-  const r = await pin(store, { pin: '424242', device: 'kds-1' })
+  const kds = enrollDevice(db, store, 'Kitchen 1')
+  t.match(kds.key, /^dsk_[\w-]{43}$/, 'a device key: family prefix and 256 random bits')
+  const r = await pin(store, { pin: '424242', device: kds.key })
   t.equal(r.status, 200)
   t.match(r.body, { token: /^dst_/, staff: { id: m.id, role: 'kitchen', permissions: ['kds'], station: 'grill' } })
-  isError(t, await pin(store, { pin: '000000', device: 'kds-1' }), 401, 'unauthenticated', 'a wrong PIN')
-  isError(t, await pin(freshStore(), { pin: '424242', device: 'kds-1' }), 401, 'unauthenticated', 'PINs are per store')
-  isError(t, await pin(store, { pin: '12', device: 'kds-1' }), 422, 'validation_failed', 'a PIN is 4 to 8 digits')
+  const tok = db.prepare('SELECT device, method, pin_device_id FROM staff_tokens WHERE staff_id = ? ORDER BY id DESC').get(m.id) as Record<string, unknown>
+  t.same(tok, { device: `pin-device:${kds.id}`, method: 'pin', pin_device_id: kds.id }, 'the token is tied to the device, and the key is not stored')
+  isError(t, await pin(store, { pin: '000000', device: kds.key }), 401, 'unauthenticated', 'a wrong PIN')
+  isError(t, await pin(store, { pin: '12', device: kds.key }), 422, 'validation_failed', 'a PIN is 4 to 8 digits')
   t.match(db.prepare('SELECT pin_hash FROM staff WHERE id = ?').get(m.id), { pin_hash: /^scrypt\$/ }, 'stored as a slow hash')
+  t.notOk(JSON.stringify(db.prepare('SELECT * FROM staff_pin_devices WHERE id = ?').get(kds.id)).includes(kds.key), 'only a hash of the key is kept')
 })
 
-t.test(`PIN lock-out: ${PIN_LOCKOUT.deviceFailures} wrong PINs lock that device (even for the right PIN), not the others`, async (t) => {
+t.test('PIN sign-in needs an enrolled device: an unknown, foreign or revoked device is refused even with the right PIN', async (t) => {
+  const store = freshStore()
+  createStaff(db, store, { role: 'waiter', pin: '626262' })
+  const other = freshStore()
+  const foreign = enrollDevice(db, other)
+  const revoked = enrollDevice(db, store)
+  db.prepare("UPDATE staff_pin_devices SET revoked_at = '2020-01-01T00:00:00.000+00:00' WHERE id = ?").run(revoked.id)
+  for (const [device, what] of [['tablet-1', 'a free-form device name'], [`dsk_${'A'.repeat(43)}`, 'a made-up key'], [foreign.key, "another store's device"], [revoked.key, 'a revoked device']] as const) {
+    isError(t, await pin(store, { pin: '626262', device }), 401, 'device_not_enrolled', `${what}, right PIN`)
+  }
+  t.equal(db.prepare('SELECT COUNT(*) FROM staff_tokens t JOIN staff s ON s.id = t.staff_id WHERE s.store_id = ?').pluck().get(store), 1, 'no token but the fixture one')
+})
+
+t.test('100 wrong PINs from unenrolled devices on the internet do not touch an enrolled device (issue 10 #8)', async (t) => {
+  const store = freshStore()
+  createStaff(db, store, { role: 'kitchen', pin: '737373' })
+  const kitchen = enrollDevice(db, store, 'Kitchen')
+  // Ten addresses, ten attempts each: within every per-address limit, so each one reaches the server's checks.
+  const url = `${s.base}/restaurants/${store}/staff/pin`
+  const codes = await Promise.all(addresses(10, 20).map(async (ip, a) => {
+    const out: string[] = []
+    for (let i = 0; i < 10; i++) {
+      const r = await requestFrom(ip, url, 'POST', { pin: String(100000 + a * 10 + i), device: `kds-${a}-${i}` })
+      out.push(`${r.status} ${r.body?.code}`)
+    }
+    return out
+  }))
+  t.same(codes.flat(), Array(100).fill('401 device_not_enrolled'), 'every attempt is refused as an unknown device')
+  t.match(db.prepare('SELECT failures, locked_until FROM staff_pin_devices WHERE id = ?').get(kitchen.id), { failures: 0, locked_until: null }, 'the enrolled device counted nothing')
+  const r = await pin(store, { pin: '737373', device: kitchen.key })
+  t.equal(r.status, 200, 'the kitchen screen still signs in')
+})
+
+t.test('unknown devices are limited per address across stores, and only unknown devices', async (t) => {
+  const [a, b] = [freshStore(), freshStore()]
+  createStaff(db, b, { role: 'waiter', pin: '848484' })
+  const dev = enrollDevice(db, b)
+  const ip = addresses(1, 40)[0]!
+  for (let i = 0; i < 10; i++) t.equal((await requestFrom(ip, `${s.base}/restaurants/${a}/staff/pin`, 'POST', { pin: '1234', device: `guess-${i}` })).status, 401)
+  const limited = await requestFrom(ip, `${s.base}/restaurants/${b}/staff/pin`, 'POST', { pin: '1234', device: 'guess-x' })
+  isError(t, limited, 429, 'rate_limited', 'the 11th unknown device from one address, at another store')
+  t.ok(Number(limited.headers.get('retry-after')) >= 1, 'Retry-After')
+  t.equal((await requestFrom(ip, `${s.base}/restaurants/${b}/staff/pin`, 'POST', { pin: '848484', device: dev.key })).status, 200, 'an enrolled device from that address still signs in')
+})
+
+t.test(`PIN lock-out: ${PIN_LOCKOUT.deviceFailures} wrong PINs lock that enrolled device (even for the right PIN), not the others`, async (t) => {
   const store = freshStore()
   createStaff(db, store, { role: 'waiter', pin: '777777' })
-  for (let i = 0; i < PIN_LOCKOUT.deviceFailures; i++) t.equal((await pin(store, { pin: String(100000 + i), device: 'tablet-a' })).status, 401)
-  const locked = await pin(store, { pin: '777777', device: 'tablet-a' })
+  const [a, b] = [enrollDevice(db, store, 'Tablet A'), enrollDevice(db, store, 'Tablet B')]
+  for (let i = 0; i < PIN_LOCKOUT.deviceFailures; i++) t.equal((await pin(store, { pin: String(100000 + i), device: a.key })).status, 401)
+  const locked = await pin(store, { pin: '777777', device: a.key })
   isError(t, locked, 429, 'locked_out', 'the right PIN on a locked device')
   t.ok(Number(locked.headers.get('retry-after')) > 60, 'Retry-After says how long')
-  t.equal((await pin(store, { pin: '777777', device: 'tablet-b' })).status, 200, 'another device of the store still signs in')
+  t.equal((await pin(store, { pin: '777777', device: b.key })).status, 200, 'another device of the store still signs in')
+  const listed = (await s.req('GET', `/restaurants/${store}/pin-devices`, { token: acct.token })).body as Array<{ id: number; locked_until: string | null }>
+  t.ok(listed.find((d) => d.id === a.id)?.locked_until, 'the owner sees the lock')
+  t.equal(listed.find((d) => d.id === b.id)?.locked_until, null)
   // The lock ends by time.
-  db.prepare("UPDATE staff_pin_failures SET locked_until = '2000-01-01T00:00:00.000+00:00' WHERE store_id = ?").run(store)
-  t.equal((await pin(store, { pin: '777777', device: 'tablet-a' })).status, 200, 'after the lock the device signs in again')
+  db.prepare("UPDATE staff_pin_devices SET locked_until = '2000-01-01T00:00:00.000+00:00' WHERE id = ?").run(a.id)
+  t.equal((await pin(store, { pin: '777777', device: a.key })).status, 200, 'after the lock the device signs in again')
 })
 
-t.test(`PIN lock-out per store: ${PIN_LOCKOUT.storeFailures} wrong PINs across devices lock PIN sign-in of the store`, async (t) => {
+t.test('the lock-out counter is per device and reserved before the hash (unit)', async (t) => {
   const store = freshStore()
+  const [a, b] = [enrollDevice(db, store), enrollDevice(db, store)]
   const now = Date.now()
-  for (let i = 0; i < PIN_LOCKOUT.storeFailures; i++) t.equal(reservePinAttempt(db, store, `device-${i}`, now), null, `attempt ${i + 1} allowed`)
-  t.ok(reservePinAttempt(db, store, 'fresh-device', now)! > now, 'a new device name does not get around the store-wide count')
-  t.equal(reservePinAttempt(db, freshStore(), 'fresh-device', now), null, 'other stores are not affected')
-  t.ok((db.prepare('SELECT locked_until FROM staff_pin_failures WHERE store_id = ? AND device = ?').get(store, STORE_WIDE) as { locked_until: string }).locked_until)
-  createStaff(db, store, { role: 'waiter', pin: '888888' })
-  isError(t, await pin(store, { pin: '888888', device: 'another' }), 429, 'locked_out', 'over HTTP too')
+  for (let i = 1; i <= PIN_LOCKOUT.deviceFailures; i++) t.equal(reservePinAttempt(db, a.id, now), null, `attempt ${i} allowed`)
+  t.ok(reservePinAttempt(db, a.id, now)! > now, 'then the device is locked')
+  t.equal(reservePinAttempt(db, b.id, now), null, 'another device is not')
+  t.equal(reservePinAttempt(db, a.id, now + PIN_LOCKOUT.lockMs + 1), null, 'the lock ends by time and counting starts over')
 })
 
 t.test('logout revokes only the token of this device; signing in again on a device replaces its token', async (t) => {

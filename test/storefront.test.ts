@@ -54,7 +54,7 @@ t.test('authentication: the header only, a valid unrevoked storefront token, and
   t.equal((await sf('GET', '/storefront/menu', readOnly)).status, 200)
   isError(t, await sf('POST', '/storefront/orders', readOnly, { type: 'takeaway', items: [line(a.menu.fries)] }), 403, 'forbidden', 'order:write missing')
   isError(t, await sf('GET', '/storefront/restaurant', writeOnly), 403, 'forbidden', 'menu:read missing')
-  t.equal((await sf('POST', '/storefront/orders', writeOnly, { type: 'takeaway', items: [line(a.menu.fries)] })).status, 201)
+  t.equal((await sf('POST', '/storefront/orders', writeOnly, { type: 'takeaway', items: [line(a.menu.fries)] })).status, 200)
   const revoked = createStorefrontToken(db, a.storeId)
   db.prepare('UPDATE storefront_tokens SET revoked_at = ? WHERE token_hash = (SELECT token_hash FROM storefront_tokens ORDER BY id DESC LIMIT 1)').run(nowIso())
   isError(t, await sf('GET', '/storefront/menu', revoked), 401, 'unauthenticated', 'revoked at once')
@@ -65,7 +65,7 @@ t.test('POST /storefront/orders: priced by the server, unpaid, track_token and a
     type: 'on-table', table_number: 9, customer_name: 'Dee', total: 0.01, is_paid: true, discount: 99,
     items: [{ item_id: a.menu.burger.id, quantity: 2, variation: a.menu.burger.double, extras: [a.menu.burger.cheese] }],
   })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200)
   t.match(r.body, { restaurant_id: a.storeId, type: 'on-table', is_paid: false, subtotal: 33, discount: 0, total: 33, source: 'storefront', track_token: /^trk_/, continue_url: String })
   const page = await request(r.body.continue_url, 'GET')
   t.equal(page.status, 200, 'continue_url answers')
@@ -74,7 +74,9 @@ t.test('POST /storefront/orders: priced by the server, unpaid, track_token and a
   t.match(outbox(db, 'order.created').find((e) => e.data.order_id === r.body.id), { store_id: a.storeId, data: { total: '33.00' } })
   const replay = await sf('POST', '/storefront/orders', tokA, { type: 'takeaway', items: [line(a.menu.fries)] }, { 'idempotency-key': 'sf-1' })
   const again = await sf('POST', '/storefront/orders', tokA, { type: 'takeaway', items: [line(a.menu.fries)] }, { 'idempotency-key': 'sf-1' })
+  t.equal(replay.headers.get('idempotent-replayed'), null)
   t.equal(again.status, 200)
+  t.equal(again.headers.get('idempotent-replayed'), 'true')
   t.equal(again.body.id, replay.body.id, 'idempotent')
   t.equal(again.body.continue_url, replay.body.continue_url)
 })
@@ -94,7 +96,7 @@ t.test('storefront rules: takeaway and on-table only; 40 items and 30 per line, 
   t.ok(big.body.errors['items.0.quantity'])
   t.equal(count(), n, 'nothing written')
   const max = await sf('POST', '/storefront/orders', tokA, { type: 'takeaway', items: Array.from({ length: 40 }, () => line(a.menu.fries, 30)) })
-  t.equal(max.status, 201, '40 items of 30 each is the limit, not over it')
+  t.equal(max.status, 200, '40 items of 30 each is the limit, not over it')
 })
 
 t.test('a token of one store never reaches another: foreign items are rejected, lists stay separate', async (t) => {
@@ -108,7 +110,7 @@ t.test('a token of one store never reaches another: foreign items are rejected, 
 t.test('coupons are applied by the server; bad codes are validation failures', async (t) => {
   await s.req('POST', `/restaurants/${a.storeId}/coupons`, { token: a.token, body: { code: 'Save20', kind: 'percent', value: 20, min_order: 10 } })
   const r = await sf('POST', '/storefront/orders', tokA, { type: 'takeaway', tip_amount: 1, coupon_code: ' save20 ', discount: 0, items: [line(a.menu.burger.id, 2)] })
-  t.equal(r.status, 201)
+  t.equal(r.status, 200)
   t.match(r.body, { subtotal: 20, discount: 4, tip_amount: 1, total: 17, coupon_code: 'SAVE20' })
   t.match(outbox(db, 'order.created').find((e) => e.data.order_id === r.body.id), { data: { total: '17.00' } })
   const small = await sf('POST', '/storefront/orders', tokA, { type: 'takeaway', coupon_code: 'SAVE20', items: [line(a.menu.fries)] })

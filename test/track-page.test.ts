@@ -6,7 +6,8 @@
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { CHROMIUM, launchChromium } from './helpers/browser.ts'
-import { assign, createFleet, deliveryOrder, driverStatus, WsClient, wsBase } from './helpers/delivery.ts'
+import { assign, createFleet, deliveryOrder, driverStatus } from './helpers/delivery.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
 
 const launched = await launchChromium()
 if (!launched) {
@@ -83,6 +84,6 @@ if (!launched) {
     const outside = requests.filter((u) => new URL(u).host !== origin.host)
     t.same(outside, [], 'no request leaves the server (no external assets, no map tiles)')
     t.same(problems, [], 'no script errors and no CSP violations')
-    driver.close()
+    await driver.close()
   })
 }

@@ -5,7 +5,8 @@
  */
 import t from 'tap'
 import { refusal, startServer } from './helpers/server.ts'
-import { assign, createFleet, deliveryOrder, WsClient, wsBase } from './helpers/delivery.ts'
+import { assign, createFleet, deliveryOrder } from './helpers/delivery.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
 import { createOwnerToken } from '../src/seed.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -25,7 +26,7 @@ t.test('refusals: no token 401, missing capability 403, another owner\'s store 4
   const reader = createOwnerToken(db, f.ownerId, ['drivers:read']).token
   const ok = await WsClient.open(`${feedUrl(f.storeId)}?token=${reader}`)
   t.equal((await ok.next()).type, 'snapshot')
-  ok.close()
+  await ok.close()
 })
 
 t.test('snapshot, positions of its drivers only, presence, delivery changes', async (t) => {
@@ -64,6 +65,6 @@ t.test('snapshot, positions of its drivers only, presence, delivery changes', as
   t.ok(await feed.none((x) => x.type === 'delivery' && x.delivery.id === elsewhereOrder.id, 200), 'other stores\' deliveries stay out')
   feed.send({ type: 'refresh' })
   t.equal((await feed.next((x) => x.type === 'snapshot')).deliveries.length, 2)
-  sock.close()
-  feed.close()
+  await sock.close()
+  await feed.close()
 })

@@ -6,7 +6,8 @@
 import t from 'tap'
 import { pack } from 'msgpackr'
 import { refusal, startServer } from './helpers/server.ts'
-import { assign, createFleet, deliveryOrder, WsClient, wsBase } from './helpers/delivery.ts'
+import { assign, createFleet, deliveryOrder } from './helpers/delivery.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -21,7 +22,7 @@ t.test('unauthenticated upgrades are refused with the error envelope', async (t)
   t.match(await refusal(WsClient.open(url, { token: f.ownerToken })), { status: 401 }, 'an owner token is not a driver token')
   const viaQuery = await WsClient.open(`${url}?token=${encodeURIComponent(f.drivers[0]!.token)}`)
   t.equal((await viaQuery.next((x) => x.type === 'hello')).driver.id, f.drivers[0]!.id, '?token= works for clients that cannot set headers')
-  viaQuery.close()
+  await viaQuery.close()
 })
 
 t.test('hello carries the profile, active deliveries and open offers; connection is live state', async (t) => {
@@ -33,8 +34,7 @@ t.test('hello carries the profile, active deliveries and open offers; connection
   t.match(hello, { driver: { id: d.id, on_shift: true, connected: true, active_deliveries: [o.id] }, deliveries: [{ id: o.id, delivery_status: 'assigned' }], offers: [] })
   await new Promise((r) => setTimeout(r, 20))
   t.equal((await s.req('GET', `/drivers/${d.id}`, { token: f.ownerToken })).body.connected, true)
-  c.close()
-  await c.closed
+  await c.close()
   await new Promise((r) => setTimeout(r, 20))
   t.equal((await s.req('GET', `/drivers/${d.id}`, { token: f.ownerToken })).body.connected, false)
 })
@@ -52,7 +52,7 @@ t.test('a location frame is acknowledged after it is durable', async (t) => {
   c.send({ type: 'location', lat: 3, lng: 4, seq: 8 })
   t.match(await c.next((x) => x.type === 'ack'), { seq: 8, lat: 3, lng: 4 })
   t.equal(db.pragma('synchronous', { simple: true }), 2, 'orders and other writes stay synchronous=FULL after a position commit')
-  c.close()
+  await c.close()
 })
 
 t.test('a flood is coalesced: the latest position wins and every frame is acknowledged', async (t) => {
@@ -66,7 +66,7 @@ t.test('a flood is coalesced: the latest position wins and every frame is acknow
   const acks = 1 + c.frames.filter((x) => x.type === 'ack').length
   t.ok(acks < 500, `fewer acknowledgements (${acks}) than frames: positions were coalesced`)
   t.same(db.prepare('SELECT lat, lng FROM drivers WHERE id = ?').get(d.id), { lat: 10.499, lng: 20 })
-  c.close()
+  await c.close()
 })
 
 t.test('bad frames get an error frame and the socket stays usable', async (t) => {
@@ -95,7 +95,7 @@ t.test('bad frames get an error frame and the socket stays usable', async (t) =>
   c.send({ type: 'ping' })
   t.equal((await c.next((x) => x.type === 'pong')).type, 'pong', 'still open and answering')
   t.equal(db.prepare('SELECT lat FROM drivers WHERE id = ?').pluck().get(d.id), null, 'no bad position stored')
-  c.close()
+  await c.close()
 })
 
 t.test('MessagePack: ?format=msgpack or the msgpack subprotocol, both directions', async (t) => {
@@ -109,7 +109,7 @@ t.test('MessagePack: ?format=msgpack or the msgpack subprotocol, both directions
     t.match(await c.next((x) => x.type === 'ack'), { seq: 1, lat: 5.5, lng: 6.5 })
     c.ws.send('{"type":"location","lat":5.6,"lng":6.6,"seq":2}')
     t.match(await c.next((x) => x.type === 'ack'), { seq: 2 }, 'JSON frames are accepted on a MessagePack socket too')
-    c.close()
+    await c.close()
   }
 })
 
@@ -126,5 +126,5 @@ t.test('assignments, delivery changes and un-assignments are pushed to the drive
   t.match((await c1.next((x) => x.type === 'delivery')).delivery, { id: o.id, status: 'ready' })
   await assign(s, f, o.id, d2.id)
   t.same(await c1.next((x) => x.type === 'unassigned'), { type: 'unassigned', order_id: o.id })
-  c1.close()
+  await c1.close()
 })

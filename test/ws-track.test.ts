@@ -6,7 +6,8 @@
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
-import { assign, createFleet, deliveryOrder, driverStatus, WsClient, wsBase } from './helpers/delivery.ts'
+import { assign, createFleet, deliveryOrder, driverStatus } from './helpers/delivery.ts'
+import { WsClient, wsBase } from './helpers/ws-client.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -62,8 +63,8 @@ t.test('snapshot first, then status frames; the driver only after pickup; live p
   driver.send({ type: 'location', lat: 41, lng: -71, seq: 12 })
   await driver.next((x) => x.type === 'ack' && x.seq === 12)
   t.ok(await watcher.none((x) => x.type === 'location', 300), 'no location after delivery')
-  driver.close()
-  watcher.close()
+  await driver.close()
+  await watcher.close()
 })
 
 t.test('kitchen status changes reach the watcher too; a late watcher gets the latest position', async (t) => {
@@ -79,8 +80,8 @@ t.test('kitchen status changes reach the watcher too; a late watcher gets the la
   t.match(await early.next((x) => x.type === 'location'), { driver: { lat: 1.5, lng: 2.5 } }, 'HTTP locations are published like socket ones')
   const late = await WsClient.open(trackUrl(o.track_token))
   t.match(await late.next(), { type: 'snapshot', driver: { lat: 1.5, lng: 2.5 } })
-  early.close()
-  late.close()
+  await early.close()
+  await late.close()
 })
 
 t.test('MessagePack frames on request; bad frames answered, socket kept', async (t) => {
@@ -94,7 +95,7 @@ t.test('MessagePack frames on request; bad frames answered, socket kept', async 
   t.equal((await c.next((x) => x.type === 'error')).code, 'unknown_type', 'watchers cannot move drivers')
   c.send({ type: 'ping' })
   t.equal((await c.next((x) => x.type === 'pong')).type, 'pong')
-  c.close()
+  await c.close()
 })
 
 t.test('a slow watcher is skipped, not queued without bound, and catches up with the latest position', async (t) => {
@@ -133,7 +134,7 @@ t.test('a slow watcher is skipped, not queued without bound, and catches up with
     if (x.driver.lat === lastLat) break
   }
   t.ok(got < N, `the slow watcher skipped stale positions (${got} of ${N} frames) and ended on the latest`)
-  driver.close()
-  slow.close()
-  fast.close()
+  await driver.close()
+  await slow.close()
+  await fast.close()
 })

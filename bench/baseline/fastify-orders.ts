@@ -21,7 +21,7 @@ import { draftOrder } from '../../src/domain/orders.ts'
 import { verticalOf } from '../../src/domain/verticals.ts'
 import { centsToDecimalString } from '../../src/domain/money.ts'
 import { grants } from '../../src/domain/capabilities.ts'
-import { OrderInputSchema } from '../../src/http/schemas.ts'
+import { OrderInputSchema } from '../../src/ops/schemas.ts'
 import { newToken, sha256Hex } from '../../src/auth/tokens.ts'
 import type { PricedItem } from '../../src/domain/pricing.ts'
 
@@ -74,7 +74,7 @@ app.post<{ Params: { id: string } }>('/api/v1/restaurants/:id/orders', async (re
     })
     return ids
   }).immediate()
-  return reply.code(201).send(viewOfNew(order, ids, siteUrl))
+  return reply.code(200).send(viewOfNew(order, ids, siteUrl))
 })
 
 await app.listen({ port, host: '127.0.0.1' })

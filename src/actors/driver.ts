@@ -1,23 +1,28 @@
 /**
- * The driver actor (ARCHITECTURE 1): owns one driver — profile, shift, live location, active
- * deliveries and connection. HTTP and the driver socket send it the same messages (STYLE 1).
- * `reduceDriver` is the pure transition; the shell persists, publishes and replies.
+ * The driver actor (ARCHITECTURE 1, 4): owns one driver — profile, shift, live location, active
+ * deliveries and connection. HTTP, the driver socket and (next) MCP send it the same messages, and
+ * messages are data: replies travel to `replyTo`, never through a callback. `reduceDriver` is the
+ * pure transition `(state, msg, now) → {state, reply, effects}`; the shell (`driverHandler`)
+ * applies the effects — the durable ones first, in one write — and then sends the reply.
  *
  * Locations are pipelined like order creation in the store actor: the actor updates its state and
  * publishes at once (watchers see the driver move within milliseconds), hands the write to the
- * shared LocationWriter and takes the next message; the acknowledgement leaves after the commit,
- * so an acknowledged location survives a crash (docs/realtime.md "Durability").
+ * shared LocationWriter (src/storage/driver-locations.ts) and takes the next message; the reply
+ * leaves after the commit, so an acknowledged location survives a crash (docs/realtime.md "Durability").
  */
 import * as nact from 'nact'
 import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, notFound } from '../errors.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
 import { isActiveDelivery } from '../domain/delivery.ts'
-import type { Services } from '../services.ts'
-import type { Statement } from 'better-sqlite3'
-import { nowIso, type Db } from '../storage/db.ts'
-import type { DriverRow } from '../storage/drivers.ts'
+import type { Logger } from '../log.ts'
+import type { Committer } from '../storage/commit.ts'
+import { nowIso } from '../storage/db.ts'
+import { deleteIdleDriver, rotateDriverToken, saveDriverProfile, setDriverShift, type DriverQueries, type DriverRow } from '../storage/drivers.ts'
+import type { DriverPosition, DriverPresence, RealtimeSink } from './realtime.ts'
+
+export { LocationWriter, LOCATION_COMMIT_DUTY, LOCATION_COMMIT_MAX_GAP_MS } from '../storage/driver-locations.ts'
 
 export interface ActiveDelivery { storeId: number; status: DeliveryStatus }
 
@@ -36,6 +41,11 @@ export interface DriverState {
   active: ReadonlyMap<number, ActiveDelivery>
   /** Open driver sockets. */
   connections: number
+  /**
+   * Set by a committed delete. Messages already queued behind the delete, and any sent before the
+   * registry retires the actor, answer 404 from here (issue 10 #5); a fresh actor loads "not found".
+   */
+  deleted?: true
 }
 
 export interface LocationAck { lat: number; lng: number; location_updated_at: string }
@@ -58,60 +68,108 @@ export function liveView(s: DriverState) {
 }
 export type DriverLive = ReturnType<typeof liveView>
 
-export type DriverMsg =
-  | {
-      type: 'location'; lat: number; lng: number; at: number
-      /** HTTP asks through nact; the socket passes a callback (no temporary actor per frame). */
-      replyTo?: Ref<Result<LocationAck>>; ack?: (r: Result<LocationAck>) => void
-    }
+/** The public protocol: what front doors (HTTP, sockets, MCP) ask of a driver. */
+export type DriverCommand =
+  /**
+   * `at`: when the front door received the position (ms since the epoch). Answered once it is
+   * durable: to `replyTo` (an ask), or, when the driver socket sent it with a `ticket`, through the
+   * real-time sink's `locationStored` — a reply address without a temporary actor per position.
+   */
+  | { type: 'location'; lat: number; lng: number; at: number; replyTo?: Ref<Result<LocationAck>>; ticket?: number }
   | { type: 'get'; replyTo: Ref<Result<DriverLive>> }
   | { type: 'update'; patch: DriverPatch; replyTo: Ref<Result<DriverLive>> }
   | { type: 'rotate_token'; tokenHash: string; replyTo: Ref<Result<DriverLive>> }
   | { type: 'delete'; replyTo: Ref<Result<null>> }
   | { type: 'shift'; onShift: boolean; replyTo: Ref<Result<ShiftView>> }
+
+/** Notices from inside the server (order actors, the socket layer); never answered. */
+export type DriverNotice =
   /** Sent by the order actor after a durable change to one of this driver's orders. */
   | { type: 'order_changed'; orderId: number; storeId: number; deliveryStatus: DeliveryStatus | null; driverId: number | null; replyTo?: never }
   /** The driver's open sockets now (absolute, so a reloaded actor and a late message agree). */
   | { type: 'connection'; count: number; replyTo?: never }
 
-export type DriverStep =
-  | { ok: true; state: DriverState; noop?: boolean; visible?: number[] }
-  | { ok: false; error: ApiError }
+export type DriverMsg = DriverCommand | DriverNotice
+
+/** What the shell does for a transition; durable kinds are written (in one write) before anything else. */
+export type DriverEffect =
+  /** Tell tracking views and dispatch feeds (not durable: positions are published before they are written). */
+  | { kind: 'publish_location'; pos: DriverPosition; visible: number[] }
+  /** Hand the position to the location writer; the reply waits for it, the actor does not. */
+  | { kind: 'persist_location'; lat: number; lng: number; at: string }
+  | { kind: 'save_profile'; name: string; phone: string; restaurantId: number | null }
+  | { kind: 'rotate_token'; tokenHash: string; at: string }
+  /** Delete the row unless an order still has the driver (decided in the write: refused → `driver_busy`). */
+  | { kind: 'delete' }
+  /** Start or end the shift; ending withdraws the driver's open offers (each driver socket is told). */
+  | { kind: 'shift'; onShift: boolean; at: string }
+  | { kind: 'presence'; presence: DriverPresence }
+  /** Close the driver's sockets (4001 with the reason). */
+  | { kind: 'disconnect'; reason: 'token_rotated' | 'driver_deleted' }
+
+const DURABLE: ReadonlySet<DriverEffect['kind']> = new Set(['save_profile', 'rotate_token', 'delete', 'shift'])
+
+/**
+ * The answer to the sender, sent once the durable effects are. `shift` is the shift view, read
+ * after the write (the new shift's id comes from the database).
+ */
+export type DriverReply = Result<unknown> | 'shift'
+
+export interface DriverStep { state: DriverState; reply?: DriverReply; effects: DriverEffect[] }
+
+const presenceOf = (s: DriverState): DriverPresence =>
+  ({ driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, onShift: s.onShift, connected: s.connections > 0 })
 
 /** Pure transition. */
 export function reduceDriver(s: DriverState, msg: DriverMsg, now: string): DriverStep {
+  if (s.deleted) return { state: s, reply: fail(notFound('driver')), effects: [] }
   switch (msg.type) {
     case 'location': {
       const visible: number[] = []
       for (const [orderId, a] of s.active) if (driverVisible(a.status)) visible.push(orderId)
-      return { ok: true, state: { ...s, lat: msg.lat, lng: msg.lng, locationAt: now }, visible }
+      const next = { ...s, lat: msg.lat, lng: msg.lng, locationAt: now }
+      const pos: DriverPosition = { driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, lat: msg.lat, lng: msg.lng, at: now }
+      return {
+        state: next,
+        reply: ok<LocationAck>({ lat: msg.lat, lng: msg.lng, location_updated_at: now }),
+        effects: [{ kind: 'publish_location', pos, visible }, { kind: 'persist_location', lat: msg.lat, lng: msg.lng, at: now }],
+      }
     }
     case 'get':
-      return { ok: true, state: s, noop: true }
+      return { state: s, reply: ok(liveView(s)), effects: [] }
     case 'update': {
       const p = msg.patch
+      const next = { ...s, name: p.name ?? s.name, phone: p.phone ?? s.phone, restaurantId: p.restaurantId === undefined ? s.restaurantId : p.restaurantId }
       return {
-        ok: true,
-        state: { ...s, name: p.name ?? s.name, phone: p.phone ?? s.phone, restaurantId: p.restaurantId === undefined ? s.restaurantId : p.restaurantId },
+        state: next,
+        reply: ok(liveView(next)),
+        effects: [{ kind: 'save_profile', name: next.name, phone: next.phone, restaurantId: next.restaurantId }, { kind: 'presence', presence: presenceOf(next) }],
       }
     }
     case 'rotate_token':
-      return { ok: true, state: s }
+      // Sockets opened with the old token close now, not at their next reconnect.
+      return { state: s, reply: ok(liveView(s)), effects: [{ kind: 'rotate_token', tokenHash: msg.tokenHash, at: now }, { kind: 'disconnect', reason: 'token_rotated' }] }
     case 'delete':
-      if (s.active.size > 0) return { ok: false, error: new ApiError('driver_busy', `The driver still has ${s.active.size} active deliveries; reassign or finish them first.`) }
-      return { ok: true, state: s }
-    case 'shift':
-      return s.onShift === msg.onShift ? { ok: true, state: s, noop: true } : { ok: true, state: { ...s, onShift: msg.onShift } }
+      if (s.active.size > 0) return { state: s, reply: fail(new ApiError('driver_busy', `The driver still has ${s.active.size} active deliveries; reassign or finish them first.`)), effects: [] }
+      // The tombstone: messages queued behind the delete answer 404 (issue 10 #5).
+      return { state: { ...s, deleted: true }, reply: ok(null), effects: [{ kind: 'delete' }, { kind: 'disconnect', reason: 'driver_deleted' }] }
+    case 'shift': {
+      if (s.onShift === msg.onShift) return { state: s, reply: 'shift', effects: [] }
+      const next = { ...s, onShift: msg.onShift }
+      return { state: next, reply: 'shift', effects: [{ kind: 'shift', onShift: msg.onShift, at: now }, { kind: 'presence', presence: presenceOf(next) }] }
+    }
     case 'order_changed': {
       const mine = msg.driverId === s.id && isActiveDelivery(msg.deliveryStatus)
-      if (!mine && !s.active.has(msg.orderId)) return { ok: true, state: s, noop: true }
+      if (!mine && !s.active.has(msg.orderId)) return { state: s, effects: [] }
       const active = new Map(s.active)
       if (mine) active.set(msg.orderId, { storeId: msg.storeId, status: msg.deliveryStatus! })
       else active.delete(msg.orderId)
-      return { ok: true, state: { ...s, active } }
+      return { state: { ...s, active }, effects: [] }
     }
-    case 'connection':
-      return { ok: true, state: { ...s, connections: msg.count } }
+    case 'connection': {
+      const next = { ...s, connections: msg.count }
+      return { state: next, effects: (s.connections > 0) !== (next.connections > 0) ? [{ kind: 'presence', presence: presenceOf(next) }] : [] }
+    }
     default: {
       const never: never = msg
       return never
@@ -136,207 +194,95 @@ export function driverStateOf(row: DriverRow, active: Array<{ id: number; store_
   }
 }
 
-/**
- * Writes driver positions: one UPDATE per driver per commit, keeping only each driver's latest
- * position, so a flood of positions costs one row write per driver per commit, not one per frame
- * (ARCHITECTURE "Numbers": coalesce per driver per tick).
- *
- * Positions are ephemeral (each is superseded within seconds), so they get their own commits,
- * outside the group committer, at `synchronous=NORMAL`: in WAL mode such a commit is in the
- * operating system's hands once it returns, so an acknowledged position survives a crash or
- * `kill -9` of the process (test/drivers-crash.test.ts); only a power cut may lose the last
- * positions, never an order or status change (those stay FULL). That keeps fsync off the event
- * loop's hot path: committing a stream of positions at FULL stalled the relay (bench/tracking.ts).
- *
- * Commits are also spaced: after a commit that took `d` ms the next waits LOCATION_COMMIT_DUTY × d
- * (at most LOCATION_COMMIT_MAX_GAP_MS), so position writes hold the loop about 1/DUTY of the time
- * at most: a lone driver is acknowledged within a millisecond or so, a busy fleet in batches.
- * Watchers are never delayed by this (the actor publishes first); acknowledgements wait for it.
- */
-type PendingPositions = Map<number, { lat: number; lng: number; at: string; waiters: Array<(err: unknown) => void> }>
-
-export const LOCATION_COMMIT_DUTY = 25
-export const LOCATION_COMMIT_MAX_GAP_MS = 100
-
-export class LocationWriter {
-  private pending: PendingPositions = new Map()
-  private queued = false
-  /** When the next location commit may start (performance.now() ms). */
-  private notBefore = 0
-  private timer: NodeJS.Timeout | null = null
-  private readonly write: (batch: PendingPositions) => void
-  private readonly relaxed: Statement
-  private readonly restore: Statement
-
-  constructor(private readonly db: Db) {
-    const update = db.prepare<[number, number, string, number]>('UPDATE drivers SET lat = ?, lng = ?, location_updated_at = ? WHERE id = ?')
-    this.write = db.transaction((batch: PendingPositions) => { for (const [id, b] of batch) update.run(b.lat, b.lng, b.at, id) })
-    const level = db.pragma('synchronous', { simple: true }) as number
-    this.relaxed = db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`)
-    this.restore = db.prepare(`PRAGMA synchronous = ${level}`)
-  }
-
-  /** Resolves once the position (or a newer one of the same driver) is committed. */
-  persist(driverId: number, lat: number, lng: number, at: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const waiter = (err: unknown) => (err ? reject(err) : resolve())
-      const p = this.pending.get(driverId)
-      if (p) { p.lat = lat; p.lng = lng; p.at = at; p.waiters.push(waiter) }
-      else this.pending.set(driverId, { lat, lng, at, waiters: [waiter] })
-      if (!this.queued) {
-        this.queued = true
-        // At the end of this turn at the earliest: positions of the same turn share the commit.
-        this.timer = setTimeout(() => this.commit(), Math.max(0, this.notBefore - performance.now()))
-      }
-    })
-  }
-
-  /** Commit waiting positions now (shutdown, before the database closes). */
-  flush(): void {
-    if (this.queued) this.commit()
-  }
-
-  private commit(): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null }
-    if (this.db.inTransaction) {
-      // Never nest in someone else's transaction (cannot happen from a timer; cheap to guard).
-      this.timer = setTimeout(() => this.commit(), 1)
-      return
-    }
-    const batch = this.pending
-    this.pending = new Map()
-    this.queued = false
-    const started = performance.now()
-    let error: unknown = null
-    try {
-      this.relaxed.run()
-      try { this.write(batch) } finally { this.restore.run() }
-    } catch (err) {
-      error = err
-    }
-    const now = performance.now()
-    this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, LOCATION_COMMIT_DUTY * (now - started))
-    for (const b of batch.values()) for (const w of b.waiters) w(error)
-  }
+/** What a driver actor needs besides its own state: narrow, so the shell runs against fakes too. */
+export interface DriverDeps {
+  drivers: Pick<DriverQueries, 'byId' | 'activeOrders' | 'lastShift'>
+  committer: Pick<Committer, 'write'>
+  realtime: Pick<RealtimeSink, 'driverLocation' | 'driverPresence' | 'toDriver' | 'connections' | 'disconnectDriver' | 'locationStored'>
+  log: Logger
 }
 
-type AnyReply = Ref<Result<any>>
+/** Where positions go to disk: coalesced, in their own commits (src/storage/driver-locations.ts). */
+export interface LocationSink { persist(driverId: number, lat: number, lng: number, at: string): Promise<void> }
 
-/** The driver actors' statements, prepared once per database rather than once per actor spawn. */
-const statementCache = new WeakMap<Services['db'], ReturnType<typeof prepareStatements>>()
+/** What the durable effects' write returns to the shell. */
+interface Written { deleted: boolean | null; withdrawn: Array<{ id: number; order_id: number }> }
 
-function prepareStatements(db: Services['db']) {
-  return {
-    update: db.prepare('UPDATE drivers SET name = ?, phone = ?, restaurant_id = ? WHERE id = ?'),
-    rotate: db.prepare('UPDATE drivers SET token_hash = ? WHERE id = ?'),
-    revokeDevices: db.prepare('UPDATE driver_tokens SET revoked_at = ? WHERE driver_id = ? AND revoked_at IS NULL'),
-    remove: db.prepare('DELETE FROM drivers WHERE id = ?'),
-    onShift: db.prepare('UPDATE drivers SET on_shift = ? WHERE id = ?'),
-    startShift: db.prepare('INSERT INTO driver_shifts (driver_id, started_at) VALUES (?, ?)'),
-    endShift: db.prepare('UPDATE driver_shifts SET ended_at = ? WHERE driver_id = ? AND ended_at IS NULL'),
-    // Off shift means no offers (docs/drivers.md "Shifts"): open ones are withdrawn with the shift's end.
-    withdrawOffers: db.prepare<[string, number], { id: number; order_id: number }>(
-      "UPDATE delivery_offers SET status = 'withdrawn', responded_at = ? WHERE driver_id = ? AND status = 'pending' RETURNING id, order_id",
-    ),
-    lastShift: db.prepare<[number], { id: number; started_at: string; ended_at: string | null }>(
-      'SELECT id, started_at, ended_at FROM driver_shifts WHERE driver_id = ? ORDER BY id DESC LIMIT 1',
-    ),
+/** The nact handler for one driver: load on first message, apply the transition's effects, reply. */
+export function driverHandler(deps: DriverDeps, driverId: number, locations: LocationSink) {
+  /** Reply to the sender: its reply address, or the socket's acknowledgement ticket. */
+  const answer = (msg: DriverMsg, r: Result<unknown>) => {
+    if (msg.type === 'location' && msg.ticket !== undefined) deps.realtime.locationStored(driverId, msg.ticket, r as Result<LocationAck>)
+    else if (msg.replyTo) nact.dispatch(msg.replyTo as Ref<Result<unknown>>, r)
   }
-}
-
-/** The nact handler for one driver: load on first message, persist before replying. */
-export function driverHandler(svc: Services, driverId: number, writer: LocationWriter) {
-  let stmts = statementCache.get(svc.db)
-  if (!stmts) statementCache.set(svc.db, (stmts = prepareStatements(svc.db)))
-  const reply = (to: AnyReply | undefined, r: Result<unknown>) => { if (to) nact.dispatch(to, r) }
-  const presence = (s: DriverState) =>
-    svc.realtime.driverPresence({ driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, onShift: s.onShift, connected: s.connections > 0 })
 
   function load(): DriverState | null {
-    const row = svc.drivers.byId(driverId)
-    return row ? driverStateOf(row, svc.drivers.activeOrders(driverId), svc.realtime.connections(driverId)) : null
+    const row = deps.drivers.byId(driverId)
+    return row ? driverStateOf(row, deps.drivers.activeOrders(driverId), deps.realtime.connections(driverId)) : null
+  }
+
+  function writeDurable(effects: DriverEffect[]): Promise<Written> | null {
+    const durable = effects.filter((e) => DURABLE.has(e.kind))
+    if (durable.length === 0) return null
+    return deps.committer.write((db) => {
+      const out: Written = { deleted: null, withdrawn: [] }
+      for (const e of durable) {
+        if (e.kind === 'save_profile') saveDriverProfile(db, driverId, e)
+        else if (e.kind === 'rotate_token') rotateDriverToken(db, driverId, e.tokenHash, e.at)
+        // The active-delivery check runs again inside the write: an assignment committed after
+        // this actor last heard of it must not leave an order assigned to no driver.
+        else if (e.kind === 'delete') out.deleted = deleteIdleDriver(db, driverId)
+        else if (e.kind === 'shift') out.withdrawn = setDriverShift(db, driverId, e.onShift, e.at)
+      }
+      return out
+    })
   }
 
   return async (state: DriverState | null, msg: DriverMsg): Promise<DriverState | null> => {
     state ??= load()
     if (!state) {
-      const err = fail(new ApiError('not_found', 'The driver does not exist.'))
-      if (msg.type === 'location') msg.ack?.(err)
-      if ('replyTo' in msg) reply(msg.replyTo, err)
+      answer(msg, fail(notFound('driver')))
       return null
     }
     // One timestamp per message: a location's is when the socket or HTTP request received it.
-    const now = nowIso(msg.type === 'location' ? msg.at : undefined)
-    const step = reduceDriver(state, msg, now)
-    if (!step.ok) {
-      if ('replyTo' in msg) reply(msg.replyTo, fail(step.error))
-      return state
-    }
+    const step = reduceDriver(state, msg, nowIso(msg.type === 'location' ? msg.at : undefined))
     const next = step.state
+    let written: Written = { deleted: null, withdrawn: [] }
     try {
-      switch (msg.type) {
-        case 'location': {
-          const at = next.locationAt!
-          svc.realtime.driverLocation({ driverId, ownerId: next.ownerId, restaurantId: next.restaurantId, name: next.name, lat: msg.lat, lng: msg.lng, at }, step.visible ?? [])
-          const ackTo = msg.replyTo
-          const cb = msg.ack
-          writer.persist(driverId, msg.lat, msg.lng, at).then(
-            () => { const r = ok<LocationAck>({ lat: msg.lat, lng: msg.lng, location_updated_at: at }); reply(ackTo, r); cb?.(r) },
-            (err) => { svc.log.error({ err, driverId }, 'location write failed'); const r = fail(new ApiError('internal_error')); reply(ackTo, r); cb?.(r) },
-          )
-          return next
-        }
-        case 'get':
-          reply(msg.replyTo, ok(liveView(next)))
-          return next
-        case 'update':
-          await svc.committer.write(() => stmts.update.run(next.name, next.phone, next.restaurantId, driverId))
-          reply(msg.replyTo, ok(liveView(next)))
-          presence(next)
-          return next
-        case 'rotate_token':
-          await svc.committer.write(() => {
-            stmts.rotate.run(msg.tokenHash, driverId)
-            stmts.revokeDevices.run(now, driverId)
-          })
-          // Sockets opened with the old token close now, not at their next reconnect.
-          svc.realtime.disconnectDriver(driverId, 'token_rotated')
-          reply(msg.replyTo, ok(liveView(next)))
-          return next
-        case 'delete':
-          await svc.committer.write(() => stmts.remove.run(driverId))
-          svc.realtime.disconnectDriver(driverId, 'driver_deleted')
-          reply(msg.replyTo, ok(null))
-          return null
-        case 'shift': {
-          if (!step.noop) {
-            const withdrawn = await svc.committer.write(() => {
-              stmts.onShift.run(next.onShift ? 1 : 0, driverId)
-              if (next.onShift) { stmts.startShift.run(driverId, now); return [] }
-              stmts.endShift.run(now, driverId)
-              return stmts.withdrawOffers.all(now, driverId)
-            })
-            for (const w of withdrawn) svc.realtime.toDriver(driverId, { type: 'offer_withdrawn', offer_id: w.id, order_id: w.order_id })
-            presence(next)
-          }
-          const last = stmts.lastShift.get(driverId) ?? null
-          reply(msg.replyTo, ok<ShiftView>({ on_shift: next.onShift, shift: last }))
-          return next
-        }
-        case 'order_changed':
-          return next
-        case 'connection':
-          if ((state.connections > 0) !== (next.connections > 0)) presence(next)
-          return next
-        default: {
-          const never: never = msg
-          return never
-        }
-      }
+      const pending = writeDurable(step.effects)
+      if (pending) written = await pending
     } catch (err) {
-      svc.log.error({ err, driverId, msg: msg.type }, 'driver write failed')
-      if ('replyTo' in msg) reply(msg.replyTo, fail(new ApiError('internal_error')))
+      deps.log.error({ err, driverId, msg: msg.type }, 'driver write failed')
+      answer(msg, fail(new ApiError('internal_error')))
       return state
     }
+    if (written.deleted === false) {
+      answer(msg, fail(new ApiError('driver_busy')))
+      return state
+    }
+    let deferred: Promise<void> | null = null
+    for (const e of step.effects) {
+      switch (e.kind) {
+        case 'publish_location': deps.realtime.driverLocation(e.pos, e.visible); break
+        case 'persist_location': deferred = locations.persist(driverId, e.lat, e.lng, e.at); break
+        case 'presence': deps.realtime.driverPresence(e.presence); break
+        case 'disconnect': deps.realtime.disconnectDriver(driverId, e.reason); break
+        case 'shift':
+          for (const w of written.withdrawn) deps.realtime.toDriver(driverId, { type: 'offer_withdrawn', offer_id: w.id, order_id: w.order_id })
+          break
+        default: break
+      }
+    }
+    const reply = step.reply === 'shift' ? ok<ShiftView>({ on_shift: next.onShift, shift: deps.drivers.lastShift(driverId) ?? null }) : step.reply
+    if (reply === undefined) return next
+    if (!deferred) answer(msg, reply)
+    else {
+      deferred.then(
+        () => answer(msg, reply),
+        (err: unknown) => { deps.log.error({ err, driverId }, 'location write failed'); answer(msg, fail(new ApiError('internal_error'))) },
+      )
+    }
+    // A refused transition (busy, deleted) keeps the state it had; `next` is `state` then.
+    return next
   }
 }

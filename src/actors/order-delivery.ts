@@ -5,15 +5,14 @@
  * simply two messages in a row, and exactly one of them finds the order still free.
  */
 import type * as nact from 'nact'
-import type { Db } from '../storage/db.ts'
 import type { Result } from './system.ts'
 import type { OrderView } from '../storage/orders.ts'
 import type { Services } from '../services.ts'
 import type { Decision, OrderState } from './order.ts'
 import { ApiError } from '../errors.ts'
 import { deliveryEventFor, stamp } from '../domain/order-state.ts'
-import { claimable, driverMove, isActiveDelivery, offerStatusAt, POD_MAX_ATTEMPTS, type DriverTarget, type Offer, type OfferStatus } from '../domain/delivery.ts'
-import { offerView, type DeliveryRow } from '../storage/drivers.ts'
+import { claimable, driverMove, isActiveDelivery, offerStatusAt, POD_MAX_ATTEMPTS, type DriverTarget, type Offer } from '../domain/delivery.ts'
+import { offerView, type DeliveryRow, type OfferChanges } from '../storage/drivers.ts'
 import { nowIso } from '../storage/db.ts'
 
 type Reply = nact.Ref<Result<OrderView>>
@@ -40,11 +39,8 @@ export const DELIVERY_MSG_TYPES: ReadonlySet<string> = new Set(['driver_status',
 /** What the shell reads for the reducer before a message (kept out of OrderState: offers are many). */
 export interface OrderCtx { offer?: Offer | null }
 
-/** Offer rows to change with the order, in the same transaction. */
-export type OfferWrite =
-  | { id: number; status: OfferStatus }
-  | { withdrawPendingExcept: number | null }
-  | { create: { driverId: number; fee: number; expiresAt: string } }
+// The delivery side's writes live in storage; re-exported for the order actor's shell.
+export { deliveryWriter, type OfferChanges, type OfferWrite } from '../storage/drivers.ts'
 
 const notYours = () => new ApiError('not_found', 'The delivery does not exist.')
 const invalid = (reason: string, field = 'delivery_status') => new ApiError('invalid_transition', reason, { [field]: [reason] })
@@ -149,39 +145,6 @@ export function deliveryInfoOf(r: DeliveryRow | undefined): DeliveryInfo {
   }
 }
 
-/** Statements the order actor shell uses to write the delivery side, inside its transaction. */
-export function deliveryWriter(db: Db) {
-  const upsert = db.prepare(`INSERT INTO deliveries (order_id, driver_fee, pod_attempts, pod_verified_at, photo_path, photo_type, photo_bytes, photo_at, note, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT(order_id) DO UPDATE SET driver_fee = excluded.driver_fee, pod_attempts = excluded.pod_attempts, pod_verified_at = excluded.pod_verified_at,
-      photo_path = excluded.photo_path, photo_type = excluded.photo_type, photo_bytes = excluded.photo_bytes, photo_at = excluded.photo_at,
-      note = excluded.note, updated_at = excluded.updated_at`)
-  const setOffer = db.prepare("UPDATE delivery_offers SET status = ?, responded_at = ? WHERE id = ? AND status = 'pending'")
-  const create = db.prepare<[number, number, number, number, string, string], { id: number; driver_id: number }>(
-    "INSERT INTO delivery_offers (order_id, store_id, driver_id, fee, status, expires_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id, driver_id",
-  )
-  const withdraw = db.prepare<[string, number, number], { id: number; driver_id: number }>(
-    "UPDATE delivery_offers SET status = 'withdrawn', responded_at = ? WHERE order_id = ? AND status = 'pending' AND id != ? RETURNING id, driver_id",
-  )
-  return {
-    save(orderId: number, d: DeliveryInfo, now: string): void {
-      upsert.run(orderId, d.fee, d.podAttempts, d.podVerifiedAt, d.photo?.path ?? null, d.photo?.type ?? null, d.photo?.bytes ?? null, d.photo?.at ?? null, d.note, now)
-    },
-    /** Apply offer writes; returns the offers created and those withdrawn (their drivers are told). */
-    offers(orderId: number, storeId: number, writes: readonly OfferWrite[], now: string): OfferChanges {
-      const out: OfferChanges = { created: [], withdrawn: [] }
-      for (const w of writes) {
-        if ('id' in w) setOffer.run(w.status, now, w.id)
-        else if ('create' in w) out.created.push(create.get(orderId, storeId, w.create.driverId, w.create.fee, w.create.expiresAt, now)!)
-        else out.withdrawn.push(...withdraw.all(now, orderId, w.withdrawPendingExcept ?? 0))
-      }
-      return out
-    },
-  }
-}
-
-export interface OfferChanges { created: Array<{ id: number; driver_id: number }>; withdrawn: Array<{ id: number; driver_id: number }> }
-
 /** After a durable change: tell the drivers involved (socket and push) and the real-time layer. */
 export function afterOrderChange(svc: Services, prev: OrderState, next: OrderState, offers: OfferChanges): void {
   if (prev.driverId !== next.driverId || prev.deliveryStatus !== next.deliveryStatus) {
@@ -198,13 +161,12 @@ export function afterOrderChange(svc: Services, prev: OrderState, next: OrderSta
 function notifyOffers(svc: Services, orderId: number, created: ReadonlyArray<{ id: number; driver_id: number }>): void {
   const now = nowIso()
   const order = svc.orders.row(orderId)
-  const devices = svc.db.prepare<[number], { device_token: string; platform: string }>('SELECT device_token, platform FROM driver_devices WHERE driver_id = ?')
   for (const c of created) {
     const row = svc.drivers.offer(c.id)
     if (!row) continue
     const offer = offerView(row, order, svc.drivers.storeTitle(row.store_id), now)
     svc.realtime.toDriver(c.driver_id, { type: 'offer', offer })
-    for (const d of devices.all(c.driver_id)) {
+    for (const d of svc.drivers.devices(c.driver_id)) {
       svc.push
         .send({
           device_token: d.device_token, platform: d.platform, title: 'New delivery offer',

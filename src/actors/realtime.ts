@@ -3,6 +3,8 @@
  * this to the uWS pub/sub implementation in src/ws/realtime.ts; without sockets it is a no-op.
  */
 import type { OrderState } from './order.ts'
+import type { LocationAck } from './driver.ts'
+import type { Result } from './system.ts'
 
 /** One driver position as shown on tracking views and dispatch feeds (api-v1 §2.5 `driver`). */
 export interface DriverPosition {
@@ -39,6 +41,11 @@ export interface RealtimeSink {
   /** Close a driver's sockets: its token was rotated or it was deleted. */
   disconnectDriver(driverId: number, reason: string): void
   /**
+   * The reply to a `location` message the driver socket sent with an acknowledgement `ticket`
+   * (instead of `replyTo`): the position is durable, or could not be stored (src/ws/driver.ts).
+   */
+  locationStored(driverId: number, ticket: number, result: Result<LocationAck>): void
+  /**
    * A credential, permission or role changed in this process and is durable: re-check the open
    * sockets of `scope` against it and close those it no longer allows (docs/realtime.md "Close
    * codes"). Changes made by other processes (the CLI) are noticed without a call.
@@ -53,5 +60,6 @@ export const noRealtime: RealtimeSink = {
   toDriver() {},
   connections: () => 0,
   disconnectDriver() {},
+  locationStored() {},
   credentialsChanged() {},
 }

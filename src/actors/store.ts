@@ -1,177 +1,291 @@
 /**
- * The store actor (ARCHITECTURE 1): owns a store's settings and live menu. Orders are priced and
- * created here so a sold-out toggle and an order never race; menu writes are serialised here.
+ * The store actor (ARCHITECTURE 1, 3): owns a store's settings, live menu and coupons. Orders are
+ * priced and created here so a sold-out toggle and an order never race; menu and coupon writes are
+ * serialised here (coupons: store-coupons.ts). `reduceStore` is the pure transition (ARCHITECTURE
+ * 4); the shell (`storeHandler`) reads what a message names, applies the effects and replies once
+ * they are durable.
  *
  * Order creation is pipelined: the actor validates and prices synchronously, hands the insert to
  * the group committer and takes the next message at once; the reply leaves after the commit.
  */
+import * as nact from 'nact'
 import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
-import * as nact from 'nact'
-import { ApiError } from '../errors.ts'
-import { draftOrder, type DraftResult, type OrderDraft, type OrderInput } from '../domain/orders.ts'
-import type { Db } from '../storage/db.ts'
+import { ApiError, notFound, type FieldErrors } from '../errors.ts'
+import { draftOrder, type OrderInput } from '../domain/orders.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
 import type { PricedItem } from '../domain/pricing.ts'
 import { centsToDecimalString } from '../domain/money.ts'
-import type { Services } from '../services.ts'
+import type { Committer } from '../storage/commit.ts'
 import { nowIso } from '../storage/db.ts'
-import { pricingIndex, type StoreMenu, type StoreRow } from '../storage/stores.ts'
-import { insertOrder, viewOfNew, type NewOrder, type OrderView } from '../storage/orders.ts'
+import { pricingIndex, type StoreMenu, type StoreQueries, type StoreRow } from '../storage/stores.ts'
+import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
+import { couponReads, couponWrites, type CouponRow } from '../storage/coupons.ts'
 import { applyMenuOp, type MenuChange, type MenuOp } from '../storage/menu.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
+import type { EventRouter } from './event-router.ts'
+import type { Logger } from '../log.ts'
+import { applyCouponEffect, priceCoupon, reduceCoupon, redemptionRefused, type CouponEffect, type CouponMsg } from './store-coupons.ts'
 
-export interface Idempotency { scope: string; key: string; hash: string }
+export type { Idempotency }
 
+/** `create_order`'s reply: the order, and whether it is an idempotent replay of an earlier request. */
 export interface CreatedOrder { order: OrderView; replayed: boolean }
+/** `get_menu`'s reply: the live menu the store prices with. */
+export interface MenuSnapshot { store: StoreRow; vertical: Vertical; menu: StoreMenu }
 
 /**
- * Extensions of one order creation (coupons, docs/storefront.md), run by the store actor so they
- * are ordered with menu changes and other orders.
+ * The store actor's public protocol. Messages are plain data (issue 11 item 6): they could cross a
+ * process boundary. There are no private messages: a commit settles in the shell, not by a message.
  */
-export interface OrderHooks {
-  /** Adjust the priced draft (e.g. a discount) or refuse it with field errors (422). */
-  adjust?(draft: OrderDraft, now: string): DraftResult
-  /** Runs in the order's transaction after the insert; an ApiError thrown here rolls the order back and is the answer. */
-  commit?(db: Db, orderId: number, draft: OrderDraft): void
-}
-
 export type StoreMsg =
   | {
       type: 'create_order'
       input: OrderInput
       customerId: number | null
+      /** A coupon to redeem (storefront orders, docs/storefront.md "Coupons"); the actor applies its rules. */
+      couponCode: string | null
       idem: Idempotency | null
+      /** The new order's tracking token, made by the caller: the transition draws no randomness. */
       trackToken: string
-      hooks?: OrderHooks
       replyTo: Ref<Result<CreatedOrder>>
     }
   | { type: 'menu_write'; op: MenuOp; replyTo: Ref<Result<MenuChange>> }
-  | { type: 'get_menu'; replyTo: Ref<Result<{ store: StoreRow; vertical: Vertical; menu: StoreMenu }>> }
+  | { type: 'get_menu'; replyTo: Ref<Result<MenuSnapshot>> }
+  | CouponMsg
 
 export interface StoreState {
   store: StoreRow
   vertical: Vertical
   menu: StoreMenu
+  /** The menu as pricing reads it (domain/pricing.ts), built once per menu version. */
   index: Map<number, PricedItem>
-  /** Idempotency keys whose first request has not committed yet: `scope\nkey` → request hash. */
-  inflight: Map<string, string>
 }
 
-export function loadStoreState(svc: Services, storeId: number): StoreState | null {
-  const store = svc.stores.byId(storeId)
+/** What the shell read for one message in the actor's turn (nothing of this store changes meanwhile). */
+export interface StoreCtx {
+  /** create_order with a key: the hash of the request whose commit holds that key now, if any. */
+  inFlight?: string | undefined
+  /** create_order with a key: the key's committed record, if any. */
+  seen?: IdempotencyRecord | undefined
+  /** The coupon the message names (create_order: by code; coupon_update/delete: by id), if it exists. */
+  coupon?: CouponRow | undefined
+}
+
+/** Work for the shell; a message has at most one, and its outcome is the reply. */
+export type StoreEffect =
+  /** Insert the priced order with its coupon redemption, idempotency record and `order.created`. */
+  | { kind: 'insert_order'; order: NewOrder; couponId: number | null; idem: Idempotency | null }
+  /** Answer with the order an earlier request of the same key made (a replay). */
+  | { kind: 'replay'; orderId: number }
+  /** Apply a menu operation with its `menu.updated`, then reload the menu (ids come from SQLite). */
+  | { kind: 'menu_write'; op: MenuOp }
+  | CouponEffect
+
+/** The transition's outcome: `reply` when the answer is known now (a refusal, a read), else the effect's. */
+export interface StoreStep { state: StoreState; reply?: Result<unknown>; effects: StoreEffect[] }
+
+const refuse = (state: StoreState, error: ApiError): StoreStep => ({ state, reply: fail(error), effects: [] })
+const invalid = (errors: FieldErrors) => new ApiError('validation_failed', undefined, errors)
+
+/** An idempotency key's slot: keys are scoped per caller (owner, customer, storefront), two callers may pick the same key. */
+export const idempotencySlot = (k: Idempotency): string => `${k.scope}\n${k.key}`
+
+/** Pure transition (api-v1 §2.4; docs/storefront.md "Coupons"): no I/O, no clock, no randomness. */
+export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: StoreCtx = {}): StoreStep {
+  switch (msg.type) {
+    case 'create_order':
+      return createOrder(s, msg, now, ctx)
+    case 'menu_write':
+      return { state: s, effects: [{ kind: 'menu_write', op: msg.op }] }
+    case 'get_menu':
+      return { state: s, reply: ok({ store: s.store, vertical: s.vertical, menu: s.menu }), effects: [] }
+    case 'coupon_create':
+    case 'coupon_update':
+    case 'coupon_delete': {
+      const d = reduceCoupon(msg, ctx.coupon)
+      return d.ok ? { state: s, effects: [d.effect] } : refuse(s, d.error)
+    }
+    default: {
+      const never: never = msg
+      return never
+    }
+  }
+}
+
+function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order' }>, now: string, ctx: StoreCtx): StoreStep {
+  const { idem } = msg
+  if (idem) {
+    // The same request retried while the first commits is 409; another request under the key, 422.
+    if (ctx.inFlight !== undefined) return refuse(s, new ApiError(ctx.inFlight === idem.hash ? 'idempotency_in_flight' : 'idempotency_key_reused'))
+    if (ctx.seen) {
+      if (ctx.seen.request_hash !== idem.hash) return refuse(s, new ApiError('idempotency_key_reused'))
+      return { state: s, effects: [{ kind: 'replay', orderId: ctx.seen.order_id }] }
+    }
+  }
+  const drafted = draftOrder(s.vertical, s.index, msg.input, now)
+  if (!drafted.ok) return refuse(s, invalid(drafted.errors))
+  let draft = drafted.draft
+  let couponId: number | null = null
+  if (msg.couponCode !== null) {
+    const priced = priceCoupon(draft, ctx.coupon, now)
+    if (!priced.ok) return refuse(s, invalid(priced.errors))
+    ;({ draft, couponId } = priced)
+  }
+  const order: NewOrder = { ...draft, store_id: s.store.id, is_paid: false, customer_id: msg.customerId, track_token: msg.trackToken, created_at: now }
+  return { state: s, effects: [{ kind: 'insert_order', order, couponId, idem }] }
+}
+
+/** `order.created` (api-v1 §6) for order `orderId`, once the insert gave it an id. */
+export const orderCreatedEvent = (orderId: number, o: NewOrder) => ({
+  event: 'order.created',
+  data: { order_id: orderId, restaurant_id: o.store_id, type: o.type, status: o.status, total: centsToDecimalString(o.total) },
+})
+
+/** `menu.updated` (api-v1 §6): every menu operation emits it. */
+export const menuUpdatedEvent = (storeId: number, c: MenuChange) => ({
+  event: 'menu.updated',
+  data: { restaurant_id: storeId, change: c.change, entity: c.entity, id: c.id },
+})
+
+/** What the store actor's shell uses: narrower than the service bag (ARCHITECTURE 4). */
+export interface StoreDeps {
+  committer: Committer
+  /** The store and its menu, read on activation and after a menu write. */
+  stores: Pick<StoreQueries, 'byId' | 'menu'>
+  /** The order an idempotent replay answers with. */
+  orders: Pick<OrderQueries, 'row' | 'full'>
+  /** Point reads in the actor's turn (ARCHITECTURE 7): a key's record, a coupon by code or by id. */
+  idempotency: { find(scope: string, key: string): IdempotencyRecord | undefined }
+  coupons: { byCode(storeId: number, code: string): CouponRow | undefined; byId(storeId: number, id: number): CouponRow | undefined }
+  /** Committed events go to the event router (webhooks, real time, reactions). */
+  events: Pick<EventRouter, 'publish'>
+  log: Logger
+  /** For the tracking URL in a new order's view. */
+  siteUrl: string
+}
+
+export function loadStoreState(deps: Pick<StoreDeps, 'stores'>, storeId: number): StoreState | null {
+  const store = deps.stores.byId(storeId)
   if (!store) return null
-  const menu = svc.stores.menu(storeId)
-  return { store, vertical: verticalOf(store.store_type), menu, index: pricingIndex(menu), inflight: new Map() }
+  const menu = deps.stores.menu(storeId)
+  return { store, vertical: verticalOf(store.store_type), menu, index: pricingIndex(menu) }
 }
 
-/** The nact handler for one store. */
-export function storeHandler(svc: Services, storeId: number) {
-  const findIdem = svc.db.prepare<[string, string], { request_hash: string; order_id: number }>(
-    'SELECT request_hash, order_id FROM idempotency_keys WHERE scope = ? AND key = ?',
-  )
-  const insertIdem = svc.db.prepare('INSERT INTO idempotency_keys (scope, key, request_hash, order_id, created_at) VALUES (?, ?, ?, ?, ?)')
-
-  const reply = <T>(to: Ref<Result<T>>, r: Result<T>) => nact.dispatch(to, r)
+/** The nact handler for one store: read what the message names, reduce, apply the effects. */
+export function storeHandler(deps: StoreDeps, storeId: number) {
+  /**
+   * Keyed orders whose commit is under way (slot → request hash): the shell's own work, filled as
+   * an insert starts and emptied the moment it settles, so a message handled before the commit
+   * finds the key here (409) and one handled after finds it in SQLite (a replay).
+   */
+  const pending = new Map<string, string>()
 
   return async (state: StoreState | null, msg: StoreMsg): Promise<StoreState | null> => {
-    state ??= loadStoreState(svc, storeId)
+    const replyTo = msg.replyTo as Ref<Result<unknown>>
+    state ??= loadStoreState(deps, storeId)
     if (!state) {
-      reply(msg.replyTo as Ref<Result<never>>, fail(new ApiError('not_found', 'The store does not exist.')))
+      nact.dispatch(replyTo, fail(notFound('store')))
       return null
     }
-    switch (msg.type) {
-      case 'create_order':
-        createOrder(state, msg)
-        return state
-      case 'menu_write': {
-        try {
-          const events: OutboxEvent[] = []
-          const change = await svc.committer.write((db) => {
-            const c = applyMenuOp(db, storeId, msg.op, nowIso())
-            events.push(appendEvent(db, {
-              ownerId: state!.store.owner_id, storeId, event: 'menu.updated',
-              data: { restaurant_id: storeId, change: c.change, entity: c.entity, id: c.id },
-            }))
-            return c
-          })
-          const next = loadStoreState(svc, storeId)!
-          next.inflight = state.inflight
-          svc.events.publish(events)
-          reply(msg.replyTo, ok(change))
-          return next
-        } catch (err) {
-          reply(msg.replyTo, fail(err instanceof ApiError ? err : (svc.log.error({ err }, 'menu write failed'), new ApiError('internal_error'))))
-          return state
+    const now = nowIso()
+    const step = reduceStore(state, msg, now, contextFor(msg))
+    if (step.reply) nact.dispatch(replyTo, step.reply)
+    let next: StoreState | null = step.state
+    for (const e of step.effects) {
+      switch (e.kind) {
+        case 'insert_order':
+          insert(step.state.store.owner_id, e, replyTo, now) // not awaited: pipelined
+          break
+        case 'replay': {
+          const row = deps.orders.row(e.orderId)
+          nact.dispatch(replyTo, row ? ok({ order: deps.orders.full(row), replayed: true }) : fail(new ApiError('not_found')))
+          break
+        }
+        case 'menu_write':
+          next = await writeMenu(step.state, e.op, replyTo, now)
+          break
+        case 'coupon_insert':
+        case 'coupon_update':
+        case 'coupon_delete':
+          nact.dispatch(replyTo, await applyCouponEffect(deps, storeId, e, now))
+          break
+        default: {
+          const never: never = e
+          return never
         }
       }
-      case 'get_menu':
-        reply(msg.replyTo, ok({ store: state.store, vertical: state.vertical, menu: state.menu }))
-        return state
-      default: {
-        const never: never = msg
-        return never
-      }
+    }
+    return next
+  }
+
+  function contextFor(msg: StoreMsg): StoreCtx {
+    switch (msg.type) {
+      case 'create_order':
+        return {
+          inFlight: msg.idem ? pending.get(idempotencySlot(msg.idem)) : undefined,
+          seen: msg.idem ? deps.idempotency.find(msg.idem.scope, msg.idem.key) : undefined,
+          coupon: msg.couponCode === null ? undefined : deps.coupons.byCode(storeId, msg.couponCode),
+        }
+      case 'coupon_update':
+      case 'coupon_delete':
+        return { coupon: deps.coupons.byId(storeId, msg.couponId) }
+      default:
+        return {}
     }
   }
 
-  function createOrder(state: StoreState, msg: Extract<StoreMsg, { type: 'create_order' }>): void {
-    const { idem } = msg
-    // Keys are scoped per caller (owner, customer, storefront): two callers may pick the same key.
-    const slot = idem ? `${idem.scope}\n${idem.key}` : ''
-    if (idem) {
-      const pending = state.inflight.get(slot)
-      if (pending !== undefined) {
-        return reply(msg.replyTo, fail(pending === idem.hash ? new ApiError('idempotency_in_flight') : new ApiError('idempotency_key_reused')))
-      }
-      const seen = findIdem.get(idem.scope, idem.key)
-      if (seen) {
-        if (seen.request_hash !== idem.hash) return reply(msg.replyTo, fail(new ApiError('idempotency_key_reused')))
-        const row = svc.orders.row(seen.order_id)
-        return reply(msg.replyTo, row ? ok({ order: svc.orders.full(row), replayed: true }) : fail(new ApiError('not_found')))
-      }
-    }
-    const now = nowIso()
-    let drafted = draftOrder(state.vertical, state.index, msg.input, now)
-    if (drafted.ok && msg.hooks?.adjust) drafted = msg.hooks.adjust(drafted.draft, now)
-    if (!drafted.ok) return reply(msg.replyTo, fail(new ApiError('validation_failed', undefined, drafted.errors)))
-
-    const draft = drafted.draft
-    const order: NewOrder = {
-      ...draft,
-      store_id: storeId,
-      is_paid: false,
-      customer_id: msg.customerId,
-      track_token: msg.trackToken,
-      created_at: now,
-    }
-    if (idem) state.inflight.set(slot, idem.hash)
-    const ownerId = state.store.owner_id
-    let event: OutboxEvent
-    svc.committer
+  function insert(ownerId: number, e: Extract<StoreEffect, { kind: 'insert_order' }>, replyTo: Ref<Result<unknown>>, now: string): void {
+    const { order, couponId, idem } = e
+    const slot = idem ? idempotencySlot(idem) : null
+    if (idem && slot !== null) pending.set(slot, idem.hash)
+    let event!: OutboxEvent
+    deps.committer
       .write((db) => {
         const ids = insertOrder(db, order)
-        msg.hooks?.commit?.(db, ids.id, draft)
-        if (idem) insertIdem.run(idem.scope, idem.key, idem.hash, ids.id, now)
-        event = appendEvent(db, {
-          ownerId, storeId, event: 'order.created',
-          data: { order_id: ids.id, restaurant_id: storeId, type: order.type, status: order.status, total: centsToDecimalString(order.total) },
-        })
+        // Counted in the order's own transaction with a guard, so two orders racing for the last use
+        // cannot both get it: a coupon changed since pricing rolls the order back with a 422.
+        if (couponId !== null && !couponWrites.redeem(db, couponId, ids.id, order.discount, now)) {
+          throw redemptionRefused(couponReads(db).byId(storeId, couponId))
+        }
+        if (idem) insertIdempotency(db, idem, ids.id, now)
+        event = appendEvent(db, { ownerId, storeId, ...orderCreatedEvent(ids.id, order) })
         return ids
       })
       .then(
         (ids) => {
-          if (idem) state.inflight.delete(slot)
-          svc.events.publish([event])
-          reply(msg.replyTo, ok({ order: viewOfNew(order, ids, svc.config.siteUrl), replayed: false }))
+          if (slot !== null) pending.delete(slot)
+          deps.events.publish([event])
+          nact.dispatch(replyTo, ok({ order: viewOfNew(order, ids, deps.siteUrl), replayed: false }))
         },
-        (err) => {
-          if (idem) state.inflight.delete(slot)
-          // A hook's refusal (e.g. a coupon used up meanwhile) is the answer; anything else is a bug.
-          if (err instanceof ApiError) return reply(msg.replyTo, fail(err))
-          svc.log.error({ err }, 'order insert failed')
-          reply(msg.replyTo, fail(new ApiError('internal_error')))
+        (err: unknown) => {
+          if (slot !== null) pending.delete(slot)
+          // A coupon's refusal (used up meanwhile) is the answer; anything else is a bug.
+          if (err instanceof ApiError) return nact.dispatch(replyTo, fail(err))
+          deps.log.error({ err, storeId }, 'order insert failed')
+          nact.dispatch(replyTo, fail(new ApiError('internal_error')))
         },
       )
+  }
+
+  /** Menu writes are awaited, not pipelined: the next message prices with the menu as written. */
+  async function writeMenu(state: StoreState, op: MenuOp, replyTo: Ref<Result<unknown>>, now: string): Promise<StoreState | null> {
+    let event!: OutboxEvent
+    let change: MenuChange
+    try {
+      change = await deps.committer.write((db) => {
+        const c = applyMenuOp(db, storeId, op, now)
+        event = appendEvent(db, { ownerId: state.store.owner_id, storeId, ...menuUpdatedEvent(storeId, c) })
+        return c
+      })
+    } catch (err) {
+      if (!(err instanceof ApiError)) deps.log.error({ err, storeId }, 'menu write failed')
+      nact.dispatch(replyTo, fail(err instanceof ApiError ? err : new ApiError('internal_error')))
+      return state
+    }
+    const next = loadStoreState(deps, storeId)
+    deps.events.publish([event])
+    nact.dispatch(replyTo, ok(change))
+    return next
   }
 }

@@ -5,6 +5,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
 import type { Db } from '../storage/db.ts'
 import { nowIso } from '../storage/db.ts'
+import { customerTokens } from '../storage/customers.ts'
 import { TOKEN_PREFIX, newToken, sha256Hex, safeEqualHex } from './tokens.ts'
 
 export interface CustomerPrincipal {
@@ -16,15 +17,10 @@ export interface CustomerPrincipal {
 }
 
 export function createCustomerAuth(db: Db) {
-  const byHash = db.prepare<[string], { token_id: number; customer_id: number; store_id: number; owner_id: number }>(
-    `SELECT t.id AS token_id, c.id AS customer_id, c.store_id, s.owner_id FROM customer_tokens t
-     JOIN customers c ON c.id = t.customer_id JOIN stores s ON s.id = c.store_id
-     WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
-  )
   return {
     resolve(rawToken: string): CustomerPrincipal | null {
       if (!rawToken.startsWith(TOKEN_PREFIX.customer)) return null
-      const r = byHash.get(sha256Hex(rawToken))
+      const r = customerTokens.byHash(db, sha256Hex(rawToken))
       return r ? { kind: 'customer', customerId: r.customer_id, storeId: r.store_id, ownerId: r.owner_id, tokenId: r.token_id } : null
     },
   }
@@ -32,15 +28,25 @@ export function createCustomerAuth(db: Db) {
 
 /** A token for one device; an earlier token of the same customer and device is revoked. Call inside a durable write. */
 export function issueCustomerToken(db: Db, customerId: number, device: string): string {
-  const now = nowIso()
-  db.prepare('UPDATE customer_tokens SET revoked_at = ? WHERE customer_id = ? AND device = ? AND revoked_at IS NULL').run(now, customerId, device)
   const token = newToken('customer')
-  db.prepare('INSERT INTO customer_tokens (customer_id, token_hash, device, created_at) VALUES (?, ?, ?, ?)').run(customerId, sha256Hex(token), device, now)
+  customerTokens.replaceForDevice(db, customerId, device, sha256Hex(token), nowIso())
   return token
 }
 
-/** One-time SMS codes (docs/customers.md "OTP"). */
+/** One-time SMS codes (docs/customers.md "One-time codes"). */
 export const OTP = { digits: 6, ttlMs: 5 * 60_000, maxAttempts: 5 } as const
+
+const MINUTE = 60_000
+const DAY = 24 * 60 * MINUTE
+/**
+ * Per phone number, across every store and client address (docs/customers.md "Limits per phone"):
+ * texts cost money and reach a person, so few; verifications allow for typos at a few stores but
+ * keep guessing at 6 digits hopeless (at most 30 guesses a day against 10^6 codes).
+ */
+export const OTP_PER_PHONE = {
+  sms: [{ limit: 3, periodMs: 10 * MINUTE }, { limit: 10, periodMs: DAY }],
+  verify: [{ limit: 10, periodMs: 10 * MINUTE }, { limit: 30, periodMs: DAY }],
+} as const
 
 export const newOtpCode = (): string => String(randomInt(0, 10 ** OTP.digits)).padStart(OTP.digits, '0')
 

@@ -10,11 +10,13 @@ import type { Principal } from './principals.ts'
 import type { Access, Scope, ScopeIds, ScopeNeed } from '../ops/op.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
+import type { DriverRow } from '../storage/drivers.ts'
 
 /** What resolving a scope reads; narrow so it can be faked in unit tests. */
 export interface ScopeReader {
   stores: { byId(id: number): StoreRow | undefined; ownedBy(id: number, ownerId: number): StoreRow | undefined }
-  orders: { rowInStore(orderId: number, storeId: number): OrderRow | undefined }
+  orders: { rowInStore(orderId: number, storeId: number): OrderRow | undefined; row(orderId: number): OrderRow | undefined }
+  drivers: { byId(id: number): DriverRow | undefined; ownedBy(id: number, ownerId: number): DriverRow | undefined }
 }
 
 /** Ids that leave the server are positive integers; anything else cannot exist (api-v1 §7: 404). */
@@ -39,7 +41,7 @@ export function authorize(principal: Principal | null, access: Access): void {
   switch (principal.kind) {
     case 'owner':
       if (!access.owner) break
-      if (grants(principal.capabilities, access.owner)) return
+      if (access.owner === 'any' || grants(principal.capabilities, access.owner)) return
       throw new ApiError('forbidden', `This token needs the ${access.owner} capability.`)
     case 'staff':
       if (!access.staff) break
@@ -79,12 +81,32 @@ function resolveOrder(reader: ScopeReader, principal: Principal | null, store: S
   return row
 }
 
+/** A driver reaches only the orders assigned to it (api-v1 §4.6): any other reads as none. */
+function resolveDelivery(reader: ScopeReader, driverId: number, raw: string | number | undefined): OrderRow {
+  const id = parseId(raw)
+  const row = id ? reader.orders.row(id) : undefined
+  if (!row || row.driver_id !== driverId) throw notFound('delivery')
+  return row
+}
+
+/** Owners name one of their drivers (another owner's is a 404); a driver token is its own driver. */
+function resolveDriver(reader: ScopeReader, principal: Principal | null, raw: string | number | undefined): DriverRow {
+  const id = parseId(raw)
+  let driver: DriverRow | undefined
+  if (principal?.kind === 'owner') driver = id ? reader.drivers.ownedBy(id, principal.ownerId) : undefined
+  else if (principal?.kind === 'driver' && (id === null || id === principal.driverId)) driver = reader.drivers.byId(principal.driverId)
+  if (!driver) throw notFound('driver')
+  return driver
+}
+
 /** Resolve what an operation needs, in order; the first miss is a 404 `not_found`. */
 export function resolveScope(reader: ScopeReader, principal: Principal | null, needs: readonly ScopeNeed[], ids: ScopeIds): Scope {
   const scope: Scope = {}
   for (const need of needs) {
     if (need === 'store') scope.store = resolveStore(reader, principal, ids.store)
+    else if (need === 'order' && principal?.kind === 'driver') scope.order = resolveDelivery(reader, principal.driverId, ids.order)
     else if (need === 'order') scope.order = resolveOrder(reader, principal, scope.store ?? resolveStore(reader, principal, ids.store), ids.order)
+    else if (need === 'driver') scope.driver = resolveDriver(reader, principal, ids.driver)
   }
   return scope
 }

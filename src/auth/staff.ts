@@ -1,7 +1,7 @@
 /**
  * Staff authentication (api-v1 §4.7, §5 "Staff token"): device tokens from email+password (+ TOTP
- * when two-factor is on) or PIN login, PIN hashing with a per-store salt, the PIN lock-out, TOTP.
- * Tokens are looked up on every use, so a logout applies at once.
+ * when two-factor is on) or PIN login on an enrolled device (src/auth/pin-devices.ts), PIN hashing
+ * with a per-store salt, TOTP. Tokens are looked up on every use, so a logout applies at once.
  */
 import { randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto'
 import * as OTPAuth from 'otpauth'
@@ -9,6 +9,7 @@ import type { Db } from '../storage/db.ts'
 import { nowIso } from '../storage/db.ts'
 import { TOKEN_PREFIX, newToken, sha256Hex } from './tokens.ts'
 import { effectivePermissions, parseOverrides, type StaffPermission } from '../domain/permissions.ts'
+import type { StaffRow } from '../storage/staff.ts'
 
 export interface StaffPrincipal {
   kind: 'staff'
@@ -22,21 +23,8 @@ export interface StaffPrincipal {
   station: string | null
 }
 
-export interface StaffRow {
-  id: number
-  store_id: number
-  name: string
-  email: string
-  role: string
-  password_hash: string
-  pin_hash: string | null
-  permissions: string | null
-  station: string | null
-  totp_secret: string | null
-  totp_pending: string | null
-  totp_last_step: number | null
-  created_at: string
-}
+/** The row type lives with the staff repository; re-exported for the callers that know it from here. */
+export type { StaffRow } from '../storage/staff.ts'
 
 export function createStaffAuth(db: Db) {
   const byHash = db.prepare<[string], StaffRow & { token_id: number; owner_id: number }>(
@@ -56,12 +44,15 @@ export function createStaffAuth(db: Db) {
   }
 }
 
-/** Issue a token for one device; an earlier token of the same member and device is revoked. Call inside a durable write. */
-export function issueStaffToken(db: Db, staffId: number, device: string, method: 'password' | 'pin'): string {
+/**
+ * Issue a token for one device; an earlier token of the same member and device is revoked.
+ * `pinDeviceId` ties a PIN token to its enrolled device, so revoking the device revokes it. Call inside a durable write.
+ */
+export function issueStaffToken(db: Db, staffId: number, device: string, method: 'password' | 'pin', pinDeviceId: number | null = null): string {
   const now = nowIso()
   db.prepare('UPDATE staff_tokens SET revoked_at = ? WHERE staff_id = ? AND device = ? AND revoked_at IS NULL').run(now, staffId, device)
   const token = newToken('staff')
-  db.prepare('INSERT INTO staff_tokens (staff_id, token_hash, device, method, created_at) VALUES (?, ?, ?, ?, ?)').run(staffId, sha256Hex(token), device, method, now)
+  db.prepare('INSERT INTO staff_tokens (staff_id, token_hash, device, method, created_at, pin_device_id) VALUES (?, ?, ?, ?, ?, ?)').run(staffId, sha256Hex(token), device, method, now, pinDeviceId)
   return token
 }
 
@@ -99,42 +90,6 @@ export function sameHash(a: string, b: string): boolean {
 
 /** The salt inside an encoded `scrypt$N$salt$key` hash. */
 export const saltOf = (encoded: string): string | undefined => encoded.split('$')[2]
-
-/**
- * PIN lock-out (docs/staff.md "PIN login"): PINs are short, so wrong attempts are counted per store
- * and device and per store as a whole (a thief could otherwise rotate the device name).
- */
-export const PIN_LOCKOUT = { deviceFailures: 5, storeFailures: 20, windowMs: 15 * 60_000, lockMs: 15 * 60_000 } as const
-export const STORE_WIDE = '*'
-
-type FailRow = { failures: number; window_start: string; locked_until: string | null }
-
-/**
- * Reserve one attempt for (store, device) before the slow hash runs, so parallel guesses cannot
- * slip past the counter. Returns the lock's end (ms) when the device or store is locked. Call inside a durable write.
- */
-export function reservePinAttempt(db: Db, storeId: number, device: string, nowMs: number): number | null {
-  const get = db.prepare<[number, string], FailRow>('SELECT failures, window_start, locked_until FROM staff_pin_failures WHERE store_id = ? AND device = ?')
-  for (const d of [device, STORE_WIDE]) {
-    const r = get.get(storeId, d)
-    if (r?.locked_until && Date.parse(r.locked_until) > nowMs) return Date.parse(r.locked_until)
-  }
-  const upsert = db.prepare('INSERT INTO staff_pin_failures (store_id, device, failures, window_start, locked_until) VALUES (?, ?, ?, ?, ?) ON CONFLICT (store_id, device) DO UPDATE SET failures = excluded.failures, window_start = excluded.window_start, locked_until = excluded.locked_until')
-  for (const [d, max] of [[device, PIN_LOCKOUT.deviceFailures], [STORE_WIDE, PIN_LOCKOUT.storeFailures]] as const) {
-    const r = get.get(storeId, d)
-    const fresh = !r || nowMs - Date.parse(r.window_start) > PIN_LOCKOUT.windowMs || (r.locked_until !== null && Date.parse(r.locked_until) <= nowMs)
-    const failures = fresh ? 1 : r.failures + 1
-    const windowStart = fresh ? nowIso(nowMs) : r.window_start
-    upsert.run(storeId, d, failures, windowStart, failures >= max ? nowIso(nowMs + PIN_LOCKOUT.lockMs) : null)
-  }
-  return null
-}
-
-/** A correct PIN: the device starts over and the store-wide count gets its reserved attempt back. */
-export function pinSucceeded(db: Db, storeId: number, device: string): void {
-  db.prepare('DELETE FROM staff_pin_failures WHERE store_id = ? AND device = ?').run(storeId, device)
-  db.prepare('UPDATE staff_pin_failures SET failures = MAX(0, failures - 1) WHERE store_id = ? AND device = ? AND locked_until IS NULL').run(storeId, STORE_WIDE)
-}
 
 // ---- TOTP (RFC 6238) --------------------------------------------------------------------------------
 

@@ -110,8 +110,8 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
     emitted: false,
   },
   'customer.created': {
-    when: 'a new customer record is created (customer app registration, or the first SMS-code sign-in of a phone)',
-    data: obj({ customer_id: int, restaurant_id: int, source: { type: 'string', enum: ['register', 'otp'] } }),
+    when: 'a new customer record is created (customer app registration, the first SMS-code sign-in of a phone, or the store adding one to its CRM)',
+    data: obj({ customer_id: int, restaurant_id: int, source: { type: 'string', enum: ['register', 'otp', 'crm'], description: '`crm`: added by the owner API or the staff app' } }),
     example: { customer_id: 501, restaurant_id: 7, source: 'register' },
     emitted: true,
   },

@@ -47,9 +47,12 @@ function transportPart(op: Op, mapped: string[]): v.GenericSchema | undefined {
   return v.object(entries)
 }
 
+/** Where a binding's input comes from besides path parameters. */
+export const inputSource = (b: Binding): 'body' | 'query' => b.from ?? (b.method === 'GET' || b.method === 'DELETE' ? 'query' : 'body')
+
 /** Make a route-table entry that runs `op` (the pipeline recognises `route.op`). */
 export function bind<I, O>(op: Op<I, O>, b: Binding): Route & BoundRoute {
-  const from = b.from ?? (b.method === 'GET' || b.method === 'DELETE' ? 'query' : 'body')
+  const from = inputSource(b)
   const part = transportPart(op, Object.values(b.params ?? {}))
   return {
     method: b.method,
@@ -59,7 +62,7 @@ export function bind<I, O>(op: Op<I, O>, b: Binding): Route & BoundRoute {
     summary: b.summary ?? op.summary,
     ...(op.description ? { description: op.description } : {}),
     auth: b.auth,
-    ...(b.auth === 'owner' && op.access.owner ? { capability: op.access.owner } : {}),
+    ...(b.auth === 'owner' && op.access.owner && op.access.owner !== 'any' ? { capability: op.access.owner } : {}),
     ...(b.auth === 'staff' && op.access.staff && op.access.staff !== 'any' ? { permission: op.access.staff } : {}),
     ...(b.auth === 'storefront' && op.access.storefront ? { permission: op.access.storefront } : {}),
     ...(b.rateLimit ? { rateLimit: b.rateLimit } : {}),

@@ -8,7 +8,7 @@ import type { Principal } from '../auth/principals.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import { Outcome } from '../ops/op.ts'
 import type { Services } from '../services.ts'
-import { inputOf, scopeIdsOf, type BoundRoute } from './bind.ts'
+import { inputOf, inputSource, scopeIdsOf, type BoundRoute } from './bind.ts'
 import type { Route } from './route.ts'
 import { validate } from '../ops/validate.ts'
 
@@ -35,7 +35,7 @@ export async function runBound(route: Route & BoundRoute, req: BoundRequest): Pr
   const { op, binding } = route
   authorize(req.principal, op.access)
   const scope = resolveScope(req.svc, req.principal, op.scope, scopeIdsOf(binding, req.params))
-  const from = binding.from ?? (binding.method === 'GET' || binding.method === 'DELETE' ? 'query' : 'body')
+  const from = inputSource(binding)
   const transport = from === 'query' ? req.query : await req.readJson()
   const input = op.input ? validate(op.input, inputOf(binding, req.params, transport), from) : undefined
   const idempotencyKey = req.headers['idempotency-key']

@@ -3,7 +3,7 @@ import { toJsonSchema } from '@valibot/to-json-schema'
 import type { Config } from '../config.ts'
 import type { AnySchema, JsonSchema, Route } from './route.ts'
 import { fullPath } from './server.ts'
-import { ErrorSchema } from './docs-schemas.ts'
+import { ErrorSchema } from '../ops/docs-schemas.ts'
 
 const isValibot = (s: unknown): s is AnySchema => typeof s === 'object' && s !== null && (s as { kind?: string }).kind === 'schema'
 
@@ -65,6 +65,8 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),
       security: SECURITY_FOR[r.auth] ?? [{ bearerAuth: [] }],
+      // The operation (src/ops) this address binds; several addresses may bind one operation.
+      ...(r.op ? { 'x-operation': r.op.id } : {}),
       ...(r.capability ? { 'x-required-capability': r.capability } : {}),
       ...(r.permission ? { 'x-required-permission': r.permission } : {}),
       parameters,

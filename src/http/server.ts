@@ -11,10 +11,10 @@ import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { readBody } from './body.ts'
-import { newResState, requestGuard, send, type SendOptions } from './respond.ts'
+import { CORS_HEADERS, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
 import { redactPath } from '../log.ts'
-import { RateLimiter, type RateDecision } from './ratelimit.ts'
+import { RateLimiter, type RateDecision } from '../ratelimit.ts'
 import { Router } from './router.ts'
 import { Reply, type Route } from './route.ts'
 import { runBound } from './op-pipeline.ts'
@@ -22,10 +22,6 @@ import { inputSource, type BoundRoute } from './bind.ts'
 
 export const API_PREFIX = '/api/v1'
 
-const CORS_HEADERS = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, Retry-After, Idempotent-Replayed',
-}
 const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Storefront-Token, X-Request-Id, MCP-Protocol-Version, Mcp-Session-Id'
 
 /** Full path a route is served at. */

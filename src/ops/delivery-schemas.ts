@@ -1,17 +1,19 @@
 /**
  * Request and response schemas of the driver and delivery routes (api-v1 §2.7, §4.2, §4.6). The
  * listed-only driver endpoints' payloads are this server's design, documented in docs/drivers.md.
+ * Phones are normalised by the operations (src/ops/delivery-views.ts `phoneOf`).
  */
 import * as v from 'valibot'
 import { Id, Nullable } from './schemas.ts'
 import { OrderSchema } from './docs-schemas.ts'
 import { DELIVERY_STATUSES, KITCHEN_STATUSES } from '../domain/order-state.ts'
-import { DRIVER_TARGETS, OFFER_STATUSES, OFFER_TTL, POD_CODE_DIGITS } from '../domain/delivery.ts'
+import { DRIVER_TARGETS, EARNING_PERIODS, OFFER_STATUSES, OFFER_TTL, POD_CODE_DIGITS } from '../domain/delivery.ts'
+import { AnalyticsQuery } from './analytics-query.ts'
 
 // ---- requests ---------------------------------------------------------------------------------
 
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(120))
-/** Normalised by the handler (domain/delivery.ts `normalizePhone`). */
+/** Normalised by the operation (domain/delivery.ts `normalizePhone`). */
 export const Phone = v.pipe(v.string(), v.regex(/^\+?[\d\s().-]{6,24}$/, 'Use a phone number such as +15550100200.'))
 const Lat = v.pipe(v.number(), v.minValue(-90), v.maxValue(90))
 const Lng = v.pipe(v.number(), v.minValue(-180), v.maxValue(180))
@@ -60,6 +62,8 @@ export const PushRegisterBody = v.object({
 })
 export const PushUnregisterBody = v.object({ device_token: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) })
 export const ShiftBody = v.object({ action: v.picklist(['start', 'end']) })
+/** Earnings: the analytics date range plus the grouping period. */
+export const EarningsQuery = v.object({ ...AnalyticsQuery.entries, period: v.optional(v.picklist(EARNING_PERIODS, 'Use day, week or month.')) })
 
 // ---- responses (JSON Schema, for OpenAPI) ------------------------------------------------------
 

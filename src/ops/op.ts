@@ -12,6 +12,7 @@ import type { StorefrontScope } from '../auth/storefront.ts'
 import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
+import type { DriverRow } from '../storage/drivers.ts'
 
 export type AnySchema = v.GenericSchema<any, any>
 export type JsonSchema = Record<string, unknown>
@@ -21,8 +22,8 @@ export type JsonSchema = Record<string, unknown>
  * call it at all; a new family (app tokens, …) is one more key here, not a branch in a pipeline.
  */
 export interface Access {
-  /** Owner tokens: the capability the token must hold (api-v1 §5 rules 1-4). */
-  owner?: Capability
+  /** Owner tokens: the capability the token must hold (api-v1 §5 rules 1-4), or `any` for every owner token (`GET /me`). */
+  owner?: Capability | 'any'
   /** Staff tokens: the permission the member must hold, or `any` for every member (§4.7). */
   staff?: StaffPermission | 'any'
   /** Storefront tokens: the scope the token must carry (§4.3). */
@@ -39,12 +40,13 @@ export interface Access {
  * Tenancy resources the policy resolves before the input is validated (ARCHITECTURE "The shape" 2):
  * a store or order the principal does not own is a 404, whatever the body says.
  */
-export type ScopeNeed = 'store' | 'order'
+export type ScopeNeed = 'store' | 'order' | 'driver'
 
 /** What the policy resolved, handed to `run`. */
 export interface Scope {
   store?: StoreRow
   order?: OrderRow
+  driver?: DriverRow
 }
 
 /** The raw ids a binding found (path parameters, tool arguments), before resolution. */

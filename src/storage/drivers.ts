@@ -1,6 +1,7 @@
 /**
- * Driver and delivery reads (api-v1 §2.7, §4.2 deliveries, §4.6). Writes happen in the driver and
- * order actors; these are the direct reads ARCHITECTURE 5 allows (lists, views, lookups).
+ * Driver and delivery storage (api-v1 §2.7, §4.2 deliveries, §4.6): the direct reads ARCHITECTURE 7
+ * allows (lists, views, lookups) in `createDriverQueries`, and the writes as functions of the
+ * database that the driver actor and the driver operations run inside `committer.write`.
  */
 import type { Db } from './db.ts'
 import { fromCents } from '../domain/money.ts'
@@ -35,6 +36,10 @@ export interface DeliveryRow {
   note: string | null
   updated_at: string
 }
+
+export interface ShiftRow { id: number; started_at: string; ended_at: string | null }
+export interface LoginCodeRow { id: number; code_hash: string; attempts: number }
+export interface DeviceRow { device_token: string; platform: string }
 
 export interface OfferRow {
   id: number
@@ -85,6 +90,12 @@ export function createDriverQueries(db: Db) {
       "SELECT * FROM delivery_offers WHERE driver_id = ? AND status = 'pending' AND expires_at > ? ORDER BY expires_at, id",
     ),
     storeTitle: db.prepare<[number], { id: number; title: string }>('SELECT id, title FROM stores WHERE id = ?'),
+    lastShift: db.prepare<[number], ShiftRow>('SELECT id, started_at, ended_at FROM driver_shifts WHERE driver_id = ? ORDER BY id DESC LIMIT 1'),
+    loginCode: db.prepare<[string, string], LoginCodeRow>(
+      'SELECT id, code_hash, attempts FROM driver_login_codes WHERE phone = ? AND used_at IS NULL AND expires_at > ? ORDER BY id DESC LIMIT 1',
+    ),
+    devices: db.prepare<[number], DeviceRow>('SELECT device_token, platform FROM driver_devices WHERE driver_id = ?'),
+    openOffers: db.prepare<[number, string], OfferRow>("SELECT * FROM delivery_offers WHERE order_id = ? AND status = 'pending' AND expires_at > ? ORDER BY id"),
     bound: db.prepare<[number], { id: number; name: string; lat: number | null; lng: number | null; location_updated_at: string | null; on_shift: number; restaurant_id: number | null }>(
       'SELECT id, name, lat, lng, location_updated_at, on_shift, restaurant_id FROM drivers WHERE owner_id = ? ORDER BY id',
     ),
@@ -105,6 +116,14 @@ export function createDriverQueries(db: Db) {
     offer: (id: number) => q.offer.get(id),
     pendingOffers: (driverId: number, now: string) => q.pendingOffers.all(driverId, now),
     storeTitle: (id: number) => q.storeTitle.get(id),
+    /** The driver's latest shift, open or not. */
+    lastShift: (driverId: number) => q.lastShift.get(driverId),
+    /** The newest unused, unexpired SMS login code sent to a phone. */
+    openLoginCode: (phone: string, now: string) => q.loginCode.get(phone, now),
+    /** Push devices registered to a driver. */
+    devices: (driverId: number) => q.devices.all(driverId),
+    /** An order's open (pending, unexpired) offers, oldest first. */
+    openOffers: (orderId: number, now: string) => q.openOffers.all(orderId, now),
     /** Drivers holding an open (pending, unexpired) offer for an order. */
     pendingOfferDrivers: (orderId: number, now: string) =>
       db.prepare<[number, string], number>("SELECT driver_id FROM delivery_offers WHERE order_id = ? AND status = 'pending' AND expires_at > ?").pluck().all(orderId, now) as number[],
@@ -151,6 +170,91 @@ export function createDriverQueries(db: Db) {
   }
 }
 export type DriverQueries = ReturnType<typeof createDriverQueries>
+
+/** Statements prepared once per database: the committer hands every write the same connection. */
+function perDb<T>(make: (db: Db) => T): (db: Db) => T {
+  const made = new WeakMap<Db, T>()
+  return (db) => {
+    let x = made.get(db)
+    if (x === undefined) made.set(db, (x = make(db)))
+    return x
+  }
+}
+
+const writes = perDb((db) => ({
+  insert: db.prepare<[number, number | null, string, string, string, string]>(
+    'INSERT INTO drivers (owner_id, restaurant_id, name, phone, token_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  ),
+  profile: db.prepare<[string, string, number | null, number]>('UPDATE drivers SET name = ?, phone = ?, restaurant_id = ? WHERE id = ?'),
+  rotate: db.prepare<[string, number]>('UPDATE drivers SET token_hash = ? WHERE id = ?'),
+  revokeDevices: db.prepare<[string, number]>('UPDATE driver_tokens SET revoked_at = ? WHERE driver_id = ? AND revoked_at IS NULL'),
+  onShift: db.prepare<[number, number]>('UPDATE drivers SET on_shift = ? WHERE id = ?'),
+  startShift: db.prepare<[number, string]>('INSERT INTO driver_shifts (driver_id, started_at) VALUES (?, ?)'),
+  endShift: db.prepare<[string, number]>('UPDATE driver_shifts SET ended_at = ? WHERE driver_id = ? AND ended_at IS NULL'),
+  // Off shift means no offers (docs/drivers.md "Shifts"): open ones are withdrawn with the shift's end.
+  withdrawOffers: db.prepare<[string, number], { id: number; order_id: number }>(
+    "UPDATE delivery_offers SET status = 'withdrawn', responded_at = ? WHERE driver_id = ? AND status = 'pending' RETURNING id, order_id",
+  ),
+  loginCode: db.prepare<[string, string, string, string]>('INSERT INTO driver_login_codes (phone, code_hash, expires_at, created_at) VALUES (?, ?, ?, ?)'),
+  loginAttempt: db.prepare<[number]>('UPDATE driver_login_codes SET attempts = attempts + 1 WHERE id = ?'),
+  useCode: db.prepare<[string, number]>('UPDATE driver_login_codes SET used_at = ? WHERE id = ?'),
+  deviceToken: db.prepare<[number, string, string | null, string]>('INSERT INTO driver_tokens (driver_id, token_hash, device, created_at) VALUES (?, ?, ?, ?)'),
+  registerDevice: db.prepare<[number, string, string, string, string]>(`INSERT INTO driver_devices (driver_id, device_token, platform, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT(device_token) DO UPDATE SET driver_id = excluded.driver_id, platform = excluded.platform, updated_at = excluded.updated_at`),
+  unregisterDevice: db.prepare<[string, number]>('DELETE FROM driver_devices WHERE device_token = ? AND driver_id = ?'),
+}))
+
+/** A new driver with its owner-issued token (only the hash is stored, api-v1 §2.7); returns its id. */
+export function insertDriver(db: Db, d: { ownerId: number; restaurantId: number | null; name: string; phone: string; tokenHash: string; at: string }): number {
+  return Number(writes(db).insert.run(d.ownerId, d.restaurantId, d.name, d.phone, d.tokenHash, d.at).lastInsertRowid)
+}
+
+export function saveDriverProfile(db: Db, id: number, p: { name: string; phone: string; restaurantId: number | null }): void {
+  writes(db).profile.run(p.name, p.phone, p.restaurantId, id)
+}
+
+/** Replace the owner-issued token and revoke every device token from the SMS login. */
+export function rotateDriverToken(db: Db, id: number, tokenHash: string, at: string): void {
+  const w = writes(db)
+  w.rotate.run(tokenHash, id)
+  w.revokeDevices.run(at, id)
+}
+
+/** Start or end a shift; ending one withdraws the driver's open offers, which are returned. */
+export function setDriverShift(db: Db, id: number, onShift: boolean, at: string): Array<{ id: number; order_id: number }> {
+  const w = writes(db)
+  w.onShift.run(onShift ? 1 : 0, id)
+  if (onShift) { w.startShift.run(id, at); return [] }
+  w.endShift.run(at, id)
+  return w.withdrawOffers.all(at, id)
+}
+
+/** Remember an SMS login code (its digest only) until `expiresAt`. */
+export function insertLoginCode(db: Db, phone: string, codeHash: string, expiresAt: string, at: string): void {
+  writes(db).loginCode.run(phone, codeHash, expiresAt, at)
+}
+
+/** A wrong code counts against the code's attempts. */
+export function countLoginAttempt(db: Db, codeId: number): void {
+  writes(db).loginAttempt.run(codeId)
+}
+
+/** Use a login code up and issue a device token for the chosen driver, in one write. */
+export function redeemLoginCode(db: Db, codeId: number, driverId: number, tokenHash: string, device: string | null, at: string): void {
+  const w = writes(db)
+  w.useCode.run(at, codeId)
+  w.deviceToken.run(driverId, tokenHash, device, at)
+}
+
+/** Register a push device to a driver; a device token already registered moves to this driver. */
+export function registerDriverDevice(db: Db, driverId: number, deviceToken: string, platform: string, at: string): void {
+  writes(db).registerDevice.run(driverId, deviceToken, platform, at, at)
+}
+
+/** False when the device was not registered to this driver. */
+export function unregisterDriverDevice(db: Db, driverId: number, deviceToken: string): boolean {
+  return writes(db).unregisterDevice.run(deviceToken, driverId).changes > 0
+}
 
 const deleteStatements = new WeakMap<Db, import('better-sqlite3').Statement<[number, number]>>()
 
@@ -221,3 +325,51 @@ export function offerView(r: OfferRow, o: OrderRow | undefined, store: { id: num
     created_at: r.created_at,
   }
 }
+
+/** Offer rows to change with an order, in the same transaction. */
+export type OfferWrite =
+  | { id: number; status: OfferStatus }
+  | { withdrawPendingExcept: number | null }
+  | { create: { driverId: number; fee: number; expiresAt: string } }
+
+/** A delivery's fee, proof and note as the order actor keeps them (actors/order-delivery.ts `DeliveryInfo`). */
+export interface DeliverySave {
+  fee: number
+  podAttempts: number
+  podVerifiedAt: string | null
+  photo: { path: string; type: string; bytes: number; at: string } | null
+  note: string | null
+}
+
+/** Statements the order actor shell uses to write the delivery side, inside its transaction. */
+export function deliveryWriter(db: Db) {
+  const upsert = db.prepare(`INSERT INTO deliveries (order_id, driver_fee, pod_attempts, pod_verified_at, photo_path, photo_type, photo_bytes, photo_at, note, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT(order_id) DO UPDATE SET driver_fee = excluded.driver_fee, pod_attempts = excluded.pod_attempts, pod_verified_at = excluded.pod_verified_at,
+      photo_path = excluded.photo_path, photo_type = excluded.photo_type, photo_bytes = excluded.photo_bytes, photo_at = excluded.photo_at,
+      note = excluded.note, updated_at = excluded.updated_at`)
+  const setOffer = db.prepare("UPDATE delivery_offers SET status = ?, responded_at = ? WHERE id = ? AND status = 'pending'")
+  const create = db.prepare<[number, number, number, number, string, string], { id: number; driver_id: number }>(
+    "INSERT INTO delivery_offers (order_id, store_id, driver_id, fee, status, expires_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id, driver_id",
+  )
+  const withdraw = db.prepare<[string, number, number], { id: number; driver_id: number }>(
+    "UPDATE delivery_offers SET status = 'withdrawn', responded_at = ? WHERE order_id = ? AND status = 'pending' AND id != ? RETURNING id, driver_id",
+  )
+  return {
+    save(orderId: number, d: DeliverySave, now: string): void {
+      upsert.run(orderId, d.fee, d.podAttempts, d.podVerifiedAt, d.photo?.path ?? null, d.photo?.type ?? null, d.photo?.bytes ?? null, d.photo?.at ?? null, d.note, now)
+    },
+    /** Apply offer writes; returns the offers created and those withdrawn (their drivers are told). */
+    offers(orderId: number, storeId: number, writes: readonly OfferWrite[], now: string): OfferChanges {
+      const out: OfferChanges = { created: [], withdrawn: [] }
+      for (const w of writes) {
+        if ('id' in w) setOffer.run(w.status, now, w.id)
+        else if ('create' in w) out.created.push(create.get(orderId, storeId, w.create.driverId, w.create.fee, w.create.expiresAt, now)!)
+        else out.withdrawn.push(...withdraw.all(now, orderId, w.withdrawPendingExcept ?? 0))
+      }
+      return out
+    },
+  }
+}
+
+export interface OfferChanges { created: Array<{ id: number; driver_id: number }>; withdrawn: Array<{ id: number; driver_id: number }> }

@@ -97,3 +97,11 @@ export function group(rows: readonly TicketRow[]): KdsTicket[] {
   }
   return out
 }
+
+const prepared = new WeakMap<Db, KdsQueries>()
+/** The queries of a connection, prepared once (operations read through this; the socket keeps its own). */
+export function kdsQueriesOf(db: Db): KdsQueries {
+  let q = prepared.get(db)
+  if (!q) prepared.set(db, (q = createKdsQueries(db)))
+  return q
+}

@@ -1,4 +1,5 @@
 /** Order rows: insert (inside a durable write), the full order view, and paginated lists. */
+import type { Statement } from 'better-sqlite3'
 import type { Db } from './db.ts'
 import { fromCents } from '../domain/money.ts'
 import type { PricedLine } from '../domain/pricing.ts'
@@ -165,6 +166,8 @@ export function createOrderQueries(db: Db, siteUrl: string) {
     countStatus: db.prepare<[number, string], number>('SELECT COUNT(*) FROM orders WHERE store_id = ? AND status = ?').pluck(),
     page: db.prepare<[number, number, number], OrderRow>('SELECT * FROM orders WHERE store_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
     pageStatus: db.prepare<[number, string, number, number], OrderRow>('SELECT * FROM orders WHERE store_id = ? AND status = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+    countCustomer: db.prepare<[number, number], number>('SELECT COUNT(*) FROM orders WHERE customer_id = ? AND store_id = ?').pluck(),
+    pageCustomer: db.prepare<[number, number, number, number], OrderRow>('SELECT * FROM orders WHERE customer_id = ? AND store_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
   }
   const driverOf = (o: OrderRow) => (o.driver_id == null ? null : (q.driver.get(o.driver_id) ?? null))
   const full = (o: OrderRow) => orderView(o, q.lines.all(o.id), driverOf(o), siteUrl)
@@ -181,6 +184,11 @@ export function createOrderQueries(db: Db, siteUrl: string) {
       const rows = status ? q.pageStatus.all(storeId, status, perPage, offset) : q.page.all(storeId, perPage, offset)
       return { total, data: rows.map(full) }
     },
+    /** One customer's orders at one store, newest first (api-v1 §4.5). */
+    customerPage(storeId: number, customerId: number, page: number, perPage: number) {
+      const total = q.countCustomer.get(customerId, storeId) as number
+      return { total, data: q.pageCustomer.all(customerId, storeId, perPage, (page - 1) * perPage).map(full) }
+    },
   }
 }
 export type OrderQueries = ReturnType<typeof createOrderQueries>
@@ -195,4 +203,28 @@ export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, s
     ...l, id: ids.lineIds[i]!, order_id: ids.id, extras: JSON.stringify(l.extras), kds_state: 'queued', kds_timeline: kds,
   }))
   return orderView(row, lines, null, siteUrl)
+}
+
+/** An idempotency key already used (api-v1 §2.4 "Idempotency"): the request's hash and the order it made. */
+export interface IdempotencyRecord { request_hash: string; order_id: number }
+export interface Idempotency { scope: string; key: string; hash: string }
+
+const idemStmts = new WeakMap<Db, { find: Statement<[string, string], IdempotencyRecord>; insert: Statement }>()
+function idem(db: Db) {
+  let s = idemStmts.get(db)
+  if (!s) {
+    idemStmts.set(db, (s = {
+      find: db.prepare<[string, string], IdempotencyRecord>('SELECT request_hash, order_id FROM idempotency_keys WHERE scope = ? AND key = ?'),
+      insert: db.prepare('INSERT INTO idempotency_keys (scope, key, request_hash, order_id, created_at) VALUES (?, ?, ?, ?, ?)'),
+    }))
+  }
+  return s
+}
+
+/** The order a key of `scope` already made, if any. */
+export const findIdempotency = (db: Db, scope: string, key: string): IdempotencyRecord | undefined => idem(db).find.get(scope, key)
+
+/** Remember a key with the order it made; inside the order's own durable write. */
+export function insertIdempotency(db: Db, k: Idempotency, orderId: number, now: string): void {
+  idem(db).insert.run(k.scope, k.key, k.hash, orderId, now)
 }

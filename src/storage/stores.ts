@@ -60,6 +60,7 @@ export function storeSummary(s: StoreRow, siteUrl: string) {
 export function createStoreQueries(db: Db) {
   const q = {
     byId: db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?'),
+    bySlug: db.prepare<[string], StoreRow>('SELECT * FROM stores WHERE slug = ?'),
     ownedBy: db.prepare<[number, number], StoreRow>('SELECT * FROM stores WHERE id = ? AND owner_id = ?'),
     countForOwner: db.prepare<[number], number>('SELECT COUNT(*) FROM stores WHERE owner_id = ?').pluck(),
     pageForOwner: db.prepare<[number, number, number], StoreRow>('SELECT * FROM stores WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?'),
@@ -78,6 +79,8 @@ export function createStoreQueries(db: Db) {
   }
   return {
     byId: (id: number) => q.byId.get(id),
+    /** The store at a public address (`/s/{slug}`). */
+    bySlug: (slug: string) => q.bySlug.get(slug),
     /** Tenancy at lookup (ARCHITECTURE 7): another owner's store is simply not found. */
     ownedBy: (id: number, ownerId: number) => q.ownedBy.get(id, ownerId),
     page(ownerId: number, page: number, perPage: number) {

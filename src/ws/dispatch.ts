@@ -11,18 +11,20 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
 import { ApiError } from '../errors.ts'
-import { grants } from '../domain/capabilities.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
 import { session, subject } from './sessions.ts'
 import { decode } from './codec.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { dispatchDeliveryView, topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { CLOSE, errorFrame } from './frames.ts'
+import { CLOSE, errorFrame, policyVerdict } from './frames.ts'
+import { authorize, resolveScope } from '../auth/policy.ts'
+import type { Access } from '../ops/op.ts'
 
 interface DispatchSocket extends LiveSocket { storeId: number; ownerId: number }
 
 export const DISPATCH_CAPABILITY = 'drivers:read' as const
+const DISPATCH_ACCESS: Access = { owner: DISPATCH_CAPABILITY }
 
 export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
   const hub = rt.hub
@@ -43,21 +45,17 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
     idleTimeout: 120,
     sendPingsAutomatically: true,
     upgrade: authedUpgrade<DispatchSocket>(1, (input) => {
+      // The policy decides, as for every HTTP operation: 401, 403 without the capability, 404 for a
+      // store that is not the owner's (src/auth/policy.ts).
       const p = svc.auth.owner(input)
       if (!p) throw new ApiError('unauthenticated')
-      if (!grants(p.capabilities, DISPATCH_CAPABILITY)) throw new ApiError('forbidden', `This token needs the ${DISPATCH_CAPABILITY} capability.`)
-      const id = input.params[0] ?? ''
-      const store = /^[1-9]\d{0,15}$/.test(id) ? svc.stores.ownedBy(Number(id), p.ownerId) : undefined
-      if (!store) throw new ApiError('not_found', 'The restaurant does not exist.')
-      const storeId = store.id
-      // Re-checked whenever credentials change (src/ws/sessions.ts): the same three refusals, as close codes.
-      const check = (q: Principal) =>
-        q.kind !== 'owner' ? CLOSE.revoked
-        : !grants(q.capabilities, DISPATCH_CAPABILITY) ? CLOSE.forbidden
-        : !svc.stores.ownedBy(storeId, q.ownerId) ? CLOSE.gone
-        : null
+      authorize(p, DISPATCH_ACCESS)
+      const { store } = resolveScope(svc, p, ['store'], { store: input.params[0] ?? undefined })
+      const storeId = store!.id
+      // Re-checked whenever credentials change (src/ws/sessions.ts): the same refusals, as close codes.
+      const check = (q: Principal) => policyVerdict(() => { authorize(q, DISPATCH_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
       return {
-        storeId, ownerId: store.owner_id,
+        storeId, ownerId: store!.owner_id,
         session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null),
       }
     }),

@@ -10,12 +10,17 @@
  * Location frames are coalesced per driver per event-loop turn before they become driver-actor
  * messages (ARCHITECTURE "Numbers"): a flood costs one actor message and one row write per driver
  * per turn, and every superseded frame is acknowledged together with the position that replaced it.
+ * The message is the same `location` message as `PUT /driver/location`, with an acknowledgement
+ * `ticket` instead of an ask's `replyTo`: the actor's reply, sent once the position is durable,
+ * comes back by ticket through the real-time sink (`locationStored`), and the acknowledgements leave
+ * from here — messages carry data, never a callback (ARCHITECTURE 4), and no temporary reply actor
+ * is made per position.
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
-import type { Result } from '../actors/system.ts'
 import type { LocationAck } from '../actors/driver.ts'
+import { fail, type Result } from '../actors/system.ts'
 import { ApiError } from '../errors.ts'
 import { validLatLng } from '../domain/delivery.ts'
 import { nowIso } from '../storage/db.ts'
@@ -34,14 +39,26 @@ type Ws = WebSocket<DriverSocket>
 /** The latest position of one driver this turn, and whom to acknowledge (almost always one socket). */
 interface Pending { lat: number; lng: number; at: number; ws: Ws; seq: number | null; others: Map<Ws, number | null> | null }
 
+/**
+ * How long a position handed to an actor may wait for its reply before its sockets are told it
+ * failed (the same bound as an ask's timeout); only an actor crash or a shutdown leaves one unanswered.
+ */
+const ACK_TIMEOUT_MS = 10_000
+
 /** Latest position per driver, drained once per turn into driver-actor messages. */
 class LocationInbox {
   private pending = new Map<number, Pending>()
   private queued = false
+  /** Positions sent to actors and not yet answered, by acknowledgement ticket (in sending order). */
+  private readonly waiting = new Map<number, Pending & { sentAt: number }>()
+  private nextTicket = 1
+  private lastSweep = 0
   /** Frames received and positions handed to actors (bench and docs read these). */
   readonly stats = { frames: 0, messages: 0 }
 
-  constructor(private readonly svc: Services, private readonly rt: Realtime) {}
+  constructor(private readonly svc: Services, private readonly rt: Realtime) {
+    rt.onLocationStored((_driverId, ticket, r) => this.stored(ticket, r))
+  }
 
   push(ws: Ws, driverId: number, lat: number, lng: number, seq: number | null): void {
     this.stats.frames++
@@ -66,19 +83,42 @@ class LocationInbox {
     else this.rt.hub.send(ws, errorFrame('internal_error', r.error.message, undefined, seq))
   }
 
+  private ackAll(p: Pending, r: Result<LocationAck>): void {
+    this.ack(p.ws, p.seq, r)
+    if (p.others) for (const [ws, seq] of p.others) this.ack(ws, seq, r)
+  }
+
+  /** The driver actor's reply to the `location` message sent with `ticket`. */
+  private stored(ticket: number, r: Result<LocationAck>): void {
+    const p = this.waiting.get(ticket)
+    if (!p) return
+    this.waiting.delete(ticket)
+    this.ackAll(p, r)
+  }
+
   private flush(): void {
     this.queued = false
     const batch = this.pending
     this.pending = new Map()
+    const now = Date.now()
     for (const [driverId, p] of batch) {
       this.stats.messages++
-      this.svc.actors.drivers.tell(driverId, {
-        type: 'location', lat: p.lat, lng: p.lng, at: p.at,
-        ack: (r: Result<LocationAck>) => {
-          this.ack(p.ws, p.seq, r)
-          if (p.others) for (const [ws, seq] of p.others) this.ack(ws, seq, r)
-        },
-      })
+      // The message is data: the reply comes back by ticket through the real-time sink (ARCHITECTURE 4).
+      const ticket = this.nextTicket++
+      this.waiting.set(ticket, { ...p, sentAt: now })
+      this.svc.actors.drivers.tell(driverId, { type: 'location', lat: p.lat, lng: p.lng, at: p.at, ticket })
+    }
+    if (now - this.lastSweep >= ACK_TIMEOUT_MS) this.sweep(now)
+  }
+
+  /** Answer positions whose reply never came (an actor crashed, the server is stopping). */
+  private sweep(now: number): void {
+    this.lastSweep = now
+    for (const [ticket, p] of this.waiting) {
+      // Tickets are in sending order: the first one young enough ends the sweep.
+      if (now - p.sentAt < ACK_TIMEOUT_MS) break
+      this.waiting.delete(ticket)
+      this.ackAll(p, fail(new ApiError('internal_error', 'The position could not be stored.')))
     }
   }
 }

@@ -3,6 +3,7 @@
  * bad frame is answered with an error frame and the socket stays open; it never crashes the
  * server or the connection.
  */
+import { ApiError } from '../errors.ts'
 import type { FieldErrors } from '../errors.ts'
 
 /** `bad_frame` (not JSON/MessagePack, or not an object), `unknown_type`, `validation_failed`, `internal_error`. */
@@ -31,3 +32,18 @@ export const CLOSE = {
 } as const
 
 export interface CloseVerdict { readonly code: number; readonly reason: string }
+
+/**
+ * The policy's answer for an open socket (src/auth/policy.ts), as a close code: null while the
+ * principal may still do what the socket does, else the code matching the refusal an upgrade would
+ * get now (401 → 4001, 403 → 4003, 404 → 4004).
+ */
+export function policyVerdict(check: () => void): CloseVerdict | null {
+  try {
+    check()
+    return null
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err
+    return err.status === 403 ? CLOSE.forbidden : err.status === 404 ? CLOSE.gone : CLOSE.revoked
+  }
+}

@@ -17,6 +17,7 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
+import type { OutboxEvent } from '../storage/outbox.ts'
 import { ApiError } from '../errors.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
@@ -25,7 +26,9 @@ import type { Realtime } from './realtime.ts'
 import type { LiveSocket } from './socket.ts'
 import type { Principal } from '../auth/principals.ts'
 import { decode } from './codec.ts'
-import { CLOSE, errorFrame } from './frames.ts'
+import { CLOSE, errorFrame, policyVerdict } from './frames.ts'
+import { authorize, resolveScope } from '../auth/policy.ts'
+import type { Access } from '../ops/op.ts'
 import type { OrderView } from '../storage/orders.ts'
 import { createKdsQueries, group, kdsItemOfView, type TicketRow } from '../storage/kds.ts'
 import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
@@ -38,11 +41,13 @@ interface KdsSocket extends LiveSocket {
 }
 type Ws = WebSocket<KdsSocket>
 
+/** Who may watch a kitchen screen: the same declaration an operation makes (src/auth/policy.ts). */
+const KDS_ACCESS: Access = { staff: 'kds' }
 const STATION_RE = /^[^\u0000-\u001f]{1,40}$/
 export const kdsTopic = (storeId: number, station: string | null): string =>
   station === null ? `kds/${storeId}/*` : `kds/${storeId}/st/${encodeURIComponent(station)}`
 
-export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): { sink: KdsSink; close(): void } {
+export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): { sink: KdsSink; react: (e: OutboxEvent) => void } {
   const hub = svc.hub
   const kdsq = createKdsQueries(svc.db)
   /** Open screens per store: events of stores without screens cost nothing. */
@@ -92,7 +97,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     return { type: 'ticket', ticket: group(live)[0] }
   }
 
-  const unsubscribe = svc.events.subscribe((e) => {
+  /** The reaction to committed events (wired in src/app.ts): new tickets and status frames. */
+  const react = (e: OutboxEvent): void => {
     const storeId = e.store_id
     const orderId = Number(e.data.order_id)
     if (storeId === null || !Number.isInteger(orderId)) return
@@ -104,7 +110,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       // A closed order brought back (a recall after serving, an override) needs its card again.
       if (KDS_OPEN_ORDER.has(status) && !KDS_OPEN_ORDER.has(previous)) fanOut(storeId, orderId, ticketFrame)
     }
-  })
+  }
 
   const sink: KdsSink = {
     itemsChanged(order, lineIds) {
@@ -153,16 +159,12 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     upgrade: authedUpgrade<KdsSocket>(0, (input) => {
       const p = svc.auth.staff(input)
       if (!p) throw new ApiError('unauthenticated')
-      if (!p.permissions.includes('kds')) throw new ApiError('forbidden', 'This staff token needs the kds permission.')
+      authorize(p, KDS_ACCESS)
       const asked = input.query.station_id
       if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
       const storeId = p.storeId
       // Re-checked whenever credentials change: signed out or removed → 4001, `kds` taken away → 4003.
-      const check = (q: Principal) =>
-        q.kind !== 'staff' ? CLOSE.revoked
-        : !q.permissions.includes('kds') ? CLOSE.forbidden
-        : q.storeId !== storeId ? CLOSE.gone
-        : null
+      const check = (q: Principal) => policyVerdict(() => { authorize(q, KDS_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
       const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]
       return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, session: session('staff', input.bearer!, subjects, check) }
     }),
@@ -191,5 +193,5 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     },
   })))
 
-  return { sink, close: unsubscribe }
+  return { sink, react }
 }

@@ -12,8 +12,11 @@
  */
 import type { WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
+import type { OutboxEvent } from '../storage/outbox.ts'
 import type { CredentialScope, DriverPosition, DriverPresence, RealtimeSink } from '../actors/realtime.ts'
 import type { OrderState } from '../actors/order.ts'
+import type { LocationAck } from '../actors/driver.ts'
+import type { Result } from '../actors/system.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { driverDeliveryView } from '../storage/drivers.ts'
@@ -58,6 +61,8 @@ export class Realtime implements RealtimeSink {
   private readonly driverSockets = new Map<number, Set<WebSocket<LiveSocket>>>()
   private dirty = new Set<number>()
   private flushQueued = false
+  /** Where durable positions are acknowledged: the driver socket's inbox (src/ws/driver.ts). */
+  private locationAcks: ((driverId: number, ticket: number, result: Result<LocationAck>) => void) | null = null
 
   /** The credentials of open authenticated sockets, re-checked when they may have changed. */
   readonly sessions = new SocketSessions()
@@ -65,17 +70,23 @@ export class Realtime implements RealtimeSink {
   constructor(readonly hub: Hub) {}
 
   /**
-   * Called once `svc` is complete: committed events of any order refresh its live views, and the
-   * database is watched for credential changes made by other processes. Returns the stop function.
+   * Called once `svc` is complete: the database is watched for credential changes made by other
+   * processes. Returns the stop function.
    */
   attach(svc: Services): () => void {
     this.svc = svc
-    const stopWatching = this.sessions.start({ auth: svc.auth, db: svc.db, log: svc.log })
-    const unsubscribe = svc.events.subscribe((e) => {
-      const id = e.data.order_id
-      if (e.event.startsWith('order.') && typeof id === 'number') this.touch(id)
-    })
-    return () => { stopWatching(); unsubscribe() }
+    return this.sessions.start({ auth: svc.auth, db: svc.db, log: svc.log })
+  }
+
+  /**
+   * The reaction to committed events (wired in src/app.ts): a new order appears on the live views
+   * (dispatch feed). Every later change of an order reaches them by one road only, the order
+   * actor's `orderChanged` after the change is durable — it also covers changes with no event of
+   * their own (a pickup).
+   */
+  readonly react = (e: OutboxEvent): void => {
+    const id = e.data.order_id
+    if (e.event === 'order.created' && typeof id === 'number') this.touch(id)
   }
 
   // ---- tracking rooms (src/ws/track.ts) ----
@@ -122,7 +133,16 @@ export class Realtime implements RealtimeSink {
     }
   }
 
+  /** The driver socket registers where the replies to its `location` messages go. */
+  onLocationStored(fn: (driverId: number, ticket: number, result: Result<LocationAck>) => void): void {
+    this.locationAcks = fn
+  }
+
   // ---- RealtimeSink ----
+
+  locationStored(driverId: number, ticket: number, result: Result<LocationAck>): void {
+    this.locationAcks?.(driverId, ticket, result)
+  }
 
   credentialsChanged(scope?: CredentialScope): void {
     if (!scope) this.sessions.revalidate()

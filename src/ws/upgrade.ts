@@ -2,9 +2,9 @@
  * Authenticated WebSocket upgrades: copy what uWS gives us synchronously, authenticate, and either
  * upgrade with the socket's user data or refuse with the api-v1 §7 envelope (never a silent drop).
  */
-import { STATUS_CODES } from 'node:http'
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
+import { CORS_HEADERS, newResState, send } from '../net/respond.ts'
 import type { AuthInput } from '../auth/principals.ts'
 import { chooseFormat, type Format } from './codec.ts'
 import type { LiveSocket } from './socket.ts'
@@ -35,15 +35,9 @@ export function decodeSegment(raw: string): string | null {
   }
 }
 
-/** Answer an upgrade request with the §7 envelope instead of upgrading. */
+/** Answer an upgrade request with the §7 envelope instead of upgrading, through the one response writer. */
 export function refuse(res: HttpResponse, e: ApiError, reqId: string): void {
-  res.cork(() => {
-    res.writeStatus(`${e.status} ${STATUS_CODES[e.status] ?? e.code}`)
-      .writeHeader('Content-Type', 'application/json')
-      .writeHeader('X-Request-Id', reqId)
-    for (const [k, v] of Object.entries(e.headers ?? {})) res.writeHeader(k, v)
-    res.end(JSON.stringify(e.toJSON()))
-  })
+  send(res, newResState(), e.status, { ...CORS_HEADERS, 'X-Request-Id': reqId, ...(e.headers ?? {}) }, JSON.stringify(e.toJSON()))
 }
 
 /** What a socket kind's `authorize` returns: its own user data (the shared fields are filled in here). */

@@ -1,13 +1,19 @@
 /**
- * Cheap test fixtures written straight into SQLite (no scrypt, unlike seedDemo): an owner with a
- * token, stores of any type, a small known menu, and row counters for "nothing was written".
+ * The one fixture builder: rows written straight into SQLite (no scrypt for owners, unlike
+ * seedDemo), each table inserted by exactly one function here: owners and their tokens, stores of
+ * any type, menus, drivers, staff, customers and storefront tokens; plus row counters for "nothing
+ * was written". Composites (createAccount here, createFleet in ./delivery.ts) are built from these.
  * Rows written here are picked up by the server at once: auth and store actors read SQLite on
  * first use, so write fixtures before the first request that touches the store.
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import type { Db } from '../../src/storage/db.ts'
 import { nowIso } from '../../src/storage/db.ts'
 import { createOwnerToken } from '../../src/seed.ts'
+import { newToken, sha256Hex } from '../../src/auth/tokens.ts'
+import { hashSecretSync } from '../../src/auth/passwords.ts'
+import { hashPinSync, issueStaffToken, storePinSalt } from '../../src/auth/staff.ts'
+import { issueCustomerToken } from '../../src/auth/customer.ts'
 import type { Test } from 'tap'
 import type { TestServer, Res } from './server.ts'
 
@@ -32,6 +38,9 @@ export interface Account {
 
 const uniq = () => randomBytes(4).toString('hex')
 
+/** A phone number in the 555 range, random enough not to collide within a test server. */
+export const randomPhone = (): string => `+1555${String(randomInt(0, 10_000_000)).padStart(7, '0')}`
+
 export function createOwner(db: Db, name = `Owner ${uniq()}`): number {
   return Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(name, `${uniq()}@test.local`, nowIso()).lastInsertRowid)
 }
@@ -41,35 +50,44 @@ export function tokenFor(db: Db, ownerId: number, caps: string[], expiresAt: str
   return createOwnerToken(db, ownerId, caps, expiresAt, 'test').token
 }
 
-export function createStore(db: Db, ownerId: number, opts: { type?: string; title?: string; createdAt?: string } = {}): { id: number; slug: string } {
+/** A store of `ownerId`; `settings` is the store's settings JSON object (driver_fee, hours, ...). */
+export function createStore(db: Db, ownerId: number, opts: { type?: string; title?: string; createdAt?: string; settings?: Record<string, unknown> } = {}): { id: number; slug: string } {
   const slug = `store-${uniq()}`
   const id = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
-    VALUES (?, ?, ?, 'classic', ?, 'USD', 'Testville', '{}', ?)`)
-    .run(ownerId, opts.title ?? `Store ${slug}`, slug, opts.type ?? 'restaurant', opts.createdAt ?? nowIso()).lastInsertRowid)
+    VALUES (?, ?, ?, 'classic', ?, 'USD', 'Testville', ?, ?)`)
+    .run(ownerId, opts.title ?? `Store ${slug}`, slug, opts.type ?? 'restaurant', JSON.stringify(opts.settings ?? {}), opts.createdAt ?? nowIso()).lastInsertRowid)
   return { id, slug }
+}
+
+/** A menu category; `station` routes its items on the kitchen display (docs/kds.md). */
+export function createCategory(db: Db, storeId: number, name: string, opts: { station?: string | null; position?: number } = {}): number {
+  return Number(db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, ?, ?, ?)')
+    .run(storeId, name, opts.position ?? 0, opts.station ?? null, nowIso()).lastInsertRowid)
+}
+
+/** A menu item; `price` in minor units. */
+export function createItem(db: Db, storeId: number, categoryId: number, name: string, price: number, opts: { soldOut?: boolean } = {}): number {
+  const now = nowIso()
+  return Number(db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, created_at, updated_at)
+    VALUES (?, ?, ?, '', ?, 0, ?, ?, ?)`).run(storeId, categoryId, name, price, opts.soldOut ? 1 : 0, now, now).lastInsertRowid)
 }
 
 export function createMenu(db: Db, storeId: number): FixtureMenu {
   const now = nowIso()
-  const cat = (name: string, station: string | null) =>
-    Number(db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, 0, ?, ?)').run(storeId, name, station, now).lastInsertRowid)
-  const item = (categoryId: number, name: string, price: number, soldOut = false) =>
-    Number(db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, created_at, updated_at)
-      VALUES (?, ?, ?, '', ?, 0, ?, ?, ?)`).run(storeId, categoryId, name, price, soldOut ? 1 : 0, now, now).lastInsertRowid)
   const variant = (itemId: number, name: string, price: number | null) =>
     Number(db.prepare('INSERT INTO item_variants (item_id, name, price, position, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?)').run(itemId, name, price, now, now).lastInsertRowid)
   const extra = (itemId: number, name: string, price: number) =>
     Number(db.prepare('INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, NULL, 0)').run(itemId, name, price).lastInsertRowid)
 
-  const categoryId = cat('Mains', 'grill')
-  const emptyCategoryId = cat('Empty', null)
-  const burger = item(categoryId, 'Burger', 1000)
+  const categoryId = createCategory(db, storeId, 'Mains', { station: 'grill' })
+  const emptyCategoryId = createCategory(db, storeId, 'Empty')
+  const burger = createItem(db, storeId, categoryId, 'Burger', 1000)
   return {
     categoryId,
     emptyCategoryId,
     burger: { id: burger, single: variant(burger, 'Single', null), double: variant(burger, 'Double', 1500), cheese: extra(burger, 'Cheese', 150), bacon: extra(burger, 'Bacon', 200) },
-    fries: item(categoryId, 'Fries', 300),
-    soup: item(categoryId, 'Soup', 500, true),
+    fries: createItem(db, storeId, categoryId, 'Fries', 300),
+    soup: createItem(db, storeId, categoryId, 'Soup', 500, { soldOut: true }),
   }
 }
 
@@ -79,6 +97,54 @@ export function createAccount(db: Db, opts: { type?: string } = {}): Account {
   const token = tokenFor(db, ownerId, ['*'])
   const store = createStore(db, ownerId, opts)
   return { ownerId, token, storeId: store.id, slug: store.slug, menu: createMenu(db, store.id) }
+}
+
+export interface TestDriver { id: number; token: string; phone: string; name: string }
+
+/** A driver of `ownerId` with a ready token; `restaurantId` null for a driver bound to no store. */
+export function createDriver(db: Db, ownerId: number, restaurantId: number | null, opts: { onShift?: boolean; phone?: string } = {}): TestDriver {
+  const token = newToken('driver')
+  const phone = opts.phone ?? randomPhone()
+  const name = `Driver ${uniq()}`
+  const id = Number(db.prepare('INSERT INTO drivers (owner_id, restaurant_id, name, phone, token_hash, on_shift, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    .run(ownerId, restaurantId, name, phone, sha256Hex(token), opts.onShift ? 1 : 0, nowIso()).lastInsertRowid)
+  return { id, token, phone, name }
+}
+
+export interface StaffFixture { id: number; email: string; password: string; pin: string; token: string }
+
+let pinSeq = 100000 + Math.floor(Math.random() * 800000)
+
+/** A staff member with real (slow) password and PIN hashes, plus a ready token for device `fixture`. */
+export function createStaff(db: Db, storeId: number, opts: { role?: string; station?: string | null; permissions?: { grant?: string[]; revoke?: string[] }; pin?: string; password?: string } = {}): StaffFixture {
+  const role = opts.role ?? 'manager'
+  const email = `${role}-${uniq()}@staff.test`
+  const password = opts.password ?? `pw-${uniq()}`
+  const pin = opts.pin ?? String(pinSeq++)
+  const id = Number(db.prepare('INSERT INTO staff (store_id, name, email, role, password_hash, pin_hash, permissions, station, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+    .run(storeId, `Staff ${role}`, email, role, hashSecretSync(password), hashPinSync(pin, storePinSalt(db, storeId)), opts.permissions ? JSON.stringify(opts.permissions) : null, opts.station ?? null, nowIso()).lastInsertRowid)
+  const token = issueStaffToken(db, id, 'fixture', 'password')
+  return { id, email, password, pin, token }
+}
+
+/** A storefront token for a store (default scopes: menu:read and order:write). */
+export function createStorefrontToken(db: Db, storeId: number, scopes: string[] = ['menu:read', 'order:write']): string {
+  const token = newToken('storefront')
+  db.prepare('INSERT INTO storefront_tokens (store_id, token_hash, scopes, created_at) VALUES (?, ?, ?, ?)').run(storeId, sha256Hex(token), JSON.stringify(scopes), nowIso())
+  return token
+}
+
+export interface CustomerFixture { id: number; email: string; password: string; phone: string; token: string }
+
+/** A customer with a password and a token for device `fixture`. */
+export function createCustomer(db: Db, storeId: number, opts: { email?: string; password?: string; phone?: string } = {}): CustomerFixture {
+  const email = opts.email ?? `c-${uniq()}@customer.test`
+  const password = opts.password ?? `pw-${uniq()}`
+  const phone = opts.phone ?? randomPhone()
+  const now = nowIso()
+  const id = Number(db.prepare("INSERT INTO customers (store_id, name, email, phone, password_hash, consents, created_at, updated_at) VALUES (?, 'Cust', ?, ?, ?, '{}', ?, ?)")
+    .run(storeId, email, phone, hashSecretSync(password), now, now).lastInsertRowid)
+  return { id, email, password, phone, token: issueCustomerToken(db, id, 'fixture') }
 }
 
 export interface RowCounts { orders: number; order_lines: number; outbox: number; idempotency_keys: number }

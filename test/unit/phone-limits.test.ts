@@ -1,10 +1,10 @@
 /**
- * The per-phone sliding-window limiter (src/http/phone-limits.ts; docs/customers.md "Limits per
+ * The per-phone sliding-window limiter (src/auth/phone-limits.ts; docs/customers.md "Limits per
  * phone") with a fake clock: never more than `limit` in any window, exact Retry-After, refusals
  * spend nothing, several windows at once, keys independent.
  */
 import t from 'tap'
-import { SlidingWindowLimiter } from '../../src/http/phone-limits.ts'
+import { SlidingWindowLimiter } from '../../src/auth/phone-limits.ts'
 
 const MIN = 60_000
 function clocked() {

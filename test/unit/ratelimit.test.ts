@@ -1,6 +1,6 @@
 /** GCRA rate limiter (api-v1 §8) with a fake clock: exact `remaining`, `Retry-After`, per-key budgets. */
 import t from 'tap'
-import { RateLimiter } from '../../src/http/ratelimit.ts'
+import { RateLimiter } from '../../src/ratelimit.ts'
 
 function clocked(limit: number, periodMs = 60_000) {
   let now = 1_000_000

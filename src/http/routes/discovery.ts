@@ -11,9 +11,13 @@ export function discoveryRoutes(all: () => readonly Route[]) {
       method: 'GET', path: '/', tag: 'Discovery', summary: 'Machine-readable index of the API', auth: 'none',
       response: { type: 'object', required: ['name', 'version', 'base_url', 'groups'] },
       handler: ({ svc }) => {
-        const groups: Record<string, Array<{ method: string; path: string; summary: string; auth: string }>> = {}
+        const groups: Record<string, Array<{ method: string; path: string; summary: string; auth: string; operation?: string }>> = {}
         for (const r of all()) {
-          ;(groups[r.tag] ??= []).push({ method: r.method, path: r.site ? `${svc.config.siteUrl}${r.path}` : fullPath(r).slice('/api/v1'.length) || '/', summary: r.summary, auth: r.auth })
+          // `operation` names the operation (src/ops) a route binds: the same id an MCP tool will bind.
+          ;(groups[r.tag] ??= []).push({
+            method: r.method, path: r.site ? `${svc.config.siteUrl}${r.path}` : fullPath(r).slice('/api/v1'.length) || '/', summary: r.summary, auth: r.auth,
+            ...(r.op ? { operation: r.op.id } : {}),
+          })
         }
         return {
           name: 'Dispatch API',

@@ -14,6 +14,7 @@ import { driverAppRoutes } from './driver-app.ts'
 import { driverAccountRoutes } from './driver-account.ts'
 import { trackPageRoutes } from './track-page.ts'
 import { staffAuthRoutes } from './staff-auth.ts'
+import { pinDeviceRoutes } from './pin-devices.ts'
 import { staffRoutes } from './staff.ts'
 import { staffKdsRoutes } from './staff-kds.ts'
 import { staffPushRoutes } from './staff-push.ts'
@@ -22,6 +23,7 @@ import { couponRoutes } from './coupons.ts'
 import { storefrontRoutes } from './storefront.ts'
 import { customerAuthRoutes } from './customer-auth.ts'
 import { customerBalanceRoutes, customerRoutes } from './customer.ts'
+import { customerOrderRoutes } from './customer-orders.ts'
 import { staffAdminRoutes } from './staff-admin.ts'
 import { storefrontTokenRoutes } from './storefront-tokens.ts'
 import { webhookRoutes } from './webhooks.ts'
@@ -44,6 +46,7 @@ export function allRoutes(): Route[] {
     ...(trackPageRoutes as Route[]),
     // Staff app, kitchen display, storefront, coupons, customer app (issue 5).
     ...(staffAuthRoutes as Route[]),
+    ...(pinDeviceRoutes as Route[]),
     ...(staffRoutes as Route[]),
     ...(staffKdsRoutes as Route[]),
     ...(staffPushRoutes as Route[]),
@@ -52,6 +55,7 @@ export function allRoutes(): Route[] {
     ...(storefrontRoutes as Route[]),
     ...(customerAuthRoutes as Route[]),
     ...(customerRoutes as Route[]),
+    ...(customerOrderRoutes as Route[]),
     ...(customerBalanceRoutes as Route[]),
     ...(staffAdminRoutes as Route[]),
     ...(storefrontTokenRoutes as Route[]),

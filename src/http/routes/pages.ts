@@ -34,7 +34,7 @@ export function pageRoutes(all: () => readonly Route[]) {
       // A browser follows this link: an unknown store gets a page saying so, not the JSON envelope.
       pageErrors: { 404: 'No store has this address: a page saying so.' },
       handler: ({ svc, params }) => {
-        const store = svc.db.prepare<[string], { id: number; title: string; store_type: string; currency: string }>('SELECT id, title, store_type, currency FROM stores WHERE slug = ?').get(params.slug ?? '')
+        const store = svc.stores.bySlug(params.slug ?? '')
         if (!store) return new Reply(404, page('Store not found', '<h1>Store not found</h1><p>No store has this address. Check the link you were given.</p>'), {}, HTML)
         const menu = menuView(svc.stores.menu(store.id), verticalOf(store.store_type), false)
         const money = (n: number) => `${n.toFixed(2)} ${esc(store.currency)}`

@@ -1,10 +1,8 @@
 /** The customer record as the customer app and the owner see it (api-v1 §2.7 "Customer account"). */
 import * as v from 'valibot'
+import type { CustomerRow } from '../storage/customers.ts'
 
-export interface CustomerRow {
-  id: number; store_id: number; name: string | null; email: string | null; phone: string | null; password_hash: string | null
-  birthday: string | null; consents: string; created_at: string; updated_at: string
-}
+export type { CustomerRow }
 
 const isRealDate = (s: string) => {
   const t = Date.parse(`${s}T00:00:00Z`)

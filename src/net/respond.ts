@@ -1,5 +1,6 @@
 /**
- * The only module that writes to a uWS response: guards aborts, corks, status, headers, JSON — and
+ * The only module that writes to a uWS response — HTTP answers and refused WebSocket upgrades alike,
+ * so both carry the same headers: guards aborts, corks, status, headers, JSON — and
  * the guard that keeps anything thrown while answering from reaching uWS (a throw inside a uWS
  * callback ends the process).
  */
@@ -13,6 +14,12 @@ import { ApiError } from '../errors.ts'
 export interface ResState { aborted: boolean; done: boolean; ended: boolean }
 
 export const newResState = (): ResState => ({ aborted: false, done: false, ended: false })
+
+/** Headers on every answer of the API, refused socket upgrades included (browsers read them cross-origin). */
+export const CORS_HEADERS: Readonly<Record<string, string>> = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, Retry-After, Idempotent-Replayed',
+}
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',

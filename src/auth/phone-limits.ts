@@ -4,13 +4,13 @@
  * many addresses or many stores could still text one number without end (cost, SMS pumping,
  * harassment) and guess its codes in parallel; these count per number across all of them.
  *
- * Exact sliding windows, not GCRA (src/http/ratelimit.ts): "3 per 10 minutes" must mean at most 3
+ * Exact sliding windows, not GCRA (src/ratelimit.ts): "3 per 10 minutes" must mean at most 3
  * texts in any 10 minutes, where a token bucket would let a burst and its refill both through.
- * Kept in memory per server, like the other rate limits.
+ * Kept in memory per server, like the other rate limits. Lives under src/auth so sign-in operations
+ * (src/ops) of every front door share one count per phone.
  */
 import { ApiError } from '../errors.ts'
 import type { Services } from '../services.ts'
-import { perServer } from './per-server.ts'
 
 /** At most `limit` events in any `periodMs`. */
 export interface Window { limit: number; periodMs: number }
@@ -59,9 +59,12 @@ export class SlidingWindowLimiter {
  * same whether or not the number has an account.
  */
 export function phoneLimit(windows: readonly Window[]): (svc: Services, phone: string) => void {
-  const limiter = perServer(() => new SlidingWindowLimiter(windows))
+  // One limiter per server (tests run several servers in one process), made on first use.
+  const limiters = new WeakMap<Services, SlidingWindowLimiter>()
   return (svc, phone) => {
-    const wait = limiter(svc).take(phone)
+    let limiter = limiters.get(svc)
+    if (!limiter) limiters.set(svc, (limiter = new SlidingWindowLimiter(windows)))
+    const wait = limiter.take(phone)
     if (wait > 0) throw new ApiError('rate_limited', `Too many attempts for this phone; retry in ${wait} s.`, undefined, { 'Retry-After': String(wait) })
   }
 }

@@ -1,0 +1,55 @@
+/**
+ * The customer app's orders (api-v1 §4.5; docs/customers.md): own history and placing an order.
+ * Identity comes only from the token: no input names a customer, and a body's `customer_id` is
+ * never read.
+ */
+import * as v from 'valibot'
+import { defineOp } from './op.ts'
+import { customerOf } from './scope.ts'
+import { Id, Nullable, OrderInputSchema, PageQuery, PaginatedSchema, pageOf, paginate } from './schemas.ts'
+import { OrderSchema } from './docs-schemas.ts'
+import { placeOrder } from './order-create.ts'
+import { ApiError } from '../errors.ts'
+import { customerAddresses, customers } from '../storage/customers.ts'
+
+const tag = 'Customer app'
+const ORDERS_PER_PAGE = 30
+
+/** Customer orders: the §2.4 input plus `address_id` (a saved address fills `address`). */
+const CustomerOrderBody = v.object({ ...OrderInputSchema.entries, address_id: Nullable(Id) })
+
+export const listCustomerOrders = defineOp({
+  id: 'customer.orders.list', tag, summary: 'Own order history, newest first (30 per page)', access: { customer: true }, scope: [],
+  input: PageQuery, output: PaginatedSchema(OrderSchema),
+  run: (ctx, input) => {
+    const me = customerOf(ctx)
+    const page = pageOf(input)
+    const { data, total } = ctx.svc.orders.customerPage(me.storeId, me.customerId, page, ORDERS_PER_PAGE)
+    return paginate(data, page, ORDERS_PER_PAGE, total)
+  },
+})
+
+export const createCustomerOrder = defineOp({
+  id: 'customer.orders.create', tag, summary: 'Place an order as the signed-in customer (item structure of api-v1 §2.4)',
+  description: 'The customer is the token\'s; name and phone default to the profile; `address_id` fills `address` from a saved address. Returns the order with `track_token`. `Idempotency-Key` or `client_uuid` make retries safe.',
+  access: { customer: true }, scope: [],
+  input: CustomerOrderBody, output: OrderSchema,
+  run: (ctx, body) => {
+    const me = customerOf(ctx)
+    const profile = customers.byId(ctx.svc.db, me.customerId)
+    const { address_id, ...input } = body
+    let address = input.address ?? null
+    if (address_id != null) {
+      const saved = customerAddresses.own(ctx.svc.db, me.customerId, address_id)
+      if (!saved) throw new ApiError('validation_failed', undefined, { address_id: ['No such saved address.'] })
+      address = saved.address
+    }
+    const order = {
+      ...input, address,
+      customer_name: input.customer_name ?? profile?.name ?? null, phone: input.phone ?? profile?.phone ?? null, source: input.source ?? 'customer_app',
+    }
+    return placeOrder(ctx.svc, { storeId: me.storeId, caller: `customer:${me.customerId}`, input: order, customerId: me.customerId, idempotencyKey: ctx.idempotencyKey })
+  },
+})
+
+export const customerOrderOps = [listCustomerOrders, createCustomerOrder]

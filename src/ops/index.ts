@@ -1,0 +1,35 @@
+/**
+ * Every operation of the server, in one list (ARCHITECTURE "The shape" 1): HTTP bindings,
+ * discovery, OpenAPI, the generated tenancy and scope tests, and next the MCP tool lists and
+ * billing iterate it. A family adds its list here.
+ */
+import type { Op } from './op.ts'
+import { deliveryFamilyOps } from './delivery-family.ts'
+import { menuOpsList } from './menu.ts'
+import { orderOps } from './orders.ts'
+import { storeOps } from './stores.ts'
+import { storefrontOps } from './storefront.ts'
+import { customerOrderOps } from './customer-orders.ts'
+import { publicOps } from './public.ts'
+import { accountOps } from './account.ts'
+import { customerOps } from './customers.ts'
+import { couponOps } from './coupons.ts'
+import { storefrontTokenOps } from './storefront-tokens.ts'
+import { staffOps } from './staff.ts'
+import { staffAdminOps } from './staff-admin.ts'
+import { pinDeviceOps } from './pin-devices.ts'
+import { integrationOps } from './integration.ts'
+import { kdsOps } from './kds.ts'
+
+export const ALL_OPS: readonly Op[] = [
+  ...deliveryFamilyOps,
+  ...staffOps, ...staffAdminOps, ...pinDeviceOps, ...integrationOps, ...kdsOps,
+  ...menuOpsList,
+  ...orderOps,
+  ...storeOps,
+  ...storefrontOps,
+  ...customerOrderOps,
+  ...publicOps,
+  ...accountOps,
+  ...customerOps, ...couponOps, ...storefrontTokenOps,
+]

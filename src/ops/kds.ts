@@ -1,0 +1,76 @@
+/**
+ * Kitchen display (api-v1 §3, §4.7; docs/kds.md): the live tickets, and bump and recall of one
+ * item through its order's actor (serialised per order: no lost steps). The kitchen socket
+ * (src/ws/kds.ts) sends the same steps as frames; the screen page stays a plain HTTP route.
+ */
+import * as v from 'valibot'
+import { defineOp, type OpCtx } from './op.ts'
+import { staffOf, storeOf } from './scope.ts'
+import { Id } from './schemas.ts'
+import { notFound } from '../errors.ts'
+import { kdsItemOfView, kdsQueriesOf } from '../storage/kds.ts'
+import { KDS_STATES } from '../domain/order-state.ts'
+import type { OrderView } from '../storage/orders.ts'
+
+const tag = 'Kitchen display'
+const access = { staff: 'kds' } as const
+
+const ItemSchema = {
+  type: 'object', required: ['id', 'order_id', 'name', 'quantity', 'kds_state', 'kds_timeline'],
+  properties: {
+    id: { type: 'integer' }, order_id: { type: 'integer' }, item_id: { type: 'integer' }, name: { type: 'string' }, variation: { type: ['string', 'null'] },
+    quantity: { type: 'integer' }, extras: { type: 'array', items: { type: 'string' } }, note: { type: ['string', 'null'] }, station: { type: ['string', 'null'] },
+    kds_state: { type: 'string', enum: [...KDS_STATES] }, kds_timeline: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+}
+const TicketsSchema = {
+  type: 'object', required: ['station', 'tickets'],
+  properties: {
+    station: { type: ['string', 'null'] },
+    tickets: { type: 'array', items: { type: 'object', required: ['order_id', 'status', 'items'], properties: {
+      order_id: { type: 'integer' }, type: { type: 'string' }, status: { type: 'string' }, table_number: { type: ['string', 'null'] },
+      customer_name: { type: ['string', 'null'] }, note: { type: ['string', 'null'] }, created_at: { type: 'string' }, items: { type: 'array', items: ItemSchema },
+    } } },
+  },
+}
+const StepSchema = { type: 'object', required: ['order_id', 'order_status', 'item'], properties: { order_id: { type: 'integer' }, order_status: { type: 'string' }, item: ItemSchema } }
+
+const Station = v.pipe(v.string(), v.minLength(1), v.maxLength(40))
+
+export const listTickets = defineOp({
+  id: 'kds.tickets.list', tag, summary: 'Live tickets grouped by order (items still queued, preparing or ready)',
+  description: 'Filtered to `station_id`, else the member\'s station, else every station. Only open orders (new, preparing, ready), oldest first.',
+  access, scope: ['store'], input: v.object({ station_id: v.optional(Station) }), output: TicketsSchema,
+  run: (ctx, { station_id }) => {
+    const station = station_id ?? staffOf(ctx).station
+    return { station, tickets: kdsQueriesOf(ctx.svc.db).tickets(storeOf(ctx).id, station) }
+  },
+})
+
+/** Bump or recall one line of the store's orders through its order's actor; another store's line is not found. */
+async function step(ctx: OpCtx, lineId: number, dir: 'bump' | 'recall') {
+  const line = kdsQueriesOf(ctx.svc.db).lineInStore(lineId, storeOf(ctx).id)
+  if (!line) throw notFound('item')
+  const order = await ctx.svc.actors.orders.ask<OrderView>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId, step: dir, replyTo }))
+  const item = order.items.find((l) => l.id === lineId)
+  if (!item) throw notFound('item')
+  return { order_id: order.id, order_status: order.status, item: kdsItemOfView(order.id, item) }
+}
+
+const lineInput = v.object({ item_id: Id })
+
+export const bumpItem = defineOp({
+  id: 'kds.items.bump', tag, summary: 'Advance an item one step: queued → preparing → ready → served',
+  description: 'Re-derives the order\'s kitchen status (docs/kds.md "Status rule") and emits `order.status_changed` when it changes. A served item, or an item of a cancelled or completed order: 422 `invalid_transition`.',
+  access, scope: ['store'], input: lineInput, output: StepSchema,
+  run: (ctx, { item_id }) => step(ctx, item_id, 'bump'),
+})
+
+export const recallItem = defineOp({
+  id: 'kds.items.recall', tag, summary: 'Step an item back one state',
+  description: 'Re-derives the order\'s kitchen status like a bump. A queued item: 422 `invalid_transition`.',
+  access, scope: ['store'], input: lineInput, output: StepSchema,
+  run: (ctx, { item_id }) => step(ctx, item_id, 'recall'),
+})
+
+export const kdsOps = [listTickets, bumpItem, recallItem]

@@ -1,0 +1,50 @@
+/**
+ * The one core of every create-order operation (owner, storefront, customer; api-v1 §2.4): the
+ * order is priced and written by the store actor. Idempotency: the transport's key (HTTP
+ * `Idempotency-Key`), else `client_uuid`; same key + same input replays the original order
+ * (an Outcome marked `replayed`), same key + other input is 422 `idempotency_key_reused`, a retry
+ * while the first is still in flight is 409 `idempotency_in_flight`.
+ */
+import { createHash } from 'node:crypto'
+import { ApiError } from '../errors.ts'
+import { newToken } from '../auth/tokens.ts'
+import type { OrderInput } from '../domain/orders.ts'
+import type { Services } from '../services.ts'
+import type { CreatedOrder } from '../actors/store.ts'
+import type { OrderView } from '../storage/orders.ts'
+import { Outcome } from './op.ts'
+
+export interface OrderRequest {
+  storeId: number
+  /** Who asks (`owner:1`, `customer:9`, …): keys are scoped per caller and store, two callers may pick the same key. */
+  caller: string
+  input: OrderInput
+  customerId?: number | null
+  /** A coupon the store actor redeems on this order (storefront orders). */
+  couponCode?: string | null
+  /** The transport's idempotency key, if any; `client_uuid` is the fallback. */
+  idempotencyKey?: string | undefined
+}
+
+/** Stable JSON (sorted keys) so the same request always hashes the same. */
+function stableJson(x: unknown): string {
+  if (Array.isArray(x)) return `[${x.map(stableJson).join(',')}]`
+  if (x && typeof x === 'object') {
+    return `{${Object.keys(x).sort().map((k) => `${JSON.stringify(k)}:${stableJson((x as Record<string, unknown>)[k])}`).join(',')}}`
+  }
+  return JSON.stringify(x) ?? 'null'
+}
+
+/** Create (or replay) an order through the store actor. */
+export async function placeOrder(svc: Pick<Services, 'actors'>, r: OrderRequest): Promise<Outcome<OrderView>> {
+  const key = r.idempotencyKey ?? r.input.client_uuid ?? null
+  if (key !== null && (key.length === 0 || key.length > 255)) {
+    throw new ApiError('validation_failed', undefined, { 'Idempotency-Key': ['Use a key of 1 to 255 characters.'] })
+  }
+  const idem = key === null ? null : { scope: `${r.caller}/store:${r.storeId}`, key, hash: createHash('sha256').update(stableJson(r.input)).digest('hex') }
+  const created = await svc.actors.stores.ask<CreatedOrder>(r.storeId, (replyTo) => ({
+    type: 'create_order', input: r.input, customerId: r.customerId ?? null, couponCode: r.couponCode ?? null, idem, trackToken: newToken('track'), replyTo,
+  }))
+  return new Outcome(created.order, { replayed: created.replayed })
+}
+

@@ -1,0 +1,90 @@
+/**
+ * Driver positions on disk (docs/realtime.md "Durability"): the driver actor publishes a position
+ * at once and hands the write to this writer, which coalesces and commits positions on its own.
+ */
+import type { Statement } from 'better-sqlite3'
+import type { Db } from './db.ts'
+
+/**
+ * Writes driver positions: one UPDATE per driver per commit, keeping only each driver's latest
+ * position, so a flood of positions costs one row write per driver per commit, not one per frame
+ * (ARCHITECTURE "Numbers": coalesce per driver per tick).
+ *
+ * Positions are ephemeral (each is superseded within seconds), so they get their own commits,
+ * outside the group committer, at `synchronous=NORMAL`: in WAL mode such a commit is in the
+ * operating system's hands once it returns, so an acknowledged position survives a crash or
+ * `kill -9` of the process (test/drivers-crash.test.ts); only a power cut may lose the last
+ * positions, never an order or status change (those stay FULL). That keeps fsync off the event
+ * loop's hot path: committing a stream of positions at FULL stalled the relay (bench/tracking.ts).
+ *
+ * Commits are also spaced: after a commit that took `d` ms the next waits LOCATION_COMMIT_DUTY × d
+ * (at most LOCATION_COMMIT_MAX_GAP_MS), so position writes hold the loop about 1/DUTY of the time
+ * at most: a lone driver is acknowledged within a millisecond or so, a busy fleet in batches.
+ * Watchers are never delayed by this (the actor publishes first); acknowledgements wait for it.
+ */
+type PendingPositions = Map<number, { lat: number; lng: number; at: string; waiters: Array<(err: unknown) => void> }>
+
+export const LOCATION_COMMIT_DUTY = 25
+export const LOCATION_COMMIT_MAX_GAP_MS = 100
+
+export class LocationWriter {
+  private pending: PendingPositions = new Map()
+  private queued = false
+  /** When the next location commit may start (performance.now() ms). */
+  private notBefore = 0
+  private timer: NodeJS.Timeout | null = null
+  private readonly write: (batch: PendingPositions) => void
+  private readonly relaxed: Statement
+  private readonly restore: Statement
+
+  constructor(private readonly db: Db) {
+    const update = db.prepare<[number, number, string, number]>('UPDATE drivers SET lat = ?, lng = ?, location_updated_at = ? WHERE id = ?')
+    this.write = db.transaction((batch: PendingPositions) => { for (const [id, b] of batch) update.run(b.lat, b.lng, b.at, id) })
+    const level = db.pragma('synchronous', { simple: true }) as number
+    this.relaxed = db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`)
+    this.restore = db.prepare(`PRAGMA synchronous = ${level}`)
+  }
+
+  /** Resolves once the position (or a newer one of the same driver) is committed. */
+  persist(driverId: number, lat: number, lng: number, at: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const waiter = (err: unknown) => (err ? reject(err) : resolve())
+      const p = this.pending.get(driverId)
+      if (p) { p.lat = lat; p.lng = lng; p.at = at; p.waiters.push(waiter) }
+      else this.pending.set(driverId, { lat, lng, at, waiters: [waiter] })
+      if (!this.queued) {
+        this.queued = true
+        // At the end of this turn at the earliest: positions of the same turn share the commit.
+        this.timer = setTimeout(() => this.commit(), Math.max(0, this.notBefore - performance.now()))
+      }
+    })
+  }
+
+  /** Commit waiting positions now (shutdown, before the database closes). */
+  flush(): void {
+    if (this.queued) this.commit()
+  }
+
+  private commit(): void {
+    if (this.timer) { clearTimeout(this.timer); this.timer = null }
+    if (this.db.inTransaction) {
+      // Never nest in someone else's transaction (cannot happen from a timer; cheap to guard).
+      this.timer = setTimeout(() => this.commit(), 1)
+      return
+    }
+    const batch = this.pending
+    this.pending = new Map()
+    this.queued = false
+    const started = performance.now()
+    let error: unknown = null
+    try {
+      this.relaxed.run()
+      try { this.write(batch) } finally { this.restore.run() }
+    } catch (err) {
+      error = err
+    }
+    const now = performance.now()
+    this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, LOCATION_COMMIT_DUTY * (now - started))
+    for (const b of batch.values()) for (const w of b.waiters) w(error)
+  }
+}
