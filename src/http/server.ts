@@ -5,8 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js'
-import * as v from 'valibot'
-import { ApiError, type FieldErrors } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
@@ -18,6 +17,7 @@ import { RateLimiter, type RateDecision } from '../ratelimit.ts'
 import { Router } from './router.ts'
 import { Reply, type Route } from './route.ts'
 import { runBound } from './op-pipeline.ts'
+import { validate } from '../ops/validate.ts'
 import { inputSource, type BoundRoute } from './bind.ts'
 
 export const API_PREFIX = '/api/v1'
@@ -215,14 +215,3 @@ function stripAuthQuery(q: Record<string, string>): Record<string, string> {
   return rest
 }
 
-/** valibot → 422 `validation_failed` with `errors` keyed by dot path (api-v1 §7). */
-export function validate<T>(schema: v.GenericSchema<unknown, T>, input: unknown, where: 'query' | 'body'): T {
-  const r = v.safeParse(schema, input === undefined && where === 'body' ? undefined : input)
-  if (r.success) return r.output
-  const errors: FieldErrors = {}
-  for (const issue of r.issues) {
-    const key = v.getDotPath(issue) ?? where
-    ;(errors[key] ??= []).push(issue.message)
-  }
-  throw new ApiError('validation_failed', undefined, errors)
-}

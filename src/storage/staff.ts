@@ -49,15 +49,7 @@ export const pinHashesOfStore = (db: Db, storeId: number, exceptId = 0): Array<{
 export const pinHashTaken = (db: Db, storeId: number, pinHash: string, exceptId: number): boolean =>
   db.prepare('SELECT 1 FROM staff WHERE store_id = ? AND pin_hash = ? AND id != ?').get(storeId, pinHash, exceptId) !== undefined
 
-export interface NewStaff {
-  name: string
-  email: string
-  role: string
-  password_hash: string
-  pin_hash: string | null
-  permissions: string | null
-  station: string | null
-}
+export type NewStaff = Pick<StaffRow, 'name' | 'email' | 'role' | 'password_hash' | 'pin_hash' | 'permissions' | 'station'>
 
 /** Insert a member; a duplicate email of the store throws SQLite's UNIQUE constraint error. */
 export function insertStaff(db: Db, storeId: number, s: NewStaff): number {
