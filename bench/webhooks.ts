@@ -10,143 +10,30 @@
  *   something): throughput and first-attempt latency (event created_at → arrival at the receiver).
  * - half failing/hanging @rate: the same, but N/4 endpoints answer 500 and N/4 never answer (time
  *   out); the latency of the healthy half is compared with the all-healthy run.
+ * - storm-refused / storm-hang / storm-500 (bench/lib/webhook-storm.ts): owner B's order-create
+ *   latency alone, then while owner A's 60 failing endpoints get 300 orders' worth of deliveries,
+ *   in the same server (issue 10 item 6: B's p99 within 1.5× of idle). `--only storm-none` adds
+ *   the control: A's same orders with no endpoints.
  *
  * The receiver verifies a sample of the deliveries with the `standardwebhooks` package. Retries run
  * on a shortened schedule (WEBHOOK_RETRY_SCHEDULE=5,10,15,20) and a 2 s time limit so that failing
  * endpoints retry and time out inside a full-length run (production: 1 min … 1 h and 10 s).
+ * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to the server's node.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type Server as HttpServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Pool } from 'undici'
-import { Webhook } from 'standardwebhooks'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
 import { cpuSeconds, freePort, runNode, startServer, type Server } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
+import { Api, Receiver, VERIFY_EVERY, paced, until, type Behaviour, type Demo } from './lib/webhook-kit.ts'
+import { storm, type StormKind } from './lib/webhook-storm.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const ENDPOINTS = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 20)
 const TIMEOUT_MS = 2000
 const RETRY_SCHEDULE = '5,10,15,20'
-/** Verify one delivery in this many with standardwebhooks (the receiver shares the CPU). */
-const VERIFY_EVERY = 50
-
-type Behaviour = 'ok' | 'fail' | 'hang'
-
-/** The local receiver: per-endpoint behaviour, first-arrival latency per webhook-id, sampled verification. */
-class Receiver {
-  server!: HttpServer
-  port = 0
-  behaviour: Behaviour[] = []
-  secrets: string[] = []
-  private seen = new Set<string>()
-  lat: number[] = []
-  latHealthy: number[] = []
-  ok2xx = 0
-  non2xx = 0
-  arrivals = 0
-  verified = 0
-  badSignatures = 0
-  measuring = false
-  private n = 0
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        const at = Date.now()
-        const ep = Number(req.url!.slice(4)) // /ep/<i>
-        const b = this.behaviour[ep] ?? 'ok'
-        const raw = Buffer.concat(chunks).toString('utf8')
-        const id = req.headers['webhook-id'] as string
-        this.arrivals++
-        if (!this.seen.has(id)) {
-          this.seen.add(id)
-          if (this.measuring) {
-            const created = Date.parse(JSON.parse(raw).created_at as string)
-            this.lat.push(at - created)
-            if (b === 'ok') this.latHealthy.push(at - created)
-          }
-        }
-        if (++this.n % VERIFY_EVERY === 0) {
-          try { new Webhook(this.secrets[ep]!).verify(raw, req.headers as Record<string, string>); this.verified++ } catch { this.badSignatures++ }
-        }
-        if (b === 'hang') return
-        if (b === 'fail') { this.non2xx++; res.writeHead(500).end('down'); return }
-        this.ok2xx++
-        res.writeHead(200).end()
-      })
-    })
-    this.server.keepAliveTimeout = 30_000
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()))
-    this.port = (this.server.address() as { port: number }).port
-  }
-
-  reset(): void {
-    this.lat = []
-    this.latHealthy = []
-    this.ok2xx = 0
-    this.non2xx = 0
-    this.arrivals = 0
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections()
-    return new Promise((r) => this.server.close(() => r()))
-  }
-}
-
-interface Demo { owner: { token: string }; store: { id: number } }
-
-class Api {
-  readonly pool: Pool
-  constructor(url: string, private readonly token: string) {
-    this.pool = new Pool(url, { connections: 32, pipelining: 1 })
-  }
-
-  async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: any }> {
-    const r = await this.pool.request({
-      method, path: `/api/v1${path}`,
-      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await r.body.text()
-    return { status: r.statusCode, json: text ? JSON.parse(text) : null }
-  }
-}
-
-/** Orders at `rate`/s, evenly spaced (a 10 ms tick), for `seconds`; resolves when all are answered. */
-async function paced(api: Api, orderPath: string, body: unknown, rate: number, seconds: number): Promise<{ sent: number; failed: number }> {
-  let sent = 0
-  let failed = 0
-  const inflight = new Set<Promise<void>>()
-  const start = performance.now()
-  const total = Math.round(rate * seconds)
-  while (sent < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate))
-    while (sent < due) {
-      sent++
-      const p = api.call('POST', orderPath, body).then((r) => { if (r.status !== 201) failed++ }, () => { failed++ })
-      inflight.add(p)
-      void p.finally(() => inflight.delete(p))
-    }
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  await Promise.all(inflight)
-  return { sent, failed }
-}
-
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<number> {
-  const start = performance.now()
-  while (!(await cond())) {
-    if (performance.now() - start > ms) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return performance.now() - start
-}
 
 interface Setup { server: Server; api: Api; rcv: Receiver; endpoints: number[]; orderPath: string; orderBody: unknown; dir: string }
 
@@ -155,7 +42,7 @@ async function setup(behaviour: Behaviour[], dbDir: string): Promise<Setup> {
   const dbPath = join(dir, 'bench.db')
   const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, ROOT)).trim().split('\n').pop()!) as Demo
   const port = await freePort()
-  const server = await startServer(['--import', 'tsx', 'src/main.ts'], {
+  const server = await startServer([...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/main.ts'], {
     DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000',
     DEMO_SEED: '0', WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
   }, port, '/healthz', ROOT)
@@ -296,6 +183,16 @@ export const scenario: Scenario = {
         targets.push({ target: 'healthy endpoints\' p99 with half failing/hanging within 1.2x of all-healthy', measured: `${hb.healthyP99.toFixed(1)} ms vs ${base.healthyP99.toFixed(1)} ms (${ratio.toFixed(2)}x)`, met: ratio <= 1.2 })
       }
     }
+    for (const kind of ['refused', 'hang', '500', 'none'] as StormKind[]) {
+      // The control runs only when asked for by name (--only storm-none).
+      if (kind === 'none' ? !opts.only.includes('storm-none') : !want(`storm-${kind}`)) continue
+      const [idle, during] = await storm(kind, opts, { root: ROOT, dbDir, timeoutMs: TIMEOUT_MS, retrySchedule: RETRY_SCHEDULE })
+      rows.push(idle!, during!)
+      targets.push({ target: `storm-${kind}: B's order p99 during A's storm within 1.5x of idle`, measured: `${during!.p99Ms.toFixed(1)} ms vs ${idle!.p99Ms.toFixed(1)} ms (${during!.ratio!.toFixed(2)}x)`, met: during!.ratio! <= 1.5 })
+      // The same per window (median of the windows' p99s): one stall of the shared machine in one window does not decide it.
+      const [mi, md] = [idle!.extra!.medianWindowP99Ms as number, during!.extra!.medianWindowP99Ms as number]
+      targets.push({ target: `storm-${kind}: the same, median of per-window p99s`, measured: `${md.toFixed(1)} ms vs ${mi.toFixed(1)} ms (${(md / mi).toFixed(2)}x)`, met: md / mi <= 1.5 })
+    }
     for (const r of rows) {
       delete (r as { healthyP99?: number }).healthyP99
     }
@@ -303,7 +200,8 @@ export const scenario: Scenario = {
       'the receiver (node:http) and the order load both run in the bench process on the same machine, sharing its CPU cores with the server; srv CPU % is the server process alone (100 = one core)',
       'req/s = deliveries answered 2xx per second (healthy endpoints); p50–max = first-attempt latency, event created_at → arrival at the receiver; non-2xx = 500s answered by failing endpoints; errors = deliveries that failed signature verification',
       `every ${VERIFY_EVERY}th delivery is verified with the standardwebhooks package; retries after ${RETRY_SCHEDULE} s and a ${TIMEOUT_MS} ms time limit so failing endpoints retry and time out within a full-length run`,
-      'orders are sent evenly spaced (10 ms ticks); each order fans out to every endpoint; the @rate rows offer half of --rate deliveries/s; in the half-failing row srv µs/req divides the server CPU (failing attempts included) by the healthy deliveries; --only drain,healthy,half picks rows',
+      'orders are sent evenly spaced (10 ms ticks); each order fans out to every endpoint; the @rate rows offer half of --rate deliveries/s; in the half-failing row srv µs/req divides the server CPU (failing attempts included) by the healthy deliveries; --only drain,healthy,half,storm picks rows',
+      'storm rows: p50–max = owner B\'s order-create round trip measured in the bench process, in 4 idle windows, then 4 storm windows (each --rate-duration/2 s; A\'s 300 orders are spread over the storm windows; the medians of the windows\' p99s are printed too, against the shared machine\'s stalls); vs baseline = B\'s storm p99 / idle p99; A\'s attempts, delivery statuses and endpoint states are in the JSON (extra)',
     ]
     return { name: 'webhooks', rows, notes, targets }
   },

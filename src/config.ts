@@ -18,6 +18,12 @@ const EnvSchema = v.object({
   WEBHOOK_RETRY_SCHEDULE: v.optional(v.string()),
   WEBHOOK_TIMEOUT_MS: v.pipe(int(10_000, 1), v.maxValue(60_000)),
   WEBHOOK_CONCURRENCY: v.pipe(int(8, 1), v.maxValue(256)),
+  WEBHOOK_ACCOUNT_CONCURRENCY: v.pipe(int(64, 1), v.maxValue(4096)),
+  WEBHOOK_GLOBAL_CONCURRENCY: v.pipe(int(256, 1), v.maxValue(65_536)),
+  WEBHOOK_MAX_ENDPOINTS: v.pipe(int(20, 1), v.maxValue(10_000)),
+  WEBHOOK_CIRCUIT_FAILURES: v.pipe(int(5, 1), v.maxValue(1000)),
+  WEBHOOK_CIRCUIT_COOLDOWN_MS: v.pipe(int(60_000, 1), v.maxValue(86_400_000)),
+  WEBHOOK_DISABLE_AFTER_MS: int(3 * 86_400_000, 1),
   GROUP_COMMIT: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
   RATE_LIMIT_PER_MINUTE: int(120, 1),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
@@ -38,6 +44,18 @@ export type Config = Readonly<{
   webhookTimeoutMs: number
   /** Concurrent webhook requests per endpoint. */
   webhookConcurrency: number
+  /** Concurrent webhook requests per account, across its endpoints (docs/webhooks.md "Fairness"). */
+  webhookAccountConcurrency: number
+  /** Concurrent webhook requests of the whole server. */
+  webhookGlobalConcurrency: number
+  /** Webhook endpoints an account may register. */
+  webhookMaxEndpoints: number
+  /** Consecutive failed attempts that open an endpoint's circuit. */
+  webhookCircuitFailures: number
+  /** First wait before an open circuit lets one probe through (doubles per failed probe, up to 16×). */
+  webhookCircuitCooldownMs: number
+  /** Continuous failure (ms since the first failure after the last success) that disables an endpoint. */
+  webhookDisableAfterMs: number
   groupCommit: boolean
   rateLimitPerMinute: number
   bodyLimitBytes: number
@@ -76,6 +94,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetrySchedule: parseSchedule(e.WEBHOOK_RETRY_SCHEDULE),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    webhookAccountConcurrency: e.WEBHOOK_ACCOUNT_CONCURRENCY,
+    webhookGlobalConcurrency: e.WEBHOOK_GLOBAL_CONCURRENCY,
+    webhookMaxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
+    webhookCircuitFailures: e.WEBHOOK_CIRCUIT_FAILURES,
+    webhookCircuitCooldownMs: e.WEBHOOK_CIRCUIT_COOLDOWN_MS,
+    webhookDisableAfterMs: e.WEBHOOK_DISABLE_AFTER_MS,
     groupCommit: e.GROUP_COMMIT,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

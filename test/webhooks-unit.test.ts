@@ -17,6 +17,9 @@ import { HORIZON_MS, initialState, reduceEndpoint, type Effect, type Policy } fr
 import { loadConfig } from '../src/config.ts'
 import type { Outcome } from '../src/webhooks/client.ts'
 
+/** The health columns of an endpoint row that has never failed. */
+const HEALTHY = { consecutive_failures: 0, failing_since: null, circuit_open_until: null, disabled_at: null, disabled_reason: null }
+
 t.test('back-off: the schedule with ±20 % jitter, 5 attempts in total', async (t) => {
   const sched = [60, 300, 900, 3600]
   t.equal(MAX_ATTEMPTS, 5)
@@ -141,9 +144,9 @@ t.test('the delivery queue: due ones first in arrival order, retries by due time
 
 t.test('the endpoint actor transition', async (t) => {
   const policy: Policy = { maxInFlight: 2, window: 4, schedule: [1] }
-  const row = { id: 9, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '' }
+  const row = { id: 9, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '', ...HEALTHY }
   const p = (id: number, dueAt = 0): Pending => ({ id, msgId: `msg_${id}`, event: 'e', body: '{}', attempts: 0, dueAt })
-  const kinds = (fx: Effect[]) => fx.map((e) => (e.kind === 'send' ? `send ${e.delivery.id}` : e.kind === 'arm' ? `arm ${e.at}` : e.kind === 'record' ? `record ${e.deliveryId} ${e.status}` : `refill ${e.limit}`))
+  const kinds = (fx: Effect[]) => fx.map((e) => (e.kind === 'send' ? `send ${e.delivery.id}` : e.kind === 'arm' ? `arm ${e.at}` : e.kind === 'record' ? `record ${e.deliveryId} ${e.status}` : e.kind === 'refill' ? `refill ${e.limit}` : e.kind))
   const fail: Outcome = { ok: false, status: 500, error: null, excerpt: 'x', durationMs: 1 }
   const okOut: Outcome = { ok: true, status: 200, error: null, excerpt: '', durationMs: 1 }
   const rand = () => 0.5
@@ -181,7 +184,7 @@ t.test('the endpoint actor transition', async (t) => {
 
 t.test('the endpoint actor keeps far-off retries in SQLite and reads them back shortly before they are due', async (t) => {
   const policy: Policy = { maxInFlight: 1, window: 4, schedule: [60] }
-  const row = { id: 3, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '' }
+  const row = { id: 3, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '', ...HEALTHY }
   const s = initialState(row)
   const rand = () => 0.5
   const d: Pending = { id: 1, msgId: 'msg_1', event: 'e', body: '{}', attempts: 0, dueAt: 0 }
@@ -198,7 +201,7 @@ t.test('the endpoint actor keeps far-off retries in SQLite and reads them back s
 
 t.test('with its retry queue full, the actor does not re-read SQLite on every message', async (t) => {
   const policy: Policy = { maxInFlight: 1, window: 4, schedule: [1] }
-  const row = { id: 5, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '' }
+  const row = { id: 5, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '', ...HEALTHY }
   const s = initialState(row)
   const rand = () => 0.5
   const p = (id: number): Pending => ({ id, msgId: `msg_${id}`, event: 'e', body: '{}', attempts: 0, dueAt: 0 })
@@ -215,7 +218,7 @@ t.test('with its retry queue full, the actor does not re-read SQLite on every me
 })
 
 t.test('a refill that ran before a result was handled does not bring the settled delivery back', async (t) => {
-  const row = { id: 4, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '' }
+  const row = { id: 4, owner_id: 1, url: 'https://hooks.example/x', events: '["*"]', secret: newSecret(), from_event_id: 0, paused_at: null, created_at: '', ...HEALTHY }
   const policy: Policy = { maxInFlight: 1, window: 2, schedule: [1] }
   const s = initialState(row)
   const rand = () => 0.5

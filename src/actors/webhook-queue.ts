@@ -39,6 +39,15 @@ export class DeliveryQueue {
     while (this.waiting.length && this.waiting[0]!.dueAt <= now) this.ready.push(this.heapPop())
   }
 
+  /** Remove and return the ready deliveries after the oldest `keep` (they go back to storage). */
+  takeReady(keep: number): Pending[] {
+    const start = this.head + keep
+    if (start >= this.ready.length) return []
+    const out = this.ready.slice(start)
+    this.ready.length = start
+    return out
+  }
+
   /** The oldest ready delivery, or undefined. */
   shift(): Pending | undefined {
     if (this.head >= this.ready.length) return undefined

@@ -2,6 +2,7 @@
 import * as v from 'valibot'
 import type { AttemptRow, DeliveryRow, EndpointRow } from '../storage/webhooks.ts'
 import { nowIso } from '../storage/db.ts'
+import { stateName } from '../domain/webhook-circuit.ts'
 
 export const EndpointCreate = v.object({
   url: v.pipe(v.string(), v.trim(), v.minLength(1, 'The url is required.'), v.maxLength(2048)),
@@ -18,8 +19,19 @@ export const DeliveryListQuery = v.object({
   event: v.optional(v.pipe(v.string(), v.maxLength(100))),
 })
 
+/** An endpoint as the API shows it: with its health, so a dashboard can show why nothing arrives (docs/webhooks.md). */
 export function endpointView(r: EndpointRow) {
-  return { id: r.id, url: r.url, events: JSON.parse(r.events) as string[], paused: r.paused_at !== null, paused_at: r.paused_at, created_at: r.created_at }
+  const open = r.circuit_open_until !== null
+  return {
+    id: r.id, url: r.url, events: JSON.parse(r.events) as string[], paused: r.paused_at !== null, paused_at: r.paused_at,
+    state: stateName({ disabled: r.disabled_at !== null, paused: r.paused_at !== null, open }),
+    consecutive_failures: r.consecutive_failures,
+    failing_since: r.failing_since,
+    circuit_open_until: open ? nowIso(r.circuit_open_until!) : null,
+    disabled_at: r.disabled_at,
+    disabled_reason: r.disabled_reason,
+    created_at: r.created_at,
+  }
 }
 
 export function deliveryView(r: DeliveryRow, attempts: AttemptRow[]) {
@@ -46,7 +58,19 @@ const dateTime = { type: 'string', format: 'date-time' }
 const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
 const obj = (properties: Record<string, unknown>) => ({ type: 'object', required: Object.keys(properties), properties })
 
-export const EndpointSchema = obj({ id: int, url: { type: 'string', format: 'uri' }, events: { type: 'array', items: str }, paused: { type: 'boolean' }, paused_at: nullable(dateTime), created_at: dateTime })
+export const EndpointSchema = obj({
+  id: int, url: { type: 'string', format: 'uri' }, events: { type: 'array', items: str }, paused: { type: 'boolean' }, paused_at: nullable(dateTime),
+  state: {
+    type: 'string', enum: ['active', 'paused', 'circuit_open', 'disabled'],
+    description: '`circuit_open`: failing; deliveries wait (pending) and one is tried as a probe after a cool-down. `disabled`: failed continuously for `WEBHOOK_DISABLE_AFTER_MS`; nothing is sent or queued until resumed. Resume re-enables both.',
+  },
+  consecutive_failures: { ...int, description: 'Failed attempts in a row since the last success.' },
+  failing_since: { ...nullable(dateTime), description: 'The first failure after the last success.' },
+  circuit_open_until: { ...nullable(dateTime), description: 'While the circuit is open: when the next probe may go.' },
+  disabled_at: nullable(dateTime),
+  disabled_reason: nullable(str),
+  created_at: dateTime,
+})
 
 export const EndpointWithSecretSchema = {
   ...EndpointSchema,

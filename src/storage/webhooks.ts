@@ -45,6 +45,21 @@ export interface EndpointRow {
   from_event_id: number
   paused_at: string | null
   created_at: string
+  /** Health (008_webhook_health.sql), kept by the endpoint actor's circuit breaker. */
+  consecutive_failures: number
+  failing_since: string | null
+  circuit_open_until: number | null
+  disabled_at: string | null
+  disabled_reason: string | null
+}
+
+/** What the circuit breaker persists about an endpoint (written in batches with the attempt records). */
+export interface EndpointHealth {
+  consecutiveFailures: number
+  failingSince: number | null
+  openUntil: number | null
+  disabledAt: number | null
+  disabledReason: string | null
 }
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed'
@@ -89,10 +104,14 @@ export interface AttemptRecord {
 export const deliveryBody = (msgId: string, event: string, createdAt: string, dataJson: string): string =>
   `{"id":${JSON.stringify(msgId)},"event":${JSON.stringify(event)},"created_at":${JSON.stringify(createdAt)},"data":${dataJson}}`
 
-const pendingOf = (r: Pick<DeliveryRow, 'id' | 'msg_id' | 'event' | 'body' | 'attempts' | 'next_attempt_at'>): Pending =>
+/** The actor's view of a delivery row. */
+export const pendingOf = (r: Pick<DeliveryRow, 'id' | 'msg_id' | 'event' | 'body' | 'attempts' | 'next_attempt_at'>): Pending =>
   ({ id: r.id, msgId: r.msg_id, event: r.event, body: r.body, attempts: r.attempts, dueAt: r.next_attempt_at ?? 0 })
 
 interface OutboxRow { id: number; owner_id: number; event: string; data: string; created_at: string }
+
+/** Outbox rows read per query by the fan-out. */
+const OUTBOX_PAGE = 32
 
 export class WebhookStore {
   private readonly s: Record<string, Statement<unknown[]>>
@@ -104,10 +123,14 @@ export class WebhookStore {
       owned: p('SELECT * FROM webhook_endpoints WHERE id = ? AND owner_id = ?'),
       page: p('SELECT * FROM webhook_endpoints WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?'),
       count: p('SELECT COUNT(*) FROM webhook_endpoints WHERE owner_id = ?').pluck(),
-      byOwner: p('SELECT id, events, from_event_id FROM webhook_endpoints WHERE owner_id = ?'),
+      // A disabled endpoint gets no new deliveries until it is resumed (docs/webhooks.md "Circuit breaker").
+      byOwner: p('SELECT id, events, from_event_id FROM webhook_endpoints WHERE owner_id = ? AND disabled_at IS NULL'),
       insertEndpoint: p('INSERT INTO webhook_endpoints (owner_id, url, events, secret, from_event_id, paused_at, created_at) VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM outbox), NULL, ?)'),
       deleteEndpoint: p('DELETE FROM webhook_endpoints WHERE id = ?'),
-      setPaused: p('UPDATE webhook_endpoints SET paused_at = ? WHERE id = ?'),
+      pause: p('UPDATE webhook_endpoints SET paused_at = ? WHERE id = ?'),
+      // Resume also re-enables: the owner says the receiver works again (docs/webhooks.md).
+      resume: p('UPDATE webhook_endpoints SET paused_at = NULL, consecutive_failures = 0, failing_since = NULL, circuit_open_until = NULL, disabled_at = NULL, disabled_reason = NULL WHERE id = ?'),
+      setHealth: p('UPDATE webhook_endpoints SET consecutive_failures = ?, failing_since = ?, circuit_open_until = ?, disabled_at = ?, disabled_reason = ? WHERE id = ?'),
       pending: p("SELECT id, msg_id, event, body, attempts, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?"),
       nextDueAfter: p("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at > ?").pluck(),
       pendingEndpoints: p("SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE status = 'pending'").pluck(),
@@ -188,6 +211,10 @@ export class WebhookStore {
 
   // ---- writes: call inside committer.write ----
 
+  endpointCount(ownerId: number): number {
+    return this.s.count!.get(ownerId) as number
+  }
+
   insertEndpoint(ownerId: number, url: string, events: string[], secret: string): number {
     return Number(this.s.insertEndpoint!.run(ownerId, url, JSON.stringify(events), secret, nowIso()).lastInsertRowid)
   }
@@ -196,16 +223,23 @@ export class WebhookStore {
     this.s.deleteEndpoint!.run(id)
   }
 
+  /** Pause, or resume — which also closes the circuit and re-enables a disabled endpoint. */
   setPaused(id: number, paused: boolean): void {
-    this.s.setPaused!.run(paused ? nowIso() : null, id)
+    if (paused) this.s.pause!.run(nowIso(), id)
+    else this.s.resume!.run(id)
+  }
+
+  setHealth(id: number, h: EndpointHealth): void {
+    const iso = (ms: number | null) => (ms === null ? null : nowIso(ms))
+    this.s.setHealth!.run(h.consecutiveFailures, iso(h.failingSince), h.openUntil, iso(h.disabledAt), h.disabledReason, id)
   }
 
   /** A new pending delivery, due now; `createdAt` is the event's time (body `created_at`). */
-  insertDelivery(endpointId: number, event: string, createdAt: string, dataJson: string, opts: { eventId?: number | null; requeuedFrom?: number | null; now?: number } = {}): Pending {
+  insertDelivery(endpointId: number, event: string, createdAt: string, dataJson: string, opts: { eventId?: number | null; requeuedFrom?: number | null; now?: number; nowIso?: string } = {}): Pending {
     const now = opts.now ?? Date.now()
     const msgId = newMessageId()
     const body = deliveryBody(msgId, event, createdAt, dataJson)
-    const iso = nowIso(now)
+    const iso = opts.nowIso ?? nowIso(now)
     const id = Number(this.s.insertDelivery!.run(endpointId, msgId, opts.eventId ?? null, event, body, now, opts.requeuedFrom ?? null, iso, iso).lastInsertRowid)
     return { id, msgId, event, body, attempts: 0, dueAt: now }
   }
@@ -219,30 +253,47 @@ export class WebhookStore {
   /**
    * Fan-out step: turn up to `limit` outbox rows after the cursor into delivery rows for every
    * matching endpoint of their owner, and advance the cursor — all in the caller's transaction.
+   * Stops after the event that brings the delivery rows written to `maxRows` (at least one event
+   * is done, whole: the cursor moves over complete events only), so one account's burst of events
+   * × endpoints is spread over several transactions instead of holding up one (docs/webhooks.md).
    */
-  fanout(limit: number, now = Date.now()): { byEndpoint: Map<number, Pending[]>; more: boolean; cursor: number } {
+  fanout(limit: number, maxRows = Number.POSITIVE_INFINITY, now = Date.now()): { byEndpoint: Map<number, Pending[]>; more: boolean; cursor: number } {
     const cursor = this.cursor()
-    const rows = this.s.outboxAfter!.all(cursor, limit) as OutboxRow[]
     const byEndpoint = new Map<number, Pending[]>()
-    if (rows.length === 0) return { byEndpoint, more: false, cursor }
     const endpointsOf = new Map<number, Array<{ id: number; patterns: Set<string>; from: number }>>()
-    for (const e of rows) {
-      let eps = endpointsOf.get(e.owner_id)
-      if (!eps) {
-        eps = (this.s.byOwner!.all(e.owner_id) as Array<{ id: number; events: string; from_event_id: number }>)
-          .map((r) => ({ id: r.id, patterns: new Set(JSON.parse(r.events) as string[]), from: r.from_event_id }))
-        endpointsOf.set(e.owner_id, eps)
+    const iso = nowIso(now)
+    let written = 0
+    let read = 0
+    let last = cursor
+    let more = false
+    // In pages: a slice that stops after a few events must not read (and parse) hundreds.
+    pages: for (;;) {
+      const page = Math.min(OUTBOX_PAGE, limit - read)
+      const rows = this.s.outboxAfter!.all(last, page) as OutboxRow[]
+      for (const e of rows) {
+        if (written >= maxRows) { more = true; break pages }
+        last = e.id
+        read++
+        let eps = endpointsOf.get(e.owner_id)
+        if (!eps) {
+          eps = (this.s.byOwner!.all(e.owner_id) as Array<{ id: number; events: string; from_event_id: number }>)
+            .map((r) => ({ id: r.id, patterns: new Set(JSON.parse(r.events) as string[]), from: r.from_event_id }))
+          endpointsOf.set(e.owner_id, eps)
+        }
+        for (const ep of eps) {
+          if (e.id <= ep.from || !subscribes(ep.patterns, e.event)) continue
+          const p = this.insertDelivery(ep.id, e.event, e.created_at, e.data, { eventId: e.id, now, nowIso: iso })
+          written++
+          let list = byEndpoint.get(ep.id)
+          if (!list) byEndpoint.set(ep.id, (list = []))
+          list.push(p)
+        }
       }
-      for (const ep of eps) {
-        if (e.id <= ep.from || !subscribes(ep.patterns, e.event)) continue
-        const p = this.insertDelivery(ep.id, e.event, e.created_at, e.data, { eventId: e.id, now })
-        let list = byEndpoint.get(ep.id)
-        if (!list) byEndpoint.set(ep.id, (list = []))
-        list.push(p)
-      }
+      if (rows.length < page) break
+      if (read >= limit) { more = true; break }
     }
-    const last = rows[rows.length - 1]!.id
-    this.s.setCursor!.run(last)
-    return { byEndpoint, more: rows.length === limit, cursor: last }
+    if (last !== cursor) this.s.setCursor!.run(last)
+    return { byEndpoint, more, cursor: last }
   }
+
 }

@@ -5,9 +5,13 @@
  * window; those deliveries are still pending in SQLite and are sent again with the same id
  * (at-least-once). `drain()` writes what is buffered inside the caller's transaction, so a read of
  * pending deliveries never sees a delivery as pending after its success was decided.
+ *
+ * Endpoint health (the circuit breaker's counters, 008_webhook_health.sql) rides along the same way,
+ * the latest snapshot per endpoint only: a storm of failures costs one row update per endpoint per
+ * batch, not one per attempt.
  */
 import type { Committer } from '../storage/commit.ts'
-import type { AttemptRecord, WebhookStore } from '../storage/webhooks.ts'
+import type { AttemptRecord, EndpointHealth, WebhookStore } from '../storage/webhooks.ts'
 import type { Logger } from '../log.ts'
 
 const FLUSH_MS = 10
@@ -18,6 +22,8 @@ export class AttemptLog {
   /** Batches handed to the committer and not written yet (`drain` may write them first). */
   private queued = new Set<AttemptRecord[]>()
   private timer: NodeJS.Timeout | null = null
+  /** Latest health snapshot per endpoint, not written yet. */
+  private healthBuf = new Map<number, EndpointHealth>()
 
   constructor(private readonly store: WebhookStore, private readonly committer: Committer, private readonly log: Logger) {
     // Records also ride along in any transaction that happens sooner (orders, fan-out, …).
@@ -30,6 +36,12 @@ export class AttemptLog {
     else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS)
   }
 
+  /** The endpoint's health now; replaces a snapshot of it that was not written yet. */
+  health(endpointId: number, h: EndpointHealth): void {
+    this.healthBuf.set(endpointId, h)
+    this.timer ??= setTimeout(() => this.flush(), FLUSH_MS)
+  }
+
   /** Write every record not written yet, now; call only inside a committer transaction. */
   drain(): void {
     for (const batch of this.queued) this.write(batch)
@@ -37,20 +49,31 @@ export class AttemptLog {
     const rows = this.buffer
     this.buffer = []
     this.write(rows)
+    this.writeHealth()
   }
 
   /** Queue the buffered records as one committer job. */
   flush(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
-    if (this.buffer.length === 0) return
+    if (this.buffer.length === 0 && this.healthBuf.size === 0) return
     const rows = this.buffer
     this.buffer = []
     this.queued.add(rows)
     this.committer.write(() => {
       // Already written by a `drain` that ran earlier in the queue?
       if (this.queued.delete(rows)) this.write(rows)
+      this.writeHealth()
     }).catch((err: unknown) => this.log.error({ err, records: rows.length }, 'webhook attempts not recorded'))
+  }
+
+  private writeHealth(): void {
+    if (this.healthBuf.size === 0) return
+    const all = this.healthBuf
+    this.healthBuf = new Map()
+    for (const [id, h] of all) {
+      try { this.store.setHealth(id, h) } catch (err) { this.log.error({ err, endpoint: id }, 'webhook endpoint health not recorded') }
+    }
   }
 
   private write(rows: AttemptRecord[]): void {

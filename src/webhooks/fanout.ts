@@ -5,13 +5,22 @@
  * so an order and its deliveries commit together, for no extra fsync. After the commit the new
  * rows go to the endpoint actors. Whatever a transaction could not finish (a backlog larger than
  * one batch, outbox rows written by another process, a failed hook) stays after the cursor and is
- * picked up by the next transaction; `kick` starts one when nothing else would.
+ * picked up by the next transaction; `kick` starts one when nothing else would. A transaction writes
+ * at most MAX_ROWS_PER_TX delivery rows; a larger backlog continues in the next ones.
  */
 import type { Committer } from '../storage/commit.ts'
 import type { Pending, WebhookStore } from '../storage/webhooks.ts'
 
 /** Outbox rows per transaction: bounds one batch's work while a backlog drains. */
 const BATCH = 500
+/**
+ * Delivery rows per transaction. A row costs about 10–25 µs (three indexes and a foreign key), and
+ * everyone else's writes in the same transaction wait for the hook: one account's 300 orders × 60
+ * endpoints in one go would hold every tenant's commits for a third of a second. In slices of this
+ * size the backlog costs each transaction a few milliseconds, and other requests are served between
+ * them (issue 10 item 6; docs/webhooks.md "Fairness").
+ */
+export const MAX_ROWS_PER_TX = 100
 /** How often to look for outbox rows written outside this process. */
 const POLL_MS = 2000
 
@@ -27,7 +36,7 @@ export class Fanout {
     private readonly deliver: (endpointId: number, deliveries: Pending[]) => void,
   ) {
     committer.addHook<ReturnType<WebhookStore['fanout']> | null>({
-      inTx: () => (this.closed ? null : this.store.fanout(BATCH)),
+      inTx: () => (this.closed ? null : this.store.fanout(BATCH, MAX_ROWS_PER_TX)),
       committed: (r) => {
         if (!r || this.closed) return
         this.fannedOutTo = Math.max(this.fannedOutTo, r.cursor)

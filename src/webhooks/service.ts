@@ -1,13 +1,13 @@
 /**
- * The webhook feature, assembled: endpoint actors in a registry, their retry timers, the fan-out
- * from the outbox, the delivery client, and the operations the HTTP routes call (create with SSRF
- * checks, delete, ping, pause/resume, re-queue). `start()` resumes every pending delivery after a
+ * The webhook feature, assembled: endpoint actors in a registry, their retry timers, the accounts'
+ * attempt budget, the fan-out from the outbox, the delivery client, and the operations the HTTP
+ * routes call (create with SSRF checks and the per-account cap; delete, ping, pause/resume and
+ * re-queue as messages to the endpoint's actor). `start()` resumes every pending delivery after a
  * restart; `close()` stops new attempts, lets those in flight finish (briefly) and records them.
  */
 import type { Config } from '../config.ts'
 import type { Committer } from '../storage/commit.ts'
 import type { Db } from '../storage/db.ts'
-import { nowIso } from '../storage/db.ts'
 import type { Logger } from '../log.ts'
 import type { EventRouter } from '../actors/event-router.ts'
 import { Registry, type ActorSystem } from '../actors/system.ts'
@@ -18,6 +18,7 @@ import { WebhookStore, type DeliveryRow, type EndpointRow } from '../storage/web
 import { WebhookClient } from './client.ts'
 import { Fanout } from './fanout.ts'
 import { AttemptLog } from './attempt-log.ts'
+import { DeliveryBudget } from './budget.ts'
 import { newSecret } from './signing.ts'
 import { checkUrl, resolvesPublic, systemResolver, type Resolver } from './ssrf.ts'
 
@@ -46,7 +47,10 @@ export function createWebhooks(d: WebhookDeps) {
   const { config, committer, log } = d
   const store = new WebhookStore(d.db)
   const client = new WebhookClient({ timeoutMs: config.webhookTimeoutMs, allowLoopback: config.webhookAllowLoopback, connections: config.webhookConcurrency })
-  const policy: Policy = { maxInFlight: config.webhookConcurrency, window: WINDOW, schedule: config.webhookRetrySchedule }
+  const policy: Policy = {
+    maxInFlight: config.webhookConcurrency, window: WINDOW, schedule: config.webhookRetrySchedule,
+    circuit: { failures: config.webhookCircuitFailures, cooldownMs: config.webhookCircuitCooldownMs, disableAfterMs: config.webhookDisableAfterMs },
+  }
   let phase: 'open' | 'draining' | 'closed' = 'open'
   const inFlight = new Set<Promise<unknown>>()
   /** Results not yet taken by their actor, per endpoint: each list travels in one `sent` message. */
@@ -64,8 +68,23 @@ export function createWebhooks(d: WebhookDeps) {
   }
 
   const attempts = new AttemptLog(store, committer, log)
+  // A permit handed to a waiting endpoint wakes it (docs/webhooks.md "Fairness").
+  const budget = new DeliveryBudget(config.webhookAccountConcurrency, config.webhookGlobalConcurrency, (id) => tell(id, { type: 'wake' }))
   const deps: EndpointDeps = {
     store, committer, client, log, policy, attempts,
+    budget: {
+      available: (id, owner) => budget.available(id, owner),
+      take: (id, owner, n) => budget.take(id, owner, n),
+      wait: (id, owner) => budget.wait(id, owner),
+      forget: (id) => budget.forget(id),
+      release(owner, holdMs) {
+        if (holdMs <= 0 || phase !== 'open') return budget.release(owner)
+        setTimeout(() => budget.release(owner), holdMs).unref()
+      },
+    },
+    dropPool(id) {
+      client.close(id).catch((err: unknown) => log.error({ err, endpoint: id }, 'webhook connection pool not closed'))
+    },
     arm(id, at) {
       const cur = timers.get(id)
       if (cur && cur.at === at && phase === 'open') return
@@ -117,51 +136,52 @@ export function createWebhooks(d: WebhookDeps) {
     return { href: u.url!.href, events: unique }
   }
 
-  async function enqueueNew(endpointId: number, write: () => ReturnType<WebhookStore['insertDelivery']>): Promise<DeliveryRow> {
-    const p = await committer.write(write)
-    tell(endpointId, { type: 'enqueue', deliveries: [p] })
-    return store.delivery(endpointId, p.id)!
-  }
-
   return {
     store,
     registry,
     client,
+    budget,
 
-    /** Register an endpoint; the secret is returned here and never again. */
+    /**
+     * Register an endpoint; the secret is returned here and never again. At most
+     * WEBHOOK_MAX_ENDPOINTS per account, counted in the inserting transaction so concurrent
+     * creates cannot pass it together.
+     */
     async create(ownerId: number, url: string, events: string[]): Promise<{ row: EndpointRow; secret: string }> {
+      const max = config.webhookMaxEndpoints
+      const full = () => new ApiError('quota_exceeded', `This account has the most webhook endpoints it may have (${max}); delete one before adding another.`)
+      if (store.endpointCount(ownerId) >= max) throw full()
       const ok = await validate(url, events)
       const secret = newSecret()
-      const id = await committer.write(() => store.insertEndpoint(ownerId, ok.href, ok.events, secret))
+      const id = await committer.write(() => {
+        if (store.endpointCount(ownerId) >= max) throw full()
+        return store.insertEndpoint(ownerId, ok.href, ok.events, secret)
+      })
       return { row: store.endpoint(id)!, secret }
     },
 
-    /** Delete an endpoint with its deliveries; its actor, timer and connections go too. */
-    async remove(endpoint: EndpointRow): Promise<void> {
-      await committer.write(() => store.deleteEndpoint(endpoint.id))
-      registry.evict(endpoint.id)
-      // Results queued for the stopped actor die with its mailbox; a list left here would swallow
-      // the results of a later endpoint that gets the same id.
-      completions.delete(endpoint.id)
-      deps.arm(endpoint.id, null)
-      await client.close(endpoint.id)
+    // The owner's changes go through the endpoint's actor, in order with everything else it does
+    // (ARCHITECTURE 3): a change queued behind a delete answers 404, never a half-done 500.
+
+    /** Delete an endpoint with its deliveries; its timer, permits and connections go too. */
+    async remove(ownerId: number, endpointId: number): Promise<void> {
+      await registry.ask<null>(endpointId, (replyTo) => ({ type: 'delete', ownerId, replyTo }))
     },
 
     /** The dashboard's test action: a `ping` to this endpoint only. */
-    ping(endpoint: EndpointRow): Promise<DeliveryRow> {
-      const data = JSON.stringify({ endpoint_id: endpoint.id, message: PING_MESSAGE })
-      return enqueueNew(endpoint.id, () => store.insertDelivery(endpoint.id, 'ping', nowIso(), data))
+    ping(ownerId: number, endpointId: number): Promise<DeliveryRow> {
+      const data = JSON.stringify({ endpoint_id: endpointId, message: PING_MESSAGE })
+      return registry.ask<DeliveryRow>(endpointId, (replyTo) => ({ type: 'ping', ownerId, data, replyTo }))
     },
 
-    /** Pause (deliveries queue up, nothing is sent; the secret is kept) or resume. */
-    async setPaused(endpoint: EndpointRow, paused: boolean): Promise<void> {
-      await registry.ask<{ paused: boolean }>(endpoint.id, (replyTo) => ({ type: 'set_paused', paused, replyTo }))
+    /** Pause (deliveries queue up, nothing is sent; the secret is kept) or resume (which also re-enables). */
+    setPaused(ownerId: number, endpointId: number, paused: boolean): Promise<EndpointRow> {
+      return registry.ask<EndpointRow>(endpointId, (replyTo) => ({ type: 'set_paused', ownerId, paused, replyTo }))
     },
 
     /** Send a logged delivery again as a new delivery: same event and data, a fresh `webhook-id`. */
-    requeue(endpoint: EndpointRow, original: DeliveryRow): Promise<DeliveryRow> {
-      const body = JSON.parse(original.body) as { created_at: string; data: unknown }
-      return enqueueNew(endpoint.id, () => store.insertDelivery(endpoint.id, original.event, body.created_at, JSON.stringify(body.data), { requeuedFrom: original.id }))
+    requeue(ownerId: number, endpointId: number, deliveryId: number): Promise<DeliveryRow> {
+      return registry.ask<DeliveryRow>(endpointId, (replyTo) => ({ type: 'requeue', ownerId, deliveryId, replyTo }))
     },
 
     /** Subscribe to committed events, catch up on the outbox, and wake every endpoint with pending work. */

@@ -9,6 +9,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import ipaddr from 'ipaddr.js'
+import type { AllLookup } from './dns-cache.ts'
 
 export type Verdict = { ok: true } | { ok: false; reason: string }
 
@@ -99,11 +100,11 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * connection when any address is not public, and otherwise hands back exactly what it checked.
  * Answers in both shapes Node asks for (`all: true` with autoSelectFamily, single otherwise).
  */
-export function guardedLookup(allowLoopback: boolean, resolve: typeof dnsLookup = dnsLookup) {
+export function guardedLookup(allowLoopback: boolean, resolve: AllLookup = (h, o, cb) => dnsLookup(h, o, cb)) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     resolve(hostname, { ...options, all: true }, (err, addrs) => {
       if (err) return callback(err, [])
-      const list = addrs as LookupAddress[]
+      const list = addrs
       for (const a of list) {
         const v = checkAddress(a.address, allowLoopback)
         if (!v.ok) {

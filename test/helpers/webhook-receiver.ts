@@ -24,6 +24,8 @@ export interface Receiver {
   received: Received[]
   /** Most requests open at once, per path. */
   peakOpen: Map<string, number>
+  /** Most requests open at once, all paths together. */
+  peakOpenAll: number
   /** Decide the answer per request (default 200). */
   respond: (r: Received) => Answer
   /** Wait until `pred` holds for the received list (polling), or throw after `ms`. */
@@ -36,7 +38,7 @@ export interface Receiver {
 export async function startReceiver(): Promise<Receiver> {
   const hanging = new Set<ServerResponse>()
   const rcv: Receiver = {
-    url: '', port: 0, received: [], peakOpen: new Map(),
+    url: '', port: 0, received: [], peakOpen: new Map(), peakOpenAll: 0,
     respond: () => ({ status: 200, body: 'ok' }),
     async until(pred, ms = 5000, what = 'condition') {
       const end = Date.now() + ms
@@ -53,11 +55,13 @@ export async function startReceiver(): Promise<Receiver> {
     }),
   }
   const open = new Map<string, number>()
+  let openAll = 0
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = req.url ?? '/'
     open.set(path, (open.get(path) ?? 0) + 1)
     rcv.peakOpen.set(path, Math.max(rcv.peakOpen.get(path) ?? 0, open.get(path)!))
-    res.on('close', () => open.set(path, open.get(path)! - 1))
+    rcv.peakOpenAll = Math.max(rcv.peakOpenAll, ++openAll)
+    res.on('close', () => { open.set(path, open.get(path)! - 1); openAll-- })
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {

@@ -2,10 +2,11 @@
  * Webhook endpoints (api-v1 §2.7, §4.2, §5 rule 6, §6; docs/webhooks.md): register, list, delete,
  * and the dashboard actions as API routes — test ping, pause/resume, delivery log with attempts,
  * re-queue. Reads need `webhooks:read`, everything else `webhooks:write`. Another owner's endpoint
- * is a 404.
+ * is a 404. Changes are messages to the endpoint's actor and answer with what it wrote, so a change
+ * that loses a race with a delete is a 404, not a read of a row that is gone.
  */
 import { route, Reply } from '../route.ts'
-import { paginate, PaginatedSchema, PageQuery, pageOf } from '../schemas.ts'
+import { paginate, PaginatedSchema, PageQuery, pageOf } from '../../ops/schemas.ts'
 import { notFound } from '../../errors.ts'
 import { registerWebhookDocs } from '../openapi.ts'
 import { webhookOpenApi } from '../../webhooks/docs.ts'
@@ -47,6 +48,7 @@ export const webhookRoutes = [
     capability: 'webhooks:write', body: EndpointCreate, status: 201, response: EndpointWithSecretSchema,
     description: 'Body `{url, events[]}`. `url` must be a public `https` address: no credentials, and a host that is not and does not resolve to a loopback, private, link-local, CGNAT, multicast or otherwise internal address. '
       + '`events` holds event names from the catalog (docs/webhooks.md), `*`, or a family wildcard such as `order.*` or `subscription.*`. Anything else is 422 with `errors`. '
+      + 'An account has at most `WEBHOOK_MAX_ENDPOINTS` (20) endpoints: one more is 422 `quota_exceeded`. '
       + 'The `secret` (`whsec_…`) is shown only in this response.',
     handler: async ({ svc, principal, body }) => {
       const { row, secret } = await svc.webhooks.create(principal.ownerId, body.url, body.events)
@@ -62,7 +64,7 @@ export const webhookRoutes = [
     method: 'DELETE', path: '/webhook-endpoints/{id}', tag, summary: 'Delete a webhook endpoint and its delivery log', auth: 'owner', capability: 'webhooks:write',
     status: 204, description: 'Pending deliveries are dropped; attempts in flight finish but are not retried.',
     handler: async ({ svc, principal, params }) => {
-      await svc.webhooks.remove(ownedEndpoint(svc, principal, params.id))
+      await svc.webhooks.remove(principal.ownerId, ownedEndpoint(svc, principal, params.id).id)
       return new Reply(204, null)
     },
   }),
@@ -72,7 +74,7 @@ export const webhookRoutes = [
     description: 'Queues a `ping` delivery (data `{endpoint_id, message}`) whatever the endpoint\'s event filter, signed like every delivery. The answer is the queued delivery; follow it in the delivery log. A paused endpoint gets it on resume.',
     handler: async ({ svc, principal, params }) => {
       const e = ownedEndpoint(svc, principal, params.id)
-      const d = await svc.webhooks.ping(e)
+      const d = await svc.webhooks.ping(principal.ownerId, e.id)
       return new Reply(201, deliveryView(d, []))
     },
   }),
@@ -82,17 +84,16 @@ export const webhookRoutes = [
     description: 'Nothing is sent while paused; events keep being recorded as pending deliveries and go out, oldest first, on resume. Retry times that pass meanwhile are due at once on resume. Idempotent.',
     handler: async ({ svc, principal, params }) => {
       const e = ownedEndpoint(svc, principal, params.id)
-      await svc.webhooks.setPaused(e, true)
-      return endpointView(svc.webhooks.store.endpoint(e.id)!)
+      return endpointView(await svc.webhooks.setPaused(principal.ownerId, e.id, true))
     },
   }),
   route({
     method: 'POST', path: '/webhook-endpoints/{id}/resume', tag, summary: 'Resume deliveries', auth: 'owner', capability: 'webhooks:write',
-    response: EndpointSchema, description: 'Sends what queued up while paused. Idempotent.',
+    response: EndpointSchema,
+    description: 'Sends what queued up while paused. Also re-enables an endpoint: its circuit closes (`circuit_open` → `active`) and a `disabled` endpoint gets events again; pending deliveries go out at once. Idempotent.',
     handler: async ({ svc, principal, params }) => {
       const e = ownedEndpoint(svc, principal, params.id)
-      await svc.webhooks.setPaused(e, false)
-      return endpointView(svc.webhooks.store.endpoint(e.id)!)
+      return endpointView(await svc.webhooks.setPaused(principal.ownerId, e.id, false))
     },
   }),
   route({
@@ -118,9 +119,9 @@ export const webhookRoutes = [
     description: 'Creates a new delivery of the same event and data (body `created_at` is the event\'s time) with a new `webhook-id`, attempts counted from 1; `requeued_from` names the original, which is left as it was.',
     handler: async ({ svc, principal, params }) => {
       const e = ownedEndpoint(svc, principal, params.id)
-      const original = svc.webhooks.store.delivery(e.id, Number(params.deliveryId))
-      if (!original) throw notFound('delivery')
-      return new Reply(201, deliveryView(await svc.webhooks.requeue(e, original), []))
+      const deliveryId = Number(params.deliveryId)
+      if (!svc.webhooks.store.delivery(e.id, deliveryId)) throw notFound('delivery')
+      return new Reply(201, deliveryView(await svc.webhooks.requeue(principal.ownerId, e.id, deliveryId), []))
     },
   }),
 ]
