@@ -30,7 +30,10 @@ export interface Server {
  * The child's output is kept (last lines) and shown if it dies or never becomes ready.
  */
 export async function startServer(args: string[], env: Record<string, string>, port: number, healthPath = '/healthz', cwd = process.cwd()): Promise<Server> {
-  const proc = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops (node --cpu-prof;
+  // NODE_OPTIONS may not carry it), to see where a scenario's server time goes.
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
+  const proc = spawn(process.execPath, [...prof, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const tail: string[] = []
   const keep = (chunk: Buffer) => {
     tail.push(chunk.toString())

@@ -64,24 +64,30 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       path = req.getUrl()
       const rawQuery = req.getQuery() ?? ''
       const headers: Record<string, string> = {}
+      // Only the framing and Host lines are kept as lines (every repeat counts): checkHead needs no more.
       const lines: Array<[string, string]> = []
-      req.forEach((k, val) => { headers[k] = val; lines.push([k, val]) })
+      req.forEach((k, val) => {
+        headers[k] = val
+        if (k === 'content-length' || k === 'transfer-encoding' || k === 'host') lines.push([k, val])
+      })
       const ip = Buffer.from(res.getRemoteAddressAsText()).toString()
       const incomingId = headers['x-request-id']
       requestId = incomingId && /^[\w.-]{1,64}$/.test(incomingId) ? incomingId : randomUUID()
       baseHeaders['X-Request-Id'] = requestId
-      const logPath = redactPath(path)
+      // Only computed when a line is written: the access log is usually off under load.
+      let logPath: string | undefined
+      const pathForLog = () => (logPath ??= redactPath(path))
 
       const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, opts: SendOptions = {}) => {
         send(res, state, status, { ...baseHeaders, ...extra }, body, { ...opts, headOnly: method === 'HEAD' })
         const ms = Number(process.hrtime.bigint() - started) / 1e6
-        log.info({ reqId: requestId, method, path: logPath, status, ms: Math.round(ms * 100) / 100, ...(opts.close ? { closed: true } : {}) }, 'request')
+        if (log.isLevelEnabled('info')) log.info({ reqId: requestId, method, path: pathForLog(), status, ms: Math.round(ms * 100) / 100, ...(opts.close ? { closed: true } : {}) }, 'request')
       }
       const fail = (err: unknown, opts: SendOptions = {}) => {
         let e: ApiError
         if (err instanceof ApiError) e = err
         else {
-          log.error({ err, reqId: requestId, method, path: logPath }, 'unhandled error')
+          log.error({ err, reqId: requestId, method, path: pathForLog() }, 'unhandled error')
           e = new ApiError('internal_error')
         }
         finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {}, opts)
