@@ -59,7 +59,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const realtime = new Realtime(new Hub(app))
   const locations = new LocationWriter(db)
   const events = new EventRouter(log)
-  const webhooks = createWebhooks({ config, db, committer, log, events, system })
+  const webhooks = createWebhooks({ config, db, committer, log, system })
   const svc: Services = {
     config, db, committer, log,
     events,
@@ -67,6 +67,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     stores: createStoreQueries(db),
     orders: createOrderQueries(db, config.siteUrl),
     drivers: createDriverQueries(db),
+    endpoints: { ownedBy: (id, ownerId) => webhooks.store.ownedEndpoint(id, ownerId) },
     realtime,
     hub: new Hub(app),
     sms: new RecordingSmsProvider(),
@@ -107,6 +108,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   // an actor makes after an order exists reach live views through the sinks on `svc` instead
   // (realtime.orderChanged, kds.itemsChanged), never also through here.
   const reactions: Array<(e: OutboxEvent) => void> = [
+    (e) => webhooks.react(e), // safety net of the in-transaction fan-out (docs/webhooks.md)
     realtime.react, // a new order appears on the dispatch feed
     kds.react, // kitchen screens: new tickets, kitchen status frames
     staffPushAlerts(svc), // push to the devices of members who work orders or the kitchen

@@ -18,6 +18,7 @@ import type { DriverQueries } from './storage/drivers.ts'
 import type { DriverMsg, DriverState } from './actors/driver.ts'
 import type { RealtimeSink } from './actors/realtime.ts'
 import type { Webhooks } from './webhooks/service.ts'
+import type { EndpointRow } from './storage/webhooks.ts'
 
 export interface Services {
   config: Config
@@ -28,6 +29,8 @@ export interface Services {
   stores: StoreQueries
   orders: OrderQueries
   drivers: DriverQueries
+  /** Owners' webhook endpoints, for tenancy (src/auth/policy.ts); everything else goes through `webhooks`. */
+  endpoints: { ownedBy(id: number, ownerId: number): EndpointRow | undefined }
   /** Real-time pub/sub (uWS topics). */
   hub: Hub
   /** What actors tell live sockets (tracking, driver, dispatch); src/ws/realtime.ts. */

@@ -11,12 +11,14 @@ import type { Access, Scope, ScopeIds, ScopeNeed } from '../ops/op.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import type { DriverRow } from '../storage/drivers.ts'
+import type { EndpointRow } from '../storage/webhooks.ts'
 
 /** What resolving a scope reads; narrow so it can be faked in unit tests. */
 export interface ScopeReader {
   stores: { byId(id: number): StoreRow | undefined; ownedBy(id: number, ownerId: number): StoreRow | undefined }
   orders: { rowInStore(orderId: number, storeId: number): OrderRow | undefined; row(orderId: number): OrderRow | undefined }
   drivers: { byId(id: number): DriverRow | undefined; ownedBy(id: number, ownerId: number): DriverRow | undefined }
+  endpoints: { ownedBy(id: number, ownerId: number): EndpointRow | undefined }
 }
 
 /** Ids that leave the server are positive integers; anything else cannot exist (api-v1 §7: 404). */
@@ -99,6 +101,14 @@ function resolveDriver(reader: ScopeReader, principal: Principal | null, raw: st
   return driver
 }
 
+/** Webhook endpoints belong to an owner account (api-v1 §6): anyone else's is a 404. */
+function resolveEndpoint(reader: ScopeReader, principal: Principal | null, raw: string | number | undefined): EndpointRow {
+  const id = parseId(raw)
+  const endpoint = principal?.kind === 'owner' && id ? reader.endpoints.ownedBy(id, principal.ownerId) : undefined
+  if (!endpoint) throw notFound('webhook endpoint')
+  return endpoint
+}
+
 /** Resolve what an operation needs, in order; the first miss is a 404 `not_found`. */
 export function resolveScope(reader: ScopeReader, principal: Principal | null, needs: readonly ScopeNeed[], ids: ScopeIds): Scope {
   const scope: Scope = {}
@@ -107,6 +117,7 @@ export function resolveScope(reader: ScopeReader, principal: Principal | null, n
     else if (need === 'order' && principal?.kind === 'driver') scope.order = resolveDelivery(reader, principal.driverId, ids.order)
     else if (need === 'order') scope.order = resolveOrder(reader, principal, scope.store ?? resolveStore(reader, principal, ids.store), ids.order)
     else if (need === 'driver') scope.driver = resolveDriver(reader, principal, ids.driver)
+    else if (need === 'endpoint') scope.endpoint = resolveEndpoint(reader, principal, ids.endpoint)
   }
   return scope
 }

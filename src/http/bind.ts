@@ -69,7 +69,7 @@ export function bind<I, O>(op: Op<I, O>, b: Binding): Route & BoundRoute {
     ...(part && from === 'query' ? { query: part } : {}),
     ...(part && from === 'body' ? { body: part } : {}),
     ...(op.output ? { response: op.output } : {}),
-    status: op.empty ? 204 : 200,
+    status: op.empty ? 204 : op.created ? 201 : 200,
     ...(b.headers ? { headers: b.headers } : {}),
     handler: () => {
       throw new Error(`${op.id} is bound to ${b.method} ${b.path}: the pipeline runs it, not this handler`)

@@ -26,7 +26,7 @@ export interface BoundRequest {
 }
 
 export interface BoundReply {
-  status: 200 | 204
+  status: 200 | 201 | 204
   body: unknown
   headers: Record<string, string>
 }
@@ -45,5 +45,5 @@ export async function runBound(route: Route & BoundRoute, req: BoundRequest): Pr
   )
   const value = out instanceof Outcome ? out.value : out
   const headers: Record<string, string> = out instanceof Outcome && out.meta.replayed ? { 'Idempotent-Replayed': 'true' } : {}
-  return op.empty ? { status: 204, body: null, headers } : { status: 200, body: value ?? null, headers }
+  return op.empty ? { status: 204, body: null, headers } : { status: op.created ? 201 : 200, body: value ?? null, headers }
 }

@@ -20,6 +20,7 @@ import { staffAdminOps } from './staff-admin.ts'
 import { pinDeviceOps } from './pin-devices.ts'
 import { integrationOps } from './integration.ts'
 import { kdsOps } from './kds.ts'
+import { webhookOps } from './webhooks.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -32,4 +33,5 @@ export const ALL_OPS: readonly Op[] = [
   ...publicOps,
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
+  ...webhookOps,
 ]

@@ -12,6 +12,7 @@ import type { StorefrontScope } from '../auth/storefront.ts'
 import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
+import type { EndpointRow } from '../storage/webhooks.ts'
 import type { DriverRow } from '../storage/drivers.ts'
 
 export type AnySchema = v.GenericSchema<any, any>
@@ -40,13 +41,14 @@ export interface Access {
  * Tenancy resources the policy resolves before the input is validated (ARCHITECTURE "The shape" 2):
  * a store or order the principal does not own is a 404, whatever the body says.
  */
-export type ScopeNeed = 'store' | 'order' | 'driver'
+export type ScopeNeed = 'store' | 'order' | 'driver' | 'endpoint'
 
 /** What the policy resolved, handed to `run`. */
 export interface Scope {
   store?: StoreRow
   order?: OrderRow
   driver?: DriverRow
+  endpoint?: EndpointRow
 }
 
 /** The raw ids a binding found (path parameters, tool arguments), before resolution. */
@@ -86,6 +88,11 @@ export interface Op<I = any, O = any> {
   output?: AnySchema | JsonSchema
   /** True when the operation returns nothing (HTTP answers 204). */
   empty?: boolean
+  /**
+   * True when the operation creates a resource the spec answers 201 for (api-v1 §4: webhook endpoint
+   * creation only); every other create answers 200.
+   */
+  created?: boolean
   run(ctx: OpCtx, input: I): O | Outcome<O> | Promise<O | Outcome<O>>
 }
 

@@ -9,7 +9,7 @@ import type { Config } from '../config.ts'
 import type { Committer } from '../storage/commit.ts'
 import type { Db } from '../storage/db.ts'
 import type { Logger } from '../log.ts'
-import type { EventRouter } from '../actors/event-router.ts'
+import type { OutboxEvent } from '../storage/outbox.ts'
 import { Registry, type ActorSystem } from '../actors/system.ts'
 import { endpointHandler, type Completion, type EndpointDeps, type EndpointMsg, type EndpointState, type Policy } from '../actors/webhook-endpoint.ts'
 import { ApiError, type FieldErrors } from '../errors.ts'
@@ -36,7 +36,6 @@ export interface WebhookDeps {
   db: Db
   committer: Committer
   log: Logger
-  events: EventRouter
   system: ActorSystem
   resolver?: Resolver
 }
@@ -118,7 +117,6 @@ export function createWebhooks(d: WebhookDeps) {
   }
   const registry = new Registry<number, EndpointState | null, EndpointMsg>(d.system, 'webhook', () => null, (id) => endpointHandler(deps, id), log, IDLE_MS)
   const fanout = new Fanout(store, committer, (id, deliveries) => tell(id, { type: 'enqueue', deliveries }))
-  let unsubscribe: () => void = () => {}
 
   /** 422 with `errors` unless `url` and `events` are acceptable (api-v1 §6 registration rules). */
   async function validate(url: string, events: string[]): Promise<{ href: string; events: string[] }> {
@@ -184,10 +182,16 @@ export function createWebhooks(d: WebhookDeps) {
       return registry.ask<DeliveryRow>(endpointId, (replyTo) => ({ type: 'requeue', ownerId, deliveryId, replyTo }))
     },
 
-    /** Subscribe to committed events, catch up on the outbox, and wake every endpoint with pending work. */
+    /**
+     * The reaction to committed events (wired in src/app.ts with the others). The fan-out runs
+     * inside each transaction that writes events; this is its safety net for rows it left behind.
+     */
+    react(e: OutboxEvent): void {
+      if (phase === 'open') fanout.kickIfBehind(e.id)
+    },
+
+    /** Catch up on the outbox and wake every endpoint with pending work. */
     start(): void {
-      // The fan-out runs inside each transaction that writes events; the router is a safety net.
-      unsubscribe = d.events.subscribe((e) => fanout.kickIfBehind(e.id))
       fanout.kick()
       for (const id of store.pendingEndpointIds()) tell(id, { type: 'wake' })
     },
@@ -195,7 +199,6 @@ export function createWebhooks(d: WebhookDeps) {
     async close(): Promise<void> {
       if (phase !== 'open') return
       phase = 'draining'
-      unsubscribe()
       fanout.close()
       for (const t of timers.values()) clearTimeout(t.timer)
       timers.clear()
