@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { openDb } from '../src/storage/db.ts'
 import { createAccount, type Account } from './helpers/fixtures.ts'
-import { spawnServer, type ServerProcess } from './helpers/process.ts'
+import { spawnServer, streamUntilKilled, type ServerProcess } from './helpers/process.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'dispatch-crash-'))
 const dbPath = join(dir, 'crash.db')
@@ -86,21 +86,7 @@ t.test('SIGKILL right after a burst of acknowledged orders loses none of them', 
 
 t.test('SIGKILL in the middle of a burst loses no acknowledged order and tears none', async (t) => {
   const sp = server!
-  let answered = 0
-  let killed: Promise<unknown> | null = null
-  let n = 0
-  const ids: Array<number | null> = []
-  // 64 clients keep sending until their request fails: the kill lands while orders are in flight
-  // however fast the server answers (a fixed-size burst may be all answered before it).
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    for (;;) {
-      const id = await createOne(sp, n++)
-      ids.push(id)
-      if (id === null) return
-      if (++answered === 300) killed = sp.kill('SIGKILL')
-    }
-  }))
-  await Promise.resolve(killed) // assigned inside the clients above, which narrowing cannot see
+  const ids = await streamUntilKilled(sp, (n) => createOne(sp, n), 300)
   const acknowledged = ids.filter((x): x is number => x !== null)
   t.ok(acknowledged.length >= 300, `${acknowledged.length} acknowledged before the kill`)
   t.equal(ids.filter((x) => x === null).length, 64, 'every client was cut off mid-stream by the kill')

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { openDb } from '../src/storage/db.ts'
 import { createAccount } from './helpers/fixtures.ts'
-import { spawnServer, type ServerProcess } from './helpers/process.ts'
+import { spawnServer, streamUntilKilled, type ServerProcess } from './helpers/process.ts'
 import { createEndpoint, sleep, startReceiver, verifyStandard } from './helpers/webhook-receiver.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'dispatch-webhook-crash-'))
@@ -58,21 +58,7 @@ t.test('SIGKILL mid-burst while every delivery fails: events and pending deliver
   server = await spawnServer(env)
   secret = (await createEndpoint(server.base, acct.token, `${rcv.url}/orders`, ['order.created'])).secret
   const sp = server
-  let answered = 0
-  let killed: Promise<unknown> | null = null
-  let n = 0
-  const ids: Array<number | null> = []
-  // 64 clients keep sending until their request fails, so the kill lands while orders are in
-  // flight however fast the server answers (a fixed-size burst may be answered whole before it).
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    for (;;) {
-      const id = await createOne(sp, n++)
-      ids.push(id)
-      if (id === null) return
-      if (++answered === 100) killed = sp.kill('SIGKILL')
-    }
-  }))
-  await Promise.resolve(killed) // assigned inside the clients above, which narrowing cannot see
+  const ids = await streamUntilKilled(sp, (n) => createOne(sp, n), 100)
   const acknowledged = ids.filter((x): x is number => x !== null)
   t.ok(acknowledged.length >= 100, `${acknowledged.length} orders acknowledged before the kill`)
   t.equal(ids.filter((x) => x === null).length, 64, 'every client was cut off mid-stream by the kill')

@@ -55,3 +55,26 @@ export async function spawnServer(env: Record<string, string>, readyTimeoutMs = 
     await new Promise((r) => setTimeout(r, 50))
   }
 }
+
+/**
+ * Kill -9 in the middle of a stream of writes: `clients` loops each send with `send(n)` until one
+ * fails (null); once `killAfter` have been answered the process is killed, so the kill lands while
+ * writes are in flight however fast the server answers (a fixed-size burst may be answered whole
+ * before it). Returns every answer in order of arrival (null for the ones the kill cut off).
+ */
+export async function streamUntilKilled(sp: ServerProcess, send: (n: number) => Promise<number | null>, killAfter: number, clients = 64): Promise<Array<number | null>> {
+  let answered = 0
+  let n = 0
+  let killed: Promise<unknown> = Promise.resolve()
+  const ids: Array<number | null> = []
+  await Promise.all(Array.from({ length: clients }, async () => {
+    for (;;) {
+      const id = await send(n++)
+      ids.push(id)
+      if (id === null) return
+      if (++answered === killAfter) killed = sp.kill('SIGKILL')
+    }
+  }))
+  await killed
+  return ids
+}
