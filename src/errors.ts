@@ -17,6 +17,10 @@ export const ERROR_CATALOG = {
   category_not_empty: { status: 422, message: 'The category still has items; move or delete them first.' },
   invalid_transition: { status: 422, message: 'The requested state change is not allowed.' },
   quota_exceeded: { status: 422, message: 'The account has reached a limit on this kind of resource.' },
+  // Plans and accounts (docs/billing.md): `details` names the limit or feature.
+  plan_limit_reached: { status: 403, message: 'The account\'s plan does not allow more of this kind of resource.' },
+  feature_not_in_plan: { status: 403, message: 'The account\'s plan does not include this feature.' },
+  account_suspended: { status: 403, message: 'This account is suspended.' },
   // Deliveries (docs/drivers.md).
   already_claimed: { status: 409, message: 'Another driver has already taken this delivery.' },
   offer_expired: { status: 409, message: 'The offer has expired.' },
@@ -48,13 +52,19 @@ export class ApiError extends Error {
     message?: string,
     readonly errors?: FieldErrors,
     readonly headers?: Record<string, string>,
+    /** Machine-readable facts about the failure (e.g. which plan limit), sent as `details`. */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message ?? ERROR_CATALOG[code].message)
     this.status = ERROR_CATALOG[code].status
   }
 
-  toJSON(): { message: string; code: ErrorCode; errors?: FieldErrors } {
-    return this.errors ? { message: this.message, code: this.code, errors: this.errors } : { message: this.message, code: this.code }
+  toJSON(): { message: string; code: ErrorCode; errors?: FieldErrors; details?: Record<string, unknown> } {
+    return {
+      message: this.message, code: this.code,
+      ...(this.errors ? { errors: this.errors } : {}),
+      ...(this.details ? { details: this.details } : {}),
+    }
   }
 }
 
