@@ -8,21 +8,30 @@
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'
 import { openDb, nowIso, migrate } from './storage/db.ts'
+import { syncPlatformPlans } from './storage/plans.ts'
 import { seedDemo, createOwnerToken } from './seed.ts'
 import { sha256Hex } from './auth/tokens.ts'
 import { isValidCapability } from './domain/capabilities.ts'
+import { ACCOUNTS_USAGE, accountsCommand } from './cli-accounts.ts'
+import { BILLING_USAGE, billingCommand } from './cli-billing.ts'
+import { RESELLER_OPTIONS, RESELLER_USAGE, runResellerCli } from './cli-reseller.ts'
+import { ApiError } from './errors.ts'
+import { requireQuota } from './storage/entitlements.ts'
 
 const USAGE = `usage:
   dispatch seed --demo [--json]
   dispatch token create --owner ID --scopes LIST [--expires-in DURATION] [--name NAME] [--json]
   dispatch token revoke --token TOKEN [--json]
+${ACCOUNTS_USAGE}
+${BILLING_USAGE}
+${RESELLER_USAGE}
   dispatch migrate [--json]
 
 LIST is comma-separated capabilities: *, read, write, or resource:action
 (resources: restaurants, menu, orders, customers, analytics, drivers, webhooks).
 DURATION is a number with a unit: 30s, 15m, 12h, 7d.`
 
-class CliError extends Error {}
+export class CliError extends Error {}
 
 function parseDuration(s: string): number {
   const m = /^(\d+)\s*([smhd])$/.exec(s.trim())
@@ -38,6 +47,9 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
     options: {
       demo: { type: 'boolean' }, json: { type: 'boolean' }, owner: { type: 'string' }, scopes: { type: 'string' },
       'expires-in': { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      plan: { type: 'string' }, feature: { type: 'string' }, reason: { type: 'string' },
+      amount: { type: 'string' }, at: { type: 'string' }, reference: { type: 'string' },
+      ...RESELLER_OPTIONS,
     },
   })
   const json = Boolean(values.json)
@@ -48,13 +60,16 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
   const config = loadConfig(env)
   if (config.dbPath === ':memory:') throw new CliError('DB_PATH=:memory: has nothing to share with a server: point DB_PATH at a file')
   const db = openDb(config.dbPath)
+  syncPlatformPlans(db)
   try {
     if (cmd === 'migrate') {
       const applied = migrate(db)
       return { code: 0, out: emit({ applied }, applied.length ? `applied migrations ${applied.join(', ')}` : 'database is up to date') }
     }
+    const reseller = runResellerCli(db, cmd, sub, values, (m) => new CliError(m))
+    if (reseller) return reseller
     if (cmd === 'seed') {
-      if (!values.demo) throw new CliError('seed needs --demo')
+      if (!values.demo) throw new CliError('seed needs --demo or --reseller')
       const demo = seedDemo(db, config.siteUrl)
       return { code: 0, out: json ? JSON.stringify(demo) : `Demo account:\n${JSON.stringify(demo, null, 2)}` }
     }
@@ -67,7 +82,8 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
       const bad = scopes.filter((s) => !isValidCapability(s))
       if (bad.length) throw new CliError(`unknown capabilities: ${bad.join(', ')}`)
       const expiresAt = values['expires-in'] ? nowIso(Date.now() + parseDuration(values['expires-in'])) : null
-      const t = createOwnerToken(db, ownerId, scopes, expiresAt, values.name ?? 'cli')
+      // The plan's api_tokens quota, checked in the inserting transaction (docs/billing.md).
+      const t = db.transaction(() => { requireQuota(db, ownerId, 'api_tokens'); return createOwnerToken(db, ownerId, scopes, expiresAt, values.name ?? 'cli') }).immediate()
       return { code: 0, out: emit({ token: t.token, id: t.id, owner_id: ownerId, capabilities: scopes, expires_at: expiresAt }, t.token) }
     }
     if (cmd === 'token' && sub === 'revoke') {
@@ -77,6 +93,10 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
       if (!known) throw new CliError('no such token')
       return { code: 0, out: emit({ revoked: true }, 'token revoked') }
     }
+    const account = accountsCommand(db, cmd, sub, values, emit)
+    if (account) return account
+    const billing = billingCommand(db, config, cmd, sub, values, emit)
+    if (billing) return billing
     throw new CliError(`unknown command: ${positionals.join(' ')}\n${USAGE}`)
   } finally {
     db.close()
@@ -91,7 +111,9 @@ export function main(argv = process.argv.slice(2)): void {
     process.exitCode = code
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err)
-    if (json) process.stdout.write(JSON.stringify({ error: message }) + '\n')
+    // A refusal by a plan or account rule carries its API error code (plan_limit_reached, …).
+    const api = err instanceof ApiError ? { code: err.code, ...(err.details ? { details: err.details } : {}) } : {}
+    if (json) process.stdout.write(JSON.stringify({ error: message, ...api }) + '\n')
     else process.stderr.write(`dispatch: ${message}\n`)
     process.exitCode = err instanceof CliError || (err instanceof Error && /invalid configuration|Unknown option|Unexpected argument/i.test(err.message)) ? 2 : 1
   }

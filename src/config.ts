@@ -1,5 +1,7 @@
 /** Environment parsed once into a frozen configuration object (README "Configuration"). */
 import * as v from 'valibot'
+import { validate as validateCron } from 'node-cron'
+import { isClockSpec } from './billing/clock.ts'
 
 const flag = v.pipe(
   v.optional(v.string(), '0'),
@@ -27,7 +29,18 @@ const EnvSchema = v.object({
   GROUP_COMMIT: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
   RATE_LIMIT_PER_MINUTE: int(120, 1),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
+  /** Calls per minute per client address on the public MCP servers (catalog, dev; docs/mcp.md). */
+  MCP_PUBLIC_RATE_PER_MINUTE: int(60, 1),
+  /** Browser origins (comma-separated, or `*`) allowed to call the MCP servers besides the site's own (docs/mcp.md). */
+  MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   DEMO_SEED: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
+  BILLING_CRON: v.optional(v.string(), '* * * * *'),
+  BILLING_RETRY_DAYS: v.optional(v.string(), '1,3,5'),
+  BILLING_GRACE_DAYS: v.pipe(int(7, 1), v.maxValue(365)),
+  BILLING_TRIAL_REMINDER_DAYS: v.pipe(int(3), v.maxValue(365)),
+  BILLING_EXPIRING_DAYS: v.pipe(int(7), v.maxValue(365)),
+  BILLING_CLOCK: v.optional(v.string()),
+  NODE_ENV: v.optional(v.string()),
 })
 
 export type Config = Readonly<{
@@ -59,7 +72,20 @@ export type Config = Readonly<{
   groupCommit: boolean
   rateLimitPerMinute: number
   bodyLimitBytes: number
+  /** Public MCP servers: calls per minute per address (authenticated ones share the token's API budget). */
+  mcpPublicRatePerMinute: number
+  /** Origins allowed on the MCP addresses besides the site's own (`*` = any); requests without `Origin` always pass. */
+  mcpAllowedOrigins: readonly string[]
   demoSeed: boolean
+  /** node-cron expression of the billing run (docs/billing.md "The billing run"); `off` disables the schedule. */
+  billingCron: string
+  /** Billing timing in days (src/domain/subscription.ts BillingPolicy). */
+  billingRetryDays: readonly number[]
+  billingGraceDays: number
+  billingTrialReminderDays: number
+  billingExpiringDays: number
+  /** Test-only clock of the billing run and subscription actions: ISO time or offset (`+30d`); src/billing/clock.ts. */
+  billingClock: string | null
 }>
 
 export const DEFAULT_RETRY_SCHEDULE = [60, 300, 900, 3600] as const
@@ -73,6 +99,24 @@ function parseSchedule(raw: string | undefined): number[] {
     throw new Error(`WEBHOOK_RETRY_SCHEDULE must be 1 to 4 comma-separated seconds (0..86400) between attempts, got "${raw}"`)
   }
   return parts
+}
+
+/** The BILLING_* variables, checked (docs/billing.md "The billing run"). */
+function billingConfig(e: v.InferOutput<typeof EnvSchema>) {
+  const retry = e.BILLING_RETRY_DAYS.split(',').map((x) => x.trim()).filter(Boolean).map(Number)
+  if (retry.some((n) => !Number.isInteger(n) || n < 1 || n > 365) || retry.some((n, i) => i > 0 && n <= retry[i - 1]!)) {
+    throw new Error(`invalid configuration: BILLING_RETRY_DAYS must be increasing whole days (1..365), comma-separated, got "${e.BILLING_RETRY_DAYS}"`)
+  }
+  const cron = e.BILLING_CRON.trim()
+  if (cron !== 'off' && !validateCron(cron)) throw new Error(`invalid configuration: BILLING_CRON is not a cron expression: "${cron}"`)
+  const clock = e.BILLING_CLOCK?.trim() || null
+  // Time travel is for tests only: a production server must bill on the real clock.
+  if (clock !== null && e.NODE_ENV !== 'test') throw new Error('invalid configuration: BILLING_CLOCK is honoured only with NODE_ENV=test')
+  if (clock !== null && !isClockSpec(clock)) throw new Error(`invalid configuration: BILLING_CLOCK must be an ISO time or an offset like +30d, -2h, got "${clock}"`)
+  return {
+    billingCron: cron, billingRetryDays: retry, billingGraceDays: e.BILLING_GRACE_DAYS,
+    billingTrialReminderDays: e.BILLING_TRIAL_REMINDER_DAYS, billingExpiringDays: e.BILLING_EXPIRING_DAYS, billingClock: clock,
+  }
 }
 
 /** Parse `env` (defaults to process.env); `overrides` win, which is how tests configure a server. */
@@ -103,7 +147,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     groupCommit: e.GROUP_COMMIT,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    mcpPublicRatePerMinute: e.MCP_PUBLIC_RATE_PER_MINUTE,
+    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
     demoSeed: e.DEMO_SEED,
+    ...billingConfig(e),
     ...overrides,
     siteUrl,
     baseUrl: `${siteUrl}/api/v1`,

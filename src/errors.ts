@@ -17,10 +17,12 @@ export const ERROR_CATALOG = {
   category_not_empty: { status: 422, message: 'The category still has items; move or delete them first.' },
   invalid_transition: { status: 422, message: 'The requested state change is not allowed.' },
   quota_exceeded: { status: 422, message: 'The account has reached a limit on this kind of resource.' },
+  store_closed: { status: 422, message: 'The store is closed or not taking orders now.' },
   // Plans and accounts (docs/billing.md): `details` names the limit or feature.
   plan_limit_reached: { status: 403, message: 'The account\'s plan does not allow more of this kind of resource.' },
   feature_not_in_plan: { status: 403, message: 'The account\'s plan does not include this feature.' },
   account_suspended: { status: 403, message: 'This account is suspended.' },
+  insufficient_funds: { status: 402, message: 'The wallet cannot pay for this; top it up first.' },
   // Deliveries (docs/drivers.md).
   already_claimed: { status: 409, message: 'Another driver has already taken this delivery.' },
   offer_expired: { status: 409, message: 'The offer has expired.' },

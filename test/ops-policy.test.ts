@@ -13,6 +13,7 @@ import { createCustomer, createStaff, createStorefrontToken } from './helpers/pe
 import { label, liveRoutes, paramsOf, urlOf, type Route } from './helpers/routes.ts'
 import { ALL_OPS } from '../src/ops/index.ts'
 import { nowIso } from '../src/storage/db.ts'
+import { grantReseller, insertAccount } from '../src/storage/reseller.ts'
 import { RESOURCES } from '../src/domain/capabilities.ts'
 import { STAFF_PERMISSIONS } from '../src/domain/permissions.ts'
 
@@ -42,6 +43,12 @@ const aCoupon = await viaApi('POST', `/restaurants/${a.storeId}/coupons`, { code
 const aGiftCard = await viaApi('POST', `/restaurants/${a.storeId}/gift-cards`, { amount: 10 }).catch(() => null)
 const aDevice = await viaApi('POST', `/restaurants/${a.storeId}/pin-devices`, { name: 'Till' }).catch(() => null)
 const aEndpoint = await viaApi('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['*'] }).catch(() => null)
+// The reseller area (api-v1 §4.8) is for reseller accounts: A and B are both resellers, A manages an
+// account (with its subscription), so B reaching A's customer is the 404 case.
+grantReseller(db, a.ownerId)
+grantReseller(db, b.ownerId)
+const aManaged = insertAccount(db, { name: 'Managed', email: 'managed@test.local', resellerId: a.ownerId })
+const aManagedSub = db.prepare('SELECT id FROM subscriptions WHERE owner_id = ?').pluck().get(aManaged) as number
 
 /** A's ids by path parameter; `{id}` depends on the family of the path. */
 function fixtureIds(r: Route): Record<string, number> | string {
@@ -55,6 +62,8 @@ function fixtureIds(r: Route): Record<string, number> | string {
   if (r.path.startsWith('/restaurants/{id}')) ids.id = a.storeId
   else if (r.path.startsWith('/drivers/{id}')) ids.id = aDriver
   else if (r.path.startsWith('/webhook-endpoints/{id}')) ids.id = aEndpoint?.id
+  else if (r.path.startsWith('/reseller/customers/{id}')) ids.id = aManaged
+  else if (r.path.startsWith('/reseller/subscriptions/{id}')) ids.id = aManagedSub
   const missing = paramsOf(r.path).filter((p) => ids[p] === undefined)
   if (missing.length) return `no fixture id for {${missing.join('}, {')}}`
   return ids as Record<string, number>
@@ -62,7 +71,7 @@ function fixtureIds(r: Route): Record<string, number> | string {
 
 /** Rows an owner's writes could touch: any change is a tenancy leak. */
 function snapshot(): string {
-  const tables = ['menu_categories', 'menu_items', 'item_variants', 'item_extras', 'orders', 'order_lines', 'outbox', 'drivers', 'staff', 'customers', 'storefront_tokens']
+  const tables = ['menu_categories', 'menu_items', 'item_variants', 'item_extras', 'orders', 'order_lines', 'outbox', 'drivers', 'staff', 'customers', 'storefront_tokens', 'owners', 'subscriptions', 'wallet_entries']
   return tables.map((tb) => JSON.stringify(db.prepare(`SELECT * FROM ${tb} ORDER BY id`).all())).join('\n')
 }
 

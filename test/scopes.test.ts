@@ -8,11 +8,14 @@ import { startServer, request } from './helpers/server.ts'
 import { createAccount, envelopeProblem, postOrder, tokenFor } from './helpers/fixtures.ts'
 import { label, ownerRoutes, urlOf, type Route } from './helpers/routes.ts'
 import { RESOURCES } from '../src/domain/capabilities.ts'
+import { grantReseller } from '../src/storage/reseller.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
 const db = s.app.svc.db
 const acct = createAccount(db)
+// A reseller too, so the reseller area's routes (api-v1 §4.8) are in the matrix: the role only opens them.
+grantReseller(db, acct.ownerId)
 const order = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] })
 t.equal(order.status, 200)
 

@@ -13,6 +13,9 @@ import { assign, createFleet, deliveryOrder, driverStatus } from './helpers/deli
 import { createEndpoint, startReceiver, verifyStandard, type Received } from './helpers/webhook-receiver.ts'
 import { checkSchema } from './helpers/jsonschema.ts'
 import { EVENT_CATALOG, EVENT_NAMES } from '../src/domain/webhook-events.ts'
+import { runBillingDurable } from '../src/billing/run.ts'
+import { DEFAULT_POLICY } from '../src/domain/subscription.ts'
+import { credit } from '../src/storage/wallet.ts'
 
 const s = await startServer({ WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_RETRY_SCHEDULE: '0.2', RATE_LIMIT_PER_MINUTE: '100000' })
 const rcv = await startReceiver()
@@ -105,6 +108,41 @@ t.test('ping', async (t) => {
   const p = await s.req('POST', `/webhook-endpoints/${ep.id}/ping`, { token: f.ownerToken })
   t.equal(p.status, 200)
   conforms(t, await delivered('ping', { endpoint_id: ep.id }))
+})
+
+t.test('subscription.* from the owner\'s subscription actions and the billing run (docs/billing.md)', async (t) => {
+  const svc = s.app.svc
+  const billing = (at: string) => runBillingDurable((fn) => svc.committer.write(fn), svc.db, new Date(at), DEFAULT_POLICY, (e) => svc.events.publish(e))
+  const post = async (path: string, body?: unknown) => {
+    const r = await s.req('POST', path, { token: f.ownerToken, ...(body ? { body } : {}) })
+    ok(r.status, path)
+    return r.body
+  }
+  const day = (iso: string, n: number) => new Date(Date.parse(iso) + n * 86_400_000).toISOString()
+  const sub = await post('/subscription/pause')
+  conforms(t, await delivered('subscription.paused', { subscription_id: sub.id }))
+  conforms(t, await delivered('subscription.resumed', { subscription_id: (await post('/subscription/resume')).id }))
+  // A downgrade applies at the period end: plan_changed, then renewed.
+  const down = await post('/subscription/plan', { plan_key: 'growth' })
+  await svc.committer.write((db) => credit(db, f.ownerId, 2900, 'top_up', null, 'test'))
+  await billing(down.current_period_end)
+  const changed = await delivered('subscription.plan_changed', { subscription_id: sub.id })
+  t.match(changed.body.data, { plan_key: 'growth', previous_plan_key: 'pro' })
+  conforms(t, changed)
+  conforms(t, await delivered('subscription.renewed', { subscription_id: sub.id }))
+  // The wallet is empty now: the next period does not renew.
+  const { current_period_end: end } = await post('/subscription/cancel')
+  await billing(day(end, -7))
+  conforms(t, await delivered('subscription.expiring', { subscription_id: sub.id }))
+  await post('/subscription/resume-renewal')
+  await billing(end)
+  conforms(t, await delivered('subscription.past_due', { subscription_id: sub.id }))
+  await billing(day(end, 8))
+  conforms(t, await delivered('subscription.expired', { subscription_id: sub.id, status: 'expired' }))
+  // A new subscription with a trial (this account never had one).
+  const trial = await post('/subscription/plan', { plan_key: 'growth' })
+  await billing(day(trial.trial_end, -3))
+  conforms(t, await delivered('subscription.trial_ending', { subscription_id: trial.id }))
 })
 
 t.test('every event received so far is a catalog event with its documented payload', async (t) => {

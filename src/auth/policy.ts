@@ -12,6 +12,7 @@ import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import type { DriverRow } from '../storage/drivers.ts'
 import type { EndpointRow } from '../storage/webhooks.ts'
+import type { ResellerQueries, ResellerRow } from '../storage/reseller.ts'
 
 /** What resolving a scope reads; narrow so it can be faked in unit tests. */
 export interface ScopeReader {
@@ -19,6 +20,10 @@ export interface ScopeReader {
   orders: { rowInStore(orderId: number, storeId: number): OrderRow | undefined; row(orderId: number): OrderRow | undefined }
   drivers: { byId(id: number): DriverRow | undefined; ownedBy(id: number, ownerId: number): DriverRow | undefined }
   endpoints: { ownedBy(id: number, ownerId: number): EndpointRow | undefined }
+  /** Suspended accounts (docs/billing.md "Suspension"); absent in unit tests that fake the reader. */
+  accounts?: { suspended(ownerId: number): boolean }
+  /** Reseller role and the accounts a reseller manages (src/storage/reseller.ts); absent in faked readers. */
+  resellers?: ResellerQueries
 }
 
 /** Ids that leave the server are positive integers; anything else cannot exist (api-v1 §7: 404). */
@@ -72,6 +77,9 @@ function resolveStore(reader: ScopeReader, principal: Principal | null, raw: str
   else if (principal.kind === 'driver') store = undefined
   else if (id === null || id === principal.storeId) store = reader.stores.byId(principal.storeId)
   if (!store) throw notFound('restaurant')
+  // Public routes of a suspended account's store (menu, sign-ins) say it is unavailable; tokens of
+  // that account never get here (their authenticators refuse them first, src/auth/suspension.ts).
+  if (!principal && reader.accounts?.suspended(store.owner_id)) throw new ApiError('account_suspended', 'This store is unavailable.')
   return store
 }
 
@@ -109,6 +117,24 @@ function resolveEndpoint(reader: ScopeReader, principal: Principal | null, raw: 
   return endpoint
 }
 
+/**
+ * The reseller area (api-v1 §4.8) is open to owner tokens of reseller accounts only: any other
+ * account gets 403 `forbidden` (it is not someone else's resource, it is a role the account lacks).
+ */
+function resolveReseller(reader: ScopeReader, principal: Principal | null): ResellerRow {
+  const row = principal?.kind === 'owner' ? reader.resellers?.reseller(principal.ownerId) : undefined
+  if (!row) throw new ApiError('forbidden', 'Only reseller accounts can use the reseller area.')
+  return row
+}
+
+/** A reseller reaches only the accounts it manages and their subscriptions: anything else is a 404. */
+function resolveManaged<T>(reseller: ResellerRow, raw: string | number | undefined, find: (id: number, resellerId: number) => T | undefined, what: string): T {
+  const id = parseId(raw)
+  const row = id ? find(id, reseller.id) : undefined
+  if (!row) throw notFound(what)
+  return row
+}
+
 /** Resolve what an operation needs, in order; the first miss is a 404 `not_found`. */
 export function resolveScope(reader: ScopeReader, principal: Principal | null, needs: readonly ScopeNeed[], ids: ScopeIds): Scope {
   const scope: Scope = {}
@@ -118,6 +144,9 @@ export function resolveScope(reader: ScopeReader, principal: Principal | null, n
     else if (need === 'order') scope.order = resolveOrder(reader, principal, scope.store ?? resolveStore(reader, principal, ids.store), ids.order)
     else if (need === 'driver') scope.driver = resolveDriver(reader, principal, ids.driver)
     else if (need === 'endpoint') scope.endpoint = resolveEndpoint(reader, principal, ids.endpoint)
+    else if (need === 'reseller') scope.reseller = resolveReseller(reader, principal)
+    else if (need === 'account') scope.account = resolveManaged(scope.reseller ?? resolveReseller(reader, principal), ids.account, (id, r) => reader.resellers?.account(id, r), 'customer')
+    else if (need === 'subscription') scope.subscription = resolveManaged(scope.reseller ?? resolveReseller(reader, principal), ids.subscription, (id, r) => reader.resellers?.subscription(id, r), 'subscription')
   }
   return scope
 }

@@ -3,7 +3,8 @@
 export const RESOURCES = ['restaurants', 'menu', 'orders', 'customers', 'analytics', 'drivers', 'webhooks'] as const
 export type Resource = (typeof RESOURCES)[number]
 export type Action = 'read' | 'write'
-export type Capability = `${Resource}:${Action}`
+/** `*:read` / `*:write` are the spec's plain `read` / `write` (rule 3), for operations outside the resource list (the reseller area). */
+export type Capability = `${Resource | '*'}:${Action}`
 
 const CAP_RE = /^(\*|read|write|\*:(read|write)|(restaurants|menu|orders|customers|analytics|drivers|webhooks):(read|write))$/
 

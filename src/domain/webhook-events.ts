@@ -142,13 +142,14 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
     when: 'a feature is granted or revoked for the workspace',
     data: obj({ action: { type: 'string', enum: ['granted', 'revoked'] }, feature_key: str, source_type: str, source_id: nullable(int), user_id: int, occurred_at: dateTime }),
     example: { action: 'granted', feature_key: 'crm', source_type: 'subscription', source_id: 9, user_id: 1, occurred_at: '2026-11-22T20:30:00.000+00:00' },
-    emitted: false,
+    emitted: true,
   },
   ...Object.fromEntries(SUBSCRIPTION_EVENTS.map((s) => [`subscription.${s}`, {
     when: `subscription lifecycle: ${s.replace('_', ' ')} (wildcard \`subscription.*\`)`,
     data: subscriptionData,
     example: { subscription_id: 9, user_id: 1, plan_key: 'growth', status: s === 'expired' ? 'expired' : 'active', current_period_end: '2026-12-22T00:00:00.000+00:00', occurred_at: '2026-11-22T20:30:00.000+00:00' },
-    emitted: false,
+    // Emitted by the billing run and the owner's subscription actions (docs/billing.md "Subscriptions").
+    emitted: true,
   } satisfies EventSpec])),
   'app.uninstalled': {
     when: 'a marketplace app is uninstalled; delivered to that app\'s endpoint',

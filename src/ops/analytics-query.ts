@@ -7,7 +7,7 @@ const isRealDate = (s: string) => {
   const t = Date.parse(`${s}T00:00:00Z`)
   return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === s
 }
-const DateStr = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, 'Use the format YYYY-MM-DD.'), v.check(isRealDate, 'Not a calendar date.'))
+export const DateStr = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, 'Use the format YYYY-MM-DD.'), v.check(isRealDate, 'Not a calendar date.'))
 
 export const AnalyticsQuery = v.object({ from: v.optional(DateStr), to: v.optional(DateStr) })
 

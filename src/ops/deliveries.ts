@@ -36,7 +36,7 @@ export const listDeliveries = defineOp({
 })
 
 export const assignDriver = defineOp({
-  id: 'deliveries.assign', tag, summary: 'Assign a driver', access: write, scope: ['store', 'order'],
+  id: 'deliveries.assign', feature: 'delivery', tag, summary: 'Assign a driver', access: write, scope: ['store', 'order'],
   description: 'The driver must be yours and unbound or bound to this store. Sets `assigned`, emits `order.driver_assigned`, withdraws open offers. Reassigning moves the order to the new driver.',
   input: AssignBody, output: OrderSchema,
   run: (ctx, input) => {
@@ -55,7 +55,7 @@ export const setDeliveryStatus = defineOp({
 })
 
 export const createOffers = defineOp({
-  id: 'deliveries.offers.create', tag, summary: 'Offer an unassigned delivery to drivers', access: write, scope: ['store', 'order'],
+  id: 'deliveries.offers.create', feature: 'delivery', tag, summary: 'Offer an unassigned delivery to drivers', access: write, scope: ['store', 'order'],
   description: `Without \`driver_ids\`, every on-shift driver who may serve the store is offered the delivery. Drivers off shift are skipped. Offers expire after \`expires_in\` seconds (${OFFER_TTL.min}–${OFFER_TTL.max}, default ${OFFER_TTL.default}); the first driver to accept gets the order and the other offers are withdrawn.`,
   input: OfferCreate, output: OfferCreatedSchema,
   run: async (ctx, input) => {

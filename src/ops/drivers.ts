@@ -13,6 +13,7 @@ import { ApiError } from '../errors.ts'
 import { newToken, sha256Hex } from '../auth/tokens.ts'
 import { nowIso } from '../storage/db.ts'
 import { driverView, insertDriver } from '../storage/drivers.ts'
+import { requireQuota } from '../storage/entitlements.ts'
 import type { DriverLive, DriverPatch } from '../actors/driver.ts'
 import type { Services } from '../services.ts'
 
@@ -40,7 +41,7 @@ export const listDrivers = defineOp({
 })
 
 export const createDriver = defineOp({
-  id: 'drivers.create', tag, summary: 'Create a driver (returns its token once)', access: write, scope: [],
+  id: 'drivers.create', feature: 'delivery', tag, summary: 'Create a driver (returns its token once)', access: write, scope: [],
   description: '`restaurant_id` binds the driver to one store; unbound drivers may serve every store of the owner. The `token` is shown only in this response.',
   input: DriverCreate, output: DriverWithTokenSchema,
   run: async (ctx, input) => {
@@ -49,7 +50,8 @@ export const createDriver = defineOp({
     ownStoreField(ctx.svc, ownerId, input.restaurant_id)
     const token = newToken('driver')
     const row = { ownerId, restaurantId: input.restaurant_id ?? null, name: input.name, phone, tokenHash: sha256Hex(token), at: nowIso() }
-    const id = await ctx.svc.committer.write((db) => insertDriver(db, row))
+    // The plan's drivers quota, in the inserting transaction (docs/billing.md).
+    const id = await ctx.svc.committer.write((db) => { requireQuota(db, ownerId, 'drivers'); return insertDriver(db, row) })
     return { ...driverView(ctx.svc.drivers.byId(id)!, { connected: false, active_deliveries: [] }), token }
   },
 })

@@ -38,7 +38,7 @@ const StepSchema = { type: 'object', required: ['order_id', 'order_status', 'ite
 const Station = v.pipe(v.string(), v.minLength(1), v.maxLength(40))
 
 export const listTickets = defineOp({
-  id: 'kds.tickets.list', tag, summary: 'Live tickets grouped by order (items still queued, preparing or ready)',
+  id: 'kds.tickets.list', feature: 'kds', tag, summary: 'Live tickets grouped by order (items still queued, preparing or ready)',
   description: 'Filtered to `station_id`, else the member\'s station, else every station. Only open orders (new, preparing, ready), oldest first.',
   access, scope: ['store'], input: v.object({ station_id: v.optional(Station) }), output: TicketsSchema,
   run: (ctx, { station_id }) => {
@@ -60,14 +60,14 @@ async function step(ctx: OpCtx, lineId: number, dir: 'bump' | 'recall') {
 const lineInput = v.object({ item_id: Id })
 
 export const bumpItem = defineOp({
-  id: 'kds.items.bump', tag, summary: 'Advance an item one step: queued → preparing → ready → served',
+  id: 'kds.items.bump', feature: 'kds', tag, summary: 'Advance an item one step: queued → preparing → ready → served',
   description: 'Re-derives the order\'s kitchen status (docs/kds.md "Status rule") and emits `order.status_changed` when it changes. A served item, or an item of a cancelled or completed order: 422 `invalid_transition`.',
   access, scope: ['store'], input: lineInput, output: StepSchema,
   run: (ctx, { item_id }) => step(ctx, item_id, 'bump'),
 })
 
 export const recallItem = defineOp({
-  id: 'kds.items.recall', tag, summary: 'Step an item back one state',
+  id: 'kds.items.recall', feature: 'kds', tag, summary: 'Step an item back one state',
   description: 'Re-derives the order\'s kitchen status like a bump. A queued item: 422 `invalid_transition`.',
   access, scope: ['store'], input: lineInput, output: StepSchema,
   run: (ctx, { item_id }) => step(ctx, item_id, 'recall'),

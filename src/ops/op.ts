@@ -14,6 +14,9 @@ import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import type { EndpointRow } from '../storage/webhooks.ts'
 import type { DriverRow } from '../storage/drivers.ts'
+import type { ManagedAccountRow, ManagedSubscriptionRow, ResellerRow } from '../storage/reseller.ts'
+import type { FeatureKey } from '../domain/plans.ts'
+import { requireFeature } from '../storage/entitlements.ts'
 
 export type AnySchema = v.GenericSchema<any, any>
 export type JsonSchema = Record<string, unknown>
@@ -41,7 +44,13 @@ export interface Access {
  * Tenancy resources the policy resolves before the input is validated (ARCHITECTURE "The shape" 2):
  * a store or order the principal does not own is a 404, whatever the body says.
  */
-export type ScopeNeed = 'store' | 'order' | 'driver' | 'endpoint'
+export type ScopeNeed = 'store' | 'order' | 'driver' | 'endpoint' | ResellerScopeNeed
+/**
+ * The reseller area (api-v1 §4.8, docs/billing.md "Resellers"): `reseller` admits only owner tokens
+ * of an account with the reseller role (403 `forbidden` otherwise); `account` and `subscription`
+ * resolve one of that reseller's customers or their subscriptions (anyone else's: 404).
+ */
+export type ResellerScopeNeed = 'reseller' | 'account' | 'subscription'
 
 /** What the policy resolved, handed to `run`. */
 export interface Scope {
@@ -49,6 +58,9 @@ export interface Scope {
   order?: OrderRow
   driver?: DriverRow
   endpoint?: EndpointRow
+  reseller?: ResellerRow
+  account?: ManagedAccountRow
+  subscription?: ManagedSubscriptionRow
 }
 
 /** The raw ids a binding found (path parameters, tool arguments), before resolution. */
@@ -93,10 +105,32 @@ export interface Op<I = any, O = any> {
    * creation only); every other create answers 200.
    */
   created?: boolean
+  /**
+   * The plan feature the operation needs (docs/billing.md "Plans and entitlements"): without it the
+   * call answers 403 `feature_not_in_plan`. Checked by `defineOp`'s wrapper of `run`, so every front
+   * door that runs the operation (HTTP, MCP, WebSocket frames) enforces it.
+   */
+  feature?: FeatureKey
   run(ctx: OpCtx, input: I): O | Outcome<O> | Promise<O | Outcome<O>>
 }
 
-/** Identity helper that keeps the generic types of an operation literal. */
+/**
+ * Identity helper that keeps the generic types of an operation literal; an operation that names a
+ * `feature` gets a `run` that first checks the calling account holds it.
+ */
 export function defineOp<I = undefined, O = unknown>(op: Op<I, O>): Op<I, O> {
-  return op
+  const { feature, run } = op
+  if (!feature) return op
+  return { ...op, run: (ctx, input) => { needFeature(ctx, feature); return run(ctx, input) } }
+}
+
+/**
+ * 403 `feature_not_in_plan` unless the account behind the call holds `feature`. Every principal
+ * names its account (`ownerId`: a staff, storefront, customer or driver token maps to the owner of
+ * its store or driver); a public call uses the owner of the store it resolved.
+ */
+export function needFeature(ctx: OpCtx, feature: FeatureKey): void {
+  const ownerId = ctx.principal?.ownerId ?? ctx.scope.store?.owner_id
+  if (ownerId === undefined) return
+  requireFeature(ctx.svc.db, ownerId, feature)
 }

@@ -22,6 +22,7 @@ import {
   type StaffChanges, type StaffRow,
 } from '../storage/staff.ts'
 import type { Db } from '../storage/db.ts'
+import { requireQuota } from '../storage/entitlements.ts'
 import type { Services } from '../services.ts'
 
 const tag = 'Staff'
@@ -108,6 +109,8 @@ export const createStaff = defineOp({
     try {
       id = await svc.committer.write((db) => {
         assertPinFree(db, store.id, pinHash, 0)
+        // The plan's staff quota, in the inserting transaction (docs/billing.md).
+        requireQuota(db, store.owner_id, 'staff')
         return insertStaff(db, store.id, {
           name: input.name, email: input.email, role: input.role, password_hash: passwordHash, pin_hash: pinHash,
           permissions: overridesJson(input.permissions) ?? null, station: input.station ?? null,

@@ -36,7 +36,7 @@ export const listEndpoints = defineOp({
 })
 
 export const createEndpoint = defineOp({
-  id: 'webhooks.endpoints.create', tag, summary: 'Register a webhook endpoint (returns its signing secret once)', access: write, scope: [], created: true,
+  id: 'webhooks.endpoints.create', feature: 'webhooks', tag, summary: 'Register a webhook endpoint (returns its signing secret once)', access: write, scope: [], created: true,
   description: 'Body `{url, events[]}`. `url` must be a public `https` address: no credentials, and a host that is not and does not resolve to a loopback, private, link-local, CGNAT, multicast or otherwise internal address. '
     + '`events` holds event names from the catalog (docs/webhooks.md), `*`, or a family wildcard such as `order.*` or `subscription.*`. Anything else is 422 with `errors`. '
     + 'An account has at most `WEBHOOK_MAX_ENDPOINTS` (20) endpoints: one more is 422 `quota_exceeded`. '

@@ -10,12 +10,16 @@ import { FEATURES, QUOTA_KINDS, quotaAllows, type FeatureKey, type QuotaKind, ty
 
 export interface AccountPlan { plan_id: number; key: string; name: string; quotas: Quotas; features: FeatureKey[]; subscription_id: number | null; status: string | null }
 
-/** The plan in force: the live subscription's plan, else the default plan (an account whose subscription ended). */
+/**
+ * The plan in force: the live subscription's plan while it is trialing, active or past_due; else
+ * (paused, or no live subscription because it expired or was cancelled) the default plan — the same
+ * rule as the entitlement rows (src/storage/plans.ts syncEntitlements).
+ */
 export function accountPlan(db: Db, ownerId: number): AccountPlan {
   const row = db.prepare<[number], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: number; status: string }>(
     `SELECT p.id AS plan_id, p.key, p.name, p.quotas, p.features, s.id AS subscription_id, s.status
        FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-      WHERE s.owner_id = ? AND s.status NOT IN ('cancelled', 'expired')`).get(ownerId)
+      WHERE s.owner_id = ? AND s.status IN ('trialing', 'active', 'past_due')`).get(ownerId)
     ?? db.prepare<[], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: null; status: null }>(
       'SELECT id AS plan_id, key, name, quotas, features, NULL AS subscription_id, NULL AS status FROM plans WHERE is_default = 1').get()
   if (!row) throw new Error('no default plan: migration 009 and the start-up plan sync create one')

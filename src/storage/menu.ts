@@ -2,6 +2,7 @@
 import type { Db } from './db.ts'
 import { ApiError, notFound } from '../errors.ts'
 import type { CategoryRow, ExtraRow, ItemRow, VariantRow } from './stores.ts'
+import { requireQuota } from './entitlements.ts'
 
 export interface CategoryData { name?: string; position?: number; station?: string | null }
 export interface ExtraData { id?: number; name: string; price: number; group?: string | null }
@@ -107,6 +108,9 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
     case 'item.create': {
       const d = op.data
       bodyCategory(d.category_id)
+      // The plan's menu_items quota, inside the transaction that inserts (docs/billing.md): every front
+      // door (owner, staff, MCP) writes items through here, so concurrent creates cannot pass it together.
+      requireQuota(db, db.prepare<[number], number>('SELECT owner_id FROM stores WHERE id = ?').pluck().get(storeId)!, 'menu_items')
       const position = d.position ?? (db.prepare('SELECT COALESCE(MAX(position) + 1, 0) FROM menu_items WHERE category_id = ?').pluck().get(d.category_id) as number)
       const id = Number(db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, is_popular,
         is_vegan, is_halal, calories, brand, stock, sku, images, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)

@@ -32,6 +32,7 @@ import type { Access } from '../ops/op.ts'
 import type { OrderView } from '../storage/orders.ts'
 import { createKdsQueries, group, kdsItemOfView, type TicketRow } from '../storage/kds.ts'
 import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
+import { requireFeature } from '../storage/entitlements.ts'
 
 interface KdsSocket extends LiveSocket {
   staffId: number
@@ -160,11 +161,13 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       const p = svc.auth.staff(input)
       if (!p) throw new ApiError('unauthenticated')
       authorize(p, KDS_ACCESS)
+      // Kitchen screens are the plan's `kds` feature (docs/billing.md): 403 feature_not_in_plan.
+      requireFeature(svc.db, p.ownerId, 'kds')
       const asked = input.query.station_id
       if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
       const storeId = p.storeId
       // Re-checked whenever credentials change: signed out or removed → 4001, `kds` taken away → 4003.
-      const check = (q: Principal) => policyVerdict(() => { authorize(q, KDS_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
+      const check = (q: Principal) => policyVerdict(() => { authorize(q, KDS_ACCESS); requireFeature(svc.db, q.ownerId, 'kds'); resolveScope(svc, q, ['store'], { store: storeId }) })
       const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]
       return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, session: session('staff', input.bearer!, subjects, check) }
     }),

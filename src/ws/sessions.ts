@@ -22,6 +22,7 @@ import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
 import { sha256Hex } from '../auth/tokens.ts'
 import { CLOSE, type CloseVerdict } from './frames.ts'
+import { ApiError } from '../errors.ts'
 import type { LiveSocket, SessionFamily, SessionSpec } from './socket.ts'
 import type { SocketBehavior } from './guard.ts'
 
@@ -173,6 +174,8 @@ export class SocketSessions {
         { headers: {}, query: {}, bearer: c.bearer },
       )
     } catch (err) {
+      // The account was suspended (src/auth/suspension.ts): the credential is refused, close its sockets.
+      if (err instanceof ApiError && err.code === 'account_suspended') return this.closeAll(c, CLOSE.suspended)
       // A failed lookup proves nothing about the credential: keep the sockets, try again next time.
       log.error({ err, family: c.family }, 'socket credential re-check failed')
       return
@@ -191,6 +194,15 @@ export class SocketSessions {
       }
       if (!verdict) continue
       log.info({ socket: d.id, family: c.family, code: verdict.code, reason: verdict.reason }, 'socket closed: credential no longer allows it')
+      this.stats.closed++
+      try { ws.end(verdict.code, verdict.reason) } catch { /* closed meanwhile */ }
+    }
+  }
+
+  private closeAll(c: Credential, verdict: CloseVerdict): void {
+    for (const ws of [...c.sockets]) {
+      if (ws.getUserData().closed) continue
+      this.deps!.log.info({ socket: ws.getUserData().id, family: c.family, code: verdict.code, reason: verdict.reason }, 'socket closed: credential no longer allows it')
       this.stats.closed++
       try { ws.end(verdict.code, verdict.reason) } catch { /* closed meanwhile */ }
     }

@@ -10,6 +10,7 @@ import { randomBytes, randomInt } from 'node:crypto'
 import type { Db } from '../../src/storage/db.ts'
 import { nowIso } from '../../src/storage/db.ts'
 import { createOwnerToken } from '../../src/seed.ts'
+import { setAccountPlan } from '../../src/storage/plans.ts'
 import { newToken, sha256Hex } from '../../src/auth/tokens.ts'
 import { hashSecretSync } from '../../src/auth/passwords.ts'
 import { hashPinSync, issueStaffToken, storePinSalt } from '../../src/auth/staff.ts'
@@ -41,8 +42,14 @@ const uniq = () => randomBytes(4).toString('hex')
 /** A phone number in the 555 range, random enough not to collide within a test server. */
 export const randomPhone = (): string => `+1555${String(randomInt(0, 10_000_000)).padStart(7, '0')}`
 
-export function createOwner(db: Db, name = `Owner ${uniq()}`): number {
-  return Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(name, `${uniq()}@test.local`, nowIso()).lastInsertRowid)
+/**
+ * An owner account on `plan` ('pro' by default: every feature and generous quotas, so tests of other
+ * rules are not limited by the plan; test/plans-quotas.test.ts passes 'free' to test the limits).
+ */
+export function createOwner(db: Db, name = `Owner ${uniq()}`, plan: string | null = 'pro'): number {
+  const id = Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(name, `${uniq()}@test.local`, nowIso()).lastInsertRowid)
+  if (plan) setAccountPlan(db, id, plan)
+  return id
 }
 
 /** A raw owner token with `caps`; `expiresAt` ISO or null. */
@@ -91,9 +98,19 @@ export function createMenu(db: Db, storeId: number): FixtureMenu {
   }
 }
 
-/** Owner + `*` token + one restaurant with the fixture menu. */
-export function createAccount(db: Db, opts: { type?: string } = {}): Account {
-  const ownerId = createOwner(db)
+/**
+ * A plan of the test's own (not in the platform catalog), e.g. one without a feature to test its
+ * refusal; put an account on it with setAccountPlan(db, ownerId, key).
+ */
+export function createPlan(db: Db, features: string[], quotas: Record<string, number> = {}, key = `test-${uniq()}`): string {
+  db.prepare(`INSERT INTO plans (key, name, price, wholesale_price, features, quotas, created_at) VALUES (?, ?, 0, 0, ?, ?, ?)`)
+    .run(key, `Test plan ${key}`, JSON.stringify(features), JSON.stringify(quotas), nowIso())
+  return key
+}
+
+/** Owner + `*` token + one restaurant with the fixture menu; on the Pro plan unless `plan` says otherwise. */
+export function createAccount(db: Db, opts: { type?: string; plan?: string } = {}): Account {
+  const ownerId = createOwner(db, undefined, opts.plan ?? 'pro')
   const token = tokenFor(db, ownerId, ['*'])
   const store = createStore(db, ownerId, opts)
   return { ownerId, token, storeId: store.id, slug: store.slug, menu: createMenu(db, store.id) }
@@ -175,8 +192,10 @@ export function envelopeProblem(body: unknown, code: string): string | null {
   const b = body as Record<string, unknown>
   if (b.code !== code) return `code ${String(b.code)} instead of ${code}`
   if (typeof b.message !== 'string' || b.message.length === 0) return 'message missing'
-  const extra = Object.keys(b).filter((k) => !['message', 'code', 'errors'].includes(k))
+  const extra = Object.keys(b).filter((k) => !['message', 'code', 'errors', 'details'].includes(k))
   if (extra.length) return `unexpected keys ${extra.join(', ')}`
+  // `details`: machine-readable facts of a refusal, e.g. which plan limit (docs/billing.md).
+  if ('details' in b && (!b.details || typeof b.details !== 'object')) return '`details` is not an object'
   if ('errors' in b) {
     if (code !== 'validation_failed' && code !== 'idempotency_key_reused' && code !== 'category_not_empty' && code !== 'invalid_transition') return '`errors` on a non-validation error'
     const e = b.errors as Record<string, unknown>
