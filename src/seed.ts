@@ -7,8 +7,10 @@ import { randomBytes, randomInt } from 'node:crypto'
 import type { Db } from './storage/db.ts'
 import { nowIso } from './storage/db.ts'
 import { newToken, sha256Hex } from './auth/tokens.ts'
+import { STOREFRONT_SCOPES } from './auth/storefront.ts'
 import { hashSecretSync } from './auth/passwords.ts'
 import { hashPinSync, storePinSalt } from './auth/staff.ts'
+import { setAccountPlan } from './storage/plans.ts'
 
 export interface DemoAccount {
   owner: { id: number; email: string; token: string }
@@ -52,6 +54,21 @@ const MENU: Array<{ name: string; station: string; items: Array<{ name: string; 
 
 const ROLES = ['manager', 'cashier', 'kitchen', 'waiter'] as const
 
+/**
+ * The demo store's settings (docs/stores.md). Open around the clock, in the canonical hours format,
+ * so the demo (and the benches and tests that order from it) works at any hour; the owner sets
+ * real hours with `PUT /restaurants/{id}/business-hours`.
+ */
+const DEMO_SETTINGS = {
+  timezone: 'America/Chicago',
+  business_hours: Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, [['00:00', '24:00']]])),
+  holidays: [],
+  prep_minutes: 15,
+  accepting_orders: true,
+  public_listing: true,
+  address: '742 Evergreen Terrace, Springfield',
+}
+
 export function seedDemo(db: Db, siteUrl: string): DemoAccount {
   const suffix = randomBytes(3).toString('hex')
   const now = nowIso()
@@ -59,15 +76,18 @@ export function seedDemo(db: Db, siteUrl: string): DemoAccount {
   return db.transaction((): DemoAccount => {
     const email = `owner+${suffix}@demo.dispatch.local`
     const ownerId = Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(`Demo Owner ${suffix}`, email, now).lastInsertRowid)
+    // The demo shows every feature (KDS, analytics, delivery, webhooks, CRM, MCP): the Pro plan.
+    setAccountPlan(db, ownerId, 'pro', now)
     const ownerToken = createOwnerToken(db, ownerId, ['*'], null, 'demo')
 
     const slug = `demo-bistro-${suffix}`
     const title = `Demo Bistro ${suffix}`
     const storeId = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
       VALUES (?, ?, ?, 'classic', 'restaurant', 'USD', 'Springfield', ?, ?)`)
-      .run(ownerId, title, slug, JSON.stringify({ prep_minutes: 15, business_hours: { mon_sun: '11:00-22:00' } }), now).lastInsertRowid)
+      .run(ownerId, title, slug, JSON.stringify(DEMO_SETTINGS), now).lastInsertRowid)
     const storefrontToken = newToken('storefront')
-    db.prepare('INSERT INTO storefront_tokens (store_id, token_hash, created_at) VALUES (?, ?, ?)').run(storeId, sha256Hex(storefrontToken), now)
+    // All three scopes, named rather than left to the column default: the demo token also opens the storefront MCP server (docs/mcp-storefront.md).
+    db.prepare('INSERT INTO storefront_tokens (store_id, token_hash, scopes, created_at) VALUES (?, ?, ?, ?)').run(storeId, sha256Hex(storefrontToken), JSON.stringify(STOREFRONT_SCOPES), now)
 
     const insCat = db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, ?, ?, ?)')
     const insItem = db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, is_popular, is_vegan, is_halal, calories, created_at, updated_at)

@@ -18,7 +18,8 @@ import type { PricedItem } from '../domain/pricing.ts'
 import { centsToDecimalString } from '../domain/money.ts'
 import type { Committer } from '../storage/commit.ts'
 import { nowIso } from '../storage/db.ts'
-import { pricingIndex, type StoreMenu, type StoreQueries, type StoreRow } from '../storage/stores.ts'
+import { parseSettings, pricingIndex, writeStoreSettings, type StoreMenu, type StoreQueries, type StoreRow } from '../storage/stores.ts'
+import { closedNotice } from '../domain/business-hours.ts'
 import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
 import { couponReads, couponWrites, type CouponRow } from '../storage/coupons.ts'
 import { applyMenuOp, type MenuChange, type MenuOp } from '../storage/menu.ts'
@@ -48,8 +49,19 @@ export type StoreMsg =
       idem: Idempotency | null
       /** The new order's tracking token, made by the caller: the transition draws no randomness. */
       trackToken: string
+      /**
+       * True for the owner's own orders (dashboard, POS, a phone order after hours): business hours
+       * and the accepting-orders switch bind storefront and customer orders only (docs/stores.md).
+       */
+      ignoreHours?: boolean
       replyTo: Ref<Result<CreatedOrder>>
     }
+  /**
+   * Change the store's settings (docs/stores.md): `patch` keys are merged into `settings` (null
+   * removes one), `city` sets the column. Through the actor because it prices and checks hours
+   * with the settings it holds; the reply is the row as written, once durable.
+   */
+  | { type: 'settings_write'; patch: Record<string, unknown>; city?: string | null; replyTo: Ref<Result<StoreRow>> }
   | { type: 'menu_write'; op: MenuOp; replyTo: Ref<Result<MenuChange>> }
   | { type: 'get_menu'; replyTo: Ref<Result<MenuSnapshot>> }
   | CouponMsg
@@ -60,6 +72,8 @@ export interface StoreState {
   menu: StoreMenu
   /** The menu as pricing reads it (domain/pricing.ts), built once per menu version. */
   index: Map<number, PricedItem>
+  /** `store.settings` parsed once per settings version (hours are compiled per object); absent: parsed when needed. */
+  settings?: Record<string, unknown>
 }
 
 /** What the shell read for one message in the actor's turn (nothing of this store changes meanwhile). */
@@ -80,6 +94,8 @@ export type StoreEffect =
   | { kind: 'replay'; orderId: number }
   /** Apply a menu operation with its `menu.updated`, then reload the menu (ids come from SQLite). */
   | { kind: 'menu_write'; op: MenuOp }
+  /** Merge the settings patch, then hold the row as written. */
+  | { kind: 'settings_write'; patch: Record<string, unknown>; city?: string | null | undefined }
   | CouponEffect
 
 /** The transition's outcome: `reply` when the answer is known now (a refusal, a read), else the effect's. */
@@ -100,6 +116,8 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
       return { state: s, effects: [{ kind: 'menu_write', op: msg.op }] }
     case 'get_menu':
       return { state: s, reply: ok({ store: s.store, vertical: s.vertical, menu: s.menu }), effects: [] }
+    case 'settings_write':
+      return { state: s, effects: [{ kind: 'settings_write', patch: msg.patch, city: msg.city }] }
     case 'coupon_create':
     case 'coupon_update':
     case 'coupon_delete': {
@@ -122,6 +140,11 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
       if (ctx.seen.request_hash !== idem.hash) return refuse(s, new ApiError('idempotency_key_reused'))
       return { state: s, effects: [{ kind: 'replay', orderId: ctx.seen.order_id }] }
     }
+  }
+  if (msg.ignoreHours !== true) {
+    // A replay above still answers after closing time: the order was taken while open.
+    const closed = closedNotice(s.settings ?? parseSettings(s.store.settings), new Date(now))
+    if (closed) return refuse(s, new ApiError('store_closed', closed.message, undefined, undefined, { reason: closed.reason, opens_at: closed.opens_at }))
   }
   const drafted = draftOrder(s.vertical, s.index, msg.input, now)
   if (!drafted.ok) return refuse(s, invalid(drafted.errors))
@@ -169,7 +192,7 @@ export function loadStoreState(deps: Pick<StoreDeps, 'stores'>, storeId: number)
   const store = deps.stores.byId(storeId)
   if (!store) return null
   const menu = deps.stores.menu(storeId)
-  return { store, vertical: verticalOf(store.store_type), menu, index: pricingIndex(menu) }
+  return { store, vertical: verticalOf(store.store_type), menu, index: pricingIndex(menu), settings: parseSettings(store.settings) }
 }
 
 /** The nact handler for one store: read what the message names, reduce, apply the effects. */
@@ -204,6 +227,9 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
         }
         case 'menu_write':
           next = await writeMenu(step.state, e.op, replyTo, now)
+          break
+        case 'settings_write':
+          next = await writeSettings(step.state, e, replyTo)
           break
         case 'coupon_insert':
         case 'coupon_update':
@@ -266,6 +292,24 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           nact.dispatch(replyTo, fail(new ApiError('internal_error')))
         },
       )
+  }
+
+  /** Settings writes are awaited: the next order is checked against the hours as written. */
+  async function writeSettings(state: StoreState, e: Extract<StoreEffect, { kind: 'settings_write' }>, replyTo: Ref<Result<unknown>>): Promise<StoreState> {
+    let row: StoreRow | undefined
+    try {
+      row = await deps.committer.write((db) => writeStoreSettings(db, storeId, e.patch, e.city))
+    } catch (err) {
+      if (!(err instanceof ApiError)) deps.log.error({ err, storeId }, 'settings write failed')
+      nact.dispatch(replyTo, fail(err instanceof ApiError ? err : new ApiError('internal_error')))
+      return state
+    }
+    if (!row) {
+      nact.dispatch(replyTo, fail(notFound('store')))
+      return state
+    }
+    nact.dispatch(replyTo, ok(row))
+    return { ...state, store: row, settings: parseSettings(row.settings) }
   }
 
   /** Menu writes are awaited, not pipelined: the next message prices with the menu as written. */

@@ -21,6 +21,8 @@ import type { Services } from '../services.ts'
 import { nowIso } from '../storage/db.ts'
 import { customerAddresses, customers, customerTokens, giftCards, isUniqueViolation, storeCredit, type AddressRow } from '../storage/customers.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
+import { requireFeature } from '../storage/entitlements.ts'
+import type { OpCtx } from './op.ts'
 
 const tag = 'Customer app'
 const crmTag = 'Customers'
@@ -186,6 +188,16 @@ export const getStoreCredit = defineOp({
 
 // ---- the store's side: customer list, store credit, gift cards ------------------------------------
 
+/**
+ * The store's customer records are the CRM feature of the plan (docs/billing.md): every CRM operation,
+ * owner and staff alike, checks the store owner's entitlement (403 `feature_not_in_plan`).
+ */
+function crmStore(ctx: OpCtx) {
+  const store = storeOf(ctx)
+  requireFeature(ctx.svc.db, store.owner_id, 'crm')
+  return store
+}
+
 const CustomerListItem = { type: 'object', required: ['id'], properties: { id: { type: 'integer' }, name: { type: ['string', 'null'] }, email: { type: ['string', 'null'] }, phone: { type: ['string', 'null'] }, created_at: { type: 'string' } } }
 
 export const listCustomers = defineOp({
@@ -195,7 +207,7 @@ export const listCustomers = defineOp({
   description: '`search` matches a part of the name, email or phone.',
   run: (ctx, input) => {
     const page = pageOf(input)
-    const { rows, total } = customers.page(ctx.svc.db, storeOf(ctx).id, input.search ?? '', CUSTOMERS_PER_PAGE, (page - 1) * CUSTOMERS_PER_PAGE)
+    const { rows, total } = customers.page(ctx.svc.db, crmStore(ctx).id, input.search ?? '', CUSTOMERS_PER_PAGE, (page - 1) * CUSTOMERS_PER_PAGE)
     return paginate(rows, page, CUSTOMERS_PER_PAGE, total)
   },
 })
@@ -216,7 +228,7 @@ export const createCustomer = defineOp({
   summary: 'Add a customer to the store\'s CRM (no password; they can sign in later by SMS code to that phone)',
   description: 'Body `{name?, email?, phone?, birthday?, consents?}` with an email or a phone (422 otherwise); the phone is normalised as the customer app does. An email or phone another customer of this store has: 422 keyed by that field. Answers the customer profile and emits `customer.created` with `source: "crm"`.',
   run: async (ctx, body) => {
-    const store = storeOf(ctx)
+    const store = crmStore(ctx)
     const c = { name: body.name ?? null, email: body.email ?? null, phone: body.phone ?? null, password_hash: null, birthday: body.birthday ?? null, consents: body.consents ?? {} }
     const events: OutboxEvent[] = []
     let id: number
@@ -239,6 +251,33 @@ export const createCustomer = defineOp({
     }
     ctx.svc.events.publish(events)
     return customerView(customers.byId(ctx.svc.db, id)!)
+  },
+})
+
+const CustomerDetailSchema = {
+  ...CustomerSchema,
+  required: [...CustomerSchema.required, 'order_count', 'total_spent', 'currency', 'last_order_id', 'last_order_at'],
+  properties: {
+    ...CustomerSchema.properties,
+    order_count: { type: 'integer', description: 'Orders linked to the customer at this store, cancelled ones included' },
+    total_spent: { type: 'number', description: 'Sum of the totals of those orders that were not cancelled, in the store currency' },
+    currency: { type: 'string' },
+    last_order_id: { type: ['integer', 'null'] },
+    last_order_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+}
+
+export const getCustomer = defineOp({
+  id: 'customers.get', tag: crmTag, access: { owner: 'customers:read', staff: 'customers' }, scope: ['store'],
+  input: v.object({ customer_id: Id }), output: CustomerDetailSchema,
+  summary: 'A customer of the store with their order count, spend and latest order',
+  description: 'Orders count when they are linked to the customer: placed in the customer app, or by anyone with the customer\'s phone (docs/customers.md "CRM"). A customer of another store: 404.',
+  run: (ctx, { customer_id }) => {
+    const store = crmStore(ctx)
+    const c = customers.inStore(ctx.svc.db, store.id, customer_id)
+    if (!c) throw notFound('customer')
+    const stats = customers.orderStats(ctx.svc.db, store.id, c.id)
+    return { ...customerView(c), ...stats, total_spent: fromCents(stats.total_spent), currency: store.currency }
   },
 })
 
@@ -308,5 +347,5 @@ export const redeemGiftCard = defineOp({
 export const customerOps = [
   ...customerAuthOps,
   getProfile, updateProfile, logout, listAddresses, createAddress, updateAddress, deleteAddress, listGiftCards, getStoreCredit,
-  listCustomers, createCustomer, adjustStoreCredit, issueGiftCard, redeemGiftCard,
+  listCustomers, getCustomer, createCustomer, adjustStoreCredit, issueGiftCard, redeemGiftCard,
 ]

@@ -4,6 +4,12 @@
  * `Idempotency-Key`), else `client_uuid`; same key + same input replays the original order
  * (an Outcome marked `replayed`), same key + other input is 422 `idempotency_key_reused`, a retry
  * while the first is still in flight is 409 `idempotency_in_flight`.
+ *
+ * Business hours (docs/stores.md): storefront and customer orders outside the store's hours, on a
+ * holiday or while it is not accepting orders are refused by the store actor (422 `store_closed`);
+ * the owner's own orders pass `ignoreHours` (a phone order taken after hours is the owner's call).
+ * CRM (docs/customers.md): an order without a customer but with a phone is linked to the store's
+ * customer with that phone, so the customers named on orders and the CRM's are the same records.
  */
 import { createHash } from 'node:crypto'
 import { ApiError } from '../errors.ts'
@@ -13,6 +19,8 @@ import type { Services } from '../services.ts'
 import type { CreatedOrder } from '../actors/store.ts'
 import type { OrderView } from '../storage/orders.ts'
 import { Outcome } from './op.ts'
+import { normalizePhone } from '../domain/delivery.ts'
+import { customers } from '../storage/customers.ts'
 
 export interface OrderRequest {
   storeId: number
@@ -24,6 +32,8 @@ export interface OrderRequest {
   couponCode?: string | null
   /** The transport's idempotency key, if any; `client_uuid` is the fallback. */
   idempotencyKey?: string | undefined
+  /** The owner's own orders only: accepted outside business hours and while not accepting orders. */
+  ignoreHours?: boolean
 }
 
 /** Stable JSON (sorted keys) so the same request always hashes the same. */
@@ -36,15 +46,22 @@ function stableJson(x: unknown): string {
 }
 
 /** Create (or replay) an order through the store actor. */
-export async function placeOrder(svc: Pick<Services, 'actors'>, r: OrderRequest): Promise<Outcome<OrderView>> {
+export async function placeOrder(svc: Pick<Services, 'actors' | 'db'>, r: OrderRequest): Promise<Outcome<OrderView>> {
   const key = r.idempotencyKey ?? r.input.client_uuid ?? null
   if (key !== null && (key.length === 0 || key.length > 255)) {
     throw new ApiError('validation_failed', undefined, { 'Idempotency-Key': ['Use a key of 1 to 255 characters.'] })
   }
   const idem = key === null ? null : { scope: `${r.caller}/store:${r.storeId}`, key, hash: createHash('sha256').update(stableJson(r.input)).digest('hex') }
+  const customerId = r.customerId ?? linkedCustomer(svc, r.storeId, r.input.phone)
   const created = await svc.actors.stores.ask<CreatedOrder>(r.storeId, (replyTo) => ({
-    type: 'create_order', input: r.input, customerId: r.customerId ?? null, couponCode: r.couponCode ?? null, idem, trackToken: newToken('track'), replyTo,
+    type: 'create_order', input: r.input, customerId, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newToken('track'), replyTo,
   }))
   return new Outcome(created.order, { replayed: created.replayed })
 }
 
+
+/** The store's customer with this phone (normalised as sign-in and the CRM store it), or null. */
+function linkedCustomer(svc: Pick<Services, 'db'>, storeId: number, phone: string | null | undefined): number | null {
+  const normal = phone ? normalizePhone(phone) : null
+  return normal === null ? null : customers.idByPhone(svc.db, storeId, normal) ?? null
+}

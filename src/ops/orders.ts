@@ -10,6 +10,8 @@ import { OrderInputSchema, PageQuery, PaginatedSchema, pageOf, paginate } from '
 import { placeOrder } from './order-create.ts'
 import { OrderSchema } from './docs-schemas.ts'
 import { KITCHEN_STATUSES } from '../domain/order-state.ts'
+import { DateStr } from './analytics-query.ts'
+import { ApiError } from '../errors.ts'
 
 const tag = 'Orders'
 export const ORDERS_PER_PAGE = 30
@@ -17,12 +19,22 @@ export const ORDERS_PER_PAGE = 30
 export const StatusBody = v.object({ status: v.picklist(KITCHEN_STATUSES) })
 
 export const listOrders = defineOp({
-  id: 'orders.list', tag, summary: 'List orders, newest first (30 per page); query `status`',
+  id: 'orders.list', tag, summary: 'List orders, newest first (30 per page); query `status`, `from`, `to`, `search`',
+  description: '`status` filters by kitchen status; `from` and `to` (`YYYY-MM-DD`, UTC days, both inclusive) by creation date; `search` matches the customer name or phone (containing the text) or the order id.',
   access: { owner: 'orders:read', staff: 'orders' }, scope: ['store'],
-  input: v.object({ ...PageQuery.entries, status: v.optional(v.picklist(KITCHEN_STATUSES)) }), output: PaginatedSchema(OrderSchema),
+  input: v.object({
+    ...PageQuery.entries,
+    status: v.optional(v.picklist(KITCHEN_STATUSES)),
+    from: v.optional(DateStr),
+    to: v.optional(DateStr),
+    search: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100))),
+  }),
+  output: PaginatedSchema(OrderSchema),
   run: (ctx, input) => {
     const page = pageOf(input)
-    const { data, total } = ctx.svc.orders.page(storeOf(ctx).id, page, ORDERS_PER_PAGE, input.status)
+    if (input.from && input.to && input.from > input.to) throw new ApiError('validation_failed', undefined, { from: ['`from` must not be after `to`.'] })
+    const { status, from, to, search } = input
+    const { data, total } = ctx.svc.orders.page(storeOf(ctx).id, page, ORDERS_PER_PAGE, { status, from, to, search })
     return paginate(data, page, ORDERS_PER_PAGE, total)
   },
 })
@@ -35,10 +47,10 @@ export const getOrder = defineOp({
 
 export const createOrder = defineOp({
   id: 'orders.create', tag, summary: 'Create an order (priced server-side)',
-  description: 'Returns the order and its `track_token`. A replay of the same `Idempotency-Key` (or `client_uuid`) returns the original order with `Idempotent-Replayed: true`.',
+  description: 'Accepted outside business hours too (the store\'s own order, e.g. by phone; docs/stores.md). Returns the order and its `track_token`. A replay of the same `Idempotency-Key` (or `client_uuid`) returns the original order with `Idempotent-Replayed: true`.',
   access: { owner: 'orders:write' }, scope: ['store'],
   input: OrderInputSchema, output: OrderSchema,
-  run: (ctx, input) => placeOrder(ctx.svc, { storeId: storeOf(ctx).id, caller: `owner:${ownerOf(ctx).ownerId}`, input, idempotencyKey: ctx.idempotencyKey }),
+  run: (ctx, input) => placeOrder(ctx.svc, { storeId: storeOf(ctx).id, caller: `owner:${ownerOf(ctx).ownerId}`, input, idempotencyKey: ctx.idempotencyKey, ignoreHours: true }),
 })
 
 export const setOrderStatus = defineOp({

@@ -14,6 +14,8 @@ export interface CustomerRow {
 /** The fields a customer's profile may change (consents as their JSON text). */
 export interface CustomerChanges { name?: string | null; email?: string | null; phone?: string | null; birthday?: string | null; consents?: string }
 export interface NewCustomer { name: string | null; email: string | null; phone: string | null; password_hash: string | null; birthday: string | null; consents: Record<string, boolean> }
+/** A customer's order history in figures (CRM detail): cents; cancelled orders count but are not spend. */
+export interface CustomerOrderStats { order_count: number; total_spent: number; last_order_id: number | null; last_order_at: string | null }
 /** The owner's and staff's customer list rows. */
 export interface CustomerListRow { id: number; name: string | null; email: string | null; phone: string | null; created_at: string }
 
@@ -35,6 +37,9 @@ function prepare(db: Db) {
     customerInStore: db.prepare<[number, number], CustomerRow>('SELECT * FROM customers WHERE id = ? AND store_id = ?'),
     customerByEmail: db.prepare<[number, string], CustomerRow>('SELECT * FROM customers WHERE store_id = ? AND email = ? COLLATE NOCASE'),
     customerByPhone: db.prepare<[number, string], { id: number }>('SELECT id FROM customers WHERE store_id = ? AND phone = ? ORDER BY id LIMIT 1'),
+    orderStats: db.prepare<[number, number], { order_count: number; total_spent: number }>(
+      "SELECT COUNT(*) AS order_count, COALESCE(SUM(CASE WHEN status != 'cancelled' THEN total END), 0) AS total_spent FROM orders WHERE customer_id = ? AND store_id = ?"),
+    lastOrder: db.prepare<[number, number], { id: number; created_at: string }>('SELECT id, created_at FROM orders WHERE customer_id = ? AND store_id = ? ORDER BY id DESC LIMIT 1'),
     insertCustomer: db.prepare<unknown[]>('INSERT INTO customers (store_id, name, email, phone, password_hash, birthday, consents, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
 
     tokenByHash: db.prepare<[string], CustomerTokenRow>(
@@ -113,6 +118,13 @@ export const customers = {
   update(db: Db, id: number, changes: CustomerChanges, now: string): void {
     const set = setClause({ name: changes.name, email: changes.email, phone: changes.phone, birthday: changes.birthday, consents: changes.consents, updated_at: now })
     db.prepare(`UPDATE customers SET ${set.sql} WHERE id = ?`).run(...set.values, id)
+  },
+  /** Orders, spend (cents) and the latest order of a customer at a store (orders linked by customer_id). */
+  orderStats(db: Db, storeId: number, id: number): CustomerOrderStats {
+    const st = stmts(db)
+    const totals = st.orderStats.get(id, storeId) ?? { order_count: 0, total_spent: 0 }
+    const last = st.lastOrder.get(id, storeId)
+    return { ...totals, last_order_id: last?.id ?? null, last_order_at: last?.created_at ?? null }
   },
   /** A page of the store's customers, newest first; `search` matches name, email or phone (a substring, literally). */
   page(db: Db, storeId: number, search: string, limit: number, offset: number): { rows: CustomerListRow[]; total: number } {

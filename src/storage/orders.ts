@@ -155,6 +155,9 @@ export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | n
 export const trackUrl = (siteUrl: string, token: string): string => `${siteUrl}/t/${token}`
 export type OrderView = ReturnType<typeof orderView>
 
+/** Filters of the owner's order list (src/ops/orders.ts listOrders). */
+export interface OrderFilter { status?: string; from?: string; to?: string; search?: string }
+
 export function createOrderQueries(db: Db, siteUrl: string) {
   const q = {
     byId: db.prepare<[number], OrderRow>('SELECT * FROM orders WHERE id = ?'),
@@ -169,6 +172,8 @@ export function createOrderQueries(db: Db, siteUrl: string) {
     countCustomer: db.prepare<[number, number], number>('SELECT COUNT(*) FROM orders WHERE customer_id = ? AND store_id = ?').pluck(),
     pageCustomer: db.prepare<[number, number, number, number], OrderRow>('SELECT * FROM orders WHERE customer_id = ? AND store_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
   }
+  // Statements of the filtered order list, one per combination of filters (at most 8 of each kind).
+  const filtered = new Map<string, Statement>()
   const driverOf = (o: OrderRow) => (o.driver_id == null ? null : (q.driver.get(o.driver_id) ?? null))
   const full = (o: OrderRow) => orderView(o, q.lines.all(o.id), driverOf(o), siteUrl)
   return {
@@ -177,12 +182,34 @@ export function createOrderQueries(db: Db, siteUrl: string) {
     rowByTrackToken: (hash: string) => q.byTrackToken.get(hash),
     lines: (orderId: number) => q.lines.all(orderId),
     full,
-    /** Newest first (api-v1 §4.2), optional kitchen status filter. */
-    page(storeId: number, page: number, perPage: number, status?: string) {
+    /**
+     * Newest first (api-v1 §4.2), with optional filters: kitchen status, creation date range
+     * (`from`/`to` inclusive UTC days, `YYYY-MM-DD`) and `search` (customer name or phone
+     * containing the text, or the order id).
+     */
+    page(storeId: number, page: number, perPage: number, filter: OrderFilter = {}) {
       const offset = (page - 1) * perPage
-      const total = (status ? q.countStatus.get(storeId, status) : q.count.get(storeId)) as number
-      const rows = status ? q.pageStatus.all(storeId, status, perPage, offset) : q.page.all(storeId, perPage, offset)
-      return { total, data: rows.map(full) }
+      const { status, from, to, search } = filter
+      if (from === undefined && to === undefined && search === undefined) {
+        const total = (status ? q.countStatus.get(storeId, status) : q.count.get(storeId)) as number
+        const rows = status ? q.pageStatus.all(storeId, status, perPage, offset) : q.page.all(storeId, perPage, offset)
+        return { total, data: rows.map(full) }
+      }
+      const where = ['store_id = ?']
+      const args: Array<string | number> = [storeId]
+      if (status) { where.push('status = ?'); args.push(status) }
+      if (from) { where.push('created_at >= ?'); args.push(`${from}T00:00:00`) }
+      // The day after `to`, so every instant of `to` (ISO strings compare in time order) is in.
+      if (to) { where.push('created_at < ?'); args.push(new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10) + 'T00:00:00') }
+      if (search) {
+        const like = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+        where.push("(customer_name LIKE ? ESCAPE '\\' OR phone LIKE ? ESCAPE '\\' OR CAST(id AS TEXT) = ?)")
+        args.push(like, like, search.replace(/^#/, ''))
+      }
+      const sql = where.join(' AND ')
+      const count = filtered.get(`c:${sql}`) ?? filtered.set(`c:${sql}`, db.prepare(`SELECT COUNT(*) FROM orders WHERE ${sql}`).pluck()).get(`c:${sql}`)!
+      const rows = filtered.get(`p:${sql}`) ?? filtered.set(`p:${sql}`, db.prepare(`SELECT * FROM orders WHERE ${sql} ORDER BY id DESC LIMIT ? OFFSET ?`)).get(`p:${sql}`)!
+      return { total: count.get(...args) as number, data: (rows.all(...args, perPage, offset) as OrderRow[]).map(full) }
     },
     /** One customer's orders at one store, newest first (api-v1 §4.5). */
     customerPage(storeId: number, customerId: number, page: number, perPage: number) {

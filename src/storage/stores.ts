@@ -104,6 +104,34 @@ export function createStoreQueries(db: Db) {
 }
 export type StoreQueries = ReturnType<typeof createStoreQueries>
 
+/**
+ * Inside a write: merge `patch` into the store's `settings` JSON (a null value removes the key; keys
+ * not named stay, e.g. `driver_fee`) and set `city` when given. Read and written in one transaction,
+ * so two concurrent updates of different keys never drop each other's. Returns the row as written.
+ */
+export function writeStoreSettings(db: Db, storeId: number, patch: Record<string, unknown>, city?: string | null): StoreRow | undefined {
+  const row = db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?').get(storeId)
+  if (!row) return undefined
+  const settings = parseSettings(row.settings)
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue
+    if (v === null) delete settings[k]
+    else settings[k] = v
+  }
+  db.prepare('UPDATE stores SET settings = ?, city = ? WHERE id = ?').run(JSON.stringify(settings), city === undefined ? row.city : city, storeId)
+  return db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?').get(storeId)
+}
+
+/** A store's `settings` JSON as an object (garbage or a non-object reads as empty). */
+export function parseSettings(json: string | null | undefined): Record<string, unknown> {
+  try {
+    const o = JSON.parse(json ?? '{}') as unknown
+    return o && typeof o === 'object' && !Array.isArray(o) ? { ...(o as Record<string, unknown>) } : {}
+  } catch {
+    return {}
+  }
+}
+
 export interface StoreMenu {
   categories: CategoryRow[]
   items: ItemRow[]

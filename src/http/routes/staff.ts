@@ -8,7 +8,7 @@ import { bind } from '../bind.ts'
 import * as orders from '../../ops/orders.ts'
 import * as menu from '../../ops/menu.ts'
 import { salesReport } from '../../ops/stores.ts'
-import { createCustomer, listCustomers } from '../../ops/customers.ts'
+import { createCustomer, getCustomer, listCustomers } from '../../ops/customers.ts'
 
 const order = { order: 'orderId' } as const
 
@@ -24,4 +24,5 @@ export const staffRoutes = [
   bind(salesReport, { method: 'GET', path: '/staff/analytics', auth: 'staff' }),
   bind(listCustomers, { method: 'GET', path: '/staff/customers', auth: 'staff' }),
   bind(createCustomer, { method: 'POST', path: '/staff/customers', auth: 'staff' }),
+  bind(getCustomer, { method: 'GET', path: '/staff/customers/{customerId}', auth: 'staff', params: { customerId: 'customer_id' } }),
 ]

@@ -1,0 +1,13 @@
+/** Store settings and business hours (docs/stores.md): bindings of src/ops/store-settings.ts. */
+import { bind } from '../bind.ts'
+import * as settings from '../../ops/store-settings.ts'
+
+const store = { store: 'id' } as const
+
+export const storeSettingsRoutes = [
+  bind(settings.getStoreSettings, { method: 'GET', path: '/restaurants/{id}/settings', auth: 'owner', ids: store }),
+  bind(settings.updateStoreSettings, { method: 'PUT', path: '/restaurants/{id}/settings', auth: 'owner', ids: store }),
+  bind(settings.updateBusinessHours, { method: 'PUT', path: '/restaurants/{id}/business-hours', auth: 'owner', ids: store }),
+  // Staff see the hours their store keeps (the store comes from the token).
+  bind(settings.getStoreSettings, { method: 'GET', path: '/staff/settings', auth: 'staff' }),
+]
