@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { formatTable, writeResult, type Scenario, type ScenarioOptions, type ScenarioResult } from './lib/scenario.ts'
 
 /** Known scenarios, in the order `npm run bench` runs them. */
-const KNOWN = ['orders', 'webhooks', 'tracking', 'kds'] as const
+const KNOWN = ['orders', 'webhooks', 'tracking', 'kds', 'catalog-search', 'mcp'] as const
 
 const USAGE = `usage: npm run bench -- [scenario…] [options]
 scenarios: ${KNOWN.join(', ')} (those whose bench/<name>.ts exists; default: all present)

@@ -6,6 +6,10 @@ import uWS from 'uWebSockets.js'
 import type { Config } from './config.ts'
 import { createLogger, type Logger } from './log.ts'
 import { openDb, type Db } from './storage/db.ts'
+import { syncPlatformPlans } from './storage/plans.ts'
+import { isSuspended } from './storage/accounts.ts'
+import { createResellerQueries } from './storage/reseller.ts'
+import { refusingSuspended } from './auth/suspension.ts'
 import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
 import { createOrderQueries, findIdempotency } from './storage/orders.ts'
@@ -16,6 +20,7 @@ import { storeHandler, type StoreDeps, type StoreMsg, type StoreState } from './
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
 import { createOwnerAuth } from './auth/owner.ts'
 import { mountHttp } from './http/server.ts'
+import { mcpEndpoints } from './mcp/endpoints.ts'
 import { createStaffAuth } from './auth/staff.ts'
 import { createCustomerAuth } from './auth/customer.ts'
 import { createStorefrontAuth } from './auth/storefront.ts'
@@ -34,9 +39,12 @@ import { driverHandler, LocationWriter, type DriverMsg, type DriverState } from 
 import { Realtime } from './ws/realtime.ts'
 import { mountDeliverySockets } from './ws/sockets.ts'
 import { createWebhooks } from './webhooks/service.ts'
+import { startBillingScheduler, type BillingScheduler } from './billing/scheduler.ts'
 
 export interface App {
   svc: Services
+  /** The billing schedule: `billing.started` settles after the catch-up run at start. */
+  billing: BillingScheduler
   listen(): Promise<number>
   close(): Promise<void>
 }
@@ -47,6 +55,8 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     log.warn({ modules: process.versions.modules }, 'uWebSockets.js has native builds for Node 16/18/20 only; this Node may run a slow fallback')
   }
   const db = opts.db ?? openDb(config.dbPath)
+  // Platform plans follow src/domain/plans.ts before anything creates an account (docs/billing.md).
+  syncPlatformPlans(db)
   const mailboxes = new MailboxGauge()
   const committer = createCommitter(db, config.groupCommit, { pending: () => mailboxes.queued })
   const system = startSystem()
@@ -74,14 +84,18 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     push: new RecordingPushProvider(),
     kds: noKds,
     // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
+    // A suspended account's tokens of every family answer 403 account_suspended (src/auth/suspension.ts).
     auth: {
       none: () => null,
-      owner: (input) => (input.bearer ? owner.resolve(input.bearer) : null),
-      driver: (input) => (input.bearer ? driverAuth.resolve(input.bearer) : null),
-      staff: (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null),
-      customer: (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null),
-      storefront: (input) => (input.headers['x-storefront-token'] ? storefrontAuth.resolve(input.headers['x-storefront-token']) : null),
+      owner: refusingSuspended(db, (input) => (input.bearer ? owner.resolve(input.bearer) : null)),
+      driver: refusingSuspended(db, (input) => (input.bearer ? driverAuth.resolve(input.bearer) : null)),
+      staff: refusingSuspended(db, (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null)),
+      customer: refusingSuspended(db, (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null)),
+      storefront: refusingSuspended(db, (input) => (input.headers['x-storefront-token'] ? storefrontAuth.resolve(input.headers['x-storefront-token']) : null)),
     },
+    accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
+    mcpServers: [],
+    resellers: createResellerQueries(db),
     // Handlers close over `svc`; they run only once messages arrive, after it is complete.
     actors: {
       stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(storeDeps, id), log, 10 * 60_000, mailboxes),
@@ -102,7 +116,10 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   closers.push(mountDeliverySockets(app, svc, realtime).close)
   const kds = mountKdsSocket(app, svc, realtime)
   svc.kds = kds.sink
-  mountHttp(app, svc, allRoutes(), svc.auth)
+  // The MCP servers (api-v1 §4.11) are addresses of the same port, served through the HTTP door.
+  const mcp = mcpEndpoints(svc)
+  svc.mcpServers = mcp.map((e) => ({ path: e.path, name: e.server.def.name, title: e.server.def.title, auth: e.auth, tools: e.server.toolCount }))
+  mountHttp(app, svc, allRoutes(), svc.auth, mcp)
 
   // One home for reactions to committed events (ARCHITECTURE "The shape" 8), one road each. Changes
   // an actor makes after an order exists reach live views through the sinks on `svc` instead
@@ -117,10 +134,14 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   // Resume pending webhook deliveries (after a restart) and fan out new events (docs/webhooks.md).
   webhooks.start()
   closers.push(() => webhooks.close())
+  // Renewals, retries, expiries and reminders: at start (catch-up), then on node-cron (docs/billing.md).
+  const billing = startBillingScheduler({ config, db, log, write: (fn) => committer.write(fn), publish: (e) => events.publish(e) })
+  closers.push(() => billing.close())
 
   let listenSocket: uWS.us_listen_socket | null = null
   return {
     svc,
+    billing,
     listen: () =>
       new Promise((resolve, reject) => {
         app.listen(config.host, config.port, (sock) => {

@@ -19,6 +19,7 @@ import type { DriverMsg, DriverState } from './actors/driver.ts'
 import type { RealtimeSink } from './actors/realtime.ts'
 import type { Webhooks } from './webhooks/service.ts'
 import type { EndpointRow } from './storage/webhooks.ts'
+import type { ResellerQueries } from './storage/reseller.ts'
 
 export interface Services {
   config: Config
@@ -44,6 +45,12 @@ export interface Services {
   webhooks: Webhooks
   /** Authenticators by family, shared by every front door. */
   auth: { [A in AuthFamily]: Authenticator<A> }
+  /** Account state the policy reads: a suspended account's stores are unavailable to the public (docs/billing.md). */
+  accounts: { suspended(ownerId: number): boolean }
+  /** The MCP servers on this port (api-v1 §4.11), for the discovery index; filled in by app.ts. */
+  mcpServers: ReadonlyArray<{ path: string; name: string; title: string; auth: string; tools: number }>
+  /** The reseller role and the accounts each reseller manages, for the policy (src/storage/reseller.ts). */
+  resellers: ResellerQueries
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>

@@ -1,11 +1,15 @@
 /**
  * Storefront tokens (api-v1 §4.3, §5): sent as `X-Storefront-Token`, one store each, scopes
- * `menu:read` and `order:write`. Looked up on every use, so a revocation applies at once.
+ * `menu:read` and `order:write`, plus `agent` (issue 12): the token may also be used at the
+ * storefront MCP server `{site_url}/mcp/storefront` (docs/mcp-storefront.md), where its tools still
+ * need `menu:read` / `order:write`. Looked up on every use, so a revocation applies at once.
  */
 import type { Db } from '../storage/db.ts'
 import { TOKEN_PREFIX, sha256Hex } from './tokens.ts'
 
-export const STOREFRONT_SCOPES = ['menu:read', 'order:write'] as const
+export const STOREFRONT_SCOPES = ['menu:read', 'order:write', 'agent'] as const
+/** What a token gets when its issuer names no scopes (the storefront API's two; `agent` is opt-in). */
+export const DEFAULT_STOREFRONT_SCOPES: readonly StorefrontScope[] = ['menu:read', 'order:write']
 export type StorefrontScope = (typeof STOREFRONT_SCOPES)[number]
 
 export interface StorefrontPrincipal {

@@ -28,15 +28,45 @@ const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Stor
 export const fullPath = (r: Route): string => (r.site ? r.path : API_PREFIX + (r.path === '/' ? '' : r.path))
 
 
+/**
+ * Another front door served on this port at one exact address that takes the raw POST body: the
+ * MCP servers (api-v1 §4.11, src/mcp). The HTTP door does for it what it does for every route
+ * (request id, header checks, CORS and preflight, `Origin`, authentication, rate limit, body
+ * limit, the one response writer) and hands over the bytes: the protocol answers malformed JSON
+ * itself (JSON-RPC -32700), not with the API envelope. Declared here structurally so src/http
+ * imports no other front door; app.ts wires src/mcp's endpoints in.
+ */
+export interface RawEndpoint {
+  path: string
+  /** The credential family the address authenticates; `none` for public servers. */
+  auth: 'none' | 'owner' | 'storefront' | 'customer'
+  handle(call: RawCall): Promise<RawReply>
+}
+export interface RawCall {
+  principal: Principal | null
+  body: Buffer
+  headers: Readonly<Record<string, string>>
+  requestId: string
+  ip: string
+}
+/** `body` null answers with an empty body (202 for JSON-RPC notifications). */
+export interface RawReply { status: number; body: string | null; headers?: Record<string, string> }
+
 export interface HttpFrontDoor {
   router: Router
   routes: Route[]
 }
 
-export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Services['auth']): HttpFrontDoor {
+export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Services['auth'], rawEndpoints: readonly RawEndpoint[] = []): HttpFrontDoor {
   const router = new Router()
   for (const r of routes) router.add(fullPath(r), r)
+  const raws = new Map(rawEndpoints.map((e) => [e.path, e]))
   const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
+  // Public MCP servers: per client address (docs/mcp.md "Limits"); authenticated ones spend the token's API budget.
+  const publicRawLimiter = new RateLimiter(svc.config.mcpPublicRatePerMinute)
+  const siteOrigin = new URL(svc.config.siteUrl).origin
+  const originAllowed = (origin: string | undefined) =>
+    origin === undefined || origin === siteOrigin || svc.config.mcpAllowedOrigins.includes('*') || svc.config.mcpAllowedOrigins.includes(origin)
   // Route-level limits (api-v1 §8 login/register 10/min, OTP 6/min), one limiter per rate.
   const routeLimiters = new Map<number, RateLimiter>()
   const routeLimiter = (perMinute: number) => routeLimiters.get(perMinute) ?? routeLimiters.set(perMinute, new RateLimiter(perMinute)).get(perMinute)!
@@ -109,8 +139,62 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         return
       }
 
+      /**
+       * Authenticate, then rate-limit per principal (`publicLimiter` per address when the address
+       * takes no credential); failed authentications count against the address.
+       */
+      function authenticate(family: AuthFamily, query: Record<string, string>, publicLimiter: RateLimiter): Principal | null {
+        if (family === 'none') {
+          rate(publicLimiter.take(`ip:${ip}`))
+          return null
+        }
+        const auth = headers['authorization']
+        const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : family === 'owner' ? (query['api_token'] ?? null) : null
+        const input: AuthInput = { headers, query, bearer: bearer || null }
+        const principal = (authenticators[family] as Authenticator<AuthFamily>)(input) as Principal | null
+        if (!principal) {
+          rate(limiter.take(`ip:${ip}`))
+          throw new ApiError('unauthenticated')
+        }
+        rate(limiter.take(principalKey(principal)))
+        return principal
+      }
+
+      /** An MCP address: POST only, `Origin` checked, then the raw body to its front door. */
+      function serveRaw(endpoint: RawEndpoint): void {
+        if (method === 'OPTIONS') {
+          baseHeaders['X-RateLimit-Limit'] = String(limiter.limit)
+          return finish(204, null, { 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS, 'Access-Control-Max-Age': '600' })
+        }
+        if (method !== 'POST') {
+          // Streamable HTTP lets a server refuse the GET event stream with 405 (MCP 2025-06-18
+          // "Listening for messages"): this server answers every message in its POST.
+          rate(limiter.take(`ip:${ip}`))
+          if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
+          throw new ApiError('method_not_allowed', 'Send MCP messages with POST.', undefined, { Allow: 'POST, OPTIONS' })
+        }
+        // MCP transport security: a browser page from another origin must not drive the server
+        // (DNS rebinding); agents that are not browsers send no Origin.
+        if (!originAllowed(headers['origin'])) {
+          res.onData(() => {})
+          throw new ApiError('forbidden', 'This Origin may not call the MCP server.')
+        }
+        const principal = authenticate(endpoint.auth, Object.fromEntries(new URLSearchParams(rawQuery)), publicRawLimiter)
+        const ctype = headers['content-type'] ?? ''
+        const declared = headers['content-length'] ? Number(headers['content-length']) : null
+        readBody(res, svc.config.bodyLimitBytes, declared)
+          .then((body) => {
+            if (!/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type', 'Send MCP messages as application/json.')
+            return endpoint.handle({ principal, body, headers, requestId, ip })
+          })
+          .then((r) => finish(r.status, r.body, r.headers))
+          .catch(guard(fail))
+      }
+
       try {
         if (problem) throw problem.error
+        const raw = raws.get(path)
+        if (raw) return serveRaw(raw)
         if (method === 'OPTIONS') {
           // Preflights carry the address's budget (api-v1 §8: headers on every response) but do not
           // spend it: browsers send one per new URL, which would starve clients behind one NAT.
@@ -133,22 +217,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         }
         const route = m.route
         const query = Object.fromEntries(new URLSearchParams(rawQuery))
-
-        // Authenticate, then rate-limit per principal; failed authentications count against the address.
-        let principal: Principal | null = null
-        if (route.auth !== 'none') {
-          const auth = headers['authorization']
-          const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : route.auth === 'owner' ? (query['api_token'] ?? null) : null
-          const input: AuthInput = { headers, query, bearer: bearer || null }
-          principal = (authenticators[route.auth] as Authenticator<AuthFamily>)(input) as Principal | null
-          if (!principal) {
-            rate(limiter.take(`ip:${ip}`))
-            throw new ApiError('unauthenticated')
-          }
-          rate(limiter.take(principalKey(principal)))
-        } else {
-          rate(limiter.take(`ip:${ip}`))
-        }
+        const principal = authenticate(route.auth, query, limiter)
         if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? ''}`))
         if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
           throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)

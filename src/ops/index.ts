@@ -6,10 +6,13 @@
 import type { Op } from './op.ts'
 import { deliveryFamilyOps } from './delivery-family.ts'
 import { menuOpsList } from './menu.ts'
+import { menuReadOps } from './menu-read.ts'
 import { orderOps } from './orders.ts'
 import { storeOps } from './stores.ts'
 import { storefrontOps } from './storefront.ts'
 import { customerOrderOps } from './customer-orders.ts'
+import { storefrontAgentOps } from './storefront-agent.ts'
+import { customerAgentOps } from './customer-agent.ts'
 import { publicOps } from './public.ts'
 import { accountOps } from './account.ts'
 import { customerOps } from './customers.ts'
@@ -21,17 +24,31 @@ import { pinDeviceOps } from './pin-devices.ts'
 import { integrationOps } from './integration.ts'
 import { kdsOps } from './kds.ts'
 import { webhookOps } from './webhooks.ts'
+import { storeSettingsOps } from './store-settings.ts'
+import { catalogOps } from './catalog.ts'
+import { resellerOps } from './reseller.ts'
+import { accountPlanOps } from './account-plan.ts'
+import { subscriptionOps } from './subscription.ts'
+import { walletOps } from './wallet.ts'
+import { devOps } from './dev.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
   ...staffOps, ...staffAdminOps, ...pinDeviceOps, ...integrationOps, ...kdsOps,
-  ...menuOpsList,
+  ...menuOpsList, ...menuReadOps,
   ...orderOps,
   ...storeOps,
   ...storefrontOps,
   ...customerOrderOps,
+  ...storefrontAgentOps, ...customerAgentOps,
   ...publicOps,
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
+  ...storeSettingsOps,
+  ...catalogOps,
+  ...resellerOps,
+  ...accountPlanOps,
+  ...subscriptionOps, ...walletOps,
+  ...devOps,
 ]

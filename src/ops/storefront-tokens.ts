@@ -8,7 +8,7 @@ import { defineOp } from './op.ts'
 import { storeOf } from './scope.ts'
 import { Id } from './schemas.ts'
 import { notFound } from '../errors.ts'
-import { STOREFRONT_SCOPES } from '../auth/storefront.ts'
+import { DEFAULT_STOREFRONT_SCOPES, STOREFRONT_SCOPES } from '../auth/storefront.ts'
 import { newToken, sha256Hex } from '../auth/tokens.ts'
 import { nowIso } from '../storage/db.ts'
 import { storefrontTokens, type StorefrontTokenRow } from '../storage/storefront-tokens.ts'
@@ -30,13 +30,13 @@ export const listStorefrontTokens = defineOp({
 
 export const issueStorefrontToken = defineOp({
   id: 'storefront_tokens.issue', tag, access: { owner: 'restaurants:write' }, scope: ['store'],
-  // An empty body is fine: both scopes by default.
+  // An empty body is fine: the storefront API's two scopes by default; `agent` only when asked for.
   input: v.optional(v.object({
-    scopes: v.optional(v.pipe(v.array(v.picklist(STOREFRONT_SCOPES)), v.minLength(1)), [...STOREFRONT_SCOPES]),
+    scopes: v.optional(v.pipe(v.array(v.picklist(STOREFRONT_SCOPES)), v.minLength(1)), [...DEFAULT_STOREFRONT_SCOPES]),
   }), {}),
   output: { ...TokenSchema, required: [...TokenSchema.required, 'token'], properties: { ...TokenSchema.properties, token: { type: 'string' } } },
   summary: 'Issue a storefront token for the store (returned once)',
-  description: 'Body `{scopes?: ["menu:read", "order:write"]}` (both by default). The raw token is in this answer only; send it as `X-Storefront-Token`.',
+  description: 'Body `{scopes?: ["menu:read", "order:write", "agent"]}` (`menu:read` and `order:write` by default; `agent` admits the token to the storefront MCP server, docs/mcp-storefront.md). The raw token is in this answer only; send it as `X-Storefront-Token`.',
   run: async (ctx, { scopes }) => {
     const store = storeOf(ctx)
     const token = newToken('storefront')

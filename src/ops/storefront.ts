@@ -14,6 +14,7 @@ import { menuView, storeSummary } from '../storage/stores.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { basePrepMinutes, integrationStatus } from '../domain/integration.ts'
 import { integrationRow } from '../storage/staff.ts'
+import { StoreSettingsSchema, settingsView } from './store-settings.ts'
 
 const tag = 'Storefront'
 /** api-v1 §2.4: storefront orders are takeaway or on-table only. */
@@ -57,11 +58,13 @@ export const getStorefrontStore = defineOp({
   output: { type: 'object', required: ['id', 'title', 'currency', 'order_types'], properties: {
     id: { type: 'integer' }, title: { type: 'string' }, slug: { type: 'string' }, url: { type: 'string' }, currency: { type: 'string' }, city: { type: ['string', 'null'] },
     store_type: { type: 'string' }, vertical: VerticalSchema, order_types: { type: 'array', items: { type: 'string' } }, prep_minutes: { type: 'integer' },
-    business_hours: {}, accepting_orders: { type: 'boolean' },
+    business_hours: StoreSettingsSchema.properties.business_hours, timezone: { type: 'string' }, holidays: StoreSettingsSchema.properties.holidays,
+    accepting_orders: { type: 'boolean', description: 'Would an order be accepted now (business hours, holidays and the accepting-orders switch; docs/stores.md)?' },
+    next_opening: StoreSettingsSchema.properties.next_opening,
   } },
   run: (ctx) => {
     const store = storeOf(ctx)
-    const settings = JSON.parse(store.settings) as { business_hours?: unknown }
+    const hours = settingsView(store)
     const status = integrationStatus(integrationRow(ctx.svc.db, store.id), basePrepMinutes(store.settings), Date.now())
     const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
     return {
@@ -70,8 +73,11 @@ export const getStorefrontStore = defineOp({
       city: store.city,
       order_types: STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t)),
       prep_minutes: status.prep_minutes,
-      business_hours: settings.business_hours ?? null,
-      accepting_orders: true,
+      business_hours: hours.business_hours,
+      timezone: hours.timezone,
+      holidays: hours.holidays,
+      accepting_orders: hours.open_now,
+      next_opening: hours.next_opening,
     }
   },
 })

@@ -52,7 +52,7 @@ export const getMenu = defineOp({
 })
 
 export const salesReport = defineOp({
-  id: 'analytics.sales.get', tag: 'Analytics', summary: 'Sales summary for a date range (default: the last 30 days)',
+  id: 'analytics.sales.get', feature: 'analytics', tag: 'Analytics', summary: 'Sales summary for a date range (default: the last 30 days)',
   description: 'Query `from`, `to` (`YYYY-MM-DD`, api-v1 §2.6). Cancelled orders count but earn nothing.',
   access: { owner: 'analytics:read', staff: 'analytics' }, scope: ['store'],
   input: AnalyticsQuery, output: AnalyticsSchema,

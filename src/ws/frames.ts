@@ -27,6 +27,8 @@ export const CLOSE = {
   revoked: { code: 4001, reason: 'token_revoked' },
   /** The credential is valid but no longer carries the permission or capability this socket needs. */
   forbidden: { code: 4003, reason: 'permission_removed' },
+  /** The credential's account was suspended (docs/billing.md "Suspension"); reconnecting answers 403 until it is unsuspended. */
+  suspended: { code: 4003, reason: 'account_suspended' },
   /** What the socket watches is gone, or no longer the credential's (a store). */
   gone: { code: 4004, reason: 'not_found' },
 } as const

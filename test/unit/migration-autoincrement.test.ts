@@ -337,9 +337,13 @@ const NOT_GENERATED: Record<string, string> = {
 t.test('guard: every table with a generated INTEGER PRIMARY KEY says AUTOINCREMENT', async (t) => {
   const db = fresh(all)
   const missing: string[] = []
+  // FTS5 virtual tables and their shadow tables (migration 010) keep SQLite's own rowids: an index
+  // row's rowid is the base row's id, never generated, so AUTOINCREMENT does not apply.
+  const virtual = new Set((db.pragma('table_list') as Array<{ name: string; type: string }>)
+    .filter((r) => r.type === 'virtual' || r.type === 'shadow').map((r) => r.name))
   for (const name of tables(db)) {
     const sql = tableSql(db, name)
-    if (/WITHOUT\s+ROWID/i.test(sql) || NOT_GENERATED[name]) continue
+    if (virtual.has(name) || /WITHOUT\s+ROWID/i.test(sql) || NOT_GENERATED[name]) continue
     const pk = (db.pragma(`table_info(${name})`) as Array<{ name: string; type: string; pk: number }>).filter((c) => c.pk > 0)
     // Only a single column declared exactly INTEGER is an alias of the rowid (sqlite.org/lang_createtable.html#rowid).
     if (pk.length !== 1 || pk[0]!.type.toUpperCase() !== 'INTEGER') continue

@@ -25,6 +25,7 @@ export const customerRoutes = [
 export const customerBalanceRoutes = [
   bind(customers.listCustomers, { method: 'GET', path: '/restaurants/{id}/customers', auth: 'owner', ids: store }),
   bind(customers.createCustomer, { method: 'POST', path: '/restaurants/{id}/customers', auth: 'owner', ids: store }),
+  bind(customers.getCustomer, { method: 'GET', path: '/restaurants/{id}/customers/{customerId}', auth: 'owner', ids: store, params: { customerId: 'customer_id' } }),
   bind(customers.adjustStoreCredit, { method: 'POST', path: '/restaurants/{id}/customers/{customerId}/store-credit', auth: 'owner', ids: store, params: { customerId: 'customer_id' } }),
   bind(customers.issueGiftCard, { method: 'POST', path: '/restaurants/{id}/gift-cards', auth: 'owner', ids: store }),
   bind(customers.redeemGiftCard, { method: 'POST', path: '/restaurants/{id}/gift-cards/{giftCardId}/redeem', auth: 'owner', ids: store, params: { giftCardId: 'gift_card_id' } }),

@@ -3,13 +3,21 @@ import { route, type Route } from '../route.ts'
 import { buildOpenApi } from '../openapi.ts'
 import { fullPath } from '../server.ts'
 
+/** How each MCP server authenticates, as the discovery index says it. */
+const MCP_AUTH: Record<string, string> = {
+  owner: 'owner bearer token (Authorization: Bearer)',
+  storefront: 'X-Storefront-Token with the agent scope',
+  customer: 'customer bearer token (Authorization: Bearer)',
+  none: 'none',
+}
+
 /** Discovery routes need the whole table; `routes` is filled in by the route index. */
 export function discoveryRoutes(all: () => readonly Route[]) {
   let cached: string | null = null
   return [
     route({
       method: 'GET', path: '/', tag: 'Discovery', summary: 'Machine-readable index of the API', auth: 'none',
-      response: { type: 'object', required: ['name', 'version', 'base_url', 'groups'] },
+      response: { type: 'object', required: ['name', 'version', 'base_url', 'groups', 'mcp_servers'] },
       handler: ({ svc }) => {
         const groups: Record<string, Array<{ method: string; path: string; summary: string; auth: string; operation?: string }>> = {}
         for (const r of all()) {
@@ -27,6 +35,10 @@ export function discoveryRoutes(all: () => readonly Route[]) {
           docs: `${svc.config.siteUrl}/docs`,
           openapi: `${svc.config.baseUrl}/openapi.json`,
           groups,
+          // MCP servers (api-v1 §4.11, docs/mcp.md): JSON-RPC 2.0 over POST at each address.
+          mcp_servers: svc.mcpServers.map((m) => ({
+            name: m.name, title: m.title, url: `${svc.config.siteUrl}${m.path}`, auth: MCP_AUTH[m.auth] ?? m.auth, tools: m.tools,
+          })),
         }
       },
     }),

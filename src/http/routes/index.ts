@@ -24,9 +24,17 @@ import { storefrontRoutes } from './storefront.ts'
 import { customerAuthRoutes } from './customer-auth.ts'
 import { customerBalanceRoutes, customerRoutes } from './customer.ts'
 import { customerOrderRoutes } from './customer-orders.ts'
+import { storefrontAgentRoutes } from './storefront-agent.ts'
+import { customerAgentRoutes } from './customer-agent.ts'
 import { staffAdminRoutes } from './staff-admin.ts'
 import { storefrontTokenRoutes } from './storefront-tokens.ts'
 import { webhookRoutes } from './webhooks.ts'
+import { storeSettingsRoutes } from './store-settings.ts'
+import { catalogRoutes } from './catalog.ts'
+import { resellerRoutes } from './reseller.ts'
+import { accountPlanRoutes } from './account-plan.ts'
+import { billingRoutes } from './billing.ts'
+import { devRoutes } from './dev.ts'
 
 export function allRoutes(): Route[] {
   const routes: Route[] = []
@@ -56,11 +64,22 @@ export function allRoutes(): Route[] {
     ...(customerAuthRoutes as Route[]),
     ...(customerRoutes as Route[]),
     ...(customerOrderRoutes as Route[]),
+    ...(storefrontAgentRoutes as Route[]),
+    ...(customerAgentRoutes as Route[]),
     ...(customerBalanceRoutes as Route[]),
     ...(staffAdminRoutes as Route[]),
     ...(storefrontTokenRoutes as Route[]),
     // Webhook endpoints and the dashboard actions (issue 4).
     ...(webhookRoutes as Route[]),
+    ...(storeSettingsRoutes as Route[]),
+    ...(catalogRoutes as Route[]),
+    // The reseller area (issue 13, api-v1 §4.8).
+    ...(resellerRoutes as Route[]),
+    // Plans, entitlements and store creation (issue 13).
+    ...(accountPlanRoutes as Route[]),
+    // The account's subscription and wallet (issue 13).
+    ...(billingRoutes as Route[]),
+    ...(devRoutes(() => routes) as Route[]),
   )
   return routes
 }

@@ -1,10 +1,12 @@
 /** Owner menu writes (api-v1 §4.2): bindings of the menu operations (src/ops/menu.ts). */
 import { bind } from '../bind.ts'
 import * as menu from '../../ops/menu.ts'
+import { listCategories } from '../../ops/menu-read.ts'
 
 const store = { store: 'id' } as const
 
 export const menuRoutes = [
+  bind(listCategories, { method: 'GET', path: '/restaurants/{id}/menu/categories', auth: 'owner', ids: store }),
   bind(menu.createCategory, { method: 'POST', path: '/restaurants/{id}/menu/categories', auth: 'owner', ids: store }),
   bind(menu.updateCategory, { method: 'PUT', path: '/restaurants/{id}/menu/categories/{categoryId}', auth: 'owner', ids: store, params: { categoryId: 'category_id' } }),
   bind(menu.deleteCategory, { method: 'DELETE', path: '/restaurants/{id}/menu/categories/{categoryId}', auth: 'owner', ids: store, params: { categoryId: 'category_id' } }),

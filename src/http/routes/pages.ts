@@ -32,10 +32,12 @@ export function pageRoutes(all: () => readonly Route[]) {
     route({
       method: 'GET', path: '/s/{slug}', site: true, tag: 'Public', summary: 'A store\'s public page (its `url`)', auth: 'none', produces: HTML,
       // A browser follows this link: an unknown store gets a page saying so, not the JSON envelope.
-      pageErrors: { 404: 'No store has this address: a page saying so.' },
+      pageErrors: { 404: 'No store has this address: a page saying so.', 403: 'The store\'s account is suspended: a page saying the store is unavailable.' },
       handler: ({ svc, params }) => {
         const store = svc.stores.bySlug(params.slug ?? '')
         if (!store) return new Reply(404, page('Store not found', '<h1>Store not found</h1><p>No store has this address. Check the link you were given.</p>'), {}, HTML)
+        // A suspended account's store (docs/billing.md "Suspension"): its data is kept, the page says it is unavailable.
+        if (svc.accounts.suspended(store.owner_id)) return new Reply(403, page('Store unavailable', '<h1>This store is unavailable</h1><p>This store is not taking visitors or orders at the moment. Please try again later.</p>'), {}, HTML)
         const menu = menuView(svc.stores.menu(store.id), verticalOf(store.store_type), false)
         const money = (n: number) => `${n.toFixed(2)} ${esc(store.currency)}`
         const body = menu.filter((c) => c.items.length > 0).map((c) =>

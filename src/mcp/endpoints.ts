@@ -1,0 +1,71 @@
+/**
+ * The MCP servers as addresses on the HTTP port (Streamable HTTP, MCP 2025-06-18 "Transports"):
+ * the HTTP front door authenticates, rate-limits, checks `Origin` and the body limit, then hands
+ * the raw body here (app.ts wires it; the shape matches src/http/server.ts `RawEndpoint` without
+ * either front door importing the other). Answers are single JSON documents, never SSE streams.
+ */
+import type { Principal } from '../auth/principals.ts'
+import type { Services } from '../services.ts'
+import { INVALID_REQUEST, McpServer, PARSE_ERROR, PROTOCOL_VERSIONS, type CallContext, type RpcAnswer } from './protocol.ts'
+import { MCP_SERVERS } from './servers/index.ts'
+import type { McpServerDef } from './tool.ts'
+
+export interface McpCall {
+  principal: Principal | null
+  body: Buffer
+  headers: Readonly<Record<string, string>>
+  requestId: string
+  ip: string
+}
+export interface McpReply { status: number; body: string | null; headers?: Record<string, string> }
+export interface McpEndpoint {
+  path: McpServerDef['path']
+  auth: McpServerDef['auth']
+  server: McpServer
+  handle(call: McpCall): Promise<McpReply>
+}
+
+const rpcError = (code: number, message: string): string => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })
+
+export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_SERVERS): McpEndpoint[] {
+  return defs.map((def) => {
+    const server = new McpServer(def)
+    return {
+      path: def.path,
+      auth: def.auth,
+      server,
+      async handle(call: McpCall): Promise<McpReply> {
+        // Server-level admission (the admin server's plan feature, the storefront agent scope):
+        // an ApiError here is the HTTP error envelope, as for a bad credential.
+        def.admit?.(call.principal, svc)
+        // MCP 2025-06-18 "Protocol Version Header": an unsupported version is a 400.
+        const version = call.headers['mcp-protocol-version']
+        if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+          return { status: 400, body: rpcError(INVALID_REQUEST, `Unsupported MCP-Protocol-Version ${version}; this server speaks ${PROTOCOL_VERSIONS.join(', ')}.`) }
+        }
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(call.body.toString('utf8'))
+        } catch {
+          return { status: 400, body: rpcError(PARSE_ERROR, 'Parse error: the body is not JSON.') }
+        }
+        const ctx: CallContext = { svc, principal: call.principal, requestId: call.requestId, ip: call.ip }
+        if (Array.isArray(parsed)) {
+          // JSON-RPC batch (2024-11-05, 2025-03-26): one answer per request, 202 when all were notifications.
+          if (parsed.length === 0) return { status: 400, body: rpcError(INVALID_REQUEST, 'Invalid Request: an empty batch.') }
+          const answers: RpcAnswer[] = []
+          for (const m of parsed) {
+            const a = await server.answer(m, ctx)
+            if (a) answers.push(a)
+          }
+          return answers.length ? { status: 200, body: JSON.stringify(answers) } : { status: 202, body: null }
+        }
+        const answer = await server.answer(parsed, ctx)
+        if (!answer) return { status: 202, body: null }
+        // A message that is not a request at all is a 400; every other answer, errors included, is a 200 (JSON-RPC over HTTP).
+        const status = 'error' in answer && answer.error.code === INVALID_REQUEST ? 400 : 200
+        return { status, body: JSON.stringify(answer) }
+      },
+    }
+  })
+}

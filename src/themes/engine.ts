@@ -1,0 +1,139 @@
+/**
+ * The one Liquid engine of store themes (issue 15 item 1): liquidjs 10, strict about unknown
+ * filters and variables, every output HTML-escaped, no file system (templates come only from the
+ * theme's own files held in memory), and liquidjs' DoS limits on parse size, render time and
+ * allocation. Its filters and tags are exactly the reference's (reference.ts): every other
+ * built-in is removed, so strict parsing rejects it.
+ */
+import { Liquid, Tag, type Context, type Emitter, type TagToken, type TopLevelToken, type Template, type FilterImplOptions } from 'liquidjs'
+import { FILTERS, TAGS, THEME_LIMITS } from './reference.ts'
+
+/** HTML the engine made itself (the rendered template given to the layout): output as it is. */
+export class SafeHtml {
+  constructor(readonly html: string) {}
+  toString(): string { return this.html }
+}
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ENTITIES[c]!)
+
+/** Applied to every `{{ }}` output (liquidjs `outputEscape`). */
+function escapeOutput(v: unknown): string {
+  if (v instanceof SafeHtml) return v.html
+  if (v === null || v === undefined) return ''
+  return escapeHtml(typeof v === 'object' ? JSON.stringify(v) : String(v))
+}
+
+/** What the `section` tag needs at render time: the theme's parsed sections and their values. */
+export interface SectionRuntime {
+  /** Section name → parsed template. */
+  sections: ReadonlyMap<string, Template[]>
+  /** Section name → the `section` object (id, settings resolved over defaults, blocks). */
+  objects: ReadonlyMap<string, Record<string, unknown>>
+}
+
+export const SECTION_REGISTER = 'store-theme-sections'
+
+/** `{% section "name" %}`: renders sections/name.liquid with `section` set (names are literals, so they validate statically). */
+class SectionTag extends Tag {
+  readonly section: string
+  constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
+    super(token, remain, liquid)
+    const m = /^\s*(?:"([a-z0-9][a-z0-9_-]*)"|'([a-z0-9][a-z0-9_-]*)')\s*$/.exec(token.args)
+    if (!m) throw new Error('section needs a quoted section name, e.g. {% section "hero" %}')
+    this.section = (m[1] ?? m[2])!
+  }
+
+  * render(ctx: Context, emitter: Emitter): Generator<unknown, void, unknown> {
+    const rt = ctx.getRegister<SectionRuntime | undefined>(SECTION_REGISTER)
+    const tpl = rt?.sections.get(this.section)
+    if (!rt || !tpl) throw new Error(`section "${this.section}" does not exist (sections/${this.section}.liquid)`)
+    ctx.push({ section: rt.objects.get(this.section) ?? { id: this.section, settings: {}, blocks: [] } })
+    try {
+      yield this.liquid.renderer.renderTemplates(tpl, ctx, emitter)
+    } catch (err) {
+      // Render errors of liquidjs carry a line but not always the file: name the section.
+      if (err && typeof err === 'object' && !('themeFile' in err)) Object.defineProperty(err, 'themeFile', { value: `sections/${this.section}.liquid` })
+      throw err
+    } finally {
+      ctx.pop()
+    }
+  }
+}
+
+/** `{% schema %}…{% endschema %}`: data for the settings editor (schema.ts reads it), renders nothing. */
+class SchemaTag extends Tag {
+  constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
+    super(token, remain, liquid)
+    while (remain.length) {
+      const t = remain.shift()!
+      if ((t as TagToken).name === 'endschema') return
+    }
+    throw new Error(`tag ${token.getText()} not closed`)
+  }
+
+  render(): void {}
+}
+
+const currencyFormat = new Map<string, Intl.NumberFormat>()
+/** Minor units → text in the currency's own decimals (EUR 1250 → €12.50, JPY 1250 → ¥1,250). */
+function formatMoney(minor: unknown, currency: unknown, withCurrency: boolean): string {
+  const n = typeof minor === 'number' ? minor : Number(minor)
+  if (!Number.isFinite(n)) return ''
+  const cur = typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) ? currency : 'EUR'
+  const key = `${cur}:${withCurrency}`
+  let fmt = currencyFormat.get(key)
+  if (!fmt) {
+    let digits = 2
+    try { digits = new Intl.NumberFormat('en', { style: 'currency', currency: cur }).resolvedOptions().maximumFractionDigits ?? 2 } catch { /* unknown code: two decimals */ }
+    fmt = withCurrency
+      ? new Intl.NumberFormat('en', { style: 'currency', currency: cur, minimumFractionDigits: digits, maximumFractionDigits: digits })
+      : new Intl.NumberFormat('en', { minimumFractionDigits: digits, maximumFractionDigits: digits, useGrouping: false })
+    currencyFormat.set(key, fmt)
+  }
+  return fmt.format(n / 10 ** fmt.resolvedOptions().maximumFractionDigits!)
+}
+
+type FilterThis = { context: Context }
+const STORE_FILTERS: Record<string, FilterImplOptions> = {
+  money(this: FilterThis, v: unknown) { return formatMoney(v, this.context.getSync(['store', 'currency']), true) },
+  money_without_currency(this: FilterThis, v: unknown) { return formatMoney(v, this.context.getSync(['store', 'currency']), false) },
+  handleize(v: unknown) { return String(v ?? '').toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') },
+  pluralize(v: unknown, one: unknown, many: unknown) { return Number(v) === 1 ? String(one ?? '') : String(many ?? '') },
+  json(v: unknown) { return JSON.stringify(v ?? null) },
+}
+
+function buildEngine(): Liquid {
+  const liquid = new Liquid({
+    strictFilters: true,
+    strictVariables: true,
+    // An undefined value in `if`/`unless` or `| default` is false/nil rather than an error: themes
+    // test optional fields that way. Everywhere else an unknown variable is an error.
+    lenientIf: true,
+    ownPropertyOnly: true,
+    outputEscape: escapeOutput,
+    // An empty in-memory map: no template may ever reach the file system.
+    templates: {},
+    parseLimit: THEME_LIMITS.parseLimit,
+    renderLimit: THEME_LIMITS.renderLimitMs,
+    memoryLimit: THEME_LIMITS.memoryLimit,
+    cache: false,
+  })
+  const allowedFilters = new Set(FILTERS.filter((x) => x.kind === 'liquid').map((x) => x.name))
+  for (const name of Object.keys(liquid.filters)) if (!allowedFilters.has(name)) delete liquid.filters[name]
+  // `escape` as the last filter is the author escaping on purpose: do not escape the result twice.
+  for (const name of ['escape', 'escape_once']) {
+    const impl = liquid.filters[name]
+    const handler = typeof impl === 'function' ? impl : impl!.handler
+    liquid.registerFilter(name, { handler, raw: true })
+  }
+  for (const [name, impl] of Object.entries(STORE_FILTERS)) liquid.registerFilter(name, impl)
+  const allowedTags = new Set([...TAGS.filter((x) => x.kind === 'liquid').map((x) => x.name), '#'])
+  for (const name of Object.keys(liquid.tags)) if (!allowedTags.has(name)) delete liquid.tags[name]
+  liquid.registerTag('section', SectionTag)
+  liquid.registerTag('schema', SchemaTag)
+  return liquid
+}
+
+/** The shared engine: stateless between renders (per-render state travels in the context's registers). */
+export const engine: Liquid = buildEngine()
