@@ -38,7 +38,7 @@ t.test('admin MCP server', async (t) => {
       t.ok((x.description ?? '').length > 40, `${x.name} is described`)
     }
     const add = tools.find((x) => x.name === 'add_menu_item')!
-    t.match(add.inputSchema.required, ['restaurant_id', 'category_id', 'name', 'price'])
+    t.same([...add.inputSchema.required!].sort(), ['name', 'price', 'restaurant_id'], 'the spec\'s example arguments are all it needs')
     t.equal(tools.find((x) => x.name === 'list_orders')!.inputSchema.properties!.page && (tools.find((x) => x.name === 'list_orders')!.inputSchema.properties!.page as { type: string }).type, 'integer')
   })
 
@@ -95,6 +95,19 @@ t.test('admin MCP server', async (t) => {
     t.ok(cats.json.some((c: { id: number; item_count: number }) => c.id === created.body.id && c.item_count === 0), 'MCP sees the REST write')
     const restCats = await s.req('GET', `/restaurants/${acct.storeId}/menu/categories`, { token: acct.token })
     t.same(restCats.body, cats.json, 'GET /menu/categories is the same operation')
+  })
+
+  t.test('add_menu_item without a category: the first category, or a new "Menu" one', async (t) => {
+    const plain = await callTool(admin, 'add_menu_item', { restaurant_id: acct.storeId, name: 'Just Soup', price: 4 })
+    t.notOk(plain.isError, 'added with restaurant_id, name and price only')
+    t.equal(plain.json.category_id, acct.menu.categoryId, 'into the first category')
+    const store = createStore(db, acct.ownerId)
+    const first = await callTool(admin, 'add_menu_item', { restaurant_id: store.id, name: 'Lonely Item', price: 2 })
+    t.notOk(first.isError)
+    const cats = await callTool(admin, 'list_categories', { restaurant_id: store.id })
+    t.match(cats.json, [{ id: first.json.category_id, name: 'Menu', item_count: 1 }], 'a store without categories gets one')
+    const second = await callTool(admin, 'add_menu_item', { restaurant_id: store.id, name: 'Second Item', price: 2 })
+    t.equal(second.json.category_id, first.json.category_id, 'and only one')
   })
 
   t.test('domain failures are isError results with the API code', async (t) => {

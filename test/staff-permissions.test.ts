@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { startServer, request } from './helpers/server.ts'
-import { createAccount, envelopeProblem } from './helpers/fixtures.ts'
+import { createAccount, createCustomer, envelopeProblem } from './helpers/fixtures.ts'
 import { createStaff } from './helpers/people.ts'
 import { enrollDevice } from './helpers/pin-devices.ts'
 import { liveRoutes, fill, label } from './helpers/routes.ts'
@@ -38,7 +38,8 @@ const managerB = createStaff(db, b.storeId, { role: 'manager' })
 const orderA = (await s.req('POST', `/restaurants/${a.storeId}/orders`, { token: a.token, body: { type: 'takeaway', items: [{ item_id: a.menu.fries, quantity: 1 }] } })).body
 const couponA = (await s.req('POST', `/restaurants/${a.storeId}/coupons`, { token: a.token, body: { code: 'AONLY', kind: 'fixed', value: 1 } })).body
 const deviceA = enrollDevice(db, a.storeId, 'A till')
-const idsA: Record<string, number> = { orderId: orderA.id, itemId: a.menu.fries, categoryId: a.menu.categoryId, couponId: couponA.id, deviceId: deviceA.id }
+const customerA = createCustomer(db, a.storeId)
+const idsA: Record<string, number> = { orderId: orderA.id, itemId: a.menu.fries, categoryId: a.menu.categoryId, couponId: couponA.id, deviceId: deviceA.id, customerId: customerA.id }
 const kdsItemA = orderA.items[0].id
 
 /** Bodies that pass validation, so a 403 or 404 is about the permission or the tenancy. */
@@ -65,6 +66,7 @@ t.test('the table gates the staff routes of api-v1 §4.7 by their permission', a
     'PUT /staff/kds/items/{itemId}/recall': 'kds', 'POST /staff/menu/items': 'menu_edit', 'PUT /staff/menu/items/{itemId}': 'menu_edit',
     'DELETE /staff/menu/items/{itemId}': 'menu_edit', 'PATCH /staff/menu/items/{itemId}/sold-out': 'menu_edit', 'POST /staff/menu/categories': 'menu_edit',
     'GET /staff/analytics': 'analytics', 'GET /staff/coupons': 'coupons', 'GET /staff/customers': 'customers',
+    'GET /staff/customers/{customerId}': 'customers',
   })
 })
 

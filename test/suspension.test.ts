@@ -8,7 +8,7 @@
  */
 import t from 'tap'
 import { startServer, refusal } from './helpers/server.ts'
-import { counts, createAccount, createCustomer, createDriver, createStaff, createStorefrontToken, isError } from './helpers/fixtures.ts'
+import { counts, createAccount, createCustomer, createDriver, createStaff, createStorefrontToken, isError, postOrder } from './helpers/fixtures.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
 import { runCli } from '../src/cli.ts'
 
@@ -42,6 +42,10 @@ t.test('suspend: every family 403, public routes unavailable, sockets closed, da
   await kds.next((f) => f.type === 'snapshot')
   const drv = await WsClient.open(`${wsBase(s)}/ws/driver`, { token: driver.token })
   const otherKds = await WsClient.open(`${wsBase(s)}/ws/kds`, { token: createStaff(db, other.storeId, { role: 'kitchen' }).token })
+  const order = await postOrder(s, a.token, a.storeId, { type: 'takeaway', items: [{ item_id: a.menu.fries, quantity: 1 }] })
+  t.equal(order.status, 200)
+  const trackToken = order.body.track_token as string
+  t.equal((await s.req('GET', `/track/${trackToken}`)).status, 200, 'tracking works before')
   const before = counts(db)
 
   t.match(cli('account', 'suspend', '--owner', String(a.ownerId), '--reason', 'unpaid'), { owner_id: a.ownerId, suspended: true, reason: 'unpaid', changed: true })
@@ -57,6 +61,15 @@ t.test('suspend: every family 403, public routes unavailable, sockets closed, da
   const page = await s.req('GET', `${s.site}/s/${a.slug}`)
   t.equal(page.status, 403)
   t.match(page.text, /This store is unavailable/, 'the store page says so')
+  // Tracking is a public door of the store too: the API, the page and the socket say it is unavailable.
+  const track = await s.req('GET', `/track/${trackToken}`)
+  isError(t, track, 403, 'account_suspended', 'tracking')
+  t.equal(track.body.message, 'This store is unavailable.')
+  const trackPage = await s.req('GET', `${s.site}/t/${trackToken}`)
+  t.equal(trackPage.status, 403)
+  t.match(trackPage.text, /This store is unavailable/, 'the tracking page says so')
+  t.match(await refusal(WsClient.open(`${wsBase(s)}/ws/track/${trackToken}`)), { status: 403, body: { code: 'account_suspended' } }, 'the tracking socket is refused')
+  isError(t, await s.req('GET', '/track/not-a-token'), 404, 'not_found', 'an unknown token is still 404')
   t.match(await refusal(WsClient.open(`${wsBase(s)}/ws/kds`, { token: staff.token })), { status: 403, body: { code: 'account_suspended' } }, 'a new socket is refused')
   t.equal((await s.req('GET', `/restaurants/${other.storeId}/menu`, { token: other.token })).status, 200, 'another account is untouched')
   t.ok(await otherKds.none(() => false, 100) && (await Promise.race([otherKds.closed.then(() => 'closed'), Promise.resolve('open')])) === 'open', 'its sockets stay open')
@@ -66,6 +79,8 @@ t.test('suspend: every family 403, public routes unavailable, sockets closed, da
   t.match(cli('account', 'unsuspend', '--owner', String(a.ownerId)), { suspended: false, changed: true })
   for (const [family, r] of Object.entries(await all())) t.equal(r.status, 200, `${family} works again at once`)
   t.equal((await s.req('GET', `${s.site}/s/${a.slug}`)).status, 200)
+  t.equal((await s.req('GET', `/track/${trackToken}`)).status, 200, 'tracking works again')
+  t.equal((await s.req('GET', `${s.site}/t/${trackToken}`)).status, 200)
   const again = await WsClient.open(`${wsBase(s)}/ws/kds`, { token: staff.token })
   await again.next((f) => f.type === 'snapshot')
   await again.close()

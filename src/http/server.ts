@@ -64,7 +64,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
   const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
   // Public MCP servers: per client address (docs/mcp.md "Limits"); authenticated ones spend the token's API budget.
   const publicRawLimiter = new RateLimiter(svc.config.mcpPublicRatePerMinute)
-  const siteOrigin = new URL(svc.config.siteUrl).origin
+  const siteOrigin = raws.size > 0 ? new URL(svc.config.siteUrl).origin : undefined
   const originAllowed = (origin: string | undefined) =>
     origin === undefined || origin === siteOrigin || svc.config.mcpAllowedOrigins.includes('*') || svc.config.mcpAllowedOrigins.includes(origin)
   // Route-level limits (api-v1 §8 login/register 10/min, OTP 6/min), one limiter per rate.

@@ -31,7 +31,8 @@ export const VariantCreate = v.object(VariantBody)
 export const VariantUpdate = v.partial(VariantCreate)
 
 const itemFields = {
-  category_id: Id,
+  /** Optional on create: without it the item goes to the store's first category (src/storage/menu.ts). */
+  category_id: v.optional(Id),
   name: Name,
   price: Money,
   description: v.optional(ShortText(2000)),
@@ -71,7 +72,7 @@ function variantData(b: Partial<Out<typeof VariantCreate>>): VariantData {
 export const menuOps = {
   createCategory: (b: Out<typeof CategoryCreate>): MenuOp => ({ op: 'category.create', data: b as CategoryData & { name: string } }),
   updateCategory: (id: number, b: Out<typeof CategoryUpdate>): MenuOp => ({ op: 'category.update', id, data: b }),
-  createItem: (b: Out<typeof ItemCreate>): MenuOp => ({ op: 'item.create', data: itemData(b) as ItemData & { category_id: number; name: string; price: number } }),
+  createItem: (b: Out<typeof ItemCreate>): MenuOp => ({ op: 'item.create', data: itemData(b) as ItemData & { name: string; price: number } }),
   updateItem: (id: number, b: Out<typeof ItemUpdate>): MenuOp => ({ op: 'item.update', id, data: itemData(b) }),
   createVariant: (itemId: number, b: Out<typeof VariantCreate>): MenuOp => ({ op: 'variant.create', itemId, data: variantData(b) as VariantData & { name: string } }),
   updateVariant: (itemId: number, id: number, b: Out<typeof VariantUpdate>): MenuOp => ({ op: 'variant.update', itemId, id, data: variantData(b) }),

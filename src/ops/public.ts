@@ -7,6 +7,9 @@ import { defineOp } from './op.ts'
 import { storeOf } from './scope.ts'
 import { MenuSchema, TrackingSchema } from './docs-schemas.ts'
 import { notFound } from '../errors.ts'
+import { storeUnavailable } from '../auth/suspension.ts'
+import type { Services } from '../services.ts'
+import type { OrderRow } from '../storage/orders.ts'
 import { menuView } from '../storage/stores.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { verticalOf } from '../domain/verticals.ts'
@@ -26,10 +29,21 @@ export const trackOrder = defineOp({
   id: 'public.track.get', tag, summary: 'Track an order by its unguessable token', access: { public: true }, scope: [],
   input: v.object({ token: v.string() }), output: TrackingSchema,
   run: (ctx, { token }) => {
-    const o = token ? ctx.svc.orders.rowByTrackToken(token) : undefined
-    if (!o) throw notFound('order')
-    return trackingView(ctx.svc, o)
+    return trackingView(ctx.svc, trackedOrder(ctx.svc, token))
   },
 })
+
+/**
+ * The order behind a tracking token, for every tracking door (this route, the `/t/` page, the
+ * tracking socket): unknown → 404; a suspended account's store → 403 `account_suspended`, "this
+ * store is unavailable", like its other public pages (docs/billing.md "Suspension").
+ */
+export function trackedOrder(svc: Services, token: string | undefined): OrderRow {
+  const o = token ? svc.orders.rowByTrackToken(token) : undefined
+  if (!o) throw notFound('order')
+  const store = svc.stores.byId(o.store_id)
+  if (store && svc.accounts.suspended(store.owner_id)) throw storeUnavailable()
+  return o
+}
 
 export const publicOps = [getPublicMenu, trackOrder]

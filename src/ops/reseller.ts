@@ -162,10 +162,13 @@ export const suspendResellerCustomer = defineOp({
   run: async (ctx, input) => {
     const reseller = resellerOf(ctx)
     const id = accountIdOf(ctx)
-    return ctx.svc.committer.write((db) => {
+    const view = await ctx.svc.committer.write((db) => {
       suspendAccount(db, id, input?.reason ?? `suspended by reseller ${reseller.id}`)
       return customerView(customerRow(db, reseller.id, id)!)
     })
+    // Durable now: close the account's open sockets at once (every family: its staff, drivers, customers).
+    ctx.svc.realtime.credentialsChanged()
+    return view
   },
 })
 

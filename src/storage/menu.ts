@@ -33,7 +33,7 @@ export type MenuOp =
   | { op: 'category.create'; data: CategoryData & { name: string } }
   | { op: 'category.update'; id: number; data: CategoryData }
   | { op: 'category.delete'; id: number }
-  | { op: 'item.create'; data: ItemData & { category_id: number; name: string; price: number } }
+  | { op: 'item.create'; data: ItemData & { name: string; price: number } }
   | { op: 'item.update'; id: number; data: ItemData }
   | { op: 'item.delete'; id: number }
   | { op: 'item.sold_out'; id: number; value: boolean | null }
@@ -73,6 +73,13 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
       throw new ApiError('validation_failed', undefined, { category_id: ['The category does not exist in this store.'] })
     }
   }
+  /**
+   * Where an item created without `category_id` goes (an agent's `add_menu_item` with just a name
+   * and a price, api-v1 §4.11): the store's first category, or a new "Menu" category when it has none.
+   */
+  const defaultCategory = (): number =>
+    db.prepare<[number], number>('SELECT id FROM menu_categories WHERE store_id = ? ORDER BY position, id LIMIT 1').pluck().get(storeId) ??
+    Number(db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, 0, NULL, ?)').run(storeId, 'Menu', now).lastInsertRowid)
   const replaceExtras = (itemId: number, extras: ExtraData[]) => {
     db.prepare('DELETE FROM item_extras WHERE item_id = ?').run(itemId)
     const ins = db.prepare('INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, ?, ?)')
@@ -106,7 +113,7 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
       return { entity: 'category', change: 'deleted', id: op.id }
     }
     case 'item.create': {
-      const d = op.data
+      const d = { ...op.data, category_id: op.data.category_id ?? defaultCategory() }
       bodyCategory(d.category_id)
       // The plan's menu_items quota, inside the transaction that inserts (docs/billing.md): every front
       // door (owner, staff, MCP) writes items through here, so concurrent creates cannot pass it together.

@@ -9,9 +9,9 @@
  * sent the current view and the latest location, so it converges on the present instead of
  * replaying a backlog.
  */
+import { trackedOrder } from '../ops/public.ts'
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import { ApiError } from '../errors.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
@@ -37,9 +37,7 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
     idleTimeout: 120,
     sendPingsAutomatically: true,
     upgrade: authedUpgrade<TrackSocket>(1, ({ params }) => {
-      const row = params[0] ? svc.orders.rowByTrackToken(params[0]) : undefined
-      if (!row) throw new ApiError('not_found', 'The order does not exist.')
-      return { orderId: row.id }
+      return { orderId: trackedOrder(svc, params[0] ?? undefined).id }
     }),
     open: (ws) => {
       const { orderId } = ws.getUserData()

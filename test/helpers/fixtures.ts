@@ -10,7 +10,7 @@ import { randomBytes, randomInt } from 'node:crypto'
 import type { Db } from '../../src/storage/db.ts'
 import { nowIso } from '../../src/storage/db.ts'
 import { createOwnerToken } from '../../src/seed.ts'
-import { setAccountPlan } from '../../src/storage/plans.ts'
+import { setAccountPlan, syncPlatformPlans } from '../../src/storage/plans.ts'
 import { newToken, sha256Hex } from '../../src/auth/tokens.ts'
 import { hashSecretSync } from '../../src/auth/passwords.ts'
 import { hashPinSync, issueStaffToken, storePinSalt } from '../../src/auth/staff.ts'
@@ -48,7 +48,11 @@ export const randomPhone = (): string => `+1555${String(randomInt(0, 10_000_000)
  */
 export function createOwner(db: Db, name = `Owner ${uniq()}`, plan: string | null = 'pro'): number {
   const id = Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(name, `${uniq()}@test.local`, nowIso()).lastInsertRowid)
-  if (plan) setAccountPlan(db, id, plan)
+  if (plan) {
+    // A database opened by the test itself (crash tests: before the server) has no platform plans yet.
+    if (!db.prepare('SELECT 1 FROM plans WHERE key = ?').get(plan)) syncPlatformPlans(db)
+    setAccountPlan(db, id, plan)
+  }
   return id
 }
 

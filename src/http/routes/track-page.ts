@@ -1,7 +1,9 @@
 /** The customer tracking page `{site_url}/t/{track_token}` (docs/realtime.md "Tracking page"). */
 import { randomBytes } from 'node:crypto'
 import { route, Reply } from '../route.ts'
-import { trackPage, trackNotFoundPage } from '../pages/track.html.ts'
+import { trackPage, trackNotFoundPage, storeUnavailablePage } from '../pages/track.html.ts'
+import { trackedOrder } from '../../ops/public.ts'
+import { ApiError } from '../../errors.ts'
 import { trackingView } from '../../storage/tracking.ts'
 import { pageHeaders } from '../pages/page-headers.ts'
 
@@ -15,12 +17,17 @@ export const trackPageRoutes = [
     method: 'GET', path: '/t/{token}', site: true, tag: 'Public', summary: 'Live tracking page of an order (status timeline, driver on a map)',
     auth: 'none', produces: HTML,
     // A browser follows this link: an unknown token gets a page saying so, not the JSON envelope.
-    pageErrors: { 404: 'No order has this token: a page saying the tracking link is not valid.' },
+    pageErrors: { 404: 'No order has this token: a page saying the tracking link is not valid.', 403: 'The store\'s account is suspended: a page saying the store is unavailable.' },
     description: 'Self-contained HTML (no external assets). Follows `{base_url}/ws/track/{token}`: the timeline updates on every status change and the driver moves live while the order is picked up or out for delivery.',
     handler: ({ svc, params, headers: h }) => {
       const nonce = randomBytes(16).toString('base64')
-      const row = params.token ? svc.orders.rowByTrackToken(params.token) : undefined
-      if (!row) return new Reply(404, trackNotFoundPage(), headers(nonce, h.host), HTML)
+      let row
+      try {
+        row = trackedOrder(svc, params.token)
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== 'account_suspended') return new Reply(404, trackNotFoundPage(), headers(nonce, h.host), HTML)
+        return new Reply(403, storeUnavailablePage(), headers(nonce, h.host), HTML)
+      }
       const wsPath = `${new URL(svc.config.baseUrl).pathname.replace(/\/+$/, '')}/ws/track/${encodeURIComponent(row.track_token)}`
       return new Reply(200, trackPage({ token: row.track_token, wsPath, nonce, view: trackingView(svc, row) }), headers(nonce, h.host), HTML)
     },

@@ -64,7 +64,7 @@ export const adminTools: ToolBinding[] = [
   }),
   tool(menu.createItem, {
     name: 'add_menu_item', ids: store,
-    description: `Add an item to a restaurant's menu. Required: \`restaurant_id\`, \`category_id\` (from list_categories), \`name\`, \`price\`. Optional: \`description\`, \`position\`, \`is_sold_out\`, \`is_popular\`, \`is_vegan\`, \`is_halal\`, \`calories\`, \`brand\`, \`stock\`, \`sku\`, \`images\` (URLs), \`extras\` ([{name, price, group?}]) and \`variations\` ([{name, price?, sku?, stock?}]). ${MONEY} Counts against the plan's menu-item quota: when it is full the result is an error with code \`plan_limit_reached\`. Customers and storefronts see the item at once (a \`menu.updated\` event is sent).`,
+    description: `Add an item to a restaurant's menu. Required: \`restaurant_id\`, \`name\`, \`price\`. Optional: \`category_id\` (from list_categories; without it the item goes to the first category, or to a new \"Menu\" category when there is none), \`description\`, \`position\`, \`is_sold_out\`, \`is_popular\`, \`is_vegan\`, \`is_halal\`, \`calories\`, \`brand\`, \`stock\`, \`sku\`, \`images\` (URLs), \`extras\` ([{name, price, group?}]) and \`variations\` ([{name, price?, sku?, stock?}]). ${MONEY} Counts against the plan's menu-item quota: when it is full the result is an error with code \`plan_limit_reached\`. Customers and storefronts see the item at once (a \`menu.updated\` event is sent).`,
   }),
   tool(menu.updateItem, {
     name: 'update_menu_item', ids: store,
