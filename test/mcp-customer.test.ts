@@ -5,9 +5,8 @@
  * reorder prices a past order today and says what it left out, and REST agrees with MCP.
  */
 import t from 'tap'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { startServer } from './helpers/server.ts'
-import { bearer, callTool, connectMcp, rawMcp, type Client } from './helpers/mcp.ts'
+import { bearer, callTool, connectMcp, rawMcp, type Client, rpcError } from './helpers/mcp.ts'
 import { counts, createAccount, createItem, createCustomer, envelopeProblem } from './helpers/fixtures.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -43,15 +42,6 @@ const theirs = await order(other.token, [{ item_id: a.menu.fries, quantity: 5 }]
 
 const agent = await connect(me.token)
 
-async function rpcError(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p
-  } catch (err) {
-    if (err instanceof McpError) return err
-    throw err
-  }
-  throw new Error('expected a JSON-RPC error')
-}
 
 t.test('six tools, none of which takes a customer id or a phone', async (t) => {
   const { tools } = await agent.listTools()

@@ -4,9 +4,8 @@
  * server-side prices and coupons, REST and MCP seeing each other's orders, store-only tracking.
  */
 import t from 'tap'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { startServer } from './helpers/server.ts'
-import { connectMcp, callTool, rawMcp, type Client } from './helpers/mcp.ts'
+import { connectMcp, callTool, rawMcp, type Client, rpcError } from './helpers/mcp.ts'
 import { counts, createAccount, createOwner, createStore, createMenu, createStorefrontToken, envelopeProblem } from './helpers/fixtures.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -35,16 +34,6 @@ t.teardown(async () => { for (const c of clients) await c.close() })
 const agent = await connect(agentToken)
 const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })
 
-/** A JSON-RPC error from the SDK client (e.g. -32602 for arguments that do not validate). */
-async function rpcError(p: Promise<unknown>): Promise<McpError> {
-  try {
-    await p
-  } catch (err) {
-    if (err instanceof McpError) return err
-    throw err
-  }
-  throw new Error('expected a JSON-RPC error')
-}
 
 const STOREFRONT_TOOLS = [
   'apply_coupon', 'get_item', 'get_menu', 'get_opening_hours', 'get_order', 'get_store_info', 'list_categories',

@@ -23,7 +23,7 @@ import {
 } from '../domain/subscription.ts'
 import { resellerInvoicingTask } from './reseller-invoices.ts'
 
-/** Work a billing run does besides subscriptions; H8's reseller invoicing is one. Runs in its own transaction. */
+/** Work a billing run does besides subscriptions; reseller invoicing (src/billing/reseller-invoices.ts) is one. Runs in its own transaction. */
 export interface BillingTask { name: string; run(db: Db, at: Date): unknown[] }
 
 /** Tasks run after the subscription work, in order (append with one line). */

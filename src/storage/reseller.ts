@@ -72,16 +72,19 @@ export interface CustomerListRow {
 }
 
 /** One page of the accounts a reseller manages, oldest first, with plan, status and wallet balance. */
-export function customersPage(db: Db, resellerId: number, page: number, perPage: number): { rows: CustomerListRow[]; total: number } {
-  const total = db.prepare<[number], number>('SELECT COUNT(*) FROM owners WHERE reseller_id = ?').pluck().get(resellerId) ?? 0
-  const rows = db.prepare<[number, number, number], CustomerListRow>(`
+/** A managed account with its live plan, subscription, wallet balance and store count (list and detail). */
+const CUSTOMER_SELECT = `
     SELECT o.id, o.name, o.email, o.created_at, o.suspended_at,
            p.id AS plan_id, p.key AS plan_key, p.name AS plan_name, s.id AS subscription_id, s.status AS subscription_status,
            (SELECT COALESCE(SUM(amount), 0) FROM wallet_entries w WHERE w.owner_id = o.id) AS wallet_balance,
            (SELECT COUNT(*) FROM stores st WHERE st.owner_id = o.id) AS store_count
       FROM owners o
       LEFT JOIN subscriptions s ON s.owner_id = o.id AND s.status NOT IN ('cancelled', 'expired')
-      LEFT JOIN plans p ON p.id = s.plan_id
+      LEFT JOIN plans p ON p.id = s.plan_id`
+
+export function customersPage(db: Db, resellerId: number, page: number, perPage: number): { rows: CustomerListRow[]; total: number } {
+  const total = db.prepare<[number], number>('SELECT COUNT(*) FROM owners WHERE reseller_id = ?').pluck().get(resellerId) ?? 0
+  const rows = db.prepare<[number, number, number], CustomerListRow>(`${CUSTOMER_SELECT}
      WHERE o.reseller_id = ?
      ORDER BY o.id LIMIT ? OFFSET ?`).all(resellerId, perPage, (page - 1) * perPage)
   return { rows, total }
@@ -109,14 +112,7 @@ export function startCustomerPlan(db: Db, ownerId: number, planKey: string, at: 
 
 /** One customer in the same shape as the list. */
 export function customerRow(db: Db, resellerId: number, customerId: number): CustomerListRow | undefined {
-  return db.prepare<[number, number], CustomerListRow>(`
-    SELECT o.id, o.name, o.email, o.created_at, o.suspended_at,
-           p.id AS plan_id, p.key AS plan_key, p.name AS plan_name, s.id AS subscription_id, s.status AS subscription_status,
-           (SELECT COALESCE(SUM(amount), 0) FROM wallet_entries w WHERE w.owner_id = o.id) AS wallet_balance,
-           (SELECT COUNT(*) FROM stores st WHERE st.owner_id = o.id) AS store_count
-      FROM owners o
-      LEFT JOIN subscriptions s ON s.owner_id = o.id AND s.status NOT IN ('cancelled', 'expired')
-      LEFT JOIN plans p ON p.id = s.plan_id
+  return db.prepare<[number, number], CustomerListRow>(`${CUSTOMER_SELECT}
      WHERE o.reseller_id = ? AND o.id = ?`).get(resellerId, customerId)
 }
 

@@ -5,6 +5,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { TestServer } from './server.ts'
 
 export { Client }
@@ -39,4 +40,15 @@ export async function rawMcp(server: Pick<TestServer, 'site'>, path: string, bod
   let json: unknown
   try { json = text ? JSON.parse(text) : undefined } catch { json = undefined }
   return { status: r.status, headers: r.headers, text, json }
+}
+
+/** The JSON-RPC error a call fails with in the SDK client (e.g. -32602 for arguments that do not validate). */
+export async function rpcError(p: Promise<unknown>): Promise<McpError> {
+  try {
+    await p
+  } catch (err) {
+    if (err instanceof McpError) return err
+    throw err
+  }
+  throw new Error('expected a JSON-RPC error')
 }

@@ -3,7 +3,7 @@
 -- through any path (store actor, CLI, seed, fixtures) is searchable in the same transaction.
 --
 -- What is indexed is exactly what the catalog may show (privacy by construction, not by filter):
---   * a store is listed unless its settings say "public_listing": false (H2's store settings) or its
+--   * a store is listed unless its settings say "public_listing": false (store settings, docs/stores.md) or its
 --     account is suspended (owners.suspended_at, migration 009);
 --   * an item is indexed while its store is listed and it is not sold out (the public menu, api-v1 §4.4,
 --     omits sold-out items too).
