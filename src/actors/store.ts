@@ -18,7 +18,7 @@ import type { PricedItem } from '../domain/pricing.ts'
 import { centsToDecimalString } from '../domain/money.ts'
 import type { Committer } from '../storage/commit.ts'
 import { nowIso } from '../storage/db.ts'
-import { parseSettings, pricingIndex, writeStoreSettings, type StoreMenu, type StoreQueries, type StoreRow } from '../storage/stores.ts'
+import { parseSettings, pricingIndex, withItemChanged, writeStoreSettings, type StoreMenu, type StoreQueries, type StoreRow } from '../storage/stores.ts'
 import { closedNotice } from '../domain/business-hours.ts'
 import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
 import { couponReads, couponWrites, type CouponRow } from '../storage/coupons.ts'
@@ -175,7 +175,7 @@ export const menuUpdatedEvent = (storeId: number, c: MenuChange) => ({
 export interface StoreDeps {
   committer: Committer
   /** The store and its menu, read on activation and after a menu write. */
-  stores: Pick<StoreQueries, 'byId' | 'menu'>
+  stores: Pick<StoreQueries, 'byId' | 'menu' | 'item'>
   /** The order an idempotent replay answers with. */
   orders: Pick<OrderQueries, 'row' | 'full'>
   /** Point reads in the actor's turn (ARCHITECTURE 7): a key's record, a coupon by code or by id. */
@@ -327,9 +327,16 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
       nact.dispatch(replyTo, fail(err instanceof ApiError ? err : new ApiError('internal_error')))
       return state
     }
-    const next = loadStoreState(deps, storeId)
+    const next = afterMenuWrite(state, op, change)
     deps.events.publish([event])
     nact.dispatch(replyTo, ok(change))
     return next
+  }
+
+  /** The state after a committed menu write: only the changed item re-read; a category change re-reads the menu. */
+  function afterMenuWrite(state: StoreState, op: MenuOp, change: MenuChange): StoreState | null {
+    const itemId = 'itemId' in op ? op.itemId : change.entity === 'item' ? change.id : null
+    const held = itemId === null ? null : withItemChanged(state, itemId, deps.stores.item(storeId, itemId))
+    return held ? { ...state, ...held } : loadStoreState(deps, storeId)
   }
 }

@@ -154,18 +154,53 @@ function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
 export function pricingIndex(menu: StoreMenu): Map<number, PricedItem> {
   const stations = new Map(menu.categories.map((c) => [c.id, c.station]))
   const index = new Map<number, PricedItem>()
-  for (const i of menu.items) {
-    index.set(i.id, {
-      id: i.id,
-      name: i.name,
-      price: i.price,
-      is_sold_out: i.is_sold_out === 1,
-      station: stations.get(i.category_id) ?? null,
-      variants: (menu.variants.get(i.id) ?? []).map((v) => ({ id: v.id, name: v.name, price: v.price })),
-      extras: (menu.extras.get(i.id) ?? []).map((e) => ({ id: e.id, name: e.name, price: e.price })),
-    })
-  }
+  for (const i of menu.items) index.set(i.id, pricedItem(i, stations.get(i.category_id) ?? null, menu.variants.get(i.id), menu.extras.get(i.id)))
   return index
+}
+
+function pricedItem(i: ItemRow, station: string | null, variants: VariantRow[] = [], extras: ExtraRow[] = []): PricedItem {
+  return {
+    id: i.id,
+    name: i.name,
+    price: i.price,
+    is_sold_out: i.is_sold_out === 1,
+    station,
+    variants: variants.map((v) => ({ id: v.id, name: v.name, price: v.price })),
+    extras: extras.map((e) => ({ id: e.id, name: e.name, price: e.price })),
+  }
+}
+
+/** A menu held in memory with its pricing index (the store actor's). */
+export interface HeldMenu { menu: StoreMenu; index: Map<number, PricedItem> }
+
+/**
+ * The held menu after one item changed, re-reading only that item (its row, variants and extras;
+ * `found` undefined: it was deleted), so a menu write costs O(1) reads instead of re-reading the
+ * whole menu (measured ~2 ms per write at a few hundred items, growing with the menu). The result
+ * equals `menu()` + `pricingIndex()` read afresh (test/unit/menu-patch.test.ts): items stay in
+ * (position, id) order. Returns null when the change reaches beyond the item (its category is not
+ * held: a category was created on the way), and the caller re-reads everything.
+ */
+export function withItemChanged(held: HeldMenu, itemId: number, found: { item: ItemRow; variants: VariantRow[]; extras: ExtraRow[] } | undefined): HeldMenu | null {
+  const { menu } = held
+  const category = found && menu.categories.find((c) => c.id === found.item.category_id)
+  if (found && !category) return null
+  const items = menu.items.filter((i) => i.id !== itemId)
+  const variants = new Map(menu.variants)
+  const extras = new Map(menu.extras)
+  const index = new Map(held.index)
+  variants.delete(itemId)
+  extras.delete(itemId)
+  index.delete(itemId)
+  if (found) {
+    const { item } = found
+    const at = items.findIndex((i) => i.position > item.position || (i.position === item.position && i.id > item.id))
+    items.splice(at === -1 ? items.length : at, 0, item)
+    if (found.variants.length > 0) variants.set(itemId, found.variants)
+    if (found.extras.length > 0) extras.set(itemId, found.extras)
+    index.set(itemId, pricedItem(item, category!.station, found.variants, found.extras))
+  }
+  return { menu: { categories: menu.categories, items, variants, extras }, index }
 }
 
 export const variantView = (v: VariantRow) => ({
