@@ -6,6 +6,22 @@ import { fileURLToPath } from 'node:url'
 
 export type Db = Database.Database
 
+const statements = new WeakMap<Db, Map<string, Database.Statement>>()
+
+/**
+ * `db.prepare(sql)`, once per connection and SQL text: preparing costs tens of µs and the menu
+ * write path prepared ~20 statements per write (profiled: 0.4 ms of ~3 ms). The statement comes
+ * back with `pluck` off, so a call site that does not pluck never sees another site's setting.
+ */
+export function stmt<P extends unknown[] | {} = unknown[], R = unknown>(db: Db, sql: string): Database.Statement<P, R> {
+  let byText = statements.get(db)
+  if (!byText) statements.set(db, (byText = new Map()))
+  let s = byText.get(sql)
+  if (!s) byText.set(sql, (s = db.prepare(sql)))
+  else if (s.reader) s.pluck(false)
+  return s as unknown as Database.Statement<P, R>
+}
+
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations')
 
 export function openDb(path: string): Db {

@@ -4,7 +4,7 @@
  * and, for quotas, inside the same transaction as the insert they guard, so two concurrent creates
  * cannot both pass a limit of one (SQLite runs one write transaction at a time).
  */
-import type { Db } from './db.ts'
+import { stmt, type Db } from './db.ts'
 import { ApiError } from '../errors.ts'
 import { FEATURES, QUOTA_KINDS, quotaAllows, type FeatureKey, type QuotaKind, type Quotas } from '../domain/plans.ts'
 
@@ -16,11 +16,11 @@ export interface AccountPlan { plan_id: number; key: string; name: string; quota
  * rule as the entitlement rows (src/storage/plans.ts syncEntitlements).
  */
 export function accountPlan(db: Db, ownerId: number): AccountPlan {
-  const row = db.prepare<[number], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: number; status: string }>(
+  const row = stmt<[number], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: number; status: string }>(db, 
     `SELECT p.id AS plan_id, p.key, p.name, p.quotas, p.features, s.id AS subscription_id, s.status
        FROM subscriptions s JOIN plans p ON p.id = s.plan_id
       WHERE s.owner_id = ? AND s.status IN ('trialing', 'active', 'past_due')`).get(ownerId)
-    ?? db.prepare<[], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: null; status: null }>(
+    ?? stmt<[], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: null; status: null }>(db, 
       'SELECT id AS plan_id, key, name, quotas, features, NULL AS subscription_id, NULL AS status FROM plans WHERE is_default = 1').get()
   if (!row) throw new Error('no default plan: migration 009 and the start-up plan sync create one')
   return { ...row, quotas: JSON.parse(row.quotas) as Quotas, features: JSON.parse(row.features) as FeatureKey[] }
@@ -28,7 +28,7 @@ export function accountPlan(db: Db, ownerId: number): AccountPlan {
 
 /** Does the account hold `feature` now (from any source)? */
 export const hasFeature = (db: Db, ownerId: number, feature: FeatureKey): boolean =>
-  db.prepare<[number, string], 1>('SELECT 1 FROM entitlements WHERE owner_id = ? AND feature_key = ? AND revoked_at IS NULL LIMIT 1').pluck().get(ownerId, feature) !== undefined
+  stmt<[number, string], 1>(db, 'SELECT 1 FROM entitlements WHERE owner_id = ? AND feature_key = ? AND revoked_at IS NULL LIMIT 1').pluck().get(ownerId, feature) !== undefined
 
 /** 403 `feature_not_in_plan` naming the feature, unless the account holds it. */
 export function requireFeature(db: Db, ownerId: number, feature: FeatureKey): void {
@@ -50,7 +50,7 @@ const COUNTS: Record<QuotaKind, string> = {
 
 /** How many of `kind` the account has now. */
 export const quotaUsage = (db: Db, ownerId: number, kind: QuotaKind): number =>
-  db.prepare<[number], number>(COUNTS[kind]).pluck().get(ownerId) ?? 0
+  stmt<[number], number>(db, COUNTS[kind]).pluck().get(ownerId) ?? 0
 
 /**
  * 403 `plan_limit_reached` naming the limit, unless the account may add `adding` more of `kind`.

@@ -1,5 +1,5 @@
 /** Menu writes (categories, items, variants, extras), run inside a store actor's durable write. */
-import type { Db } from './db.ts'
+import { stmt, type Db } from './db.ts'
 import { ApiError, notFound } from '../errors.ts'
 import type { CategoryRow, ExtraRow, ItemRow, VariantRow } from './stores.ts'
 import { requireQuota } from './entitlements.ts'
@@ -52,24 +52,24 @@ const bool = (b: boolean | undefined) => (b === undefined ? undefined : b ? 1 : 
 /** Apply `op` to store `storeId`; throws ApiError (404 for anything outside the store). */
 export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): MenuChange {
   const category = (id: number) => {
-    const c = db.prepare<[number, number], CategoryRow>('SELECT * FROM menu_categories WHERE id = ? AND store_id = ?').get(id, storeId)
+    const c = stmt<[number, number], CategoryRow>(db, 'SELECT * FROM menu_categories WHERE id = ? AND store_id = ?').get(id, storeId)
     if (!c) throw notFound('category')
     return c
   }
   const item = (id: number) => {
-    const i = db.prepare<[number, number], ItemRow>('SELECT * FROM menu_items WHERE id = ? AND store_id = ?').get(id, storeId)
+    const i = stmt<[number, number], ItemRow>(db, 'SELECT * FROM menu_items WHERE id = ? AND store_id = ?').get(id, storeId)
     if (!i) throw notFound('item')
     return i
   }
   const variant = (itemId: number, id: number) => {
     item(itemId)
-    const vr = db.prepare<[number, number], VariantRow>('SELECT * FROM item_variants WHERE id = ? AND item_id = ?').get(id, itemId)
+    const vr = stmt<[number, number], VariantRow>(db, 'SELECT * FROM item_variants WHERE id = ? AND item_id = ?').get(id, itemId)
     if (!vr) throw notFound('variant')
     return vr
   }
   /** A category id given in a body that is not this store's is a validation failure, not a 404. */
   const bodyCategory = (id: number) => {
-    if (!db.prepare('SELECT 1 FROM menu_categories WHERE id = ? AND store_id = ?').get(id, storeId)) {
+    if (!stmt(db, 'SELECT 1 FROM menu_categories WHERE id = ? AND store_id = ?').get(id, storeId)) {
       throw new ApiError('validation_failed', undefined, { category_id: ['The category does not exist in this store.'] })
     }
   }
@@ -78,26 +78,26 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
    * and a price, api-v1 §4.11): the store's first category, or a new "Menu" category when it has none.
    */
   const defaultCategory = (): number =>
-    db.prepare<[number], number>('SELECT id FROM menu_categories WHERE store_id = ? ORDER BY position, id LIMIT 1').pluck().get(storeId) ??
-    Number(db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, 0, NULL, ?)').run(storeId, 'Menu', now).lastInsertRowid)
+    stmt<[number], number>(db, 'SELECT id FROM menu_categories WHERE store_id = ? ORDER BY position, id LIMIT 1').pluck().get(storeId) ??
+    Number(stmt(db, 'INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, 0, NULL, ?)').run(storeId, 'Menu', now).lastInsertRowid)
   const replaceExtras = (itemId: number, extras: ExtraData[]) => {
-    db.prepare('DELETE FROM item_extras WHERE item_id = ?').run(itemId)
-    const ins = db.prepare('INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, ?, ?)')
+    stmt(db, 'DELETE FROM item_extras WHERE item_id = ?').run(itemId)
+    const ins = stmt(db, 'INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, ?, ?)')
     extras.forEach((e, pos) => ins.run(itemId, e.name, e.price, e.group ?? null, pos))
   }
   const insertVariant = (itemId: number, d: VariantData & { name: string }, pos: number) =>
-    Number(db.prepare('INSERT INTO item_variants (item_id, name, price, sku, stock, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    Number(stmt(db, 'INSERT INTO item_variants (item_id, name, price, sku, stock, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(itemId, d.name, d.price ?? null, d.sku ?? null, d.stock ?? null, d.position ?? pos, now, now).lastInsertRowid)
   const update = (table: string, id: number, cols: Record<string, unknown>) => {
     const entries = Object.entries(cols).filter(([, v]) => v !== undefined)
     if (entries.length === 0) return
-    db.prepare(`UPDATE ${table} SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...entries.map(([, v]) => v), id)
+    stmt(db, `UPDATE ${table} SET ${entries.map(([k]) => `${k} = ?`).join(', ')} WHERE id = ?`).run(...entries.map(([, v]) => v), id)
   }
 
   switch (op.op) {
     case 'category.create': {
-      const position = op.data.position ?? (db.prepare('SELECT COALESCE(MAX(position) + 1, 0) FROM menu_categories WHERE store_id = ?').pluck().get(storeId) as number)
-      const id = Number(db.prepare('INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, ?, ?, ?)')
+      const position = op.data.position ?? (stmt(db, 'SELECT COALESCE(MAX(position) + 1, 0) FROM menu_categories WHERE store_id = ?').pluck().get(storeId) as number)
+      const id = Number(stmt(db, 'INSERT INTO menu_categories (store_id, name, position, station, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(storeId, op.data.name, position, op.data.station ?? null, now).lastInsertRowid)
       return { entity: 'category', change: 'created', id }
     }
@@ -107,9 +107,9 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
       return { entity: 'category', change: 'updated', id: op.id }
     case 'category.delete': {
       category(op.id)
-      const n = db.prepare('SELECT COUNT(*) FROM menu_items WHERE category_id = ?').pluck().get(op.id) as number
+      const n = stmt(db, 'SELECT COUNT(*) FROM menu_items WHERE category_id = ?').pluck().get(op.id) as number
       if (n > 0) throw new ApiError('category_not_empty', `The category still has ${n} item(s); move or delete them first.`)
-      db.prepare('DELETE FROM menu_categories WHERE id = ?').run(op.id)
+      stmt(db, 'DELETE FROM menu_categories WHERE id = ?').run(op.id)
       return { entity: 'category', change: 'deleted', id: op.id }
     }
     case 'item.create': {
@@ -117,9 +117,9 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
       bodyCategory(d.category_id)
       // The plan's menu_items quota, inside the transaction that inserts (docs/billing.md): every front
       // door (owner, staff, MCP) writes items through here, so concurrent creates cannot pass it together.
-      requireQuota(db, db.prepare<[number], number>('SELECT owner_id FROM stores WHERE id = ?').pluck().get(storeId)!, 'menu_items')
-      const position = d.position ?? (db.prepare('SELECT COALESCE(MAX(position) + 1, 0) FROM menu_items WHERE category_id = ?').pluck().get(d.category_id) as number)
-      const id = Number(db.prepare(`INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, is_popular,
+      requireQuota(db, stmt<[number], number>(db, 'SELECT owner_id FROM stores WHERE id = ?').pluck().get(storeId)!, 'menu_items')
+      const position = d.position ?? (stmt(db, 'SELECT COALESCE(MAX(position) + 1, 0) FROM menu_items WHERE category_id = ?').pluck().get(d.category_id) as number)
+      const id = Number(stmt(db, `INSERT INTO menu_items (store_id, category_id, name, description, price, position, is_sold_out, is_popular,
         is_vegan, is_halal, calories, brand, stock, sku, images, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
         .run(storeId, d.category_id, d.name, d.description ?? '', d.price, position, bool(d.is_sold_out) ?? 0, bool(d.is_popular) ?? 0,
           bool(d.is_vegan) ?? 0, bool(d.is_halal) ?? 0, d.calories ?? null, d.brand ?? null, d.stock ?? null, d.sku ?? null,
@@ -142,7 +142,7 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
     }
     case 'item.delete':
       item(op.id)
-      db.prepare('DELETE FROM menu_items WHERE id = ?').run(op.id)
+      stmt(db, 'DELETE FROM menu_items WHERE id = ?').run(op.id)
       return { entity: 'item', change: 'deleted', id: op.id }
     case 'item.sold_out': {
       const i = item(op.id)
@@ -152,7 +152,7 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
     }
     case 'variant.create': {
       item(op.itemId)
-      const pos = db.prepare('SELECT COALESCE(MAX(position) + 1, 0) FROM item_variants WHERE item_id = ?').pluck().get(op.itemId) as number
+      const pos = stmt(db, 'SELECT COALESCE(MAX(position) + 1, 0) FROM item_variants WHERE item_id = ?').pluck().get(op.itemId) as number
       return { entity: 'variant', change: 'created', id: insertVariant(op.itemId, op.data, pos) }
     }
     case 'variant.update':
@@ -161,7 +161,7 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
       return { entity: 'variant', change: 'updated', id: op.id }
     case 'variant.delete':
       variant(op.itemId, op.id)
-      db.prepare('DELETE FROM item_variants WHERE id = ?').run(op.id)
+      stmt(db, 'DELETE FROM item_variants WHERE id = ?').run(op.id)
       return { entity: 'variant', change: 'deleted', id: op.id }
     default: {
       const never: never = op

@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { migrate, nowIso, openDb } from '../../src/storage/db.ts'
+import { migrate, nowIso, openDb, stmt } from '../../src/storage/db.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'db-test-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -42,4 +42,16 @@ t.test(':memory: works for throw-away servers', async (t) => {
 
 t.test('timestamps are ISO 8601 with an explicit offset', async (t) => {
   t.equal(nowIso(Date.UTC(2026, 0, 2, 3, 4, 5, 6)), '2026-01-02T03:04:05.006+00:00')
+})
+
+t.test('stmt prepares once per connection and SQL text, and never hands over another site\'s pluck', async (t) => {
+  const db = openDb(':memory:')
+  const other = openDb(':memory:')
+  t.teardown(() => { db.close(); other.close() })
+  const sql = 'SELECT COUNT(*) AS n FROM schema_migrations'
+  t.equal(stmt(db, sql), stmt(db, sql), 'the same statement the second time')
+  t.not(stmt(db, sql), stmt(other, sql), 'one per connection')
+  t.type(stmt(db, sql).pluck().get(), 'number', 'a site that plucks gets the value')
+  t.same(Object.keys(stmt<[], { n: number }>(db, sql).get()!), ['n'], 'the next site gets the row, not the plucked value')
+  t.ok(stmt(db, 'CREATE TABLE IF NOT EXISTS x (a)').run(), 'statements that return no data work too')
 })
