@@ -18,6 +18,7 @@ export const ERROR_CATALOG = {
   invalid_transition: { status: 422, message: 'The requested state change is not allowed.' },
   quota_exceeded: { status: 422, message: 'The account has reached a limit on this kind of resource.' },
   store_closed: { status: 422, message: 'The store is closed or not taking orders now.' },
+  theme_invalid: { status: 422, message: 'The theme has problems; nothing was stored.' },
   // Plans and accounts (docs/billing.md): `details` names the limit or feature.
   plan_limit_reached: { status: 403, message: 'The account\'s plan does not allow more of this kind of resource.' },
   feature_not_in_plan: { status: 403, message: 'The account\'s plan does not include this feature.' },

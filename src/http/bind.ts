@@ -28,6 +28,8 @@ export interface Binding {
   headers?: Array<{ name: string; description: string }>
   /** Summary override when one operation has several addresses that read differently. */
   summary?: string
+  /** Body formats accepted besides JSON, by media type: each turns the raw body into the JSON input (or throws an ApiError). */
+  decoders?: Record<string, (body: Buffer) => unknown>
 }
 
 /** What the pipeline needs of a bound route beyond the plain route fields. */

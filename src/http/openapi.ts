@@ -77,7 +77,9 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
         '5XX': { description: 'Server error (api-v1 §7 envelope; the details are logged with the request id)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
     }
-    if (r.body) op.requestBody = { required: !isOptional(r.body), content: { 'application/json': { schema: jsonSchemaOf(r.body) } } }
+    // Besides JSON, the body formats a binding decodes into the same input (a theme as a zip archive).
+    const decoded = Object.fromEntries(Object.keys(r.binding?.decoders ?? {}).map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]))
+    if (r.body) op.requestBody = { required: !isOptional(r.body), content: { 'application/json': { schema: jsonSchemaOf(r.body) }, ...decoded } }
     const server = r.site ? { servers: [{ url: config.siteUrl }] } : {}
     paths[key] ??= { ...server }
     paths[key]![r.method.toLowerCase()] = op

@@ -25,6 +25,7 @@ import { integrationOps } from './integration.ts'
 import { kdsOps } from './kds.ts'
 import { webhookOps } from './webhooks.ts'
 import { storeSettingsOps } from './store-settings.ts'
+import { storeThemeOps } from './store-theme.ts'
 import { catalogOps } from './catalog.ts'
 import { resellerOps } from './reseller.ts'
 import { accountPlanOps } from './account-plan.ts'
@@ -46,6 +47,7 @@ export const ALL_OPS: readonly Op[] = [
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
   ...storeSettingsOps,
+  ...storeThemeOps,
   ...catalogOps,
   ...resellerOps,
   ...accountPlanOps,

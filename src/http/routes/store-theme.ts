@@ -1,0 +1,17 @@
+/** A store's website theme, owner side (docs/themes.md "Choosing and customising a store's theme"): bindings of src/ops/store-theme.ts. */
+import { bind } from '../bind.ts'
+import * as theme from '../../ops/store-theme.ts'
+import { themeFilesFromZip } from '../../themes/zip.ts'
+
+const store = { store: 'id' } as const
+
+export const storeThemeRoutes = [
+  bind(theme.getStoreTheme, { method: 'GET', path: '/restaurants/{id}/theme', auth: 'owner', ids: store }),
+  bind(theme.updateStoreTheme, { method: 'PUT', path: '/restaurants/{id}/theme', auth: 'owner', ids: store }),
+  // The theme as JSON `{files}`, or as a zip archive (Content-Type: application/zip) of the same files.
+  bind(theme.uploadCustomTheme, {
+    method: 'PUT', path: '/restaurants/{id}/theme/custom', auth: 'owner', ids: store,
+    decoders: { 'application/zip': (body) => ({ files: themeFilesFromZip(body) }) },
+  }),
+  bind(theme.deleteCustomTheme, { method: 'DELETE', path: '/restaurants/{id}/theme/custom', auth: 'owner', ids: store }),
+]
