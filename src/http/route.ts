@@ -65,6 +65,11 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
    * the §7 envelope, each with what it means; OpenAPI documents them with that content type.
    */
   pageErrors?: Record<number, string>
+  /**
+   * Pages that take HTML form posts (the store website, docs/website.md): the body is read as
+   * `application/x-www-form-urlencoded` and handed to the handler as URLSearchParams (415 otherwise).
+   */
+  form?: true
   handler: (ctx: Ctx<A, Q, B>) => unknown | Promise<unknown>
   /** Set by `bind` (src/http/bind.ts): the operation this address runs, and how it maps the request. */
   op?: Op

@@ -236,6 +236,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns. */
         const readJson = (): Promise<unknown> =>
           readBody(res, svc.config.bodyLimitBytes, declared).then((buf) => {
+            // Another body format a binding accepts besides JSON (a theme as application/zip), decoded to the same input.
+            const decode = route.binding?.decoders?.[ctype.split(';')[0]!.trim().toLowerCase()]
+            if (decode && buf.length > 0) return decode(buf)
             if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
             if (buf.length === 0) return undefined
             try { return JSON.parse(buf.toString('utf8')) as unknown } catch { throw new ApiError('malformed_json') }
@@ -267,10 +270,19 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
             .catch(guard(fail))
         }
 
-        if (method === 'GET' || method === 'DELETE' || method === 'HEAD' || !route.body) {
+        if (method === 'GET' || method === 'DELETE' || method === 'HEAD' || (!route.body && !route.form)) {
           // Drain any body we do not read so uWS can reuse the connection.
           if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
           return run(undefined)
+        }
+        if (route.form) {
+          readBody(res, svc.config.bodyLimitBytes, declared)
+            .then((buf) => {
+              if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
+              run(new URLSearchParams(buf.toString('utf8')))
+            })
+            .catch(guard(fail))
+          return
         }
         readJson()
           .then((json) => run(validate(route.body!, json, 'body')))

@@ -53,7 +53,10 @@ export function send(
   state.done = true
   // Header values are made strings before the first byte is written: a value uWS refuses would
   // otherwise throw half-way through the head.
-  const head = Object.entries(headers).map(([k, v]) => [k, String(v)] as const)
+  const head = Object.entries(headers).flatMap(([k, v]) =>
+    // Several cookies travel as one value joined by "\n" (a header value cannot hold a newline, and
+    // Set-Cookie cannot be comma-joined, RFC 6265 §3): one Set-Cookie line each.
+    k.toLowerCase() === 'set-cookie' ? String(v).split('\n').map((c) => [k, c] as const) : [[k, String(v)] as const])
   try {
     res.cork(() => {
       res.writeStatus(statusLine(status))

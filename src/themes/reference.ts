@@ -117,7 +117,8 @@ export const OBJECTS: readonly ObjectRef[] = [
         f('is_open', 'boolean', 'open for orders now (hours, holidays, accepting-orders switch)'),
         f('next_opening', 'datetime', 'when it opens next while closed, else nil', { nullable: true }),
         f('hours', 'array', 'weekly opening hours', { fields: HOURS_FIELDS }),
-        f('fulfillment_modes', 'array', 'modes a customer may order in, e.g. ["takeaway", "table", "delivery"]'),
+        f('fulfillment_modes', 'array', 'modes this visitor may order in now, e.g. ["takeaway", "on-table"] for a guest; a signed-in customer also gets "delivery" and the store\'s other modes'),
+        f('account_url', 'url', 'the customer account page (sign in, saved addresses); sign-in is at account_url + "/login"'),
       ],
     }),
     availability: 'every file',
@@ -189,7 +190,7 @@ export const OBJECTS: readonly ObjectRef[] = [
         f('path', 'string', 'path of the page, e.g. "/s/pizza-roma/menu"'),
         f('locale', 'string', 'BCP 47 language of the page, e.g. "en"'),
         f('nonce', 'string', 'CSP nonce: put it on every inline <style> and <script> (`nonce="{{ request.nonce }}"`)'),
-        f('page_type', 'string', 'home, menu, item, cart, checkout or order'),
+        f('page_type', 'string', 'home, menu, item, cart, checkout, order, or the website\'s own account and login pages (shown in the layout)'),
       ],
     }),
     availability: 'every file',
@@ -199,7 +200,36 @@ export const OBJECTS: readonly ObjectRef[] = [
       fields: [
         f('title', 'string', 'page title (for <title>)'),
         f('description', 'string', 'meta description'),
-        f('template', 'string', 'the template name: home, menu, item, cart, checkout or order'),
+        f('template', 'string', 'the template name: home, menu, item, cart, checkout or order; account and login for the website\'s own pages'),
+      ],
+    }),
+    availability: 'every file',
+  },
+  {
+    ...f('customer', 'object', 'the signed-in customer, or nil for a guest', {
+      nullable: true,
+      fields: [
+        f('name', 'string', 'name, or nil', { nullable: true }),
+        f('email', 'string', 'email, or nil', { nullable: true }),
+        f('phone', 'string', 'phone, or nil', { nullable: true }),
+        f('addresses', 'array', 'saved addresses, the default first', {
+          fields: [
+            f('id', 'integer', 'address id (the checkout form\'s `address_id`)'),
+            f('label', 'string', 'e.g. "Home", or nil', { nullable: true }),
+            f('address', 'string', 'the address'),
+            f('is_default', 'boolean', 'the default address'),
+          ],
+        }),
+      ],
+    }),
+    availability: 'every file',
+  },
+  {
+    ...f('form', 'object', 'what every form of the site needs', {
+      fields: [
+        f('csrf_token', 'string', 'put it in every POST form: `<input type="hidden" name="csrf" value="{{ form.csrf_token }}">` (posts without it are refused)'),
+        f('errors', 'array', 'why the last post was refused', { fields: [f('field', 'string', 'the form field, or "" for the whole form'), f('message', 'string', 'what to tell the visitor')] }),
+        f('values', 'object', 'the fields of the refused post, to fill the form again (`form.values.customer_name`); empty otherwise'),
       ],
     }),
     availability: 'every file',

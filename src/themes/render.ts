@@ -23,6 +23,11 @@ export interface RenderInput {
   sections?: SectionValues
   /** Values of the theme-wide settings (the layout's schema). */
   settings?: Record<string, unknown>
+  /**
+   * HTML to place in the layout instead of rendering `template` (the store website's own pages,
+   * such as customer sign-in, shown inside the theme's layout; docs/website.md). Trusted markup.
+   */
+  content?: string
 }
 
 export interface RenderResult {
@@ -94,7 +99,7 @@ export function renderCompiled(theme: CompiledTheme, input: RenderInput): string
       throw err
     }
   }
-  const content = run(`templates/${input.template}.liquid`, theme.templates.get(input.template)!, {})
+  const content = input.content ?? run(`templates/${input.template}.liquid`, theme.templates.get(input.template)!, {})
   return run('layout/theme.liquid', theme.layout, { content_for_layout: new SafeHtml(content) })
 }
 
@@ -138,5 +143,5 @@ export function renderTheme(theme: CompiledTheme | ThemeFiles, input: RenderInpu
     problems = [r.problem]
   }
   const fallback = builtinTheme(DEFAULT_THEME)!
-  return { html: renderCompiled(fallback.compiled, { template: input.template, context: input.context }), ok: false, problems }
+  return { html: renderCompiled(fallback.compiled, { template: input.template, context: input.context, ...(input.content !== undefined ? { content: input.content } : {}) }), ok: false, problems }
 }

@@ -13,6 +13,7 @@ import { deliveryRoutes } from './deliveries.ts'
 import { driverAppRoutes } from './driver-app.ts'
 import { driverAccountRoutes } from './driver-account.ts'
 import { trackPageRoutes } from './track-page.ts'
+import { websiteRoutes } from './website.ts'
 import { staffAuthRoutes } from './staff-auth.ts'
 import { pinDeviceRoutes } from './pin-devices.ts'
 import { staffRoutes } from './staff.ts'
@@ -30,6 +31,7 @@ import { staffAdminRoutes } from './staff-admin.ts'
 import { storefrontTokenRoutes } from './storefront-tokens.ts'
 import { webhookRoutes } from './webhooks.ts'
 import { storeSettingsRoutes } from './store-settings.ts'
+import { storeThemeRoutes } from './store-theme.ts'
 import { catalogRoutes } from './catalog.ts'
 import { resellerRoutes } from './reseller.ts'
 import { accountPlanRoutes } from './account-plan.ts'
@@ -52,6 +54,7 @@ export function allRoutes(): Route[] {
     ...(driverAppRoutes as Route[]),
     ...(driverAccountRoutes as Route[]),
     ...(trackPageRoutes as Route[]),
+    ...websiteRoutes,
     // Staff app, kitchen display, storefront, coupons, customer app (issue 5).
     ...(staffAuthRoutes as Route[]),
     ...(pinDeviceRoutes as Route[]),
@@ -72,6 +75,7 @@ export function allRoutes(): Route[] {
     // Webhook endpoints and the dashboard actions (issue 4).
     ...(webhookRoutes as Route[]),
     ...(storeSettingsRoutes as Route[]),
+    ...(storeThemeRoutes as Route[]),
     ...(catalogRoutes as Route[]),
     // The reseller area (issue 13, api-v1 §4.8).
     ...(resellerRoutes as Route[]),

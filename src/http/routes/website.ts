@@ -1,0 +1,314 @@
+/**
+ * The store website at the store's `url` `{site_url}/s/{slug}` (issue 15; docs/website.md): pages
+ * rendered with the store's theme, forms that work without JavaScript (post, then 303), the cart in a
+ * cookie, sign-in in an HttpOnly cookie. Only the web's concerns live here — cookies, CSRF, CSP,
+ * ETags, redirects; what a page shows and what a form does is src/ops/website.ts.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { Reply, route, type Ctx, type Route } from '../route.ts'
+import { ApiError } from '../../errors.ts'
+import type { Services } from '../../services.ts'
+import type { StoreRow } from '../../storage/stores.ts'
+import { customers, customerAddresses } from '../../storage/customers.ts'
+import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
+import { accountContent, loginContent } from '../pages/website-account.ts'
+import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
+import {
+  createAccount, customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, removeAddress, renderWebsitePage, saveAddress,
+  sendSignInCode, signInWithCode, signInWithPassword, signOut, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
+} from '../../ops/website.ts'
+
+const HTML = 'text/html; charset=utf-8'
+const JSON_TYPE = 'application/json'
+const tag = 'Store website'
+
+const esc = (s: unknown): string =>
+  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+
+/** Small pages of the platform itself (no store theme to render with: unknown or suspended store, refused post). */
+const plainPage = (title: string, body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)}</title></head>
+<body><main><h1>${esc(title)}</h1>${body}</main></body></html>`
+
+// ---- cookies --------------------------------------------------------------------------------------------
+
+const COOKIE = { cart: 'cart', csrf: 'csrf', customer: 'customer' } as const
+
+function cookiesOf(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const part of (headers.cookie ?? '').split(';')) {
+    const i = part.indexOf('=')
+    if (i > 0) out[part.slice(0, i).trim()] ??= part.slice(i + 1).trim()
+  }
+  return out
+}
+
+/**
+ * Cookies live under the store's own path, so two stores on one site never see each other's cart or
+ * sign-in; HttpOnly (the script never needs them), SameSite=Lax, Secure on an https site.
+ */
+function cookie(svc: Services, store: StoreRow, name: string, value: string | null, maxAgeSec = 60 * 60 * 24 * 30): string {
+  const secure = svc.config.siteUrl.startsWith('https:') ? '; Secure' : ''
+  const age = value === null ? 0 : maxAgeSec
+  return `${name}=${value ?? ''}; Path=${sitePaths(svc, store).home}; Max-Age=${age}; HttpOnly; SameSite=Lax${secure}`
+}
+
+// ---- the visitor, CSRF ------------------------------------------------------------------------------------
+
+interface Request { svc: Services; store: StoreRow; visitor: Visitor; cookies: Record<string, string>; setCookies: string[]; caller: Caller }
+
+function visitorOf(svc: Services, store: StoreRow, headers: Readonly<Record<string, string>>, requestId: string, ip: string): Request {
+  const cookies = cookiesOf(headers)
+  const setCookies: string[] = []
+  let csrf = cookies[COOKIE.csrf]
+  if (!csrf || !/^[A-Za-z0-9_-]{32,64}$/.test(csrf)) {
+    csrf = randomBytes(24).toString('base64url')
+    setCookies.push(cookie(svc, store, COOKIE.csrf, csrf, 60 * 60 * 24 * 365))
+  }
+  const customer = customerFromToken(svc, store, cookies[COOKIE.customer])
+  return { svc, store, cookies, setCookies, caller: { requestId, ip }, visitor: { csrf, cart: decodeCart(cookies[COOKIE.cart]), customer } }
+}
+
+/**
+ * Cross-site request forgery (docs/website.md "Security"): a post must come from the site itself
+ * (Origin, else Referer, names the site's origin) and carry the token of the visitor's cookie in a
+ * form field (double submit). Either missing → 403 and nothing happens.
+ */
+function csrfOk(r: Request, headers: Readonly<Record<string, string>>, form: URLSearchParams): boolean {
+  const site = new URL(r.svc.config.siteUrl).origin
+  const origin = headers.origin
+  if (origin) {
+    if (origin !== site) return false
+  } else if (!(headers.referer ?? '').startsWith(`${site}/`)) return false
+  const sent = Buffer.from(form.get('csrf') ?? '')
+  const held = Buffer.from(r.cookies[COOKIE.csrf] ?? '')
+  return held.length > 0 && sent.length === held.length && timingSafeEqual(sent, held)
+}
+
+// ---- answering pages ----------------------------------------------------------------------------------------
+
+/** Rendered with this stand-in for the nonce, so the ETag covers the page and not the nonce of one response. */
+const NONCE_MARK = `nonce-${randomBytes(12).toString('hex')}`
+
+function pageHeaders(nonce: string): Record<string, string> {
+  return {
+    // No external assets (issue 15 item 3): only this response's inline style and script, by nonce.
+    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    // Same-origin posts then carry a Referer, which the CSRF check accepts when Origin is absent.
+    'Referrer-Policy': 'same-origin',
+    'X-Content-Type-Options': 'nosniff',
+  }
+}
+
+/** Cached, but revalidated every time (cart, sign-in and hours change what a page shows). */
+const CACHE = { 'Cache-Control': 'private, no-cache', Vary: 'Cookie' }
+
+/**
+ * A themed page: weak ETag of the rendered HTML, 304 when the browser has it. The 304 carries no
+ * Content-Security-Policy, so the browser keeps the stored one that matches the stored page's nonce.
+ */
+function htmlPage(r: Request, h: Readonly<Record<string, string>>, status: number, page: Omit<PageInput, 'nonce'>): Reply {
+  const marked = renderWebsitePage(r.svc, r.store, r.visitor, { ...page, nonce: NONCE_MARK })
+  const withScript = marked.replace(/<\/body>/i, `<script nonce="${NONCE_MARK}">${WEBSITE_SCRIPT}</script></body>`)
+  const etag = `W/"${createHash('sha256').update(withScript).digest('base64url').slice(0, 27)}"`
+  const cookies: Record<string, string> = r.setCookies.length ? { 'Set-Cookie': r.setCookies.join('\n') } : {}
+  if (status === 200 && (h['if-none-match'] ?? '').split(',').map((s) => s.trim()).includes(etag)) return new Reply(304, null, { ETag: etag, ...CACHE, ...cookies })
+  const nonce = randomBytes(16).toString('base64')
+  return new Reply(status, withScript.split(NONCE_MARK).join(nonce), { ...pageHeaders(nonce), ...CACHE, ETag: etag, ...cookies }, HTML)
+}
+
+const redirect = (r: Request, to: string, cookies: string[] = []): Reply =>
+  new Reply(303, null, { Location: to, 'Cache-Control': 'no-store', ...([...r.setCookies, ...cookies].length ? { 'Set-Cookie': [...r.setCookies, ...cookies].join('\n') } : {}) })
+
+const plainHeaders = () => {
+  const nonce = randomBytes(16).toString('base64')
+  return { ...pageHeaders(nonce), 'Cache-Control': 'no-store' }
+}
+
+/** The store of the address, or the page a browser gets instead (unknown: 404; suspended account: 403). */
+function storeOr(svc: Services, slug: string | undefined): StoreRow | Reply {
+  const store = svc.stores.bySlug(slug ?? '')
+  if (!store) return new Reply(404, plainPage('Store not found', '<p>No store has this address. Check the link you were given.</p>'), plainHeaders(), HTML)
+  // A suspended account's store (docs/billing.md "Suspension"): its data is kept, the page says it is unavailable.
+  if (svc.accounts.suspended(store.owner_id)) return new Reply(403, plainPage('This store is unavailable', '<p>This store is not taking visitors or orders at the moment. Please try again later.</p>'), plainHeaders(), HTML)
+  return store
+}
+
+type AnyCtx = Ctx<'none', undefined, URLSearchParams | undefined>
+
+/** Common to every handler: the store (or its error page), the visitor, and for posts the CSRF check. */
+function withVisitor(ctx: AnyCtx, then: (r: Request, form: Record<string, string>) => Reply | Promise<Reply>): Reply | Promise<Reply> {
+  const store = storeOr(ctx.svc, ctx.params.slug)
+  if (store instanceof Reply) return store
+  const r = visitorOf(ctx.svc, store, ctx.headers, ctx.requestId, ctx.ip)
+  const body = ctx.body
+  if (body) {
+    if (!csrfOk(r, ctx.headers, body)) {
+      return new Reply(403, plainPage('This form has expired', `<p>For your safety the form was not sent. <a href="${esc(sitePaths(ctx.svc, store).home)}">Go back to the store</a> and try again.</p>`), plainHeaders(), HTML)
+    }
+  }
+  return then(r, body ? Object.fromEntries(body) : {})
+}
+
+const page = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>): Route =>
+  route({
+    method: 'GET', path: `/s/{slug}${path}`, site: true, tag, summary, auth: 'none', produces: HTML,
+    pageErrors: { 404: 'No store has this address (or no such item): a page saying so.', 403: 'The store\'s account is suspended: a page saying the store is unavailable.' },
+    handler: handler as never,
+  }) as Route
+
+const post = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>, extra: Partial<Route> = {}): Route =>
+  route({
+    method: 'POST', path: `/s/{slug}${path}`, site: true, tag, summary, auth: 'none', produces: HTML, form: true,
+    description: 'An HTML form post (`application/x-www-form-urlencoded`) with the `csrf` field of the page; answers 303 to the next page, or the page again with what to fix (422).',
+    pageErrors: { 403: 'The post did not come from the store\'s own page (Origin/Referer or the csrf field): nothing happens.', 404: 'No store has this address.' },
+    ...extra, handler: handler as never,
+  }) as Route
+
+/** An operation's refusal as form errors; anything else is not the visitor's to fix. */
+const refusal = (err: unknown): FormError[] => {
+  if (err instanceof ApiError && err.status < 500 && err.status !== 401 && err.status !== 429) return formErrors(err)
+  if (err instanceof ApiError && (err.status === 401 || err.status === 429)) return [{ field: '', message: err.message }]
+  throw err
+}
+
+const setCart = (r: Request, cart: WebCart) => cookie(r.svc, r.store, COOKIE.cart, cart.lines.length || cart.coupon ? encodeCart(cart) : null)
+const wantsJson = (h: Readonly<Record<string, string>>) => (h.accept ?? '').includes(JSON_TYPE)
+const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null)
+
+// ---- pages --------------------------------------------------------------------------------------------------
+
+function accountView(r: Request) {
+  const c = customers.byId(r.svc.db, r.visitor.customer!.customerId)!
+  const addresses = customerAddresses.list(r.svc.db, c.id).map((a) => ({ id: a.id, label: a.label, address: a.address, is_default: a.is_default === 1 }))
+  return { name: c.name, email: c.email, phone: c.phone, addresses }
+}
+
+const accountPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], notice?: string) =>
+  htmlPage(r, h, status, { template: 'home', pageType: 'account', title: 'Your account', path: `${sitePaths(r.svc, r.store).account}`, content: accountContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, accountView(r)) })
+
+const loginPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], codeFor?: string, notice?: string) =>
+  htmlPage(r, h, status, { template: 'home', pageType: 'login', title: 'Sign in', path: `${sitePaths(r.svc, r.store).account}/login`, content: loginContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, codeFor) })
+
+const checkoutPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], values: Record<string, string> = {}) => {
+  const { csrf: _drop, ...kept } = values
+  return htmlPage(r, h, status, { template: 'checkout', pageType: 'checkout', title: 'Checkout', path: sitePaths(r.svc, r.store).checkout, errors, values: kept })
+}
+
+const itemPage = (r: Request, h: Readonly<Record<string, string>>, status: number, itemId: number, errors: FormError[] = []) =>
+  htmlPage(r, h, status, { template: 'item', pageType: 'item', title: r.svc.stores.menu(r.store.id).items.find((i) => i.id === itemId)?.name ?? 'Item', path: sitePaths(r.svc, r.store).item(itemId), itemId, errors })
+
+export const websiteRoutes: Route[] = [
+  page('', 'A store\'s website: home page (its `url`)', (ctx) => withVisitor(ctx, (r) =>
+    htmlPage(r, ctx.headers, 200, { template: 'home', pageType: 'home', title: r.store.title, path: sitePaths(r.svc, r.store).home }))),
+  page('/menu', 'The store website\'s menu: categories, items, sold-out flags', (ctx) => withVisitor(ctx, (r) =>
+    htmlPage(r, ctx.headers, 200, { template: 'menu', pageType: 'menu', title: 'Menu', path: sitePaths(r.svc, r.store).menu }))),
+  page('/items/{item}', 'An item page: variations, extras, add to cart', (ctx) => withVisitor(ctx, (r) => {
+    // `{item}`, not `{itemId}`: a malformed id is this page's own 404 too, not the API's JSON one.
+    const id = posIntOrNull(ctx.params.item) ?? 0
+    if (!itemExists(r.svc, r.store, id)) return new Reply(404, plainPage('Not on the menu', `<p>This item is not on the menu. <a href="${esc(sitePaths(r.svc, r.store).menu)}">See the menu</a>.</p>`), plainHeaders(), HTML)
+    return itemPage(r, ctx.headers, 200, id)
+  })),
+  page('/cart', 'The cart, priced by the server', (ctx) => withVisitor(ctx, (r) =>
+    htmlPage(r, ctx.headers, 200, { template: 'cart', pageType: 'cart', title: 'Cart', path: sitePaths(r.svc, r.store).cart }))),
+  page('/checkout', 'The checkout form', (ctx) => withVisitor(ctx, (r) => checkoutPage(r, ctx.headers, 200))),
+  page('/account', 'The customer\'s account: saved addresses (signs in first)', (ctx) => withVisitor(ctx, (r) =>
+    r.visitor.customer ? accountPage(r, ctx.headers, 200) : redirect(r, `${sitePaths(r.svc, r.store).account}/login`))),
+  page('/account/login', 'Customer sign-in: email and password, or a code by SMS', (ctx) => withVisitor(ctx, (r) => loginPage(r, ctx.headers, 200))),
+
+  post('/cart', 'Change the cart: add a line (`item_id`, `quantity`, `variation_id`, `extra_ids`), remove one (`op=remove`, `line`), or set a coupon (`op=coupon`, `coupon_code`)', (ctx) => withVisitor(ctx, (r, f) => {
+    const paths = sitePaths(r.svc, r.store)
+    const op = f.op ?? 'add'
+    if (op === 'remove') return redirect(r, paths.cart, [setCart(r, removeLine(r.visitor.cart, Number(f.line)))])
+    if (op === 'coupon') {
+      const code = (f.coupon_code ?? '').trim().slice(0, 40)
+      return redirect(r, paths.cart, [setCart(r, { ...r.visitor.cart, coupon: code || null })])
+    }
+    const itemId = posIntOrNull(f.item_id)
+    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), 30)
+    const line = { item_id: itemId ?? 0, quantity: Math.trunc(quantity), variation: posIntOrNull(f.variation_id), extras: ctx.body!.getAll('extra_ids').map(posIntOrNull).filter((x): x is number => x !== null) }
+    // Sold out, unknown, or a variation the item does not offer: refused here, as checkout would.
+    const problem = itemId === null ? 'Choose an item.' : lineProblem(r.svc, r.store, line)
+    const added = problem === null ? addLine(r.visitor.cart, line) : { refused: problem }
+    if ('refused' in added) {
+      if (wantsJson(ctx.headers)) return new Reply(422, JSON.stringify({ added: false, message: added.refused, item_count: itemCount(r.visitor.cart) }), {}, JSON_TYPE)
+      if (itemId !== null && itemExists(r.svc, r.store, itemId)) return itemPage(r, ctx.headers, 422, itemId, [{ field: 'item_id', message: added.refused }])
+      return htmlPage(r, ctx.headers, 422, { template: 'cart', pageType: 'cart', title: 'Cart', path: paths.cart, errors: [{ field: 'item_id', message: added.refused }] })
+    }
+    if (wantsJson(ctx.headers)) {
+      const cookies = [...r.setCookies, setCart(r, added)]
+      return new Reply(200, JSON.stringify({ added: true, message: 'Added to your cart.', item_count: itemCount(added) }), { 'Set-Cookie': cookies.join('\n'), 'Cache-Control': 'no-store' }, JSON_TYPE)
+    }
+    return redirect(r, paths.cart, [setCart(r, added)])
+  })),
+
+  post('/checkout', 'Place the order of the cart; 303 to its live tracking page `/t/{track_token}`', async (ctx) => withVisitor(ctx, async (r, f) => {
+    try {
+      const trackUrl = await placeWebsiteOrder(r.svc, r.store, r.visitor, f, r.caller)
+      return redirect(r, trackUrl, [setCart(r, EMPTY_CART)])
+    } catch (err) {
+      return checkoutPage(r, ctx.headers, 422, refusal(err), f)
+    }
+  })),
+
+  post('/account/login', 'Sign in with email and password (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
+    try {
+      const token = await signInWithPassword(r.svc, r.store, f, r.caller)
+      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
+    } catch (err) {
+      return loginPage(r, ctx.headers, 422, refusal(err))
+    }
+  }), { rateLimit: { perMinute: 10 } }),
+
+  post('/account/register', 'Create a customer account with email and password (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
+    try {
+      const token = await createAccount(r.svc, r.store, f, r.caller)
+      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
+    } catch (err) {
+      return loginPage(r, ctx.headers, 422, refusal(err))
+    }
+  }), { rateLimit: { perMinute: 10 } }),
+
+  post('/account/otp', 'Text a sign-in code to a phone (6 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
+    try {
+      await sendSignInCode(r.svc, r.store, f, r.caller)
+      return loginPage(r, ctx.headers, 200, [], f.phone, 'We sent you a code. It expires in 5 minutes.')
+    } catch (err) {
+      return loginPage(r, ctx.headers, 422, refusal(err))
+    }
+  }), { rateLimit: { perMinute: 6 } }),
+
+  post('/account/otp/verify', 'Sign in with the SMS code (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
+    try {
+      const token = await signInWithCode(r.svc, r.store, f, r.caller)
+      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
+    } catch (err) {
+      return loginPage(r, ctx.headers, 422, refusal(err), f.phone)
+    }
+  }), { rateLimit: { perMinute: 10 } }),
+
+  post('/account/addresses', 'Save a delivery address', async (ctx) => withVisitor(ctx, async (r, f) => {
+    if (!r.visitor.customer) return redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
+    try {
+      await saveAddress(r.svc, r.store, r.visitor.customer, f, r.caller)
+      return redirect(r, sitePaths(r.svc, r.store).account)
+    } catch (err) {
+      return accountPage(r, ctx.headers, 422, refusal(err))
+    }
+  })),
+
+  post('/account/addresses/{address}/delete', 'Delete a saved address', async (ctx) => withVisitor(ctx, async (r) => {
+    if (!r.visitor.customer) return redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
+    try {
+      await removeAddress(r.svc, r.store, r.visitor.customer, posIntOrNull(ctx.params.address) ?? 0, r.caller)
+    } catch (err) {
+      return accountPage(r, ctx.headers, 404, refusal(err))
+    }
+    return redirect(r, sitePaths(r.svc, r.store).account)
+  })),
+
+  post('/account/logout', 'Sign out of this browser', async (ctx) => withVisitor(ctx, async (r) => {
+    if (r.visitor.customer) await signOut(r.svc, r.store, r.visitor.customer, r.caller)
+    return redirect(r, sitePaths(r.svc, r.store).home, [cookie(r.svc, r.store, COOKIE.customer, null)])
+  })),
+]

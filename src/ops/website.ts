@@ -1,0 +1,335 @@
+/**
+ * The store website (issue 15 item 2; docs/website.md): what its pages show and what its forms do.
+ * Pages get the theme objects of src/themes/reference.ts built from the store, its live menu, the
+ * browser's cart and the signed-in customer; forms run the EXISTING operations through the same
+ * pipeline as every front door (src/ops/invoke.ts): guests order through the storefront operation
+ * (`storefront.orders.create`: takeaway and on-table, coupons, 40/30 limits, hours), signed-in
+ * customers through `customer.orders.create` (every mode of the store, saved addresses), sign-in
+ * through the customer sign-in operations. Nothing is priced here that pricing does not price:
+ * carts are priced by src/ops/cart.ts, the functions the store actor prices orders with.
+ */
+import { createHash } from 'node:crypto'
+import type { Services } from '../services.ts'
+import type { StoreRow } from '../storage/stores.ts'
+import { storeUrl } from '../storage/stores.ts'
+import type { CustomerPrincipal } from '../auth/customer.ts'
+import type { StorefrontPrincipal } from '../auth/storefront.ts'
+import type { Principal } from '../auth/principals.ts'
+import { ApiError } from '../errors.ts'
+import { verticalOf } from '../domain/verticals.ts'
+import { customerAddresses, customers } from '../storage/customers.ts'
+import { settingsView } from './store-settings.ts'
+import { couponOnDraft, draftCart } from './cart.ts'
+import { STOREFRONT_ORDER_TYPES, createStorefrontOrder } from './storefront.ts'
+import { createCustomerOrder } from './customer-orders.ts'
+import { login, register, requestOtp, verifyOtp } from './customer-auth.ts'
+import { createAddress, deleteAddress, logout } from './customers.ts'
+import { invoke } from './invoke.ts'
+import type { Op } from './op.ts'
+import { storeThemeFor, reportRenderProblems } from './store-theme.ts'
+import { renderTheme, type ThemeContext } from '../themes/render.ts'
+import type { TemplateName } from '../themes/reference.ts'
+import type { WebCart } from './website-cart.ts'
+
+/** The visitor as the website knows them: their CSRF token, their cart, and the customer if signed in. */
+export interface Visitor {
+  csrf: string
+  cart: WebCart
+  customer: CustomerPrincipal | null
+}
+
+/** Where an operation call comes from (for logs and rate limits). */
+export interface Caller { requestId: string; ip: string }
+
+export interface FormError { field: string; message: string }
+
+/** Paths of the website under the site URL (`{site_url}/s/{slug}`, api-v1 §2.2 `url`). */
+export function sitePaths(svc: Services, store: StoreRow) {
+  const home = new URL(storeUrl(svc.config.siteUrl, store.slug)).pathname
+  return {
+    home,
+    menu: `${home}/menu`,
+    cart: `${home}/cart`,
+    checkout: `${home}/checkout`,
+    account: `${home}/account`,
+    item: (id: number) => `${home}/items/${id}`,
+  }
+}
+
+/** api-v1 §2.4: a guest (no account) orders as the storefront does: takeaway or on-table, where the store offers it. */
+export function guestModes(store: StoreRow): string[] {
+  const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
+  return STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t))
+}
+
+const modesFor = (store: StoreRow, customer: CustomerPrincipal | null): string[] =>
+  customer ? [...verticalOf(store.store_type).fulfillment_modes] : guestModes(store)
+
+/** The store's own website acts as its storefront (api-v1 §4.3) without a token row: id 0, the two storefront scopes. */
+const websitePrincipal = (store: StoreRow): StorefrontPrincipal => ({ kind: 'storefront', tokenId: 0, storeId: store.id, ownerId: store.owner_id, scopes: ['menu:read', 'order:write'] })
+
+/** The customer a cookie's token names, at this store only (a token of another store is no one here). */
+export function customerFromToken(svc: Services, store: StoreRow, token: string | undefined): CustomerPrincipal | null {
+  if (!token) return null
+  const p = svc.auth.customer({ headers: {}, query: {}, bearer: token })
+  return p && p.storeId === store.id ? p : null
+}
+
+// ---- theme objects ---------------------------------------------------------------------------------
+
+function storeObject(svc: Services, store: StoreRow, customer: CustomerPrincipal | null) {
+  const s = settingsView(store)
+  const hours = Object.entries(s.business_hours ?? {}).flatMap(([day, intervals]) =>
+    (intervals as Array<[string, string]>).map(([opens, closes]) => ({ day, opens, closes })))
+  const paths = sitePaths(svc, store)
+  return {
+    id: store.id, name: store.title, slug: store.slug, url: paths.home, store_type: store.store_type, currency: store.currency,
+    city: store.city, address: s.address, phone: s.phone, is_open: s.open_now, next_opening: s.next_opening, hours,
+    fulfillment_modes: modesFor(store, customer), account_url: paths.account,
+  }
+}
+
+function menuObject(svc: Services, store: StoreRow) {
+  const menu = svc.stores.menu(store.id)
+  const food = verticalOf(store.store_type).capabilities.food_fields
+  const paths = sitePaths(svc, store)
+  const items = menu.items.map((i) => {
+    const images = JSON.parse(i.images) as string[]
+    return {
+      id: i.id, name: i.name, description: i.description ?? '', price: i.price, url: paths.item(i.id), image_url: images[0] ?? null,
+      category_id: i.category_id, available: i.is_sold_out !== 1,
+      dietary: food ? [...(i.is_vegan ? ['vegan'] : []), ...(i.is_halal ? ['halal'] : [])] : [],
+      attributes: food ? {} : Object.fromEntries(Object.entries({ brand: i.brand, sku: i.sku }).filter(([, x]) => x != null)),
+      variations: (menu.variants.get(i.id) ?? []).map((v) => ({ id: v.id, name: v.name, price: v.price ?? i.price })),
+      extras: (menu.extras.get(i.id) ?? []).map((e) => ({ id: e.id, name: e.name, price: e.price })),
+    }
+  })
+  const handle = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')
+  const categories = menu.categories.map((c) => ({ id: c.id, name: c.name, url: `${paths.menu}#${handle(c.name)}`, items: items.filter((i) => i.category_id === c.id) }))
+  return { categories, items, url: paths.menu }
+}
+
+/** A type the cart can be priced as with no extra details (no table, no address). */
+function pricingType(store: StoreRow): string {
+  const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
+  return modes.find((m) => m !== 'on-table' && m !== 'delivery') ?? modes[0] ?? 'takeaway'
+}
+
+/**
+ * The cart priced on the live menu. Lines that can no longer be ordered (sold out, removed from the
+ * menu) are left out and named in `problems`; a coupon that does not apply is named there too.
+ */
+export function pricedCart(svc: Services, store: StoreRow, cart: WebCart) {
+  const now = new Date().toISOString()
+  const type = pricingType(store)
+  const problems: string[] = []
+  const ok = cart.lines.filter((l) => {
+    try {
+      draftCart(svc, store, { type, items: [{ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }] }, now)
+      return true
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err
+      const name = svc.stores.menu(store.id).items.find((i) => i.id === l.item_id)?.name
+      problems.push(name ? `${name} is no longer available and was left out.` : 'An item is no longer on the menu and was left out.')
+      return false
+    }
+  })
+  const paths = sitePaths(svc, store)
+  const empty = { lines: [], item_count: 0, subtotal: 0, discount: 0, total: 0, coupon: null, url: paths.cart, checkout_url: paths.checkout }
+  if (ok.length === 0) return { object: empty, problems, lines: ok }
+  let draft = draftCart(svc, store, { type, items: ok.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras })) }, now)
+  let coupon: string | null = null
+  if (cart.coupon) {
+    const c = couponOnDraft(svc, store, draft, cart.coupon, now)
+    if (c.ok) { draft = c.draft; coupon = cart.coupon } else problems.push(`Coupon ${cart.coupon}: ${c.reason}`)
+  }
+  const object = {
+    lines: draft.lines.map((l) => ({
+      item_id: l.item_id, name: l.name, quantity: l.quantity, variation: l.variant_name, extras: l.extras.map((e) => e.name),
+      unit_price: l.unit_price, line_total: l.line_total,
+    })),
+    item_count: draft.lines.reduce((n, l) => n + l.quantity, 0),
+    subtotal: draft.subtotal, discount: draft.discount, total: draft.total, coupon,
+    url: paths.cart, checkout_url: paths.checkout,
+  }
+  return { object, problems, lines: ok }
+}
+
+function customerObject(svc: Services, p: CustomerPrincipal | null) {
+  if (!p) return null
+  const c = customers.byId(svc.db, p.customerId)
+  if (!c) return null
+  const addresses = customerAddresses.list(svc.db, p.customerId).map((a) => ({ id: a.id, label: a.label, address: a.address, is_default: a.is_default === 1 }))
+  return { name: c.name, email: c.email, phone: c.phone, addresses }
+}
+
+export interface PageInput {
+  /** The theme template, or the layout alone around `content` (account pages). */
+  template: TemplateName
+  pageType: string
+  title: string
+  path: string
+  nonce: string
+  itemId?: number
+  errors?: FormError[]
+  values?: Record<string, string>
+  /** Trusted HTML shown inside the theme's layout instead of the template. */
+  content?: string
+}
+
+/** The services with the store's menu read once for this page (it is read for the menu, each cart line and the total). */
+function menuReadOnce(svc: Services): Services {
+  const menus = new Map<number, ReturnType<Services['stores']['menu']>>()
+  const menu = (id: number) => menus.get(id) ?? menus.set(id, svc.stores.menu(id)).get(id)!
+  return { ...svc, stores: { ...svc.stores, menu } }
+}
+
+/** Every object a page of the theme reads (docs/themes.md "Reference"). */
+export function websiteContext(full: Services, store: StoreRow, visitor: Visitor, page: PageInput): ThemeContext {
+  const svc = menuReadOnce(full)
+  const menu = menuObject(svc, store)
+  const cart = pricedCart(svc, store, visitor.cart)
+  const errors = [...(page.errors ?? []), ...cart.problems.map((message) => ({ field: 'cart', message }))]
+  return {
+    store: storeObject(svc, store, visitor.customer),
+    menu,
+    item: page.itemId === undefined ? null : menu.items.find((i) => i.id === page.itemId) ?? null,
+    cart: cart.object,
+    order: null,
+    customer: customerObject(svc, visitor.customer),
+    form: { csrf_token: visitor.csrf, errors, values: page.values ?? {} },
+    request: { path: page.path, locale: 'en', nonce: page.nonce, page_type: page.pageType },
+    page: { title: page.title === store.title ? store.title : `${page.title} · ${store.title}`, description: `Order from ${store.title}`, template: page.pageType },
+  }
+}
+
+/**
+ * Render a page with the store's theme (src/ops/store-theme.ts). A theme that fails while rendering
+ * falls back to the default theme — the page still works — and the owner is shown why (issue 15 item 1).
+ */
+export function renderWebsitePage(svc: Services, store: StoreRow, visitor: Visitor, page: PageInput): string {
+  const theme = storeThemeFor(svc, store)
+  const context = websiteContext(svc, store, visitor, page)
+  const r = renderTheme(theme.theme, {
+    template: page.template, context, sections: theme.sections, settings: theme.settings,
+    ...(page.content !== undefined ? { content: page.content } : {}),
+  })
+  if (!r.ok) reportRenderProblems(svc, store.id, r.problems)
+  return r.html
+}
+
+/** Does the item exist on this store's menu (for the item page's 404)? */
+export const itemExists = (svc: Services, store: StoreRow, itemId: number): boolean => svc.stores.menu(store.id).items.some((i) => i.id === itemId)
+
+/** Check a line can be ordered now (sold out, unknown variation or extra → the reason). */
+export function lineProblem(svc: Services, store: StoreRow, line: { item_id: number; quantity: number; variation: number | null; extras: number[] }): string | null {
+  const item = svc.stores.menu(store.id).items.find((i) => i.id === line.item_id)
+  if (!item) return 'This item is not on the menu.'
+  if (item.is_sold_out === 1) return `${item.name} is sold out.`
+  try {
+    draftCart(svc, store, { type: pricingType(store), items: [line] }, new Date().toISOString())
+    return null
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err
+    return Object.values(err.errors ?? {}).flat()[0] ?? err.message
+  }
+}
+
+// ---- forms: operations through the one pipeline -------------------------------------------------------
+
+async function run(svc: Services, op: Op, principal: Principal | null, store: StoreRow, input: unknown, caller: Caller): Promise<unknown> {
+  const r = await invoke(op, { svc, principal, ids: { store: store.id }, read: () => input, where: 'body', requestId: caller.requestId, ip: caller.ip })
+  return r.value
+}
+
+/** Field names of the operations' errors → the checkout form's fields. */
+const FORM_FIELD: Record<string, string> = { phone: 'customer_phone', tip_amount: 'tip' }
+
+/** An ApiError as messages for the form (field errors first, else the error's message). */
+export function formErrors(err: ApiError): FormError[] {
+  const fields = Object.entries(err.errors ?? {})
+  if (fields.length === 0) return [{ field: '', message: err.message }]
+  return fields.flatMap(([field, msgs]) => msgs.map((message) => ({ field: FORM_FIELD[field] ?? field, message: field.startsWith('items') ? `Cart: ${message}` : message })))
+}
+
+const text = (f: Record<string, string>, k: string): string | null => {
+  const s = f[k]?.trim()
+  return s ? s : null
+}
+
+/**
+ * Place the order of the checkout form. Guests: the storefront operation; signed-in customers: the
+ * customer operation (a coupon with a takeaway or table order goes through the storefront operation,
+ * the only one that redeems coupons; the order is linked to the customer by phone, src/ops/order-create.ts).
+ * Returns where the customer continues: the live tracking page (`continue_url`, api-v1 §4.3).
+ */
+export async function placeWebsiteOrder(svc: Services, store: StoreRow, visitor: Visitor, form: Record<string, string>, caller: Caller): Promise<string> {
+  const cart = pricedCart(menuReadOnce(svc), store, visitor.cart)
+  if (cart.lines.length === 0) throw new ApiError('validation_failed', undefined, { items: ['Your cart is empty.'] })
+  const modes = modesFor(store, visitor.customer)
+  const type = text(form, 'type') ?? modes[0] ?? ''
+  if (!modes.includes(type)) {
+    throw new ApiError('validation_failed', undefined, { type: [visitor.customer || !verticalOf(store.store_type).fulfillment_modes.includes(type as never) ? 'Choose how you would like your order.' : 'Sign in to order this way (delivery and the store\'s other modes need an account).'] })
+  }
+  const tipText = text(form, 'tip')
+  const tip = tipText === null ? null : Number(tipText)
+  if (tip !== null && (!Number.isFinite(tip) || tip < 0)) throw new ApiError('validation_failed', undefined, { tip_amount: ['Enter a tip of 0 or more.'] })
+  const items = cart.lines.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }))
+  const coupon = text(form, 'coupon_code') ?? visitor.cart.coupon
+  const common = {
+    type, items, customer_name: text(form, 'customer_name'), phone: text(form, 'customer_phone'), note: text(form, 'note'), tip_amount: tip,
+    table_number: type === 'on-table' ? text(form, 'table_number') : null, source: 'website',
+  }
+  // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
+  // form is another key, so fixing a refused post is never an idempotency conflict.
+  const formHash = createHash('sha256').update(JSON.stringify([common, coupon, form.address ?? '', form.address_id ?? ''])).digest('base64url').slice(0, 16)
+  if (visitor.cart.id) Object.assign(common, { client_uuid: `website-${visitor.cart.id}-${formHash}` })
+  const viaStorefront = !visitor.customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
+  let order: { track_url: string }
+  if (viaStorefront) {
+    order = await run(svc, createStorefrontOrder, websitePrincipal(store), store, { ...common, coupon_code: coupon }, caller) as { track_url: string }
+  } else {
+    if (coupon !== null) throw new ApiError('validation_failed', undefined, { coupon_code: ['Coupons apply to takeaway and table orders for now; remove the code to order this way.'] })
+    const addressId = text(form, 'address_id')
+    const address = text(form, 'address')
+    const input = { ...common, ...(type === 'delivery' ? (address ? { address } : { address_id: addressId === null ? null : Number(addressId) }) : {}) }
+    order = await run(svc, createCustomerOrder, visitor.customer, store, input, caller) as { track_url: string }
+  }
+  return order.track_url
+}
+
+// ---- customer sign-in and addresses ------------------------------------------------------------------
+
+/** The device name of website sign-ins: signing in again in a browser replaces that browser's token only. */
+const DEVICE = 'website'
+
+export async function signInWithPassword(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
+  const r = await run(svc, login, null, store, { email: form.email ?? '', password: form.password ?? '', device: DEVICE }, caller) as { token: string }
+  return r.token
+}
+
+export async function createAccount(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
+  const r = await run(svc, register, null, store, { name: form.name ?? '', email: form.email ?? '', password: form.password ?? '', device: DEVICE }, caller) as { token: string }
+  return r.token
+}
+
+export async function sendSignInCode(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<void> {
+  await run(svc, requestOtp, null, store, { phone: form.phone ?? '' }, caller)
+}
+
+export async function signInWithCode(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
+  const r = await run(svc, verifyOtp, null, store, { phone: form.phone ?? '', code: (form.code ?? '').trim(), device: DEVICE }, caller) as { token: string }
+  return r.token
+}
+
+export async function saveAddress(svc: Services, store: StoreRow, customer: CustomerPrincipal, form: Record<string, string>, caller: Caller): Promise<void> {
+  await run(svc, createAddress, customer, store, { label: text(form, 'label'), address: form.address ?? '', notes: text(form, 'notes'), is_default: form.is_default === 'on' }, caller)
+}
+
+export async function removeAddress(svc: Services, store: StoreRow, customer: CustomerPrincipal, addressId: number, caller: Caller): Promise<void> {
+  await run(svc, deleteAddress, customer, store, { address_id: addressId }, caller)
+}
+
+export async function signOut(svc: Services, store: StoreRow, customer: CustomerPrincipal, caller: Caller): Promise<void> {
+  await run(svc, logout, customer, store, undefined, caller)
+}
