@@ -341,3 +341,17 @@ t.test('an owner token on the page is nothing: pages take no API credentials', a
   const r = await fetch(`${url}/account`, { headers: { authorization: `Bearer ${token}` }, redirect: 'manual' })
   t.equal(r.status, 303)
 })
+
+t.test('sign-in attempts are limited per address and store, as the API\'s customer login', async (t) => {
+  const a = shop()
+  const b = shop()
+  const v = new Visitor(s.site)
+  await v.get(`${a.url}/account/login`)
+  const statuses: number[] = []
+  for (let i = 0; i < 11; i++) statuses.push((await v.post(`${a.url}/account/login`, { email: 'nobody@example.test', password: 'wrong-password' })).status)
+  t.same(statuses.slice(0, 10), Array(10).fill(422), 'ten wrong attempts are answered')
+  t.equal(statuses[10], 429, 'the eleventh within the minute is refused')
+  const w = new Visitor(s.site)
+  await w.get(`${b.url}/account/login`)
+  t.equal((await w.post(`${b.url}/account/login`, { email: 'nobody@example.test', password: 'wrong-password' })).status, 422, 'another store\'s sign-in still answers')
+})

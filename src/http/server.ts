@@ -218,7 +218,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         const route = m.route
         const query = Object.fromEntries(new URLSearchParams(rawQuery))
         const principal = authenticate(route.auth, query, limiter)
-        if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? ''}`))
+        // Per address and store: `{id}` of the API routes, `{slug}` of the store website's pages.
+        if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? m.params.slug ?? ''}`))
         if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
           throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
         }
