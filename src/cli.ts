@@ -15,6 +15,7 @@ import { isValidCapability } from './domain/capabilities.ts'
 import { ACCOUNTS_USAGE, accountsCommand } from './cli-accounts.ts'
 import { BILLING_USAGE, billingCommand } from './cli-billing.ts'
 import { RESELLER_OPTIONS, RESELLER_USAGE, runResellerCli } from './cli-reseller.ts'
+import { OWNER_OPTIONS, OWNER_USAGE, ownerCommand } from './cli-owner.ts'
 import { ApiError } from './errors.ts'
 import { requireQuota } from './storage/entitlements.ts'
 
@@ -25,6 +26,7 @@ const USAGE = `usage:
 ${ACCOUNTS_USAGE}
 ${BILLING_USAGE}
 ${RESELLER_USAGE}
+${OWNER_USAGE}
   dispatch migrate [--json]
 
 LIST is comma-separated capabilities: *, read, write, or resource:action
@@ -49,7 +51,7 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
       'expires-in': { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' },
       plan: { type: 'string' }, feature: { type: 'string' }, reason: { type: 'string' },
       amount: { type: 'string' }, at: { type: 'string' }, reference: { type: 'string' },
-      ...RESELLER_OPTIONS,
+      ...RESELLER_OPTIONS, ...OWNER_OPTIONS,
     },
   })
   const json = Boolean(values.json)
@@ -93,6 +95,8 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
       if (!known) throw new CliError('no such token')
       return { code: 0, out: emit({ revoked: true }, 'token revoked') }
     }
+    const ownerCmd = ownerCommand(db, cmd, sub, values, emit)
+    if (ownerCmd) return ownerCmd
     const account = accountsCommand(db, cmd, sub, values, emit)
     if (account) return account
     const billing = billingCommand(db, config, cmd, sub, values, emit)

@@ -23,6 +23,7 @@ export const ERROR_CATALOG = {
   plan_limit_reached: { status: 403, message: 'The account\'s plan does not allow more of this kind of resource.' },
   feature_not_in_plan: { status: 403, message: 'The account\'s plan does not include this feature.' },
   account_suspended: { status: 403, message: 'This account is suspended.' },
+  email_not_verified: { status: 403, message: 'Confirm your email address first: follow the link we sent.' },
   insufficient_funds: { status: 402, message: 'The wallet cannot pay for this; top it up first.' },
   // Deliveries (docs/drivers.md).
   already_claimed: { status: 409, message: 'Another driver has already taken this delivery.' },

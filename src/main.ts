@@ -10,7 +10,8 @@ const { svc } = app
 if (config.demoSeed && (svc.db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
   const demo = seedDemo(svc.db, config.siteUrl)
   // Printed once, on the first start with an empty database: these secrets are not stored raw.
-  process.stdout.write(`\nDemo account created (shown once, keep it):\n${JSON.stringify(demo, null, 2)}\n\n`)
+  process.stdout.write(`\nDemo account created (shown once, keep it):\n${JSON.stringify(demo, null, 2)}\n\n`
+    + `Owner dashboard: ${config.siteUrl}/login\n  email:    ${demo.owner.email}\n  password: ${demo.owner.password}\n\n`)
 }
 
 const port = await app.listen()

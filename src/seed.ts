@@ -13,7 +13,8 @@ import { hashPinSync, storePinSalt } from './auth/staff.ts'
 import { setAccountPlan } from './storage/plans.ts'
 
 export interface DemoAccount {
-  owner: { id: number; email: string; token: string }
+  /** `email` and `password` sign in at `{site_url}/login` (docs/dashboard.md); `token` is an API token with `*`. */
+  owner: { id: number; email: string; password: string; token: string }
   store: { id: number; slug: string; title: string; storefront_token: string; url: string }
   driver: { id: number; name: string; phone: string; token: string }
   staff: Array<{ id: number; role: string; email: string; password: string; pin: string }>
@@ -75,7 +76,10 @@ export function seedDemo(db: Db, siteUrl: string): DemoAccount {
   const password = () => randomBytes(9).toString('base64url')
   return db.transaction((): DemoAccount => {
     const email = `owner+${suffix}@demo.dispatch.local`
-    const ownerId = Number(db.prepare('INSERT INTO owners (name, email, created_at) VALUES (?, ?, ?)').run(`Demo Owner ${suffix}`, email, now).lastInsertRowid)
+    // The demo owner signs in to the dashboard at once: a password, and the address counts as confirmed.
+    const ownerPassword = password()
+    const ownerId = Number(db.prepare('INSERT INTO owners (name, email, password_hash, email_verified_at, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(`Demo Owner ${suffix}`, email, hashSecretSync(ownerPassword), now, now).lastInsertRowid)
     // The demo shows every feature (KDS, analytics, delivery, webhooks, CRM, MCP): the Pro plan.
     setAccountPlan(db, ownerId, 'pro', now)
     const ownerToken = createOwnerToken(db, ownerId, ['*'], null, 'demo')
@@ -131,7 +135,7 @@ export function seedDemo(db: Db, siteUrl: string): DemoAccount {
       VALUES (?, 'WELCOME10', 'percent', 10, 1500, 100, ?, ?)`).run(storeId, now, now).lastInsertRowid)
 
     return {
-      owner: { id: ownerId, email, token: ownerToken.token },
+      owner: { id: ownerId, email, password: ownerPassword, token: ownerToken.token },
       store: { id: storeId, slug, title, storefront_token: storefrontToken, url: `${siteUrl}/s/${slug}` },
       driver: { id: driverId, name: 'Dana Driver', phone: driverPhone, token: driverToken },
       staff,

@@ -13,6 +13,7 @@ import type { AuthFamily, Authenticator } from './auth/principals.ts'
 import type { Hub } from './ws/hub.ts'
 import type { SmsProvider } from './providers/sms.ts'
 import type { PushProvider } from './providers/push.ts'
+import type { EmailProvider } from './providers/email.ts'
 import type { KdsSink } from './domain/kds.ts'
 import type { DriverQueries } from './storage/drivers.ts'
 import type { DriverMsg, DriverState } from './actors/driver.ts'
@@ -41,6 +42,8 @@ export interface Services {
   /** Outside services, development providers by default (they record what would be sent). */
   sms: SmsProvider
   push: PushProvider
+  /** Owner email verification (docs/dashboard.md "Signing in"). */
+  email: EmailProvider
   /** Webhook endpoints, their actors and deliveries (src/webhooks/service.ts, docs/webhooks.md). */
   webhooks: Webhooks
   /** Authenticators by family, shared by every front door. */

@@ -18,7 +18,7 @@ import type { PricedItem } from '../domain/pricing.ts'
 import { centsToDecimalString } from '../domain/money.ts'
 import type { Committer } from '../storage/commit.ts'
 import { nowIso } from '../storage/db.ts'
-import { parseSettings, pricingIndex, withItemChanged, writeStoreSettings, type StoreMenu, type StoreQueries, type StoreRow } from '../storage/stores.ts'
+import { parseSettings, pricingIndex, withItemChanged, writeStoreSettings, type StoreMenu, type StoreFields, type StoreQueries, type StoreRow } from '../storage/stores.ts'
 import { closedNotice } from '../domain/business-hours.ts'
 import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
 import { couponReads, couponWrites, type CouponRow } from '../storage/coupons.ts'
@@ -61,7 +61,7 @@ export type StoreMsg =
    * removes one), `city` sets the column. Through the actor because it prices and checks hours
    * with the settings it holds; the reply is the row as written, once durable.
    */
-  | { type: 'settings_write'; patch: Record<string, unknown>; city?: string | null; replyTo: Ref<Result<StoreRow>> }
+  | { type: 'settings_write'; patch: Record<string, unknown>; city?: string | null; fields?: StoreFields; replyTo: Ref<Result<StoreRow>> }
   | { type: 'menu_write'; op: MenuOp; replyTo: Ref<Result<MenuChange>> }
   | { type: 'get_menu'; replyTo: Ref<Result<MenuSnapshot>> }
   | CouponMsg
@@ -95,7 +95,7 @@ export type StoreEffect =
   /** Apply a menu operation with its `menu.updated`, then reload the menu (ids come from SQLite). */
   | { kind: 'menu_write'; op: MenuOp }
   /** Merge the settings patch, then hold the row as written. */
-  | { kind: 'settings_write'; patch: Record<string, unknown>; city?: string | null | undefined }
+  | { kind: 'settings_write'; patch: Record<string, unknown>; city?: string | null | undefined; fields?: StoreFields | undefined }
   | CouponEffect
 
 /** The transition's outcome: `reply` when the answer is known now (a refusal, a read), else the effect's. */
@@ -117,7 +117,7 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
     case 'get_menu':
       return { state: s, reply: ok({ store: s.store, vertical: s.vertical, menu: s.menu }), effects: [] }
     case 'settings_write':
-      return { state: s, effects: [{ kind: 'settings_write', patch: msg.patch, city: msg.city }] }
+      return { state: s, effects: [{ kind: 'settings_write', patch: msg.patch, city: msg.city, fields: msg.fields }] }
     case 'coupon_create':
     case 'coupon_update':
     case 'coupon_delete': {
@@ -132,6 +132,8 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
 }
 
 function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order' }>, now: string, ctx: StoreCtx): StoreStep {
+  // Removed while this message waited (docs/stores.md "Removing a store"): no new orders.
+  if (s.store.deleted_at) return refuse(s, notFound('restaurant'))
   const { idem } = msg
   if (idem) {
     // The same request retried while the first commits is 409; another request under the key, 422.
@@ -298,7 +300,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
   async function writeSettings(state: StoreState, e: Extract<StoreEffect, { kind: 'settings_write' }>, replyTo: Ref<Result<unknown>>): Promise<StoreState> {
     let row: StoreRow | undefined
     try {
-      row = await deps.committer.write((db) => writeStoreSettings(db, storeId, e.patch, e.city))
+      row = await deps.committer.write((db) => writeStoreSettings(db, storeId, e.patch, e.city, e.fields))
     } catch (err) {
       if (!(err instanceof ApiError)) deps.log.error({ err, storeId }, 'settings write failed')
       nact.dispatch(replyTo, fail(err instanceof ApiError ? err : new ApiError('internal_error')))
@@ -309,7 +311,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
       return state
     }
     nact.dispatch(replyTo, ok(row))
-    return { ...state, store: row, settings: parseSettings(row.settings) }
+    return { ...state, store: row, vertical: verticalOf(row.store_type), settings: parseSettings(row.settings) }
   }
 
   /** Menu writes are awaited, not pipelined: the next message prices with the menu as written. */

@@ -22,6 +22,7 @@ const SECURITY_FOR: Record<string, Array<Record<string, string[]>>> = {
   driver: [{ bearerAuth: [] }],
   staff: [{ bearerAuth: [] }],
   customer: [{ bearerAuth: [] }],
+  session: [{ sessionCookie: [] }],
 }
 
 /** Webhook payload docs are registered by the webhook feature; see `registerWebhookDocs`. */
@@ -100,6 +101,7 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Owner, driver, customer or staff token: `Authorization: Bearer <token>`. Owner tokens may also be sent as `api_token` (discouraged).' },
         storefrontToken: { type: 'apiKey', in: 'header', name: 'X-Storefront-Token', description: 'Per-store storefront token.' },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'dsid', description: 'The owner\'s web session (dashboard pages under the site URL only, never /api/v1). State-changing requests also send the session\'s CSRF token as `X-CSRF-Token` or the form field `csrf` (docs/dashboard.md).' },
         oauth2: {
           type: 'oauth2',
           flows: { authorizationCode: { authorizationUrl: `${config.siteUrl}/oauth/authorize`, tokenUrl: `${config.siteUrl}/oauth/token`, scopes: {} } },

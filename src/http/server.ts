@@ -19,6 +19,7 @@ import { Reply, type Route } from './route.ts'
 import { runBound } from './op-pipeline.ts'
 import { validate } from '../ops/validate.ts'
 import { inputSource, type BoundRoute } from './bind.ts'
+import { checkSessionWrite, csrfMatches, csrfRefused, CSRF_FIELD, signInLocation } from './session-gate.ts'
 
 export const API_PREFIX = '/api/v1'
 
@@ -59,7 +60,11 @@ export interface HttpFrontDoor {
 
 export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Services['auth'], rawEndpoints: readonly RawEndpoint[] = []): HttpFrontDoor {
   const router = new Router()
-  for (const r of routes) router.add(fullPath(r), r)
+  for (const r of routes) {
+    // The web session authenticates site pages only, never the API (issue 14, docs/dashboard.md).
+    if (r.auth === 'session' && !r.site) throw new Error(`${r.method} ${r.path}: the session family is for site routes only`)
+    router.add(fullPath(r), r)
+  }
   const raws = new Map(rawEndpoints.map((e) => [e.path, e]))
   const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
   // Public MCP servers: per client address (docs/mcp.md "Limits"); authenticated ones spend the token's API budget.
@@ -154,6 +159,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         const principal = (authenticators[family] as Authenticator<AuthFamily>)(input) as Principal | null
         if (!principal) {
           rate(limiter.take(`ip:${ip}`))
+          // Signed out of the web session: the caller sends the browser to the sign-in page.
+          if (family === 'session') return null
           throw new ApiError('unauthenticated')
         }
         rate(limiter.take(principalKey(principal)))
@@ -218,6 +225,18 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         const route = m.route
         const query = Object.fromEntries(new URLSearchParams(rawQuery))
         const principal = authenticate(route.auth, query, limiter)
+        // The owner's web session (src/http/session-gate.ts): signed out, a page visit (or a form
+        // post) goes to /login and back; a state-changing request needs the session's CSRF token.
+        let csrfPending = false
+        if (route.auth === 'session') {
+          const reading = method === 'GET' || method === 'HEAD'
+          if (!principal) {
+            if (!reading && !route.form) throw new ApiError('unauthenticated', 'Sign in first.')
+            if (!reading) res.onData(() => {})
+            return finish(303, null, { Location: signInLocation(path, rawQuery), 'Cache-Control': 'no-store' })
+          }
+          if (!reading && principal.kind === 'session') csrfPending = !checkSessionWrite(svc.config.siteUrl, headers, principal.csrf, route.form === true)
+        }
         // Per address and store: `{id}` of the API routes, `{slug}` of the store website's pages.
         if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? m.params.slug ?? ''}`))
         if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
@@ -244,6 +263,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
             if (buf.length === 0) return undefined
             try { return JSON.parse(buf.toString('utf8')) as unknown } catch { throw new ApiError('malformed_json') }
           })
+        // Only a form body can still bring the CSRF token; any other path runs without reading one.
+        const formRead = route.form && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE'
+        if (csrfPending && (!formRead || route.op)) throw csrfRefused()
         if (route.op && route.binding) {
           // A bound operation: authorize → resolve scope (404) → read and validate input (422) → run.
           // Drain a body the operation does not read so uWS can reuse the connection.
@@ -280,7 +302,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           readBody(res, svc.config.bodyLimitBytes, declared)
             .then((buf) => {
               if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
-              run(new URLSearchParams(buf.toString('utf8')))
+              const form = new URLSearchParams(buf.toString('utf8'))
+              if (csrfPending && !(principal?.kind === 'session' && csrfMatches(principal.csrf, form.get(CSRF_FIELD)))) throw csrfRefused()
+              run(form)
             })
             .catch(guard(fail))
           return

@@ -39,12 +39,13 @@ export function requireFeature(db: Db, ownerId: number, feature: FeatureKey): vo
 }
 
 const COUNTS: Record<QuotaKind, string> = {
-  stores: 'SELECT COUNT(*) FROM stores WHERE owner_id = ?',
+  stores: 'SELECT COUNT(*) FROM stores WHERE owner_id = ? AND deleted_at IS NULL',
   menu_items: 'SELECT COUNT(*) FROM menu_items i JOIN stores s ON s.id = i.store_id WHERE s.owner_id = ?',
   staff: 'SELECT COUNT(*) FROM staff m JOIN stores s ON s.id = m.store_id WHERE s.owner_id = ?',
   drivers: 'SELECT COUNT(*) FROM drivers WHERE owner_id = ?',
   webhook_endpoints: 'SELECT COUNT(*) FROM webhook_endpoints WHERE owner_id = ?',
-  api_tokens: `SELECT COUNT(*) FROM owner_tokens WHERE owner_id = ? AND revoked_at IS NULL
+  // Short-lived tokens of dashboard sessions (session_id set, docs/dashboard.md) are not counted.
+  api_tokens: `SELECT COUNT(*) FROM owner_tokens WHERE owner_id = ? AND revoked_at IS NULL AND session_id IS NULL
                  AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now'))`,
 }
 

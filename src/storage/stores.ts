@@ -1,5 +1,7 @@
 /** Store and menu reads, plus the menu snapshot a store actor prices with. */
 import type { Db } from './db.ts'
+import { nowIso, stmt } from './db.ts'
+import { ApiError } from '../errors.ts'
 import { fromCents } from '../domain/money.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
 import type { PricedItem } from '../domain/pricing.ts'
@@ -15,6 +17,8 @@ export interface StoreRow {
   city: string | null
   settings: string
   created_at: string
+  /** Set when the owner removed the store (docs/stores.md "Removing a store"): no query below returns it. */
+  deleted_at?: string | null
 }
 
 export interface ItemRow {
@@ -59,11 +63,12 @@ export function storeSummary(s: StoreRow, siteUrl: string) {
 
 export function createStoreQueries(db: Db) {
   const q = {
-    byId: db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?'),
-    bySlug: db.prepare<[string], StoreRow>('SELECT * FROM stores WHERE slug = ?'),
-    ownedBy: db.prepare<[number, number], StoreRow>('SELECT * FROM stores WHERE id = ? AND owner_id = ?'),
-    countForOwner: db.prepare<[number], number>('SELECT COUNT(*) FROM stores WHERE owner_id = ?').pluck(),
-    pageForOwner: db.prepare<[number, number, number], StoreRow>('SELECT * FROM stores WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?'),
+    // A removed store (deleted_at set) is gone from every lookup: its routes answer 404.
+    byId: db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ? AND deleted_at IS NULL'),
+    bySlug: db.prepare<[string], StoreRow>('SELECT * FROM stores WHERE slug = ? AND deleted_at IS NULL'),
+    ownedBy: db.prepare<[number, number], StoreRow>('SELECT * FROM stores WHERE id = ? AND owner_id = ? AND deleted_at IS NULL'),
+    countForOwner: db.prepare<[number], number>('SELECT COUNT(*) FROM stores WHERE owner_id = ? AND deleted_at IS NULL').pluck(),
+    pageForOwner: db.prepare<[number, number, number], StoreRow>('SELECT * FROM stores WHERE owner_id = ? AND deleted_at IS NULL ORDER BY id LIMIT ? OFFSET ?'),
     categories: db.prepare<[number], CategoryRow>('SELECT * FROM menu_categories WHERE store_id = ? ORDER BY position, id'),
     items: db.prepare<[number], ItemRow>('SELECT * FROM menu_items WHERE store_id = ? ORDER BY position, id'),
     variants: db.prepare<[number], VariantRow>('SELECT v.* FROM item_variants v JOIN menu_items i ON i.id = v.item_id WHERE i.store_id = ? ORDER BY v.position, v.id'),
@@ -109,9 +114,10 @@ export type StoreQueries = ReturnType<typeof createStoreQueries>
  * not named stay, e.g. `driver_fee`) and set `city` when given. Read and written in one transaction,
  * so two concurrent updates of different keys never drop each other's. Returns the row as written.
  */
-export function writeStoreSettings(db: Db, storeId: number, patch: Record<string, unknown>, city?: string | null): StoreRow | undefined {
-  const row = db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?').get(storeId)
+export function writeStoreSettings(db: Db, storeId: number, patch: Record<string, unknown>, city?: string | null, fields?: StoreFields): StoreRow | undefined {
+  const row = db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ? AND deleted_at IS NULL').get(storeId)
   if (!row) return undefined
+  if (fields) writeStoreFields(db, row, fields)
   const settings = parseSettings(row.settings)
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue
@@ -120,6 +126,31 @@ export function writeStoreSettings(db: Db, storeId: number, patch: Record<string
   }
   db.prepare('UPDATE stores SET settings = ?, city = ? WHERE id = ?').run(JSON.stringify(settings), city === undefined ? row.city : city, storeId)
   return db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?').get(storeId)
+}
+
+/** The store's own columns `PUT /restaurants/{id}` changes, and its removal (`DELETE`; docs/stores.md). */
+export interface StoreFields { title?: string; store_type?: string; currency?: string; remove?: true }
+
+/** Orders of the store still in progress (not delivered, completed or cancelled). */
+export const liveOrderCount = (db: Db, storeId: number): number =>
+  stmt<[number], number>(db, "SELECT COUNT(*) FROM orders WHERE store_id = ? AND status NOT IN ('delivered', 'completed', 'cancelled')").pluck().get(storeId)!
+
+/**
+ * Inside the settings write: the columns, with the rules that need the store's orders, checked in
+ * the same transaction. The currency cannot change once the store has orders (their totals and the
+ * analytics are in it: 409); a store with orders in progress cannot be removed (409). Removal keeps
+ * the row and every order; it hides the store from the public catalog too (public_listing off).
+ */
+function writeStoreFields(db: Db, row: StoreRow, f: StoreFields): void {
+  if (f.currency !== undefined && f.currency !== row.currency && stmt<[number], 1>(db, 'SELECT 1 FROM orders WHERE store_id = ? LIMIT 1').pluck().get(row.id)) {
+    throw new ApiError('conflict', 'The currency cannot change once the store has orders.')
+  }
+  if (f.remove) {
+    const live = liveOrderCount(db, row.id)
+    if (live > 0) throw new ApiError('conflict', `The store has ${live} order(s) in progress; complete or cancel them first.`, undefined, undefined, { orders_in_progress: live })
+  }
+  stmt(db, 'UPDATE stores SET title = ?, store_type = ?, currency = ?, deleted_at = ? WHERE id = ?')
+    .run(f.title ?? row.title, f.store_type ?? row.store_type, f.currency ?? row.currency, f.remove ? nowIso() : null, row.id)
 }
 
 /** A store's `settings` JSON as an object (garbage or a non-object reads as empty). */

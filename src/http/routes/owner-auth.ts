@@ -1,0 +1,187 @@
+/**
+ * Owner sign-in on the site (issue 14; docs/dashboard.md "Signing in"): the sign-in, sign-up and
+ * verification pages, sign-out, the account's security page (sessions, two-factor), and the
+ * dashboard's short-lived API token. Only the web's concerns live here (cookies, redirects, CSRF,
+ * HTML); what each form does is src/ops/owner-auth.ts and src/ops/owner-sessions.ts.
+ * Session pages are `auth: 'session'`: the HTTP door sends signed-out visits to /login and refuses
+ * posts without the session's CSRF token (src/http/session-gate.ts) before a handler runs.
+ */
+import * as v from 'valibot'
+import { Reply, route, type Ctx } from '../route.ts'
+import { ApiError } from '../../errors.ts'
+import { ownerById } from '../../storage/owners.ts'
+import { endOwnerSession, issueSessionApiToken, listOwnerSessions, revokeOwnerSession, sessionCookie, startOwnerSession } from '../../ops/owner-sessions.ts'
+import { beginTwoFactor, checkOwnerPassword, confirmTwoFactor, disableTwoFactor, signUpOwner, twoFactorState, verifyOwnerEmail } from '../../ops/owner-auth.ts'
+import { authPage, checkMailBody, loginBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
+import { fromSite, safeNext } from '../session-gate.ts'
+
+const tag = 'Owner sign-in'
+const HTML = 'text/html; charset=utf-8'
+
+const ApiTokenSchema = {
+  type: 'object', required: ['token', 'expires_at'],
+  properties: {
+    token: { type: 'string', description: 'An owner token (`dso_…`) with capabilities `["*"]` for `Authorization: Bearer`' },
+    expires_at: { type: 'string', description: 'ISO 8601; 15 minutes after issue. Ask for a new one before then.' },
+  },
+}
+
+const see = (to: string, cookie?: string): Reply =>
+  new Reply(303, null, { Location: to, 'Cache-Control': 'no-store', ...(cookie ? { 'Set-Cookie': cookie } : {}) })
+
+const refusedForm = () => authPage(403, 'This form has expired', '<p>For your safety the form was not sent. <a href="/login">Go back</a> and try again.</p>')
+
+/** An ApiError as the page's own status, message and (for 429) Retry-After. */
+const errorHeaders = (e: ApiError): Record<string, string> => e.headers ?? {}
+
+type FormCtx = Ctx<'none', any, any>
+
+/** Form routes (`form: true`) get the posted fields as URLSearchParams (src/http/server.ts). */
+const formOf = (ctx: { body: unknown }): URLSearchParams => (ctx.body instanceof URLSearchParams ? ctx.body : new URLSearchParams())
+type SessionCtx = Ctx<'session', undefined, URLSearchParams | undefined>
+
+/** The session (if any) a sign-in replaces: ended, so one browser holds one session (rotation). */
+function currentSessionId(ctx: FormCtx): number | null {
+  try {
+    const p = ctx.svc.auth.session({ headers: ctx.headers, query: {}, bearer: null })
+    return p ? p.sessionId : null
+  } catch { return null }
+}
+
+async function securityPage(ctx: SessionCtx, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
+  const { ownerId, sessionId, csrf } = ctx.principal
+  return authPage(status, 'Account security', securityBody({
+    csrf, email: ownerById(ctx.svc.db, ownerId)?.email ?? '', sessions: listOwnerSessions(ctx.svc, ownerId, sessionId), twoFactor: twoFactorState(ctx.svc, ownerId), ...msg,
+  }), extra)
+}
+
+/** Runs a security-page action; a refusal (wrong code, …) shows the page again with the reason. */
+async function securityAction(ctx: SessionCtx, act: () => Promise<void>, ok: string): Promise<Reply> {
+  try {
+    await act()
+  } catch (e) {
+    if (e instanceof ApiError && e.status < 500) return securityPage(ctx, e.status, { error: e.message })
+    throw e
+  }
+  return securityPage(ctx, 200, { ok })
+}
+
+export const ownerAuthRoutes = [
+  route({
+    method: 'GET', path: '/login', site: true, auth: 'none', tag, produces: HTML,
+    summary: 'The owner sign-in page (email, password, two-factor code when on)',
+    query: v.object({ next: v.optional(v.pipe(v.string(), v.maxLength(2000))) }),
+    handler: (ctx) => authPage(200, 'Sign in', loginBody({ next: ctx.query.next })),
+  }),
+  route({
+    method: 'POST', path: '/login', site: true, auth: 'none', tag, produces: HTML, form: true,
+    summary: 'Sign in: starts a web session (cookie `dsid`) and goes back to `next`',
+    description: 'Form fields `email`, `password`, `otp` (when two-factor is on), `next`. Limits: 10 attempts a minute per address, 5 failures per account in 15 minutes (429). A session cookie sent along is ended and replaced (docs/dashboard.md "Signing in").',
+    pageErrors: { 401: 'wrong email or password, or the two-factor code is needed', 403: 'not from this site, account suspended, or email not confirmed', 422: 'wrong two-factor code', 429: 'too many attempts' },
+    handler: async (ctx) => {
+      const f = formOf(ctx)
+      const form: LoginForm = { email: f.get('email') ?? '', next: f.get('next') ?? '' }
+      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
+      let ownerId: number
+      try {
+        ({ ownerId } = await checkOwnerPassword(ctx.svc, { email: form.email!, password: f.get('password') ?? '', otp: f.get('otp') || undefined }, ctx.ip))
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status >= 500) throw e
+        const askOtp = e.code === 'two_factor_required' || e.code === 'otp_invalid'
+        return authPage(e.status, 'Sign in', loginBody({ ...form, askOtp, error: e.message }), errorHeaders(e))
+      }
+      const previous = currentSessionId(ctx)
+      if (previous !== null) await endOwnerSession(ctx.svc, previous)
+      const { setCookie } = await startOwnerSession(ctx.svc, ownerId, { ip: ctx.ip, userAgent: ctx.headers['user-agent'] ?? '', via: 'password' })
+      return see(safeNext(form.next), setCookie)
+    },
+  }),
+  route({
+    method: 'POST', path: '/logout', site: true, auth: 'session', tag, produces: HTML, form: true,
+    summary: 'Sign out: ends this web session and its API tokens',
+    handler: async (ctx) => {
+      await endOwnerSession(ctx.svc, ctx.principal.sessionId)
+      return see('/login', sessionCookie(ctx.svc, null))
+    },
+  }),
+  route({
+    method: 'GET', path: '/signup', site: true, auth: 'none', tag, produces: HTML,
+    summary: 'The owner sign-up page',
+    handler: () => authPage(200, 'Create your account', signUpBody({})),
+  }),
+  route({
+    method: 'POST', path: '/signup', site: true, auth: 'none', tag, produces: HTML, form: true,
+    summary: 'Sign up: creates the account and mails a verification link',
+    description: 'Form fields `name`, `email`, `password` (10 characters or more). The answer is the same whether or not the address already has an account (that address gets a mail saying so).',
+    pageErrors: { 403: 'not from this site', 422: 'invalid email or password', 429: 'too many attempts' },
+    handler: async (ctx) => {
+      const f = formOf(ctx)
+      const input = { name: f.get('name') ?? '', email: f.get('email') ?? '', password: f.get('password') ?? '' }
+      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
+      try {
+        const { email } = await signUpOwner(ctx.svc, input, ctx.ip)
+        return authPage(200, 'Check your email', checkMailBody(email))
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status >= 500) throw e
+        const detail = e.details && typeof e.details === 'object' ? Object.values(e.details as Record<string, string[]>).flat().join(' ') : ''
+        return authPage(e.status, 'Create your account', signUpBody({ name: input.name, email: input.email, error: detail || e.message }), errorHeaders(e))
+      }
+    },
+  }),
+  route({
+    method: 'GET', path: '/verify-email/{token}', site: true, auth: 'none', tag, produces: HTML,
+    summary: 'Confirms the owner\'s email address (the link of the verification mail; works once)',
+    pageErrors: { 404: 'unknown, used or expired link' },
+    handler: async (ctx) => {
+      const ownerId = await verifyOwnerEmail(ctx.svc, ctx.params.token ?? '')
+      if (ownerId === null) return authPage(404, 'This link does not work', '<p>It was used already or has expired. <a href="/login">Sign in</a> to get a new one.</p>')
+      return authPage(200, 'Email confirmed', `<p class="ok" role="status">Thank you. <a href="/login">Sign in</a> to open your dashboard.</p>`)
+    },
+  }),
+  route({
+    method: 'GET', path: '/account/security', site: true, auth: 'session', tag, produces: HTML,
+    summary: 'The owner\'s sessions (sign out any of them) and two-factor sign-in',
+    handler: (ctx) => securityPage(ctx as SessionCtx),
+  }),
+  route({
+    method: 'POST', path: '/account/sessions/{id}/revoke', site: true, auth: 'session', tag, produces: HTML, form: true,
+    summary: 'Ends one of the account\'s sessions and its API tokens (another account\'s: 404)',
+    pageErrors: { 404: 'no such session of this account' },
+    handler: async (ctx) => {
+      const id = Number(ctx.params.id)
+      try {
+        await revokeOwnerSession(ctx.svc, ctx.principal.ownerId, id)
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 'not_found') return securityPage(ctx as SessionCtx, 404, { error: 'That session does not exist or has ended.' })
+        throw e
+      }
+      if (id === ctx.principal.sessionId) return see('/login', sessionCookie(ctx.svc, null))
+      return see('/account/security')
+    },
+  }),
+  route({
+    method: 'POST', path: '/account/two-factor/start', site: true, auth: 'session', tag, produces: HTML, form: true,
+    summary: 'Starts two-factor enrolment: shows a new TOTP key',
+    handler: (ctx) => securityAction(ctx as SessionCtx, () => beginTwoFactor(ctx.svc, ctx.principal.ownerId), 'Add the key to your app and enter its code.'),
+  }),
+  route({
+    method: 'POST', path: '/account/two-factor/confirm', site: true, auth: 'session', tag, produces: HTML, form: true,
+    summary: 'Turns two-factor sign-in on with a code of the new key',
+    pageErrors: { 409: 'no enrolment started', 422: 'wrong code' },
+    handler: (ctx) => securityAction(ctx as SessionCtx, () => confirmTwoFactor(ctx.svc, ctx.principal.ownerId, formOf(ctx).get('code') ?? ''), 'Two-factor sign-in is on.'),
+  }),
+  route({
+    method: 'POST', path: '/account/two-factor/disable', site: true, auth: 'session', tag, produces: HTML, form: true,
+    summary: 'Turns two-factor sign-in off (needs a current code)',
+    pageErrors: { 409: 'two-factor is off', 422: 'wrong code' },
+    handler: (ctx) => securityAction(ctx as SessionCtx, () => disableTwoFactor(ctx.svc, ctx.principal.ownerId, formOf(ctx).get('code') ?? ''), 'Two-factor sign-in is off.'),
+  }),
+  route({
+    method: 'POST', path: '/dashboard/api-token', site: true, auth: 'session', tag,
+    summary: 'A short-lived API token for the signed-in dashboard (15 min, capabilities *)',
+    description: 'Needs the session cookie and its CSRF token (`X-CSRF-Token`). The token ends with the session, is not counted in the api_tokens quota and is not listed among the account\'s tokens (docs/dashboard.md "Calling the API").',
+    response: ApiTokenSchema,
+    handler: async (ctx) => new Reply(200, await issueSessionApiToken(ctx.svc, ctx.principal.ownerId, ctx.principal.sessionId), { 'Cache-Control': 'no-store' }),
+  }),
+]
+
