@@ -24,6 +24,9 @@ import { mcpEndpoints } from './mcp/endpoints.ts'
 import { createStaffAuth } from './auth/staff.ts'
 import { createCustomerAuth } from './auth/customer.ts'
 import { createStorefrontAuth } from './auth/storefront.ts'
+import { createSessionAuth } from './auth/owner-sessions.ts'
+import { createShellAuth } from './auth/shell.ts'
+import { touchSession } from './storage/owner-auth.ts'
 import { noKds } from './domain/kds.ts'
 import { mountKdsSocket } from './ws/kds.ts'
 import { staffPushAlerts } from './reactions/staff-push.ts'
@@ -33,6 +36,7 @@ import type { Services } from './services.ts'
 import { Hub } from './ws/hub.ts'
 import { RecordingSmsProvider } from './providers/sms.ts'
 import { RecordingPushProvider } from './providers/push.ts'
+import { RecordingEmailProvider } from './providers/email.ts'
 import { createDriverQueries } from './storage/drivers.ts'
 import { createDriverAuth } from './auth/driver.ts'
 import { driverHandler, LocationWriter, type DriverMsg, type DriverState } from './actors/driver.ts'
@@ -66,6 +70,9 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const customerAuth = createCustomerAuth(db)
   const storefrontAuth = createStorefrontAuth(db)
   const driverAuth = createDriverAuth(db)
+  const shellAuth = createShellAuth(db)
+  // The dashboard's web session; last_seen_at is bookkeeping, written off the request path.
+  const sessionAuth = createSessionAuth(db, (id, at) => { committer.write((w) => touchSession(w, id, at)).catch(() => {}) })
   const realtime = new Realtime(new Hub(app))
   const locations = new LocationWriter(db)
   const events = new EventRouter(log)
@@ -82,6 +89,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     hub: new Hub(app),
     sms: new RecordingSmsProvider(),
     push: new RecordingPushProvider(),
+    email: new RecordingEmailProvider(),
     kds: noKds,
     // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
     // A suspended account's tokens of every family answer 403 account_suspended (src/auth/suspension.ts).
@@ -92,6 +100,10 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       staff: refusingSuspended(db, (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null)),
       customer: refusingSuspended(db, (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null)),
       storefront: refusingSuspended(db, (input) => (input.headers['x-storefront-token'] ? storefrontAuth.resolve(input.headers['x-storefront-token']) : null)),
+      // Only routes declaring `auth: 'session'` ask for it (site pages; never /api/v1: src/http/server.ts).
+      session: refusingSuspended(db, (input) => sessionAuth.resolve(input.headers.cookie)),
+      // The owner's mobile shell (api-v1 §4.9): only the /app routes declare it (docs/app-shell.md).
+      shell: refusingSuspended(db, (input) => (input.bearer ? shellAuth.resolve(input.bearer) : null)),
     },
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
     mcpServers: [],
@@ -119,7 +131,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   // The MCP servers (api-v1 §4.11) are addresses of the same port, served through the HTTP door.
   const mcp = mcpEndpoints(svc)
   svc.mcpServers = mcp.map((e) => ({ path: e.path, name: e.server.def.name, title: e.server.def.title, auth: e.auth, tools: e.server.toolCount }))
-  mountHttp(app, svc, allRoutes(), svc.auth, mcp)
+  mountHttp(app, svc, allRoutes({ appGroup: config.appGroup }), svc.auth, mcp)
 
   // One home for reactions to committed events (ARCHITECTURE "The shape" 8), one road each. Changes
   // an actor makes after an order exists reach live views through the sinks on `svc` instead

@@ -34,6 +34,8 @@ const EnvSchema = v.object({
   /** Browser origins (comma-separated, or `*`) allowed to call the MCP servers besides the site's own (docs/mcp.md). */
   MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   DEMO_SEED: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
+  /** The mobile-shell app group (api-v1 §4.9, docs/app-shell.md); `0` removes its routes. */
+  APP_GROUP: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
   BILLING_CRON: v.optional(v.string(), '* * * * *'),
   BILLING_RETRY_DAYS: v.optional(v.string(), '1,3,5'),
   BILLING_GRACE_DAYS: v.pipe(int(7, 1), v.maxValue(365)),
@@ -77,6 +79,8 @@ export type Config = Readonly<{
   /** Origins allowed on the MCP addresses besides the site's own (`*` = any); requests without `Origin` always pass. */
   mcpAllowedOrigins: readonly string[]
   demoSeed: boolean
+  /** Serve the app group (api-v1 §4.9); off: its routes answer 404 and leave discovery and OpenAPI. */
+  appGroup: boolean
   /** node-cron expression of the billing run (docs/billing.md "The billing run"); `off` disables the schedule. */
   billingCron: string
   /** Billing timing in days (src/domain/subscription.ts BillingPolicy). */
@@ -150,6 +154,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpPublicRatePerMinute: e.MCP_PUBLIC_RATE_PER_MINUTE,
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
     demoSeed: e.DEMO_SEED,
+    appGroup: e.APP_GROUP,
     ...billingConfig(e),
     ...overrides,
     siteUrl,

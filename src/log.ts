@@ -11,9 +11,10 @@ export function createLogger(level: string): Logger {
 /**
  * Path segments that follow one of these hold a capability token: the track token of
  * `{base_url}/track/{token}`, `{base_url}/ws/track/{token}` and `{site_url}/t/{token}`
- * (docs/realtime.md). Whoever reads the log must not be able to follow the order.
+ * (docs/realtime.md). Whoever reads the log must not be able to follow the order. Likewise the
+ * one-time nonce of `{base_url}/app/handoff/{nonce}` (docs/app-shell.md), which opens a web session.
  */
-const CAPABILITY_PARENTS = new Set(['track', 't'])
+const CAPABILITY_PARENTS = new Set(['track', 't', 'handoff'])
 /** Any segment that looks like one of our tokens (family prefix, api-v1 §5), wherever it was put. */
 const TOKEN_LIKE = new RegExp(`^(${Object.values(TOKEN_PREFIX).map((p) => p.slice(0, -1)).join('|')})(_|%5f)`, 'i')
 

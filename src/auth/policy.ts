@@ -64,6 +64,9 @@ export function authorize(principal: Principal | null, access: Access): void {
     case 'driver':
       if (access.driver) return
       break
+    case 'shell':
+      if (access.shell) return
+      break
   }
   throw new ApiError('forbidden', `A ${principal.kind} token cannot do this.`)
 }
@@ -74,7 +77,8 @@ function resolveStore(reader: ScopeReader, principal: Principal | null, raw: str
   let store: StoreRow | undefined
   if (!principal) store = id ? reader.stores.byId(id) : undefined
   else if (principal.kind === 'owner') store = id ? reader.stores.ownedBy(id, principal.ownerId) : undefined
-  else if (principal.kind === 'driver') store = undefined
+  // Drivers, web sessions and shell tokens name no store of their own (sessions never reach ops).
+  else if (principal.kind === 'driver' || !('storeId' in principal)) store = undefined
   else if (id === null || id === principal.storeId) store = reader.stores.byId(principal.storeId)
   if (!store) throw notFound('restaurant')
   // Public routes of a suspended account's store (menu, sign-ins) say it is unavailable; tokens of

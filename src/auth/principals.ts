@@ -4,10 +4,14 @@ import type { DriverPrincipal } from './driver.ts'
 import type { StaffPrincipal } from './staff.ts'
 import type { CustomerPrincipal } from './customer.ts'
 import type { StorefrontPrincipal } from './storefront.ts'
+import type { SessionPrincipal } from './owner-sessions.ts'
+import type { ShellPrincipal } from './shell.ts'
 
 export type { OwnerPrincipal }
 export type { DriverPrincipal }
 export type { StaffPrincipal, CustomerPrincipal, StorefrontPrincipal }
+export type { SessionPrincipal }
+export type { ShellPrincipal }
 
 /** Maps each auth family a route can declare to the principal its handler receives. */
 export interface PrincipalMap {
@@ -18,6 +22,13 @@ export interface PrincipalMap {
   customer: CustomerPrincipal
   /** `X-Storefront-Token` header (api-v1 §4.3). */
   storefront: StorefrontPrincipal
+  /**
+   * The owner's web session (`dsid` cookie, src/auth/owner-sessions.ts): site routes of the dashboard
+   * only, never `/api/v1`; signed-out page GETs redirect to `/login`, other methods need the CSRF token.
+   */
+  session: SessionPrincipal
+  /** The owner's mobile shell app (api-v1 §4.9, src/auth/shell.ts): the `/app/…` routes only. */
+  shell: ShellPrincipal
 }
 export type AuthFamily = keyof PrincipalMap
 export type Principal = Exclude<PrincipalMap[AuthFamily], null>
@@ -43,5 +54,7 @@ export function principalKey(p: Principal): string {
     case 'staff': return `staff-token:${p.tokenId}`
     case 'customer': return `customer-token:${p.tokenId}`
     case 'storefront': return `storefront-token:${p.tokenId}`
+    case 'session': return `owner-session:${p.sessionId}`
+    case 'shell': return `shell-token:${p.tokenId}`
   }
 }

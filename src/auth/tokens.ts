@@ -9,6 +9,8 @@ export const TOKEN_PREFIX = {
   customer: 'dsc_',
   staff: 'dst_',
   track: 'trk_',
+  /** The owner's mobile shell app (api-v1 §4.9, docs/app-shell.md). */
+  shell: 'dsh_',
 } as const
 export type TokenFamily = keyof typeof TOKEN_PREFIX
 

@@ -36,6 +36,8 @@ export interface Access {
   customer?: true
   /** Driver tokens: always limited to the token's own driver (§4.6). */
   driver?: true
+  /** Shell tokens of the owner's mobile app (api-v1 §4.9): limited to the token's own account and device. */
+  shell?: true
   /** No credential at all (public menu, tracking, sign-in). */
   public?: true
 }

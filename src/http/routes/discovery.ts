@@ -31,7 +31,7 @@ export function discoveryRoutes(all: () => readonly Route[]) {
           name: 'Dispatch API',
           version: 'v1',
           base_url: svc.config.baseUrl,
-          authentication: 'Send `Authorization: Bearer <token>` (owner, driver, customer or staff token) or `X-Storefront-Token` for storefront routes. Errors: {message, code, errors?}.',
+          authentication: 'Send `Authorization: Bearer <token>` (owner, driver, customer, staff or mobile-shell token) or `X-Storefront-Token` for storefront routes. Errors: {message, code, errors?}.',
           docs: `${svc.config.siteUrl}/docs`,
           openapi: `${svc.config.baseUrl}/openapi.json`,
           groups,
