@@ -16,6 +16,7 @@ import { nowIso } from '../src/storage/db.ts'
 import { grantReseller, insertAccount } from '../src/storage/reseller.ts'
 import { RESOURCES } from '../src/domain/capabilities.ts'
 import { STAFF_PERMISSIONS } from '../src/domain/permissions.ts'
+import { sha256Hex } from '../src/auth/tokens.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '1000000', WEBHOOK_ALLOW_LOOPBACK: '1' })
 t.teardown(() => s.close())
@@ -49,6 +50,8 @@ grantReseller(db, a.ownerId)
 grantReseller(db, b.ownerId)
 const aManaged = insertAccount(db, { name: 'Managed', email: 'managed@test.local', resellerId: a.ownerId })
 const aManagedSub = db.prepare('SELECT id FROM subscriptions WHERE owner_id = ?').pluck().get(aManaged) as number
+// One of A's API tokens (issue 14): B revoking it is the 404 case.
+const aOwnerTokenId = db.prepare('SELECT id FROM owner_tokens WHERE token_hash = ?').pluck().get(sha256Hex(tokenFor(db, a.ownerId, ['orders:read']))) as number
 
 /** A's ids by path parameter; `{id}` depends on the family of the path. */
 function fixtureIds(r: Route): Record<string, number> | string {
@@ -64,6 +67,7 @@ function fixtureIds(r: Route): Record<string, number> | string {
   else if (r.path.startsWith('/webhook-endpoints/{id}')) ids.id = aEndpoint?.id
   else if (r.path.startsWith('/reseller/customers/{id}')) ids.id = aManaged
   else if (r.path.startsWith('/reseller/subscriptions/{id}')) ids.id = aManagedSub
+  else if (r.path.startsWith('/tokens/{id}')) ids.id = aOwnerTokenId
   const missing = paramsOf(r.path).filter((p) => ids[p] === undefined)
   if (missing.length) return `no fixture id for {${missing.join('}, {')}}`
   return ids as Record<string, number>

@@ -24,6 +24,7 @@ const bearer = (token: string) => ({ Authorization: `Bearer ${token}` })
 const SOCKETS = [
   { name: 'track', path: `/api/v1/ws/track/${order.track_token}`, headers: {}, limit: 1024 },
   { name: 'dispatch', path: `/api/v1/ws/dispatch/${f.storeId}`, headers: bearer(f.ownerToken), limit: 1024 },
+  { name: 'orders', path: `/api/v1/ws/orders/${f.storeId}`, headers: bearer(f.ownerToken), limit: 1024 },
   { name: 'driver', path: '/api/v1/ws/driver', headers: bearer(f.drivers[0]!.token), limit: 4096 },
   { name: 'kds', path: '/api/v1/ws/kds', headers: bearer(kitchen.token), limit: 4096 },
 ]

@@ -32,6 +32,10 @@ import { accountPlanOps } from './account-plan.ts'
 import { subscriptionOps } from './subscription.ts'
 import { walletOps } from './wallet.ts'
 import { devOps } from './dev.ts'
+import { storeAdminOps } from './store-admin.ts'
+import { appGroupOps } from './app-group.ts'
+import { ownerTokenOps } from './owner-tokens.ts'
+import { analyticsDailyOps } from './analytics-daily.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -52,5 +56,8 @@ export const ALL_OPS: readonly Op[] = [
   ...resellerOps,
   ...accountPlanOps,
   ...subscriptionOps, ...walletOps,
+  ...storeAdminOps,
   ...devOps,
+  ...appGroupOps,
+  ...ownerTokenOps, ...analyticsDailyOps,
 ]

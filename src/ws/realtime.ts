@@ -6,6 +6,7 @@
  *   driver/<driverId>    the driver app: assignments, delivery changes, offers
  *   dispatch/<storeId>   a store's dispatch feed: its deliveries and its bound drivers
  *   fleet/<ownerId>      the owner's unbound drivers (they may serve every store of the owner)
+ *   orders/<storeId>     the owner's orders board: every change of every order of the store (src/ws/orders.ts)
  *
  * Frames are built only for topics someone listens on. Order changes are coalesced per order per
  * event-loop turn, so a burst of changes to one order is one frame built from the committed row.
@@ -36,6 +37,7 @@ export const topics = {
   driver: (driverId: number) => `driver/${driverId}`,
   dispatch: (storeId: number) => `dispatch/${storeId}`,
   fleet: (ownerId: number) => `fleet/${ownerId}`,
+  orders: (storeId: number) => `orders/${storeId}`,
   /** Where a driver's position and presence go: its store's feed, or the owner's fleet when unbound. */
   driverFeed: (d: { restaurantId: number | null; ownerId: number }) => (d.restaurantId === null ? `fleet/${d.ownerId}` : `dispatch/${d.restaurantId}`),
 }
@@ -216,7 +218,7 @@ export class Realtime implements RealtimeSink {
     for (const id of ids) {
       try {
         const room = this.rooms.get(id)
-        if (!room && this.dispatchSockets === 0) continue // nobody could see it: skip the read
+        if (!room && this.dispatchSockets === 0 && this.orderSockets === 0) continue // nobody could see it: skip the read
         const row = svc.orders.row(id)
         if (!row) continue
         if (room) {
@@ -226,6 +228,8 @@ export class Realtime implements RealtimeSink {
         }
         const feed = topics.dispatch(row.store_id)
         if (row.delivery_status !== null && this.hub.hasSubscribers(feed)) this.hub.publish(feed, { type: 'delivery', delivery: dispatchDeliveryView(row) })
+        const board = topics.orders(row.store_id)
+        if (this.hub.hasSubscribers(board)) this.hub.publish(board, { type: 'order', order: svc.orders.full(row) })
       } catch (err) {
         svc.log.error({ err, orderId: id }, 'real-time refresh failed')
       }
@@ -234,4 +238,6 @@ export class Realtime implements RealtimeSink {
 
   /** Open dispatch sockets (src/ws/dispatch.ts keeps this count). */
   dispatchSockets = 0
+  /** Open orders-board sockets (src/ws/orders.ts keeps this count). */
+  orderSockets = 0
 }

@@ -5,11 +5,13 @@ import type { Realtime } from './realtime.ts'
 import { mountTrackSocket } from './track.ts'
 import { mountDriverSocket } from './driver.ts'
 import { mountDispatchSocket } from './dispatch.ts'
+import { mountOrdersSocket } from './orders.ts'
 
 export function mountDeliverySockets(app: TemplatedApp, svc: Services, rt: Realtime) {
   const unsubscribe = rt.attach(svc)
   mountTrackSocket(app, svc, rt)
   const driver = mountDriverSocket(app, svc, rt)
   mountDispatchSocket(app, svc, rt)
+  mountOrdersSocket(app, svc, rt)
   return { locationStats: driver.stats, close: unsubscribe }
 }

@@ -37,8 +37,14 @@ import { resellerRoutes } from './reseller.ts'
 import { accountPlanRoutes } from './account-plan.ts'
 import { billingRoutes } from './billing.ts'
 import { devRoutes } from './dev.ts'
+import { ownerAuthRoutes } from './owner-auth.ts'
+import { appGroupRoutes } from './app-group.ts'
+import { ownerTokenRoutes } from './owner-tokens.ts'
+import { analyticsDailyRoutes } from './analytics-daily.ts'
+import { dashboardRoutes } from './dashboard.ts'
 
-export function allRoutes(): Route[] {
+/** `appGroup: false` (APP_GROUP=0) leaves the app group out: 404, and absent from discovery and OpenAPI. */
+export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
   const routes: Route[] = []
   routes.push(
     ...(discoveryRoutes(() => routes) as Route[]),
@@ -83,7 +89,15 @@ export function allRoutes(): Route[] {
     ...(accountPlanRoutes as Route[]),
     // The account's subscription and wallet (issue 13).
     ...(billingRoutes as Route[]),
+    // Owner API tokens and the dashboard (issue 14).
+    ...(ownerTokenRoutes as Route[]),
+    ...(analyticsDailyRoutes as Route[]),
+    ...(dashboardRoutes as Route[]),
+    // Owner sign-in, sign-up and the dashboard's session (issue 14).
+    ...(ownerAuthRoutes as Route[]),
     ...(devRoutes(() => routes) as Route[]),
   )
+  // The owner's mobile shell (api-v1 §4.9, docs/app-shell.md), unless the deployment switched it off.
+  if (opts.appGroup ?? true) routes.push(...(appGroupRoutes as Route[]))
   return routes
 }

@@ -1,0 +1,606 @@
+// The owner dashboard's script (docs/dashboard.md). Plain JavaScript, no build step, no outside
+// code: it asks the server for a short-lived API token of the signed-in session (POST
+// {site_url}/dashboard/api-token with the CSRF token), then draws the page from the owner API and
+// keeps the orders board and the dispatch map live over the API's sockets.
+// Never sets inline styles (the page's CSP has no 'unsafe-inline'): classes and SVG attributes only.
+
+const body = document.body
+const SITE = body.dataset.site
+const API = body.dataset.api
+const PAGE = body.dataset.page
+const CSRF = document.querySelector('meta[name="csrf-token"]').content
+const view = document.getElementById('view')
+const notice = document.getElementById('notice')
+const problem = document.getElementById('problem')
+
+// ---- small helpers ----
+
+/** An element: `props` are attributes, plus `text`, `class`, `on` (events) and `data`. */
+function h(tag, props, ...children) {
+  const svg = ['svg', 'g', 'circle', 'rect', 'line', 'polyline', 'path', 'text', 'title'].includes(tag)
+  const el = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag)
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v == null || v === false) continue
+    if (k === 'text') el.textContent = String(v)
+    else if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn)
+    else if (k === 'data') for (const [dk, dv] of Object.entries(v)) el.dataset[dk] = String(dv)
+    else if (k === 'style') throw new Error('no inline styles (CSP)')
+    else el.setAttribute(k, v === true ? '' : String(v))
+  }
+  for (const c of children.flat()) if (c != null && c !== false) el.append(c instanceof Node ? c : document.createTextNode(String(c)))
+  return el
+}
+const money = (n) => (typeof n === 'number' ? n.toFixed(2) : '')
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : '')
+const time = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '')
+function say(msg) { problem.textContent = ''; notice.textContent = msg }
+function fail(err) {
+  notice.textContent = ''
+  const fields = err && err.body && err.body.errors ? ' ' + Object.entries(err.body.errors).map(([k, v]) => `${k}: ${[].concat(v).join(' ')}`).join('; ') : ''
+  problem.textContent = (err && err.message ? err.message : String(err)) + fields
+}
+/** Run an action from a button or form: errors are shown, never thrown into the void. */
+const act = (fn) => async (ev) => {
+  if (ev && ev.preventDefault) ev.preventDefault()
+  try { await fn(ev) } catch (err) { fail(err) }
+}
+function table(head, rows) {
+  return h('div', { class: 'table-wrap' }, h('table', {},
+    h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col', class: /^(Total|Price|Revenue|Orders|Uses|Attempts|Quantity)$/.test(c) ? 'num' : null, text: c })))),
+    h('tbody', {}, rows)))
+}
+const formData = (form) => Object.fromEntries(new FormData(form).entries())
+
+// ---- the session's API token and the API ----
+
+let token = null
+let tokenExpires = 0
+let tokenPending = null
+
+/** A token of this session, renewed a minute before it expires (docs/dashboard.md "Signing in"). */
+async function apiToken(fresh = false) {
+  if (!fresh && token && Date.now() < tokenExpires - 60_000) return token
+  if (!tokenPending) {
+    tokenPending = (async () => {
+      const res = await fetch(`${SITE}/dashboard/api-token`, { method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': CSRF, Accept: 'application/json' } })
+      if (res.status === 401 || res.redirected) { location.assign(`${SITE}/login?next=${encodeURIComponent(location.pathname + location.search)}`); throw new Error('Signed out.') }
+      if (!res.ok) throw new Error(`Could not get an API token (${res.status}).`)
+      const t = await res.json()
+      token = t.token
+      tokenExpires = Date.parse(t.expires_at)
+      return token
+    })().finally(() => { tokenPending = null })
+  }
+  return tokenPending
+}
+
+/** Call the owner API; a 401 (token ended) is retried once with a fresh token. */
+async function api(method, path, payload, retried = false) {
+  const t = await apiToken(retried)
+  const headers = { Authorization: `Bearer ${t}`, Accept: 'application/json' }
+  if (payload !== undefined) headers['Content-Type'] = 'application/json'
+  const res = await fetch(API + path, { method, headers, body: payload === undefined ? undefined : JSON.stringify(payload) })
+  if (res.status === 401 && !retried) return api(method, path, payload, true)
+  if (res.status === 204) return null
+  const json = await res.json().catch(() => null)
+  if (!res.ok) throw Object.assign(new Error((json && json.message) || `HTTP ${res.status}`), { status: res.status, body: json })
+  return json
+}
+
+/** A socket of the API with the session's token, reconnecting with a fresh one when it ends. */
+function liveSocket(path, onFrame, onState) {
+  let closedByUs = false
+  let ws = null
+  let delay = 500
+  const open = async () => {
+    let t
+    try { t = await apiToken() } catch (err) { fail(err); return }
+    const url = new URL(`${API}${path}`, location.href)
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
+    url.searchParams.set('token', t)
+    ws = new WebSocket(url)
+    ws.onopen = () => { delay = 500; onState(true) }
+    ws.onmessage = (m) => { try { onFrame(JSON.parse(m.data)) } catch (err) { fail(err) } }
+    ws.onclose = (ev) => {
+      onState(false)
+      if (closedByUs) return
+      // 4001: the token ended (expired or revoked): reconnect with a new one.
+      if (ev.code === 4001) token = null
+      setTimeout(open, delay)
+      delay = Math.min(delay * 2, 15_000)
+    }
+  }
+  void open()
+  return { close() { closedByUs = true; if (ws) ws.close() }, send(f) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(f)) } }
+}
+
+// ---- store picker ----
+
+let stores = []
+let store = null
+
+async function pickStore() {
+  const list = await api('GET', '/restaurants?per_page=100')
+  stores = list.data || []
+  const wanted = Number(new URLSearchParams(location.search).get('store'))
+  store = stores.find((s) => s.id === wanted) || stores[0] || null
+  const sel = document.getElementById('store')
+  sel.replaceChildren(...stores.map((s) => h('option', { value: s.id, selected: store && s.id === store.id, text: s.title })))
+  sel.addEventListener('change', () => {
+    const u = new URL(location.href)
+    u.searchParams.set('store', sel.value)
+    location.assign(u)
+  })
+  // Keep the chosen store when moving between pages.
+  if (store) for (const a of document.querySelectorAll('nav a[data-nav]')) a.search = `?store=${store.id}`
+}
+const S = () => `/restaurants/${store.id}`
+
+// ---- Orders ----
+
+const COLUMNS = [
+  { key: 'new', title: 'New', has: ['new'] },
+  { key: 'preparing', title: 'Preparing', has: ['preparing'] },
+  { key: 'ready', title: 'Ready', has: ['ready'] },
+  { key: 'done', title: 'Done', has: ['delivered', 'completed', 'cancelled'] },
+]
+const NEXT = { new: ['preparing', 'Start'], preparing: ['ready', 'Ready'], ready: ['completed', 'Complete'] }
+const KITCHEN = ['new', 'preparing', 'ready', 'delivered', 'completed', 'cancelled']
+
+async function ordersPage() {
+  const orders = new Map()
+  const fresh = new Set()
+  let drivers = []
+  const live = h('span', { class: 'live-dot pill warn', id: 'live', text: 'connecting…' })
+  const board = h('div', { class: 'board', id: 'board' })
+  const dialog = h('dialog', { id: 'order-detail', 'aria-labelledby': 'order-detail-title' })
+  view.replaceChildren(h('p', {}, 'Today\'s orders, live. ', live), board, dialog)
+  api('GET', '/drivers?per_page=50').then((d) => { drivers = d.data || [] }, () => { drivers = [] })
+
+  const setStatus = (o, status) => act(async () => {
+    const next = await api('PUT', `${S()}/orders/${o.id}/status`, { status })
+    orders.set(next.id, next)
+    draw()
+    say(`Order #${o.id} is ${status}.`)
+  })
+
+  function card(o) {
+    const next = NEXT[o.status]
+    const summary = (o.items || []).map((l) => `${l.quantity}× ${l.name}`).join(', ')
+    return h('li', { class: fresh.has(o.id) ? 'order fresh' : 'order', data: { orderId: o.id, status: o.status } },
+      h('div', { class: 'head' }, h('span', { text: `#${o.id} ${o.customer_name || ''}` }), h('span', { text: money(o.total) })),
+      h('div', { class: 'muted', text: `${o.type}${o.table_number ? ' · table ' + o.table_number : ''} · ${time(o.created_at)}${o.delivery_status ? ' · ' + o.delivery_status.replace(/_/g, ' ') : ''}` }),
+      h('div', { text: summary }),
+      h('div', { class: 'actions' },
+        next ? h('button', { type: 'button', class: 'primary', data: { move: next[0] }, on: { click: setStatus(o, next[0]) }, text: next[1] }) : null,
+        h('button', { type: 'button', on: { click: act(() => detail(o.id)) }, text: 'Details', 'aria-label': `Details of order ${o.id}` })))
+  }
+
+  function draw() {
+    const all = [...orders.values()].sort((a, b) => b.id - a.id)
+    board.replaceChildren(...COLUMNS.map((c) => {
+      const mine = all.filter((o) => c.has.includes(o.status))
+      return h('section', { class: 'column', data: { column: c.key }, 'aria-labelledby': `col-${c.key}` },
+        h('h2', { id: `col-${c.key}`, text: `${c.title} (${mine.length})` }),
+        h('ol', {}, mine.map(card)))
+    }))
+  }
+
+  async function detail(id) {
+    const o = await api('GET', `${S()}/orders/${id}`)
+    orders.set(o.id, o)
+    const status = h('select', { name: 'status', 'aria-label': 'Kitchen status' }, KITCHEN.map((k) => h('option', { value: k, selected: k === o.status, text: k })))
+    const parts = [
+      h('h2', { id: 'order-detail-title', text: `Order #${o.id}` }),
+      h('p', { text: `${o.type} · ${o.customer_name || 'guest'}${o.phone ? ' · ' + o.phone : ''}${o.address ? ' · ' + o.address : ''}` }),
+      h('ul', {}, (o.items || []).map((l) => h('li', {},
+        `${l.quantity}× ${l.name}${l.variation ? ' (' + l.variation.name + ')' : ''} — ${money(l.line_total)}`,
+        l.extras.length ? h('span', { class: 'muted', text: ` + ${l.extras.map((e) => e.name).join(', ')}` }) : null,
+        l.note ? h('span', { class: 'muted', text: ` “${l.note}”` }) : null))),
+      o.note ? h('p', { class: 'muted', text: `Note: ${o.note}` }) : null,
+      h('p', {}, h('b', { text: `Total ${money(o.total)}` }), o.is_paid ? ' · paid' : ' · not paid'),
+      h('h3', { text: 'Timeline' }),
+      h('ol', {}, Object.entries(o.timeline || {}).map(([k, v]) => h('li', { text: `${k.replace(/_at$/, '').replace(/_/g, ' ')}: ${when(v)}` }))),
+      h('form', { class: 'row', on: { submit: act(async () => { await setStatus(o, status.value)(); dialog.close() }) } },
+        h('label', {}, 'Kitchen status', status), h('button', { type: 'submit', class: 'primary', text: 'Set status' })),
+    ]
+    if (o.delivery_status !== null) {
+      const pick = h('select', { name: 'driver_id', 'aria-label': 'Driver' }, drivers.map((d) => h('option', { value: d.id, selected: o.driver && o.driver.id === d.id, text: `${d.name}${d.on_shift ? '' : ' (off shift)'}` })))
+      parts.push(
+        h('h3', { text: 'Delivery' }),
+        h('p', { text: `Status: ${o.delivery_status.replace(/_/g, ' ')} · driver: ${o.driver ? o.driver.name : 'none'}` }),
+        h('form', { class: 'row', on: { submit: act(async () => {
+          await api('POST', `${S()}/orders/${o.id}/assign`, { driver_id: Number(pick.value) })
+          say(`Order #${o.id} assigned.`); dialog.close()
+        }) } }, h('label', {}, 'Driver', pick), h('button', { type: 'submit', text: 'Assign' })),
+        h('button', { type: 'button', on: { click: act(async () => {
+          const r = await api('POST', `${S()}/orders/${o.id}/offers`, {})
+          say(`Offered to ${(r.offers || r.offered || []).length} driver(s).`)
+        }) }, text: 'Offer to drivers on shift' }))
+    }
+    parts.push(h('p', {}, h('button', { type: 'button', on: { click: () => dialog.close() }, text: 'Close' })))
+    dialog.replaceChildren(...parts.filter(Boolean))
+    if (!dialog.open) dialog.showModal()
+  }
+
+  liveSocket(`/ws/orders/${store.id}`, (f) => {
+    if (f.type === 'snapshot') { orders.clear(); for (const o of f.orders) orders.set(o.id, o); draw() }
+    else if (f.type === 'order') {
+      if (!orders.has(f.order.id)) { fresh.add(f.order.id); say(`New order #${f.order.id}.`) }
+      orders.set(f.order.id, f.order)
+      draw()
+    }
+  }, (up) => { live.textContent = up ? 'live' : 'reconnecting…'; live.className = up ? 'live-dot pill live' : 'live-dot pill warn' })
+  draw()
+}
+
+// ---- Dispatch ----
+
+async function dispatchPage() {
+  const drivers = new Map()
+  const deliveries = new Map()
+  const map = h('svg', { class: 'map', viewBox: '0 0 600 400', role: 'img', 'aria-labelledby': 'map-title' })
+  const list = h('div', {})
+  const live = h('span', { class: 'live-dot pill warn', text: 'connecting…' })
+  view.replaceChildren(h('p', {}, 'Drivers on shift and deliveries, live. ', live), h('div', { class: 'split' }, h('div', {}, map), list))
+
+  function drawMap() {
+    const pts = [...drivers.values()].filter((d) => d.location)
+    const lats = pts.map((d) => d.location.lat)
+    const lngs = pts.map((d) => d.location.lng)
+    // The drivers' bounding box with a margin: a map of the store's area, drawn without tiles.
+    const pad = 0.005
+    const [la0, la1] = lats.length ? [Math.min(...lats) - pad, Math.max(...lats) + pad] : [0, 1]
+    const [lo0, lo1] = lngs.length ? [Math.min(...lngs) - pad, Math.max(...lngs) + pad] : [0, 1]
+    const x = (lng) => 20 + ((lng - lo0) / (lo1 - lo0 || 1)) * 560
+    const y = (lat) => 380 - ((lat - la0) / (la1 - la0 || 1)) * 360
+    const grid = []
+    for (let i = 1; i < 6; i++) grid.push(h('line', { x1: i * 100, y1: 0, x2: i * 100, y2: 400, stroke: '#d3ddd3' }))
+    for (let i = 1; i < 4; i++) grid.push(h('line', { x1: 0, y1: i * 100, x2: 600, y2: i * 100, stroke: '#d3ddd3' }))
+    map.replaceChildren(h('title', { id: 'map-title', text: `Map of ${pts.length} driver position(s)` }), ...grid,
+      ...pts.map((d) => h('g', { data: { driverId: d.id } },
+        h('circle', { cx: x(d.location.lng), cy: y(d.location.lat), r: 9, fill: d.on_shift ? '#0b5cad' : '#8a96a3', stroke: '#fff', 'stroke-width': 2 }),
+        h('text', { x: x(d.location.lng) + 12, y: y(d.location.lat) + 4, 'font-size': 13, fill: '#1d232b', text: d.name }))),
+      pts.length ? null : h('text', { x: 300, y: 200, 'text-anchor': 'middle', fill: '#5b6570', text: 'No driver has shared a position yet' }))
+  }
+
+  function drawList() {
+    const onShift = [...drivers.values()].filter((d) => d.on_shift)
+    const waiting = [...deliveries.values()].filter((d) => d.delivery_status === 'pending')
+    const moving = [...deliveries.values()].filter((d) => d.delivery_status !== 'pending')
+    const assign = (d) => {
+      const pick = h('select', { 'aria-label': `Driver for order ${d.id}` }, onShift.map((x) => h('option', { value: x.id, text: x.name })))
+      return h('form', { class: 'row', on: { submit: act(async () => {
+        await api('POST', `${S()}/orders/${d.id}/assign`, { driver_id: Number(pick.value) })
+        say(`Order #${d.id} assigned.`)
+      }) } }, pick, h('button', { type: 'submit', disabled: onShift.length === 0, text: 'Assign' }),
+      h('button', { type: 'button', on: { click: act(async () => { await api('POST', `${S()}/orders/${d.id}/offers`, {}); say(`Order #${d.id} offered.`) }) }, text: 'Offer' }))
+    }
+    list.replaceChildren(
+      h('h2', { text: `Waiting for a driver (${waiting.length})` }),
+      waiting.length ? table(['Order', 'Address', 'Assign'], waiting.map((d) => h('tr', { data: { deliveryId: d.id } }, h('td', { text: `#${d.id} ${d.customer_name || ''}` }), h('td', { text: d.address || '' }), h('td', {}, assign(d))))) : h('p', { class: 'muted', text: 'None.' }),
+      h('h2', { text: `On the way (${moving.length})` }),
+      moving.length ? table(['Order', 'Status', 'Driver'], moving.map((d) => h('tr', {}, h('td', { text: `#${d.id}` }), h('td', { text: d.delivery_status.replace(/_/g, ' ') }), h('td', { text: (drivers.get(d.driver_id) || {}).name || '' })))) : h('p', { class: 'muted', text: 'None.' }),
+      h('h2', { text: `Drivers on shift (${onShift.length})` }),
+      h('ul', {}, onShift.map((d) => h('li', { text: `${d.name}${d.connected ? ' · app open' : ''}` }))))
+  }
+  const draw = () => { drawMap(); drawList() }
+
+  liveSocket(`/ws/dispatch/${store.id}`, (f) => {
+    if (f.type === 'snapshot') {
+      drivers.clear(); deliveries.clear()
+      for (const d of f.drivers) drivers.set(d.id, d)
+      for (const d of f.deliveries) deliveries.set(d.id, d)
+    } else if (f.type === 'location') {
+      const d = drivers.get(f.driver_id)
+      if (d) d.location = { lat: f.lat, lng: f.lng, location_updated_at: f.location_updated_at }
+    } else if (f.type === 'driver') {
+      drivers.set(f.driver_id, { ...(drivers.get(f.driver_id) || { id: f.driver_id, location: null }), name: f.name, on_shift: f.on_shift, connected: f.connected })
+    } else if (f.type === 'delivery') {
+      const d = f.delivery
+      if (['delivered', 'failed'].includes(d.delivery_status)) deliveries.delete(d.id)
+      else deliveries.set(d.id, d)
+    }
+    draw()
+  }, (up) => { live.textContent = up ? 'live' : 'reconnecting…'; live.className = up ? 'live-dot pill live' : 'live-dot pill warn' })
+  draw()
+}
+
+// ---- Menu ----
+
+async function menuPage() {
+  const draw = async () => {
+    const cats = await api('GET', `${S()}/menu`)
+    const addItem = h('form', { class: 'card', on: { submit: act(async (ev) => {
+      const f = formData(ev.target)
+      await api('POST', `${S()}/menu/items`, { category_id: Number(f.category_id), name: f.name, price: Number(f.price) })
+      say(`${f.name} added.`); await draw()
+    }) } }, h('h2', { text: 'Add an item' }),
+    h('label', {}, 'Category', h('select', { name: 'category_id', required: true }, cats.map((c) => h('option', { value: c.id, text: c.name })))),
+    h('label', {}, 'Name', h('input', { name: 'name', required: true, maxlength: 120 })),
+    h('label', {}, 'Price', h('input', { name: 'price', type: 'number', step: '0.01', min: '0', required: true })),
+    h('button', { type: 'submit', class: 'primary', text: 'Add item' }))
+    const addCat = h('form', { class: 'card row', on: { submit: act(async (ev) => {
+      const f = formData(ev.target)
+      await api('POST', `${S()}/menu/categories`, { name: f.name })
+      say(`Category ${f.name} added.`); await draw()
+    }) } }, h('label', {}, 'New category', h('input', { name: 'name', required: true, maxlength: 120 })), h('button', { type: 'submit', text: 'Add category' }))
+
+    const itemRow = (i) => {
+      const edit = h('form', { class: 'row', hidden: true, on: { submit: act(async (ev) => {
+        const f = formData(ev.target)
+        await api('PUT', `${S()}/menu/items/${i.id}`, { name: f.name, price: Number(f.price), description: f.description })
+        say(`${f.name} saved.`); await draw()
+      }) } },
+      h('label', {}, 'Name', h('input', { name: 'name', value: i.name, required: true })),
+      h('label', {}, 'Price', h('input', { name: 'price', type: 'number', step: '0.01', min: '0', value: i.price, required: true })),
+      h('label', {}, 'Description', h('input', { name: 'description', value: i.description || '' })),
+      h('button', { type: 'submit', class: 'primary', text: 'Save' }))
+      const variants = (i.variations || []).map((v) => `${v.name} ${money(v.price)}`).join(', ')
+      return h('tr', { data: { itemId: i.id } },
+        h('td', {}, h('span', { text: i.name }), variants ? h('div', { class: 'muted', text: `Variants: ${variants}` }) : null, edit),
+        h('td', { class: 'num', text: money(i.price) }),
+        h('td', {}, h('span', { class: i.is_sold_out ? 'pill sold' : 'pill live', text: i.is_sold_out ? 'Sold out' : 'Available' })),
+        h('td', {},
+          h('button', { type: 'button', data: { soldOut: i.is_sold_out ? 1 : 0 }, 'aria-pressed': i.is_sold_out ? 'true' : 'false', on: { click: act(async () => {
+            const r = await api('PATCH', `${S()}/menu/items/${i.id}/sold-out`, { is_sold_out: !i.is_sold_out })
+            say(`${i.name} is ${r.is_sold_out ? 'sold out' : 'available again'}.`); await draw()
+          }) }, text: i.is_sold_out ? 'Mark available' : 'Mark sold out' }), ' ',
+          h('button', { type: 'button', on: { click: () => { edit.hidden = !edit.hidden } }, text: 'Edit' }), ' ',
+          h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
+            if (!confirm(`Delete ${i.name}?`)) return
+            await api('DELETE', `${S()}/menu/items/${i.id}`); say(`${i.name} deleted.`); await draw()
+          }) }, text: 'Delete' })))
+    }
+    view.replaceChildren(addCat, ...cats.map((c) => h('section', { data: { categoryId: c.id } }, h('h2', { text: c.name }),
+      c.items.length ? table(['Item', 'Price', 'State', 'Actions'], c.items.map(itemRow)) : h('p', { class: 'muted', text: 'No items yet.' }))), addItem)
+  }
+  await draw()
+}
+
+// ---- API tokens and storefront tokens ----
+
+const CAPS = ['*', 'read', 'write', ...['restaurants', 'menu', 'orders', 'customers', 'analytics', 'drivers', 'webhooks'].flatMap((r) => [`${r}:read`, `${r}:write`])]
+
+/** A secret shown once: the server never shows it again. */
+const secretBox = (label, value) => h('div', { class: 'secret', role: 'status', data: { secret: '' } },
+  h('b', { text: `${label} — copy it now, it is shown only once:` }), h('br'), h('code', { text: value }))
+
+async function tokensPage() {
+  const secret = h('div', {})
+  const draw = async () => {
+    // Storefront tokens are per store: none to show before the account has a store.
+    const [list, sf] = await Promise.all([api('GET', '/tokens'), store ? api('GET', `${S()}/storefront-tokens`) : []])
+    const create = h('form', { class: 'card', on: { submit: act(async (ev) => {
+      const fd = new FormData(ev.target)
+      const exp = fd.get('expires')
+      const r = await api('POST', '/tokens', { name: fd.get('name'), capabilities: fd.getAll('capabilities'), expires_at: exp ? new Date(`${exp}T23:59:59`).toISOString() : null })
+      secret.replaceChildren(secretBox(`API token “${r.name || r.prefix}”`, r.token))
+      say('Token created.'); ev.target.reset(); await draw()
+    }) } }, h('h2', { text: 'Create an API token' }),
+    h('label', {}, 'Name', h('input', { name: 'name', maxlength: 100, placeholder: 'e.g. POS integration' })),
+    h('fieldset', {}, h('legend', { text: 'Capabilities' }), CAPS.map((c) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'capabilities', value: c }), c))),
+    h('label', {}, 'Expires (optional)', h('input', { type: 'date', name: 'expires' })),
+    h('button', { type: 'submit', class: 'primary', text: 'Create token' }))
+    const state = (t) => (t.revoked_at ? `revoked ${when(t.revoked_at)}` : t.expires_at && Date.parse(t.expires_at) < Date.now() ? 'expired' : 'active')
+    const rows = list.map((t) => h('tr', { data: { tokenId: t.id } },
+      h('td', { text: t.name || '—' }), h('td', {}, h('code', { text: `${t.prefix}…` })), h('td', { text: t.capabilities.join(' ') }),
+      h('td', { text: t.expires_at ? when(t.expires_at) : 'never' }), h('td', { text: state(t) }),
+      h('td', {}, t.revoked_at ? null : h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
+        await api('DELETE', `/tokens/${t.id}`); say('Token revoked.'); await draw()
+      }) }, text: 'Revoke' }))))
+    const sfRows = sf.map((t) => h('tr', { data: { storefrontTokenId: t.id } }, h('td', { text: `#${t.id}` }), h('td', { text: t.scopes.join(' ') }), h('td', { text: when(t.created_at) }),
+      h('td', { text: t.revoked_at ? 'revoked' : 'active' }),
+      h('td', {}, t.revoked_at ? null : h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
+        await api('DELETE', `${S()}/storefront-tokens/${t.id}`); say('Storefront token revoked.'); await draw()
+      }) }, text: 'Revoke' }))))
+    const apiPart = [secret, create,
+      h('h2', { text: 'API tokens' }), list.length ? table(['Name', 'Token', 'Capabilities', 'Expires', 'State', ''], rows) : h('p', { class: 'muted', text: 'No tokens yet.' })]
+    if (!store) return view.replaceChildren(...apiPart)
+    view.replaceChildren(...apiPart,
+      h('h2', { text: `Storefront tokens of ${store.title}` }),
+      h('p', { class: 'muted', text: 'For a storefront or kiosk of this store (header X-Storefront-Token): menu and ordering only.' }),
+      sf.length ? table(['Token', 'Scopes', 'Created', 'State', ''], sfRows) : h('p', { class: 'muted', text: 'None yet.' }),
+      h('button', { type: 'button', on: { click: act(async () => {
+        const r = await api('POST', `${S()}/storefront-tokens`, {})
+        secret.replaceChildren(secretBox('Storefront token', r.token)); say('Storefront token created.'); await draw()
+      }) }, text: 'Create storefront token' }))
+  }
+  await draw()
+}
+
+// ---- Webhooks ----
+
+async function webhooksPage() {
+  const secret = h('div', {})
+  const log = h('div', { id: 'delivery-log' })
+  const showLog = async (ep) => {
+    const d = await api('GET', `/webhook-endpoints/${ep.id}/deliveries`)
+    const rows = (d.data || []).map((x) => h('tr', { data: { deliveryId: x.id, status: x.status } },
+      h('td', {}, h('code', { text: x.webhook_id })), h('td', { text: x.event }), h('td', { text: x.status }),
+      h('td', { class: 'num', text: x.attempt_count }),
+      h('td', {}, (x.attempts || []).length ? h('ol', {}, x.attempts.map((a) => h('li', { text: `#${a.attempt} ${a.http_status ?? a.error ?? ''} ${a.response_excerpt ? '— ' + a.response_excerpt.slice(0, 120) : ''}` }))) : h('span', { class: 'muted', text: 'no attempt yet' })),
+      h('td', {}, h('button', { type: 'button', on: { click: act(async () => {
+        const r = await api('POST', `/webhook-endpoints/${ep.id}/deliveries/${x.id}/requeue`)
+        say(`Re-queued as ${r.webhook_id}.`); await showLog(ep)
+      }) }, text: 'Re-queue' }))))
+    log.replaceChildren(h('h2', { text: `Deliveries to ${ep.url}` }),
+      rows.length ? table(['Webhook id', 'Event', 'Status', 'Attempts', 'Attempts detail', ''], rows) : h('p', { class: 'muted', text: 'No deliveries yet.' }))
+  }
+  const draw = async () => {
+    const list = await api('GET', '/webhook-endpoints')
+    const create = h('form', { class: 'card', on: { submit: act(async (ev) => {
+      const f = formData(ev.target)
+      const events = f.events.split(/[\s,]+/).filter(Boolean)
+      const r = await api('POST', '/webhook-endpoints', { url: f.url, events })
+      secret.replaceChildren(secretBox(`Signing secret of ${r.url}`, r.secret))
+      say('Endpoint created.'); ev.target.reset(); await draw()
+    }) } }, h('h2', { text: 'Add an endpoint' }),
+    h('label', {}, 'URL', h('input', { name: 'url', type: 'url', required: true, placeholder: 'the address of your receiver' })),
+    h('label', {}, 'Events (comma separated, * for all)', h('input', { name: 'events', required: true, value: '*' })),
+    h('button', { type: 'submit', class: 'primary', text: 'Add endpoint' }))
+    const rows = (list.data || []).map((ep) => h('tr', { data: { endpointId: ep.id } },
+      h('td', { text: ep.url }), h('td', { text: ep.events.join(' ') }), h('td', {}, h('span', { class: ep.state === 'active' ? 'pill live' : 'pill warn', text: ep.state.replace('_', ' ') })),
+      h('td', {},
+        h('button', { type: 'button', on: { click: act(async () => { await api('POST', `/webhook-endpoints/${ep.id}/ping`); say('Ping queued.'); await showLog(ep) }) }, text: 'Send test ping' }), ' ',
+        h('button', { type: 'button', on: { click: act(async () => { await api('POST', `/webhook-endpoints/${ep.id}/${ep.paused ? 'resume' : 'pause'}`); await draw() }) }, text: ep.paused ? 'Resume' : 'Pause' }), ' ',
+        h('button', { type: 'button', on: { click: act(() => showLog(ep)) }, text: 'Deliveries' }), ' ',
+        h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
+          if (!confirm(`Delete ${ep.url}?`)) return
+          await api('DELETE', `/webhook-endpoints/${ep.id}`); log.replaceChildren(); await draw()
+        }) }, text: 'Delete' }))))
+    view.replaceChildren(secret, create, h('h2', { text: 'Endpoints' }),
+      rows.length ? table(['URL', 'Events', 'State', 'Actions'], rows) : h('p', { class: 'muted', text: 'No endpoints yet.' }), log)
+  }
+  await draw()
+}
+
+// ---- Analytics ----
+
+function chart(days) {
+  const W = 640, H = 240, L = 40, B = 24
+  const maxO = Math.max(1, ...days.map((d) => d.orders))
+  const maxR = Math.max(1, ...days.map((d) => d.revenue))
+  const bw = (W - L - 10) / days.length
+  const svg = h('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': 'chart-title' },
+    h('title', { id: 'chart-title', text: `Orders (bars, up to ${maxO}) and revenue (line, up to ${money(maxR)}) per day` }),
+    h('line', { x1: L, y1: H - B, x2: W - 5, y2: H - B, stroke: '#9aa5b1' }),
+    h('text', { x: 4, y: 14, 'font-size': 11, fill: '#5b6570', text: String(maxO) }),
+    h('text', { x: 4, y: H - B, 'font-size': 11, fill: '#5b6570', text: '0' }),
+    ...days.map((d, i) => {
+      const bh = (d.orders / maxO) * (H - B - 10)
+      return h('rect', { x: L + i * bw + 1, y: H - B - bh, width: Math.max(1, bw - 2), height: bh, fill: '#9cc3ea' }, h('title', { text: `${d.date}: ${d.orders} orders, ${money(d.revenue)}` }))
+    }),
+    h('polyline', { fill: 'none', stroke: '#0b5cad', 'stroke-width': 2, points: days.map((d, i) => `${L + i * bw + bw / 2},${H - B - (d.revenue / maxR) * (H - B - 10)}`).join(' ') }),
+    h('text', { x: L, y: H - 6, 'font-size': 11, fill: '#5b6570', text: days[0] ? days[0].date : '' }),
+    h('text', { x: W - 5, y: H - 6, 'font-size': 11, fill: '#5b6570', 'text-anchor': 'end', text: days.length ? days[days.length - 1].date : '' }))
+  return svg
+}
+
+async function analyticsPage() {
+  const out = h('div', {})
+  const today = new Date().toISOString().slice(0, 10)
+  const monthAgo = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10)
+  const form = h('form', { class: 'card row', on: { submit: act(async (ev) => load(formData(ev.target))) } },
+    h('label', {}, 'From', h('input', { type: 'date', name: 'from', value: monthAgo, required: true })),
+    h('label', {}, 'To', h('input', { type: 'date', name: 'to', value: today, required: true })),
+    h('button', { type: 'submit', class: 'primary', text: 'Show' }))
+  async function load({ from, to }) {
+    const q = `?from=${from}&to=${to}`
+    const [sum, daily] = await Promise.all([api('GET', `${S()}/analytics${q}`), api('GET', `${S()}/analytics/daily${q}`)])
+    out.replaceChildren(
+      h('div', { class: 'kpis' },
+        h('div', { class: 'kpi' }, 'Orders', h('b', { text: sum.orders.total })),
+        h('div', { class: 'kpi' }, 'Revenue', h('b', { text: money(sum.revenue.gross) })),
+        h('div', { class: 'kpi' }, 'Paid', h('b', { text: money(sum.revenue.paid) })),
+        h('div', { class: 'kpi' }, 'Average order', h('b', { text: money(sum.revenue.avg_order_value) }))),
+      chart(daily.days),
+      h('h2', { text: 'Top items' }),
+      sum.top_items.length ? table(['Item', 'Quantity'], sum.top_items.map((t) => h('tr', {}, h('td', { text: t.name }), h('td', { text: t.quantity })))) : h('p', { class: 'muted', text: 'No sales in this range.' }),
+      h('h2', { text: 'By status' }),
+      table(['Status', 'Orders'], Object.entries(sum.orders.by_status).map(([k, n]) => h('tr', {}, h('td', { text: k }), h('td', { class: 'num', text: n })))))
+  }
+  view.replaceChildren(form, out)
+  await load({ from: monthAgo, to: today })
+}
+
+// ---- Staff, drivers, coupons: list, create, edit, remove ----
+
+/**
+ * A list of one resource with a create form, an edit form per row and a remove button.
+ * `fields`: [name, label, input attributes, toValue?]; `cols`: [heading, row → text].
+ */
+function crudPage({ noun, list, create, update, remove, fields, cols, shownOnce }) {
+  const secret = h('div', {})
+  const form = (values, submit, label) => h('form', { class: 'card', on: { submit: act(async (ev) => {
+    const fd = new FormData(ev.target)
+    const body = {}
+    for (const [name, , attrs, conv] of fields) {
+      const raw = attrs.type === 'checkbox' ? fd.get(name) === 'on' : fd.get(name)
+      if (raw === '' || raw == null) continue
+      body[name] = conv ? conv(raw) : raw
+    }
+    const r = await submit(body)
+    if (shownOnce && r && r[shownOnce]) secret.replaceChildren(secretBox(`The ${noun}'s ${shownOnce}`, r[shownOnce]))
+    say(`${noun[0].toUpperCase() + noun.slice(1)} saved.`); await draw()
+  }) } }, h('h2', { text: label }),
+  fields.map(([name, text, attrs]) => {
+    const value = values ? values[name] : undefined
+    if (attrs.options) return h('label', {}, text, h('select', { name }, attrs.options.map((o) => h('option', { value: o, selected: value === o, text: o }))))
+    if (attrs.type === 'checkbox') return h('label', { class: 'check' }, h('input', { type: 'checkbox', name, checked: values ? !!value : attrs.checked }), text)
+    const { options, ...rest } = attrs
+    return h('label', {}, text, h('input', { name, ...rest, required: values ? false : rest.required, value: value ?? null }))
+  }), h('button', { type: 'submit', class: 'primary', text: label }))
+  async function draw() {
+    const rows = await list()
+    view.replaceChildren(secret, form(null, create, `Add a ${noun}`),
+      rows.length ? table([...cols.map((c) => c[0]), ''], rows.map((r) => {
+        const edit = form(r, (b) => update(r, b), `Save ${noun}`)
+        edit.hidden = true
+        return h('tr', { data: { rowId: r.id } }, cols.map(([, get]) => h('td', { text: get(r) })), h('td', {},
+          h('button', { type: 'button', on: { click: () => { edit.hidden = !edit.hidden } }, text: 'Edit' }), ' ',
+          h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
+            if (!confirm(`Remove this ${noun}?`)) return
+            await remove(r); say(`${noun[0].toUpperCase() + noun.slice(1)} removed.`); await draw()
+          }) }, text: 'Remove' }), edit))
+      })) : h('p', { class: 'muted', text: `No ${noun}s yet.` }))
+  }
+  return draw()
+}
+
+const staffPage = () => crudPage({
+  noun: 'staff member',
+  list: () => api('GET', `${S()}/staff`).then((r) => r.data || r),
+  create: (b) => api('POST', `${S()}/staff`, b),
+  update: (r, b) => api('PUT', `${S()}/staff/${r.id}`, b),
+  remove: (r) => api('DELETE', `${S()}/staff/${r.id}`),
+  fields: [['name', 'Name', { required: true }], ['email', 'Email', { type: 'email', required: true }], ['role', 'Role', { options: ['manager', 'cashier', 'kitchen', 'waiter'] }],
+    ['password', 'Password (8+)', { type: 'password', minlength: 8, required: true, autocomplete: 'new-password' }], ['pin', 'PIN (optional)', { inputmode: 'numeric', pattern: '\\d{4,8}' }], ['station', 'Station (optional)', {}]],
+  cols: [['Name', (r) => r.name], ['Email', (r) => r.email], ['Role', (r) => r.role], ['Station', (r) => r.station || '']],
+})
+
+const driversPage = () => crudPage({
+  noun: 'driver', shownOnce: 'token',
+  list: () => api('GET', '/drivers?per_page=50').then((r) => r.data),
+  create: (b) => api('POST', '/drivers', { ...b, restaurant_id: b.this_store ? store.id : null, this_store: undefined }),
+  update: (r, b) => api('PUT', `/drivers/${r.id}`, { name: b.name, phone: b.phone }),
+  remove: (r) => api('DELETE', `/drivers/${r.id}`),
+  fields: [['name', 'Name', { required: true }], ['phone', 'Phone', { type: 'tel', required: true }], ['this_store', 'Only this store', { type: 'checkbox' }]],
+  cols: [['Name', (r) => r.name], ['Phone', (r) => r.phone], ['Store', (r) => (r.restaurant_id ? (stores.find((s) => s.id === r.restaurant_id) || {}).title || `#${r.restaurant_id}` : 'all stores')], ['On shift', (r) => (r.on_shift ? 'yes' : 'no')]],
+})
+
+const couponsPage = () => crudPage({
+  noun: 'coupon',
+  list: () => api('GET', `${S()}/coupons`).then((r) => r.data || r),
+  create: (b) => api('POST', `${S()}/coupons`, b),
+  update: (r, b) => api('PUT', `${S()}/coupons/${r.id}`, b),
+  remove: (r) => api('DELETE', `${S()}/coupons/${r.id}`),
+  fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
+    ['min_order', 'Minimum order', { type: 'number', step: '0.01', min: '0' }, Number], ['usage_limit', 'Usage limit', { type: 'number', min: '1', step: '1' }, Number], ['active', 'Active', { type: 'checkbox', checked: true }]],
+  cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => String(r.value)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
+})
+
+function appsPage() {
+  view.replaceChildren(h('p', { class: 'muted', text: 'Apps (the marketplace, installed apps and their pages) will appear here once the app platform is available.' }))
+}
+
+// ---- start ----
+
+const PAGES = { orders: ordersPage, dispatch: dispatchPage, menu: menuPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
+
+async function start() {
+  try {
+    await pickStore()
+    if (!store && PAGE !== 'tokens' && PAGE !== 'webhooks' && PAGE !== 'apps') {
+      view.replaceChildren(h('p', { text: 'This account has no store yet.' }))
+      return
+    }
+    await PAGES[PAGE]()
+  } catch (err) {
+    fail(err)
+  } finally {
+    view.removeAttribute('aria-busy')
+    body.dataset.ready = '1'
+  }
+}
+void start()

@@ -1,0 +1,76 @@
+/**
+ * The owner dashboard's page shell (docs/dashboard.md): one small HTML document per page, the same
+ * for every page but for its name. What a page shows is drawn by the dashboard script
+ * (`{site_url}/dashboard/assets/app.js`) from the owner API, with a short-lived token of the session
+ * (docs/dashboard.md "Signing in"); nothing is loaded from anywhere but this server.
+ */
+export interface NavPage { path: string; title: string }
+
+/** The navigation, in order; `apps` is the slot the app platform (api-v1 §4.10) fills. */
+export const DASHBOARD_PAGES: readonly NavPage[] = [
+  { path: 'orders', title: 'Orders' },
+  { path: 'dispatch', title: 'Dispatch' },
+  { path: 'menu', title: 'Menu' },
+  { path: 'tokens', title: 'API tokens' },
+  { path: 'webhooks', title: 'Webhooks' },
+  { path: 'analytics', title: 'Analytics' },
+  { path: 'staff', title: 'Staff' },
+  { path: 'drivers', title: 'Drivers' },
+  { path: 'coupons', title: 'Coupons' },
+  { path: 'apps', title: 'Apps' },
+]
+
+const esc = (s: unknown): string =>
+  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+
+export interface ShellInput {
+  page: NavPage
+  /** The session's CSRF token, echoed by the script as `X-CSRF-Token` and by the sign-out form. */
+  csrf: string
+  /** `{site_url}` and `{base_url}` as paths the browser can use on this origin (or full URLs). */
+  site: string
+  api: string
+  /** A version tag on the asset addresses, so a new release is fetched, never a stale cached one. */
+  assetTag: string
+}
+
+/** The page: header with the store picker and sign-out, navigation, and the page's `<main>`. */
+export function dashboardShell({ page, csrf, site, api, assetTag }: ShellInput): string {
+  const nav = DASHBOARD_PAGES.map((p) =>
+    `<li><a href="${esc(site)}/dashboard/${p.path}" data-nav="${p.path}"${p.path === page.path ? ' aria-current="page"' : ''}>${esc(p.title)}</a></li>`).join('')
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="csrf-token" content="${esc(csrf)}">
+<title>${esc(page.title)} · Dashboard</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${esc(site)}/dashboard/assets/app.css?v=${esc(assetTag)}">
+<script type="module" src="${esc(site)}/dashboard/assets/app.js?v=${esc(assetTag)}"></script>
+</head><body data-page="${esc(page.path)}" data-site="${esc(site)}" data-api="${esc(api)}">
+<a class="skip" href="#main">Skip to content</a>
+<header class="top"><span class="brand">Dashboard</span>
+<label class="store-pick">Store <select id="store" aria-label="Store"></select></label>
+<form method="post" action="${esc(site)}/logout" class="signout"><input type="hidden" name="csrf" value="${esc(csrf)}"><button type="submit">Sign out</button></form>
+</header>
+<nav aria-label="Dashboard"><ul>${nav}</ul></nav>
+<main id="main" tabindex="-1"><h1>${esc(page.title)}</h1><div id="view" aria-busy="true"><p class="muted">Loading…</p></div>
+<p id="notice" role="status" class="notice"></p><p id="problem" role="alert" class="problem"></p></main>
+<noscript><p class="problem">The dashboard needs JavaScript.</p></noscript>
+</body></html>`
+}
+
+/**
+ * The dashboard's headers: its own script and style files and nothing inline; the API and its
+ * sockets on this server (`'self'` does not cover `ws:` in every browser, so the host is named).
+ */
+const HOST = /^[\w.-]+(:\d{1,5})?$|^\[[\d:a-fA-F]+\](:\d{1,5})?$/
+export function dashboardHeaders(host: string | undefined, apiOrigin: string | null): Record<string, string> {
+  const sockets = host && HOST.test(host) ? ` ws://${host} wss://${host}` : ''
+  const api = apiOrigin ? ` ${apiOrigin} ${apiOrigin.replace(/^http/, 'ws')}` : ''
+  return {
+    'Content-Security-Policy': `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'${sockets}${api}; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Referrer-Policy': 'same-origin',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+  }
+}

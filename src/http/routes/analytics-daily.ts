@@ -1,0 +1,7 @@
+/** Orders and revenue per day (docs/dashboard.md "Analytics"): binding of src/ops/analytics-daily.ts. */
+import { bind } from '../bind.ts'
+import { dailySales } from '../../ops/analytics-daily.ts'
+
+export const analyticsDailyRoutes = [
+  bind(dailySales, { method: 'GET', path: '/restaurants/{id}/analytics/daily', auth: 'owner', ids: { store: 'id' } }),
+]

@@ -1,0 +1,79 @@
+/**
+ * The owner's orders board feed for one store: `{base_url}/ws/orders/{restaurantId}` (docs/realtime.md
+ * "Orders feed", docs/dashboard.md "Orders"), authenticated by an owner token holding `orders:read`
+ * (header, or `?token=` from a browser). Another owner's store is refused with 404, as over HTTP.
+ *
+ * First a `snapshot` of today's orders (UTC day, newest first, at most 200, each the full order as
+ * `GET /restaurants/{id}/orders/{orderId}` answers), then an `order` frame with the full order after
+ * every durable change of one of the store's orders: a new order, a kitchen or delivery status, an
+ * assignment. In: `{"type":"ping"}`, `{"type":"refresh"}` (a new snapshot).
+ */
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
+import type { Services } from '../services.ts'
+import type { Principal } from '../auth/principals.ts'
+import type { Access } from '../ops/op.ts'
+import { ApiError } from '../errors.ts'
+import { authedUpgrade } from './upgrade.ts'
+import { guarded } from './guard.ts'
+import { session, subject } from './sessions.ts'
+import { decode } from './codec.ts'
+import { SLOW_CONSUMER_BYTES } from './hub.ts'
+import { topics, type LiveSocket, type Realtime } from './realtime.ts'
+import { errorFrame, policyVerdict } from './frames.ts'
+import { authorize, resolveScope } from '../auth/policy.ts'
+
+interface OrdersSocket extends LiveSocket { storeId: number }
+
+const ORDERS_ACCESS: Access = { owner: 'orders:read' }
+/** A board shows a day's service; a busier day is paged over HTTP (`GET …/orders?from=&to=`). */
+export const BOARD_SNAPSHOT_MAX = 200
+
+export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
+  const hub = rt.hub
+  const snapshot = (ws: WebSocket<OrdersSocket>) => {
+    const { storeId } = ws.getUserData()
+    const today = new Date().toISOString().slice(0, 10)
+    const { data } = svc.orders.page(storeId, 1, BOARD_SNAPSHOT_MAX, { from: today, to: today })
+    hub.send(ws, { type: 'snapshot', restaurant_id: storeId, date: today, orders: data })
+  }
+
+  app.ws<OrdersSocket>('/api/v1/ws/orders/:restaurantId', guarded('orders', svc.log, rt.sessions.track({
+    maxMessageBytes: 1024,
+    maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
+    closeOnBackpressureLimit: 0,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade: authedUpgrade<OrdersSocket>(1, (input) => {
+      // The policy decides, as for `GET /restaurants/{id}/orders`: 401, 403 without the capability,
+      // 404 for a store that is not the owner's (src/auth/policy.ts).
+      const p = svc.auth.owner(input)
+      if (!p) throw new ApiError('unauthenticated')
+      authorize(p, ORDERS_ACCESS)
+      const { store } = resolveScope(svc, p, ['store'], { store: input.params[0] ?? undefined })
+      const storeId = store!.id
+      // Re-checked whenever credentials change (src/ws/sessions.ts): a revoked or expired token closes it.
+      const check = (q: Principal) => policyVerdict(() => { authorize(q, ORDERS_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
+      return { storeId, session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null) }
+    }),
+    open: (ws) => {
+      rt.orderSockets++ // first: `close` always runs, even when the rest of `open` fails
+      hub.subscribe(ws, topics.orders(ws.getUserData().storeId))
+      snapshot(ws)
+    },
+    message: (ws, message, isBinary) => {
+      let frame: unknown
+      try { frame = decode(message, isBinary) } catch { return void hub.send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.'), true) }
+      const type = (frame as { type?: unknown } | null)?.type
+      if (type === 'ping') return void hub.send(ws, { type: 'pong' }, true)
+      if (type === 'refresh') return snapshot(ws)
+      hub.send(ws, errorFrame('unknown_type', 'Orders sockets accept only `ping` and `refresh` frames.'), true)
+    },
+    // Frames skipped while it was behind: a fresh snapshot puts the board right again.
+    drain: (ws) => {
+      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
+    },
+    close: () => {
+      rt.orderSockets--
+    },
+  })))
+}
