@@ -14,7 +14,7 @@ export function createLogger(level: string): Logger {
  * (docs/realtime.md). Whoever reads the log must not be able to follow the order. Likewise the
  * one-time nonce of `{base_url}/app/handoff/{nonce}` (docs/app-shell.md), which opens a web session.
  */
-const CAPABILITY_PARENTS = new Set(['track', 't', 'handoff'])
+const CAPABILITY_PARENTS = new Set(['track', 't', 'handoff', 'verify-email'])
 /** Any segment that looks like one of our tokens (family prefix, api-v1 §5), wherever it was put. */
 const TOKEN_LIKE = new RegExp(`^(${Object.values(TOKEN_PREFIX).map((p) => p.slice(0, -1)).join('|')})(_|%5f)`, 'i')
 

@@ -25,6 +25,7 @@ t.test('redactPath', async (t) => {
     [`/api/v1/ws/track/${tok}`, `/api/v1/ws/track/${REDACTED}`],
     [`//t//${tok}`, `//t//${REDACTED}`],
     ['/t/not-a-token-but-in-its-place', `/t/${REDACTED}`],
+    ['/verify-email/3f9a0c1e7b5d42e8a6c4b2d0e9f7a5c3', `/verify-email/${REDACTED}`],
     [`/api/v1/anything/${tok}/more`, `/api/v1/anything/${REDACTED}/more`],
     [`/api/v1/x/${tok.replace('_', '%5F')}`, `/api/v1/x/${REDACTED}`],
     [`/api/v1/me?api_token=${newToken('owner')}`, '/api/v1/me'],

@@ -28,7 +28,7 @@ code{word-break:break-all}a{color:#1f5fd1}@media(max-width:600px){main{margin:0;
 export function authPage(status: number, title: string, body: string, extra: Record<string, string> = {}): Reply {
   const nonce = randomBytes(16).toString('base64')
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(title)} · Dispatch</title><style nonce="${nonce}">${STYLE}</style></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`
+<link rel="icon" href="data:,"><title>${esc(title)} · Dispatch</title><style nonce="${nonce}">${STYLE}</style></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`
   return new Reply(status, html, {
     'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'same-origin',
