@@ -7,18 +7,17 @@
  * docs/screenshots/dashboard-*.png.
  */
 import t from 'tap'
-import { readFileSync, mkdirSync, mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
-import { CHROMIUM, launchChromium } from './helpers/browser.ts'
+import { axeCheck, CHROMIUM, launchChromium } from './helpers/browser.ts'
 import { postOrder } from './helpers/fixtures.ts'
 import { startReceiver } from './helpers/webhook-receiver.ts'
 import { DASHBOARD_PAGES } from '../src/http/pages/dashboard/shell.ts'
 
-const AXE = readFileSync(new URL('../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8')
 const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 390, height: 844 }
 /** The script set `data-ready` once the page is drawn (a selector: string predicates would need eval, which the CSP refuses). */
@@ -63,12 +62,6 @@ if (!launched) {
     await page.waitForSelector(READY)
   }
 
-  async function axeCheck(t: Test, page: Page, label: string) {
-    await page.evaluate(AXE)
-    const result = await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-      r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`) as Array<{ id: string; impact: string }>
-    t.same(result.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `${label}: no serious or critical accessibility violations`)
-  }
 
   t.test('the owner\'s journey: sign in, live board, sold out, token once, webhook re-queue, sign out', async (t) => {
     const { ctx, page, clean } = await open(t)

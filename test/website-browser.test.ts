@@ -6,16 +6,15 @@
  * themes; phone screenshots of both themes go to docs/screenshots/.
  */
 import t from 'tap'
-import { readFileSync, mkdirSync, mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
-import { CHROMIUM, launchChromium } from './helpers/browser.ts'
+import { axeCheck, CHROMIUM, launchChromium } from './helpers/browser.ts'
 import { createAccount, createCategory, createCustomer, createItem, createStore } from './helpers/fixtures.ts'
 
-const AXE = readFileSync(new URL('../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8')
 const PHONE = { width: 390, height: 844 }
 /** Evaluated in the page: the header's live cart count shows one item. */
 const CART_HAS_ONE = "document.querySelector('[data-cart-count]')?.textContent === '1'"
@@ -191,13 +190,6 @@ if (!launched) {
     page.clean()
   })
 
-  const axeCheck = async (t: Test, page: Page, label: string) => {
-    await page.evaluate(AXE)
-    const result = await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-      r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`) as Array<{ id: string; impact: string; nodes: string[] }>
-    const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    t.same(bad, [], `${label}: no serious or critical accessibility violations`)
-  }
 
   t.test('phone screenshots of both built-in themes (docs/screenshots)', async (t) => {
     // Committed images change only when asked (UPDATE_SCREENSHOTS=1 npx tap test/website-browser.test.ts); otherwise a scratch folder.

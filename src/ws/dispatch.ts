@@ -14,10 +14,10 @@ import { ApiError } from '../errors.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
 import { session, subject } from './sessions.ts'
-import { decode } from './codec.ts'
+import { feedMessages } from './feed.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { dispatchDeliveryView, topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { CLOSE, errorFrame, policyVerdict } from './frames.ts'
+import { CLOSE, policyVerdict } from './frames.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import type { Access } from '../ops/op.ts'
 
@@ -66,14 +66,7 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
       hub.subscribe(ws, topics.fleet(ownerId))
       snapshot(ws)
     },
-    message: (ws, message, isBinary) => {
-      let frame: unknown
-      try { frame = decode(message, isBinary) } catch { return void hub.send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.'), true) }
-      const type = (frame as { type?: unknown } | null)?.type
-      if (type === 'ping') return void hub.send(ws, { type: 'pong' }, true)
-      if (type === 'refresh') return snapshot(ws)
-      hub.send(ws, errorFrame('unknown_type', 'Dispatch sockets accept only `ping` and `refresh` frames.'), true)
-    },
+    message: feedMessages(hub, 'Dispatch', (ws) => snapshot(ws)),
     drain: (ws) => {
       if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
     },

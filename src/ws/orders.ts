@@ -16,10 +16,10 @@ import { ApiError } from '../errors.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
 import { session, subject } from './sessions.ts'
-import { decode } from './codec.ts'
+import { feedMessages } from './feed.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { errorFrame, policyVerdict } from './frames.ts'
+import { policyVerdict } from './frames.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 
 interface OrdersSocket extends LiveSocket { storeId: number }
@@ -60,14 +60,7 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
       hub.subscribe(ws, topics.orders(ws.getUserData().storeId))
       snapshot(ws)
     },
-    message: (ws, message, isBinary) => {
-      let frame: unknown
-      try { frame = decode(message, isBinary) } catch { return void hub.send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.'), true) }
-      const type = (frame as { type?: unknown } | null)?.type
-      if (type === 'ping') return void hub.send(ws, { type: 'pong' }, true)
-      if (type === 'refresh') return snapshot(ws)
-      hub.send(ws, errorFrame('unknown_type', 'Orders sockets accept only `ping` and `refresh` frames.'), true)
-    },
+    message: feedMessages(hub, 'Orders', (ws) => snapshot(ws)),
     // Frames skipped while it was behind: a fresh snapshot puts the board right again.
     drain: (ws) => {
       if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)

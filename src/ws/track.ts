@@ -15,10 +15,9 @@ import type { Services } from '../services.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
-import { decode } from './codec.ts'
+import { feedMessages } from './feed.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { errorFrame } from './frames.ts'
 
 interface TrackSocket extends LiveSocket { orderId: number }
 
@@ -48,14 +47,7 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
       const loc = rt.lastTrackLocation(orderId)
       if (loc) hub.send(ws, loc, true)
     },
-    message: (ws, message, isBinary) => {
-      let frame: unknown
-      try { frame = decode(message, isBinary) } catch { return void hub.send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.'), true) }
-      const type = (frame as { type?: unknown } | null)?.type
-      if (type === 'ping') return void hub.send(ws, { type: 'pong' }, true)
-      if (type === 'refresh') return snapshot(ws, 'snapshot')
-      hub.send(ws, errorFrame('unknown_type', 'Tracking sockets accept only `ping` and `refresh` frames.'), true)
-    },
+    message: feedMessages(hub, 'Tracking', (ws) => snapshot(ws, 'snapshot')),
     drain: (ws) => {
       if (ws.getBufferedAmount() > SLOW_CONSUMER_BYTES / 4) return
       snapshot(ws, 'status')

@@ -2,8 +2,9 @@
  * Headless Chromium for page tests: Debian's `chromium` driven by playwright-core (never a
  * downloaded browser; DEPENDENCIES.md "browser tests"). `null` when it is not installed.
  */
-import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
+import { existsSync, readFileSync } from 'node:fs'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Test } from 'tap'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -13,4 +14,18 @@ export async function launchChromium(): Promise<Browser | null> {
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   })
+}
+
+const AXE = readFileSync(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8')
+
+/**
+ * axe-core on the page as it is now: asserts no serious or critical accessibility violation (each
+ * reported with up to three of its elements). The page's CSP must let the injected script run
+ * (a context with `bypassCSP`, or a page with no script-src restriction).
+ */
+export async function axeCheck(t: Test, page: Page, label: string): Promise<void> {
+  await page.evaluate(AXE)
+  const result = await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
+    r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`) as Array<{ id: string; impact: string; nodes: string[] }>
+  t.same(result.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `${label}: no serious or critical accessibility violations`)
 }
