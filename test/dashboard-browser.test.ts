@@ -14,9 +14,10 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
 import { axeCheck, CHROMIUM, launchChromium } from './helpers/browser.ts'
-import { postOrder } from './helpers/fixtures.ts'
+import { postOrder, tokenFor } from './helpers/fixtures.ts'
 import { startReceiver } from './helpers/webhook-receiver.ts'
 import { DASHBOARD_PAGES } from '../src/http/pages/dashboard/shell.ts'
+import type { RecordingEmailProvider } from '../src/providers/email.ts'
 
 const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 390, height: 844 }
@@ -38,17 +39,25 @@ if (!launched) {
   mkdirSync(shots, { recursive: true })
 
   /** A browser window that records script errors, CSP reports and requests leaving the server. */
-  async function open(t: Test, viewport = DESKTOP): Promise<{ ctx: BrowserContext; page: Page; clean: () => void }> {
+  async function open(t: Test, viewport = DESKTOP): Promise<{ ctx: BrowserContext; page: Page; clean: () => void; expect: (status: number, url: string) => void }> {
     const ctx = await browser.newContext({ viewport })
     const page = await ctx.newPage()
     t.teardown(() => ctx.close())
     const problems: string[] = []
+    // Refusals a test provokes on purpose (e.g. a 409 shown on the page): `${status} ${url}`.
+    const expected = new Set<string>()
+    const wanted = (status: number, url: string) => expected.has(`${status} ${url}`)
     page.on('pageerror', (e) => problems.push(String(e)))
     // The browser's own favicon probe after the sign-in pages (which name no icon) is not the dashboard's doing.
-    page.on('console', (m) => { if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico')) problems.push(`${m.text()} ${m.location().url}`) })
-    page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`) })
+    page.on('console', (m) => {
+      if (m.type() !== 'error' || m.location().url.endsWith('/favicon.ico')) return
+      // Chromium logs every 4xx fetch as "Failed to load resource … status of N"; an expected one is not a problem.
+      const status = Number(/status of (\d{3})/.exec(m.text())?.[1])
+      if (!wanted(status, m.location().url)) problems.push(`${m.text()} ${m.location().url}`)
+    })
+    page.on('response', (r) => { if (r.status() >= 400 && !wanted(r.status(), r.url())) problems.push(`${r.status()} ${r.url()}`) })
     page.on('request', (r) => { if (!r.url().startsWith(s.site) && !r.url().startsWith(s.site.replace('http', 'ws'))) problems.push(`outside request ${r.url()}`) })
-    return { ctx, page, clean: () => t.same(problems, [], 'no script errors, CSP violations or outside requests') }
+    return { ctx, page, clean: () => t.same(problems, [], 'no script errors, CSP violations or outside requests'), expect: (status, url) => expected.add(`${status} ${url}`) }
   }
 
   /** Signed out, the dashboard sends the browser to /login; the demo credentials bring it back. */
@@ -152,6 +161,103 @@ if (!launched) {
     await page.goto(`${s.site}/dashboard/orders`)
     await page.waitForURL(/\/login\?next=/)
     t.pass('signed out')
+    clean()
+  })
+
+  t.test('a new owner: sign up, verify, sign in, create a store from a starter menu, edit it, remove it', async (t) => {
+    const { page, clean, expect } = await open(t)
+    const email = `new-owner-${Date.now()}@example.test`
+    const password = 'a long enough password'
+    page.on('dialog', (d) => void d.accept())
+
+    // Sign up; the verification mail is read from the server's recording email provider.
+    await page.goto(`${s.site}/signup`)
+    await page.locator('input[name=name]').fill('Nora New')
+    await page.locator('input[type=email]').fill(email)
+    await page.locator('input[type=password]').fill(password)
+    await page.getByRole('button', { name: 'Create account' }).click()
+    await page.getByText('Check your email').first().waitFor()
+    const mail = (s.app.svc.email as RecordingEmailProvider).lastTo(email)
+    const link = /\/verify-email\/[A-Za-z0-9_-]+/.exec(mail?.text ?? '')?.[0]
+    t.ok(link, 'the verification mail holds the link')
+    await page.goto(`${s.site}${link}`)
+    await page.getByText('Email confirmed').first().waitFor()
+
+    // Sign in: an account without a store starts on the Stores page, not on an error.
+    await page.goto(`${s.site}/dashboard`)
+    await page.waitForURL(/\/login\?next=/)
+    await page.locator('input[type=email]').fill(email)
+    await page.locator('input[type=password]').fill(password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL((u) => u.pathname === '/dashboard/stores')
+    await page.waitForSelector(READY)
+    t.match(await page.locator('#view').textContent(), /No store yet/, 'no store yet')
+    await axeCheck(t, page, 'stores (none yet)')
+    await page.goto(`${s.site}/dashboard/menu`)
+    await page.waitForURL((u) => u.pathname === '/dashboard/stores')
+    await page.waitForSelector(READY)
+    t.match(await page.locator('#notice').textContent(), /Create a store to start/, 'a page that needs a store leads to the Stores page')
+    const ownerId = s.app.svc.db.prepare('SELECT id FROM owners WHERE email = ?').pluck().get(email) as number
+    const api = tokenFor(s.app.svc.db, ownerId, ['*'])
+
+    // Create a store from a starter menu.
+    const starters = (await s.req('GET', '/catalog/starter-menus')).body as Array<{ key: string; title: string; item_count: number; store_types: string[]; categories: Array<{ items: Array<{ name: string }> }> }>
+    const starter = starters.find((m) => m.store_types.includes('restaurant'))!
+    const create = page.locator('#store-create')
+    await create.getByLabel('Title').fill('Nora\'s Corner')
+    await create.getByLabel('Store type').selectOption('restaurant')
+    await create.getByLabel('Address').fill('1 Main Street')
+    await create.getByLabel('City').fill('Berlin')
+    await create.getByLabel('Currency').fill('EUR')
+    await create.getByLabel('Time zone').fill('Europe/Berlin')
+    await create.getByLabel('Menu').selectOption(starter.key)
+    await create.getByRole('button', { name: 'Create store' }).click()
+    const row = page.locator('tr[data-store-id]')
+    await row.first().waitFor()
+    await page.getByText(/created with \d+ menu items/).waitFor()
+    const storeId = Number(await row.first().getAttribute('data-store-id'))
+    const detail = (await s.req('GET', `/restaurants/${storeId}`, { token: api })).body as { title: string; url: string; currency: string; city: string; item_count: number }
+    t.match(detail, { title: 'Nora\'s Corner', currency: 'EUR', city: 'Berlin', item_count: starter.item_count }, 'created as entered, with the starter\'s items')
+    t.equal(await row.first().locator('a[data-store-url]').getAttribute('href'), detail.url, 'listed with its public url')
+    t.equal(await row.first().locator('a[data-store-url]').textContent(), detail.url)
+    const settings = (await s.req('GET', `/restaurants/${storeId}/settings`, { token: api })).body as { timezone: string; address: string }
+    t.match(settings, { timezone: 'Europe/Berlin', address: '1 Main Street' }, 'address and time zone set')
+    const publicNames = ((await s.req('GET', `/menu/${storeId}`)).body as Array<{ items: Array<{ name: string }> }>).flatMap((c) => c.items.map((i) => i.name)).sort()
+    t.same(publicNames, starter.categories.flatMap((c) => c.items.map((i) => i.name)).sort(), 'the public menu has the starter items')
+    t.equal(await page.locator('#store option').count(), 1, 'the store picker has it')
+
+    // Edit: title, accepting orders and Monday's hours.
+    await row.first().getByRole('button', { name: /^Edit/ }).click()
+    const edit = page.locator(`[data-store-edit="${storeId}"]`)
+    await edit.waitFor()
+    await axeCheck(t, page, 'stores (edit form open)')
+    await edit.getByLabel('Title').fill('Nora\'s Corner Bar')
+    await edit.getByLabel('Accepting orders').uncheck()
+    await edit.getByLabel('Always open').uncheck()
+    await edit.getByLabel('Monday').fill('11:00-14:30, 17:00-22:00')
+    await edit.getByRole('button', { name: 'Save store' }).click()
+    await page.getByText('Nora\'s Corner Bar saved.').waitFor()
+    t.equal(await row.first().locator('td').first().textContent(), 'Nora\'s Corner Bar', 'the list shows the new title')
+    t.equal(((await s.req('GET', `/restaurants/${storeId}`, { token: api })).body as { title: string }).title, 'Nora\'s Corner Bar', 'saved through the API')
+    t.match((await s.req('GET', `/restaurants/${storeId}/settings`, { token: api })).body, {
+      accepting_orders: false, public_listing: true, timezone: 'Europe/Berlin',
+      business_hours: { mon: [['11:00', '14:30'], ['17:00', '22:00']], tue: [] },
+    }, 'the settings and hours saved')
+
+    // Remove: refused with the API's message while an order is live, then removed.
+    const item = s.app.svc.db.prepare('SELECT id FROM menu_items WHERE store_id = ? ORDER BY id LIMIT 1').pluck().get(storeId) as number
+    const order = await postOrder(s, api, storeId, { type: 'takeaway', customer_name: 'Live', items: [{ item_id: item, quantity: 1 }] })
+    t.equal(order.status, 200)
+    expect(409, `${s.base}/restaurants/${storeId}`)
+    await row.first().getByRole('button', { name: /^Remove/ }).click()
+    await page.locator('#problem', { hasText: /.+/ }).waitFor()
+    t.match(await page.locator('#problem').textContent(), /order/i, 'the 409 message is shown')
+    t.equal(await row.count(), 1, 'still listed')
+    await s.req('PUT', `/restaurants/${storeId}/orders/${order.body.id}/status`, { token: api, body: { status: 'cancelled' } })
+    await row.first().getByRole('button', { name: /^Remove/ }).click()
+    await page.getByText('No store yet').waitFor()
+    t.equal((await s.req('GET', `/restaurants/${storeId}`, { token: api })).status, 404, 'removed')
+    await axeCheck(t, page, 'stores (after removal)')
     clean()
   })
 

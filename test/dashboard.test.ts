@@ -6,12 +6,13 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { request, refusal, startServer } from './helpers/server.ts'
-import { createAccount, createPlan, envelopeProblem, postOrder, tokenFor } from './helpers/fixtures.ts'
+import { createAccount, createOwner, createPlan, envelopeProblem, postOrder, tokenFor } from './helpers/fixtures.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
 import { sha256Hex } from '../src/auth/tokens.ts'
 import { nowIso } from '../src/storage/db.ts'
 import { insertSession } from '../src/storage/owner-auth.ts'
 import { DASHBOARD_PAGES } from '../src/http/pages/dashboard/shell.ts'
+import { STORE_TYPES } from '../src/domain/verticals.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -65,6 +66,18 @@ t.test('signed in: each page is the shell with the nav, the CSRF token and a str
     t.match(html, `name="csrf" value="${me.csrf}"`, 'the sign-out form carries the CSRF token')
   }
   t.match(await (await page('/dashboard/apps', me.cookie)).text(), '>Apps<', 'the Apps slot is in the navigation')
+})
+
+t.test('Stores: in the navigation right after Orders; an account without a store starts there', async (t) => {
+  t.same(DASHBOARD_PAGES.slice(0, 2).map((p) => p.path), ['orders', 'stores'], 'Stores right after Orders')
+  const storeless = signedIn(createOwner(db))
+  const start = await page('/dashboard', storeless.cookie)
+  t.equal(start.status, 303)
+  t.equal(start.headers.get('location'), '/dashboard/stores', 'no store yet: the start is the Stores page, not a board that cannot draw')
+  const html = await (await page('/dashboard/stores', storeless.cookie)).text()
+  t.match(html, `data-store-types="${STORE_TYPES.join(' ')}"`, 'the store types the API accepts, for the create form')
+  const withStore = signedIn(a.ownerId)
+  t.equal((await page('/dashboard', withStore.cookie)).headers.get('location'), '/dashboard/orders', 'with a store: the orders board')
 })
 
 t.test('the script and the stylesheet: served to anyone, long-cached by content tag, no outside address', async (t) => {

@@ -9,6 +9,7 @@ import { route, Reply } from '../route.ts'
 import { API_PREFIX } from '../server.ts'
 import { DASHBOARD_PAGES, dashboardHeaders, dashboardShell } from '../pages/dashboard/shell.ts'
 import { ASSET_TAG, DASHBOARD_ASSETS } from '../pages/dashboard/assets.ts'
+import { STORE_TYPES } from '../../domain/verticals.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const tag = 'Dashboard'
@@ -18,7 +19,7 @@ const pageRoutes = DASHBOARD_PAGES.map((page) => route({
   summary: `Dashboard: ${page.title}`,
   description: 'Signed out: 303 to `/login?next=…`. The page loads `/dashboard/assets/app.js`, which draws it from the owner API (docs/dashboard.md).',
   handler: ({ principal, headers }) =>
-    new Reply(200, dashboardShell({ page, csrf: principal.csrf, site: '', api: API_PREFIX, assetTag: ASSET_TAG }), dashboardHeaders(headers.host, null), HTML),
+    new Reply(200, dashboardShell({ page, csrf: principal.csrf, site: '', api: API_PREFIX, assetTag: ASSET_TAG, storeTypes: STORE_TYPES }), dashboardHeaders(headers.host, null), HTML),
 }))
 
 const assetRoutes = Object.entries(DASHBOARD_ASSETS).map(([name, asset]) => route({
@@ -31,8 +32,9 @@ const assetRoutes = Object.entries(DASHBOARD_ASSETS).map(([name, asset]) => rout
 export const dashboardRoutes = [
   route({
     method: 'GET', path: '/dashboard', site: true, tag, auth: 'session', produces: HTML,
-    summary: 'The dashboard\'s start: 303 to the orders board (signed out: to `/login?next=/dashboard`)',
-    handler: () => new Reply(303, '', { Location: '/dashboard/orders', 'Cache-Control': 'no-store' }, HTML),
+    summary: 'The dashboard\'s start: 303 to the orders board, or to the Stores page while the account has no store (signed out: to `/login?next=/dashboard`)',
+    // A new owner has no store yet: lead them to create one rather than to a board that cannot draw (issue 14 item 2).
+    handler: ({ principal, svc }) => new Reply(303, '', { Location: svc.stores.page(principal.ownerId, 1, 1).total > 0 ? '/dashboard/orders' : '/dashboard/stores', 'Cache-Control': 'no-store' }, HTML),
   }),
   ...pageRoutes,
   ...assetRoutes,

@@ -120,19 +120,26 @@ let stores = []
 let store = null
 
 async function pickStore() {
-  const list = await api('GET', '/restaurants?per_page=100')
-  stores = list.data || []
-  const wanted = Number(new URLSearchParams(location.search).get('store'))
-  store = stores.find((s) => s.id === wanted) || stores[0] || null
+  await loadStores()
   const sel = document.getElementById('store')
-  sel.replaceChildren(...stores.map((s) => h('option', { value: s.id, selected: store && s.id === store.id, text: s.title })))
   sel.addEventListener('change', () => {
     const u = new URL(location.href)
     u.searchParams.set('store', sel.value)
     location.assign(u)
   })
+}
+
+/** The account's stores into the picker (again after the Stores page adds or removes one). */
+async function loadStores(prefer) {
+  const list = await api('GET', '/restaurants?per_page=100')
+  stores = list.data || []
+  const wanted = prefer || Number(new URLSearchParams(location.search).get('store'))
+  store = stores.find((s) => s.id === wanted) || stores[0] || null
+  const sel = document.getElementById('store')
+  sel.replaceChildren(...stores.map((s) => h('option', { value: s.id, selected: store && s.id === store.id, text: s.title })))
+  sel.disabled = stores.length === 0
   // Keep the chosen store when moving between pages.
-  if (store) for (const a of document.querySelectorAll('nav a[data-nav]')) a.search = `?store=${store.id}`
+  for (const a of document.querySelectorAll('nav a[data-nav]')) a.search = store ? `?store=${store.id}` : ''
 }
 const S = () => `/restaurants/${store.id}`
 
@@ -232,6 +239,122 @@ async function ordersPage() {
     }
   }, (up) => { live.textContent = up ? 'live' : 'reconnecting…'; live.className = up ? 'live-dot pill live' : 'live-dot pill warn' })
   draw()
+}
+
+// ---- Stores ----
+
+const STORE_TYPES = (body.dataset.storeTypes || 'restaurant').split(' ').filter(Boolean)
+const WEEK = [['mon', 'Monday'], ['tue', 'Tuesday'], ['wed', 'Wednesday'], ['thu', 'Thursday'], ['fri', 'Friday'], ['sat', 'Saturday'], ['sun', 'Sunday']]
+const localZone = () => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' } catch { return 'UTC' } }
+const zoneList = () => { try { return Intl.supportedValuesOf('timeZone') } catch { return ['UTC'] } }
+/** `[["11:00","14:30"],["17:00","22:00"]]` ⇄ `11:00-14:30, 17:00-22:00` (empty: closed that day). */
+const hoursText = (intervals) => (intervals || []).map(([o, c]) => `${o}-${c}`).join(', ')
+const hoursOf = (text) => String(text || '').split(',').map((p) => p.trim()).filter(Boolean).map((p) => p.split('-').map((x) => x.trim()))
+const opt = (v) => (v === '' || v == null ? null : v)
+
+/**
+ * The account's stores (docs/dashboard.md "Stores"): list with the public website address, create
+ * (then address and time zone with `PUT /restaurants/{id}`, then the chosen starter menu), edit the
+ * store and its main settings and weekly hours, remove. The API's own messages are shown as they
+ * come (plan quotas, 409 while orders are live).
+ */
+async function storesPage() {
+  const starters = await api('GET', '/catalog/starter-menus').catch(() => [])
+  const zones = h('datalist', { id: 'zones' }, zoneList().map((z) => h('option', { value: z })))
+  const typeSelect = (value) => h('select', { name: 'store_type' }, STORE_TYPES.map((t) => h('option', { value: t, selected: t === value, text: t })))
+
+  const create = h('form', { class: 'card', id: 'store-create', on: { submit: act(async (ev) => {
+    const f = formData(ev.target)
+    const made = await api('POST', '/restaurants', { title: f.title, store_type: f.store_type, currency: f.currency.toUpperCase(), city: opt(f.city) })
+    // POST /restaurants takes the basics; the address and time zone are the store's edit (same checks).
+    const steps = []
+    try {
+      if (f.address || f.timezone) await api('PUT', `/restaurants/${made.id}`, { address: opt(f.address), ...(f.timezone ? { timezone: f.timezone } : {}) })
+      if (f.starter) { const r = await api('POST', `/restaurants/${made.id}/menu/starter`, { starter: f.starter }); steps.push(`${r.item_count} menu items`) }
+    } catch (err) {
+      await loadStores(made.id); await draw()
+      throw Object.assign(err, { message: `${made.title} was created, but: ${err.message}` })
+    }
+    ev.target.reset()
+    await loadStores(made.id)
+    await draw()
+    say(`${made.title} created${steps.length ? ' with ' + steps.join(', ') : ''}.`)
+  }) } },
+  h('h2', { text: 'Create a store' }),
+  h('label', {}, 'Title', h('input', { name: 'title', required: true, maxlength: 120 })),
+  h('label', {}, 'Store type', typeSelect('restaurant')),
+  h('label', {}, 'Address', h('input', { name: 'address', maxlength: 300, autocomplete: 'street-address' })),
+  h('label', {}, 'City', h('input', { name: 'city', maxlength: 100, autocomplete: 'address-level2' })),
+  h('label', {}, 'Currency', h('input', { name: 'currency', value: 'USD', required: true, pattern: '[A-Za-z]{3}', maxlength: 3, size: 4 })),
+  h('label', {}, 'Time zone', h('input', { name: 'timezone', value: localZone(), list: 'zones', autocomplete: 'off' })),
+  h('label', {}, 'Menu', h('select', { name: 'starter' }, h('option', { value: '', text: 'Empty menu' }),
+    starters.map((m) => h('option', { value: m.key, text: `Starter: ${m.title} (${m.item_count} items)` })))),
+  h('div', {}, h('button', { type: 'submit', class: 'primary', text: 'Create store' })))
+
+  /** The edit form of one store: its fields (PUT /restaurants/{id}), main settings and weekly hours (PUT …/settings). */
+  async function editForm(s) {
+    const [detail, set] = await Promise.all([api('GET', `/restaurants/${s.id}`), api('GET', `/restaurants/${s.id}/settings`)])
+    const hours = set.business_hours
+    const always = h('input', { type: 'checkbox', name: 'always_open', checked: hours === null })
+    const days = h('fieldset', { hidden: hours === null }, h('legend', { text: 'Weekly hours (HH:MM-HH:MM, several separated by commas; empty: closed)' }),
+      WEEK.map(([d, name]) => h('label', {}, name, h('input', { name: `hours_${d}`, value: hoursText(hours && hours[d]), placeholder: 'closed', pattern: '\\s*(\\d{2}:\\d{2}\\s*-\\s*\\d{2}:\\d{2}\\s*,?\\s*)*' }))))
+    always.addEventListener('change', () => { days.hidden = always.checked })
+    return h('form', { class: 'card', data: { storeEdit: s.id }, on: { submit: act(async (ev) => {
+      const f = formData(ev.target)
+      const fields = { title: f.title, store_type: f.store_type, city: opt(f.city), address: opt(f.address), timezone: f.timezone }
+      // Sent only when changed: a store with orders keeps its currency (409), so an unchanged one is left out.
+      if (f.currency.toUpperCase() !== detail.currency) fields.currency = f.currency.toUpperCase()
+      await api('PUT', `/restaurants/${s.id}`, fields)
+      const business_hours = f.always_open === 'on' ? null : Object.fromEntries(WEEK.map(([d]) => [d, hoursOf(f[`hours_${d}`])]))
+      await api('PUT', `/restaurants/${s.id}/settings`, { accepting_orders: f.accepting_orders === 'on', public_listing: f.public_listing === 'on', prep_minutes: Number(f.prep_minutes), business_hours })
+      await loadStores(store && store.id)
+      await draw()
+      say(`${fields.title} saved.`)
+    }) } },
+    h('h3', { text: `Edit ${s.title}` }),
+    h('label', {}, 'Title', h('input', { name: 'title', value: detail.title, required: true, maxlength: 120 })),
+    h('label', {}, 'Store type', typeSelect(detail.store_type)),
+    h('label', {}, 'Address', h('input', { name: 'address', value: set.address, maxlength: 300 })),
+    h('label', {}, 'City', h('input', { name: 'city', value: detail.city, maxlength: 100 })),
+    h('label', {}, 'Currency', h('input', { name: 'currency', value: detail.currency, required: true, pattern: '[A-Za-z]{3}', maxlength: 3, size: 4 })),
+    h('label', {}, 'Time zone', h('input', { name: 'timezone', value: set.timezone, list: 'zones', required: true, autocomplete: 'off' })),
+    h('label', {}, 'Preparation minutes', h('input', { name: 'prep_minutes', type: 'number', min: 1, max: 240, step: 1, value: set.prep_minutes, required: true })),
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'accepting_orders', checked: set.accepting_orders }), 'Accepting orders'),
+    h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'public_listing', checked: set.public_listing }), 'Listed in the public catalog'),
+    h('label', { class: 'check' }, always, 'Always open (no business hours)'),
+    days,
+    h('div', {}, h('button', { type: 'submit', class: 'primary', text: 'Save store' })))
+  }
+
+  const list = h('div', {})
+  async function draw() {
+    const mine = (await api('GET', '/restaurants?per_page=100')).data || []
+    list.replaceChildren(h('h2', { text: 'Your stores' }), mine.length ? table(['Store', 'Type', 'Website', ''], mine.map((s) => {
+      const slot = h('div', {})
+      return h('tr', { data: { storeId: s.id } },
+        h('td', { text: s.title }),
+        h('td', { text: s.store_type }),
+        h('td', {}, h('a', { href: s.url, 'data-store-url': '', text: s.url })),
+        h('td', {},
+          h('button', { type: 'button', 'aria-expanded': 'false', 'aria-label': `Edit ${s.title}`, text: 'Edit', on: { click: act(async (ev) => {
+            const btn = ev.currentTarget
+            if (slot.firstChild) { slot.replaceChildren(); btn.setAttribute('aria-expanded', 'false'); return }
+            slot.replaceChildren(await editForm(s)); btn.setAttribute('aria-expanded', 'true')
+          }) } }), ' ',
+          h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${s.title}`, text: 'Remove', on: { click: act(async () => {
+            if (!confirm(`Remove ${s.title}? Its website and menu go offline; its order history is kept.`)) return
+            // 409 while orders are in progress: the API's message says so and nothing changes.
+            await api('DELETE', `/restaurants/${s.id}`)
+            await loadStores(store && store.id !== s.id ? store.id : undefined)
+            await draw()
+            say(`${s.title} removed.`)
+          }) } }),
+          slot))
+    })) : h('p', { class: 'muted', text: 'No store yet: create your first one below.' }))
+  }
+  await draw()
+  view.replaceChildren(list, create, zones)
+  if (new URLSearchParams(location.search).get('first') && !store) say('Create a store to start: the other pages need one.')
 }
 
 // ---- Dispatch ----
@@ -586,13 +709,15 @@ function appsPage() {
 
 // ---- start ----
 
-const PAGES = { orders: ordersPage, dispatch: dispatchPage, menu: menuPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
+const PAGES = { orders: ordersPage, stores: storesPage, dispatch: dispatchPage, menu: menuPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
+/** Pages that work for an account without a store; the others lead to the Stores page instead. */
+const STORELESS = ['stores', 'tokens', 'webhooks', 'apps']
 
 async function start() {
   try {
     await pickStore()
-    if (!store && PAGE !== 'tokens' && PAGE !== 'webhooks' && PAGE !== 'apps') {
-      view.replaceChildren(h('p', { text: 'This account has no store yet.' }))
+    if (!store && !STORELESS.includes(PAGE)) {
+      location.replace(`${SITE}/dashboard/stores?first=1`)
       return
     }
     await PAGES[PAGE]()

@@ -9,6 +9,7 @@ export interface NavPage { path: string; title: string }
 /** The navigation, in order; `apps` is the slot the app platform (api-v1 §4.10) fills. */
 export const DASHBOARD_PAGES: readonly NavPage[] = [
   { path: 'orders', title: 'Orders' },
+  { path: 'stores', title: 'Stores' },
   { path: 'dispatch', title: 'Dispatch' },
   { path: 'menu', title: 'Menu' },
   { path: 'tokens', title: 'API tokens' },
@@ -32,10 +33,12 @@ export interface ShellInput {
   api: string
   /** A version tag on the asset addresses, so a new release is fetched, never a stale cached one. */
   assetTag: string
+  /** The store types `POST /restaurants` accepts (src/domain/verticals.ts), for the Stores page's select. */
+  storeTypes?: readonly string[]
 }
 
 /** The page: header with the store picker and sign-out, navigation, and the page's `<main>`. */
-export function dashboardShell({ page, csrf, site, api, assetTag }: ShellInput): string {
+export function dashboardShell({ page, csrf, site, api, assetTag, storeTypes = [] }: ShellInput): string {
   const nav = DASHBOARD_PAGES.map((p) =>
     `<li><a href="${esc(site)}/dashboard/${p.path}" data-nav="${p.path}"${p.path === page.path ? ' aria-current="page"' : ''}>${esc(p.title)}</a></li>`).join('')
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -45,7 +48,7 @@ export function dashboardShell({ page, csrf, site, api, assetTag }: ShellInput):
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${esc(site)}/dashboard/assets/app.css?v=${esc(assetTag)}">
 <script type="module" src="${esc(site)}/dashboard/assets/app.js?v=${esc(assetTag)}"></script>
-</head><body data-page="${esc(page.path)}" data-site="${esc(site)}" data-api="${esc(api)}">
+</head><body data-page="${esc(page.path)}" data-site="${esc(site)}" data-api="${esc(api)}" data-store-types="${esc(storeTypes.join(' '))}">
 <a class="skip" href="#main">Skip to content</a>
 <header class="top"><span class="brand">Dashboard</span>
 <label class="store-pick">Store <select id="store" aria-label="Store"></select></label>
