@@ -20,6 +20,7 @@ import { storeHandler, type StoreDeps, type StoreMsg, type StoreState } from './
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
 import { createOwnerAuth } from './auth/owner.ts'
 import { mountHttp } from './http/server.ts'
+import { developerApp } from './storage/apps.ts'
 import { mcpEndpoints } from './mcp/endpoints.ts'
 import { createStaffAuth } from './auth/staff.ts'
 import { createCustomerAuth } from './auth/customer.ts'
@@ -108,6 +109,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
     mcpServers: [],
     resellers: createResellerQueries(db),
+    apps: { ownedBy: (id, developerId) => developerApp(db, developerId, id) ?? undefined },
     // Handlers close over `svc`; they run only once messages arrive, after it is complete.
     actors: {
       stores: new Registry<number, StoreState | null, StoreMsg>(system, 'store', () => null, (id) => storeHandler(storeDeps, id), log, 10 * 60_000, mailboxes),

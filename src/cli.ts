@@ -16,6 +16,7 @@ import { ACCOUNTS_USAGE, accountsCommand } from './cli-accounts.ts'
 import { BILLING_USAGE, billingCommand } from './cli-billing.ts'
 import { RESELLER_OPTIONS, RESELLER_USAGE, runResellerCli } from './cli-reseller.ts'
 import { OWNER_OPTIONS, OWNER_USAGE, ownerCommand } from './cli-owner.ts'
+import { APP_OPTIONS, APP_USAGE, appCommand } from './cli-apps.ts'
 import { ApiError } from './errors.ts'
 import { requireQuota } from './storage/entitlements.ts'
 
@@ -27,6 +28,7 @@ ${ACCOUNTS_USAGE}
 ${BILLING_USAGE}
 ${RESELLER_USAGE}
 ${OWNER_USAGE}
+${APP_USAGE}
   dispatch migrate [--json]
 
 LIST is comma-separated capabilities: *, read, write, or resource:action
@@ -51,7 +53,7 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
       'expires-in': { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' },
       plan: { type: 'string' }, feature: { type: 'string' }, reason: { type: 'string' },
       amount: { type: 'string' }, at: { type: 'string' }, reference: { type: 'string' },
-      ...RESELLER_OPTIONS, ...OWNER_OPTIONS,
+      ...RESELLER_OPTIONS, ...OWNER_OPTIONS, ...APP_OPTIONS,
     },
   })
   const json = Boolean(values.json)
@@ -95,6 +97,8 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
       if (!known) throw new CliError('no such token')
       return { code: 0, out: emit({ revoked: true }, 'token revoked') }
     }
+    const appCmd = appCommand(db, config, positionals, values, emit)
+    if (appCmd) return appCmd
     const ownerCmd = ownerCommand(db, cmd, sub, values, emit)
     if (ownerCmd) return ownerCmd
     const account = accountsCommand(db, cmd, sub, values, emit)

@@ -40,6 +40,12 @@ export const ERROR_CATALOG = {
   device_not_enrolled: { status: 401, message: 'This device is not enrolled for PIN sign-in at this store; a manager enrolls it once.' },
   locked_out: { status: 429, message: 'Too many wrong PINs; this device is locked for a while.' },
   rate_limited: { status: 429, message: 'Too many requests.' },
+  // The OAuth token address (docs/apps.md "OAuth"): RFC 6749 §5.2 codes, also sent as `error`.
+  invalid_request: { status: 400, message: 'The token request is missing a parameter or repeats one.' },
+  invalid_client: { status: 401, message: 'Unknown client or wrong client secret.' },
+  invalid_grant: { status: 400, message: 'The code or refresh token is invalid, expired, used or issued to another client.' },
+  unsupported_grant_type: { status: 400, message: 'Use grant_type authorization_code or refresh_token.' },
+  invalid_scope: { status: 400, message: 'The scope asked for was not granted.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   not_implemented: { status: 501, message: 'The request needs something this server does not implement.' },
   unavailable: { status: 503, message: 'The server is not ready.' },

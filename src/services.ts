@@ -1,4 +1,5 @@
 /** Everything a front door needs, built once per server (app.ts) and handed to routes. */
+import type { AppRow } from './storage/apps.ts'
 import type { Config } from './config.ts'
 import type { Db } from './storage/db.ts'
 import type { Committer } from './storage/commit.ts'
@@ -54,6 +55,8 @@ export interface Services {
   mcpServers: ReadonlyArray<{ path: string; name: string; title: string; auth: string; tools: number }>
   /** The reseller role and the accounts each reseller manages, for the policy (src/storage/reseller.ts). */
   resellers: ResellerQueries
+  /** Developers' apps, for tenancy (src/auth/policy.ts; docs/apps.md). */
+  apps: { ownedBy(id: number, developerId: number): AppRow | undefined }
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>

@@ -5,6 +5,7 @@
  */
 import type { Db } from '../storage/db.ts'
 import { sha256Hex } from './tokens.ts'
+import { isAppAccessToken, resolveAppToken } from './app-tokens.ts'
 
 export interface OwnerPrincipal {
   kind: 'owner'
@@ -13,6 +14,11 @@ export interface OwnerPrincipal {
   capabilities: string[]
   /** ISO 8601 end of the token's life, if it has one (open sockets close then: src/ws/sessions.ts). */
   expiresAt?: string | null
+  /**
+   * Set when the caller is a third-party app's access token (api-v1 §4.10, docs/apps.md "Calling the
+   * API"): `capabilities` then come from the granted scopes only; `tokenId` is the app token's id.
+   */
+  app?: { appId: number; installationId: number; tokenId: number; scopes: string[] }
 }
 
 export function createOwnerAuth(db: Db) {
@@ -22,6 +28,8 @@ export function createOwnerAuth(db: Db) {
   return {
     /** The principal for a raw token, or null when missing, unknown, revoked or expired. */
     resolve(rawToken: string): OwnerPrincipal | null {
+      // App access tokens are owner principals limited to their scopes (docs/apps.md "Calling the API").
+      if (isAppAccessToken(rawToken)) return resolveAppToken(db, rawToken)
       const row = byHash.get(sha256Hex(rawToken))
       if (!row || row.revoked_at) return null
       if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) return null

@@ -12,6 +12,7 @@ import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import type { DriverRow } from '../storage/drivers.ts'
 import type { EndpointRow } from '../storage/webhooks.ts'
+import type { AppRow } from '../storage/apps.ts'
 import type { ResellerQueries, ResellerRow } from '../storage/reseller.ts'
 
 /** What resolving a scope reads; narrow so it can be faked in unit tests. */
@@ -24,6 +25,8 @@ export interface ScopeReader {
   accounts?: { suspended(ownerId: number): boolean }
   /** Reseller role and the accounts a reseller manages (src/storage/reseller.ts); absent in faked readers. */
   resellers?: ResellerQueries
+  /** Developers' apps (src/storage/apps.ts); absent in faked readers. */
+  apps?: { ownedBy(id: number, developerId: number): AppRow | undefined }
 }
 
 /** Ids that leave the server are positive integers; anything else cannot exist (api-v1 §7: 404). */
@@ -121,6 +124,14 @@ function resolveEndpoint(reader: ScopeReader, principal: Principal | null, raw: 
   return endpoint
 }
 
+/** A third-party app belongs to its developer's account (docs/apps.md): anyone else's is a 404. */
+function resolveApp(reader: ScopeReader, principal: Principal | null, raw: string | number | undefined): AppRow {
+  const id = parseId(raw)
+  const app = principal?.kind === 'owner' && id ? reader.apps?.ownedBy(id, principal.ownerId) : undefined
+  if (!app) throw notFound('app')
+  return app
+}
+
 /**
  * The reseller area (api-v1 §4.8) is open to owner tokens of reseller accounts only: any other
  * account gets 403 `forbidden` (it is not someone else's resource, it is a role the account lacks).
@@ -148,6 +159,7 @@ export function resolveScope(reader: ScopeReader, principal: Principal | null, n
     else if (need === 'order') scope.order = resolveOrder(reader, principal, scope.store ?? resolveStore(reader, principal, ids.store), ids.order)
     else if (need === 'driver') scope.driver = resolveDriver(reader, principal, ids.driver)
     else if (need === 'endpoint') scope.endpoint = resolveEndpoint(reader, principal, ids.endpoint)
+    else if (need === 'app') scope.app = resolveApp(reader, principal, ids.app)
     else if (need === 'reseller') scope.reseller = resolveReseller(reader, principal)
     else if (need === 'account') scope.account = resolveManaged(scope.reseller ?? resolveReseller(reader, principal), ids.account, (id, r) => reader.resellers?.account(id, r), 'customer')
     else if (need === 'subscription') scope.subscription = resolveManaged(scope.reseller ?? resolveReseller(reader, principal), ids.subscription, (id, r) => reader.resellers?.subscription(id, r), 'subscription')

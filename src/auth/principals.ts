@@ -47,7 +47,8 @@ export type Authenticator<A extends AuthFamily> = (input: AuthInput) => Principa
 /** A stable key for per-principal rate limiting. */
 export function principalKey(p: Principal): string {
   switch (p.kind) {
-    case 'owner': return `owner-token:${p.tokenId}`
+    // App tokens live in their own table: their ids must not share an owner token's budget.
+    case 'owner': return p.app ? `app-token:${p.app.tokenId}` : `owner-token:${p.tokenId}`
     // Per driver, not per token: a driver's devices share one budget.
     case 'driver': return `driver:${p.driverId}`
     // Staff and customer tokens are per device; the storefront token is the store's one token (api-v1 §8: per token).

@@ -11,6 +11,9 @@ export const TOKEN_PREFIX = {
   track: 'trk_',
   /** The owner's mobile shell app (api-v1 §4.9, docs/app-shell.md). */
   shell: 'dsh_',
+  /** Third-party apps' access and refresh tokens (api-v1 §4.10, docs/apps.md). */
+  app: 'dsa_',
+  appRefresh: 'dsar_',
 } as const
 export type TokenFamily = keyof typeof TOKEN_PREFIX
 

@@ -104,7 +104,8 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'dsid', description: 'The owner\'s web session (dashboard pages under the site URL only, never /api/v1). State-changing requests also send the session\'s CSRF token as `X-CSRF-Token` or the form field `csrf` (docs/dashboard.md).' },
         oauth2: {
           type: 'oauth2',
-          flows: { authorizationCode: { authorizationUrl: `${config.siteUrl}/oauth/authorize`, tokenUrl: `${config.siteUrl}/oauth/token`, scopes: {} } },
+          description: 'Third-party apps (docs/apps.md): the authorization-code flow with optional PKCE S256 gives an access token (`dsa_…`) sent as `Authorization: Bearer`. It acts for the installing account within the granted scopes (menu:read|write, orders:read|write, analytics:read, restaurant:read, mcp:use); account-wide operations are refused.',
+          flows: { authorizationCode: { authorizationUrl: `${config.siteUrl}/oauth/authorize`, tokenUrl: `${config.siteUrl}/oauth/token`, refreshUrl: `${config.siteUrl}/oauth/token`, scopes: {} } },
         },
       },
     },

@@ -14,6 +14,7 @@ import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import type { EndpointRow } from '../storage/webhooks.ts'
 import type { DriverRow } from '../storage/drivers.ts'
+import type { AppRow } from '../storage/apps.ts'
 import type { ManagedAccountRow, ManagedSubscriptionRow, ResellerRow } from '../storage/reseller.ts'
 import type { FeatureKey } from '../domain/plans.ts'
 import { requireFeature } from '../storage/entitlements.ts'
@@ -46,7 +47,7 @@ export interface Access {
  * Tenancy resources the policy resolves before the input is validated (ARCHITECTURE "The shape" 2):
  * a store or order the principal does not own is a 404, whatever the body says.
  */
-export type ScopeNeed = 'store' | 'order' | 'driver' | 'endpoint' | ResellerScopeNeed
+export type ScopeNeed = 'store' | 'order' | 'driver' | 'endpoint' | 'app' | ResellerScopeNeed
 /**
  * The reseller area (api-v1 §4.8, docs/billing.md "Resellers"): `reseller` admits only owner tokens
  * of an account with the reseller role (403 `forbidden` otherwise); `account` and `subscription`
@@ -60,6 +61,8 @@ export interface Scope {
   order?: OrderRow
   driver?: DriverRow
   endpoint?: EndpointRow
+  /** A third-party app of the calling developer (docs/apps.md "Registering an app"). */
+  app?: AppRow
   reseller?: ResellerRow
   account?: ManagedAccountRow
   subscription?: ManagedSubscriptionRow

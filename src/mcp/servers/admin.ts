@@ -141,6 +141,9 @@ export const adminServer: McpServerDef = {
   // The plan decides whether an account may use MCP at all (docs/billing.md "Plans and entitlements").
   admit: (principal, svc) => {
     if (principal?.kind !== 'owner') throw new ApiError('unauthenticated')
+    // A third-party app's token opens this server only with the mcp:use scope (docs/apps.md
+    // "Calling the API"); its tools are then those its other scopes' capabilities reach.
+    if (principal.app && !principal.app.scopes.includes('mcp:use')) throw new ApiError('forbidden', 'This app token was not granted the mcp:use scope.')
     requireFeature(svc.db, principal.ownerId, 'mcp')
   },
   tools: adminTools,
