@@ -6,6 +6,7 @@
  * the operation's permission gets 403. An operation this test has no fixture for FAILS the test
  * instead of being skipped: add its ids to `fixtureIds` below.
  */
+import { createTestApp, installTestApp } from './helpers/apps.ts'
 import t from 'tap'
 import { startServer, request } from './helpers/server.ts'
 import { createAccount, createMenu, createStore, envelopeProblem, postOrder, tokenFor } from './helpers/fixtures.ts'
@@ -52,6 +53,9 @@ const aManaged = insertAccount(db, { name: 'Managed', email: 'managed@test.local
 const aManagedSub = db.prepare('SELECT id FROM subscriptions WHERE owner_id = ?').pluck().get(aManaged) as number
 // One of A's API tokens (issue 14): B revoking it is the 404 case.
 const aOwnerTokenId = db.prepare('SELECT id FROM owner_tokens WHERE token_hash = ?').pluck().get(sha256Hex(tokenFor(db, a.ownerId, ['orders:read']))) as number
+// Third-party apps (issue 16): A's app (A as its developer) installed for A; B reaching either is the 404 case.
+const aApp = createTestApp(db, a.ownerId)
+const aInstallation = installTestApp(db, aApp.id, a.ownerId).installation.id
 
 /** A's ids by path parameter; `{id}` depends on the family of the path. */
 function fixtureIds(r: Route): Record<string, number> | string {
@@ -68,6 +72,8 @@ function fixtureIds(r: Route): Record<string, number> | string {
   else if (r.path.startsWith('/reseller/customers/{id}')) ids.id = aManaged
   else if (r.path.startsWith('/reseller/subscriptions/{id}')) ids.id = aManagedSub
   else if (r.path.startsWith('/tokens/{id}')) ids.id = aOwnerTokenId
+  else if (r.path.startsWith('/developer/apps/{id}')) ids.id = aApp.id
+  else if (r.path.startsWith('/apps/installations/{id}')) ids.id = aInstallation
   const missing = paramsOf(r.path).filter((p) => ids[p] === undefined)
   if (missing.length) return `no fixture id for {${missing.join('}, {')}}`
   return ids as Record<string, number>

@@ -22,12 +22,13 @@ import {
   type BillingPolicy, type DueKind, type Transition,
 } from '../domain/subscription.ts'
 import { resellerInvoicingTask } from './reseller-invoices.ts'
+import { appChargesTask } from './app-charges.ts'
 
 /** Work a billing run does besides subscriptions; reseller invoicing (src/billing/reseller-invoices.ts) is one. Runs in its own transaction. */
 export interface BillingTask { name: string; run(db: Db, at: Date): unknown[] }
 
 /** Tasks run after the subscription work, in order (append with one line). */
-export const BILLING_TASKS: BillingTask[] = [resellerInvoicingTask]
+export const BILLING_TASKS: BillingTask[] = [resellerInvoicingTask, appChargesTask]
 
 /** One thing a run did (the CLI prints these; docs/billing.md documents them). */
 export interface BillingAction {

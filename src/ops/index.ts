@@ -36,6 +36,9 @@ import { storeAdminOps } from './store-admin.ts'
 import { appGroupOps } from './app-group.ts'
 import { ownerTokenOps } from './owner-tokens.ts'
 import { analyticsDailyOps } from './analytics-daily.ts'
+import { appOps } from './apps.ts'
+import { appBillingOps } from './app-billing.ts'
+import { appUninstallOps } from './app-uninstall.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -60,4 +63,6 @@ export const ALL_OPS: readonly Op[] = [
   ...devOps,
   ...appGroupOps,
   ...ownerTokenOps, ...analyticsDailyOps,
+  ...appOps,
+  ...appBillingOps, ...appUninstallOps,
 ]

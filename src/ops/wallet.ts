@@ -10,7 +10,7 @@ import { walletView, WalletSchema } from './billing-views.ts'
 
 export const getWallet = defineOp({
   id: 'billing.wallet.get', tag: 'Billing', summary: 'Wallet balance and entries', access: { owner: '*:read' }, scope: [],
-  description: 'The balance is the sum of the entries and never below zero. Each entry has a `reason` (`top_up`, `subscription_renewal`, `subscription_start`, `plan_change_proration`, `app_fee`, …) and a `reference` naming what it pays for. 25 entries per page.',
+  description: 'The balance is the sum of the entries and never below zero. Each entry has a `reason` (`top_up`, `subscription_renewal`, `subscription_start`, `plan_change_proration`, `app_recurring`, `app_usage`, …) and a `reference` naming what it pays for. 25 entries per page.',
   input: PageQuery, output: WalletSchema,
   run: (ctx, q) => walletView(ctx.svc.db, ownerOf(ctx).ownerId, pageOf(q)),
 })

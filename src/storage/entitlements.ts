@@ -43,7 +43,8 @@ const COUNTS: Record<QuotaKind, string> = {
   menu_items: 'SELECT COUNT(*) FROM menu_items i JOIN stores s ON s.id = i.store_id WHERE s.owner_id = ?',
   staff: 'SELECT COUNT(*) FROM staff m JOIN stores s ON s.id = m.store_id WHERE s.owner_id = ?',
   drivers: 'SELECT COUNT(*) FROM drivers WHERE owner_id = ?',
-  webhook_endpoints: 'SELECT COUNT(*) FROM webhook_endpoints WHERE owner_id = ?',
+  // An app's delivery endpoint (app_id set, 015_apps.sql) is not one of the developer's endpoints.
+  webhook_endpoints: 'SELECT COUNT(*) FROM webhook_endpoints WHERE owner_id = ? AND app_id IS NULL',
   // Short-lived tokens of dashboard sessions (session_id set, docs/dashboard.md) are not counted.
   api_tokens: `SELECT COUNT(*) FROM owner_tokens WHERE owner_id = ? AND revoked_at IS NULL AND session_id IS NULL
                  AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now'))`,

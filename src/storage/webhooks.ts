@@ -100,9 +100,12 @@ export interface AttemptRecord {
   nextAttemptAt: number | null
 }
 
-/** The JSON body of a delivery (api-v1 §6): `{id, event, created_at, data}`; `data` is spliced in as stored. */
-export const deliveryBody = (msgId: string, event: string, createdAt: string, dataJson: string): string =>
-  `{"id":${JSON.stringify(msgId)},"event":${JSON.stringify(event)},"created_at":${JSON.stringify(createdAt)},"data":${dataJson}}`
+/**
+ * The JSON body of a delivery (api-v1 §6): `{id, event, created_at, data}`; `data` is spliced in as stored.
+ * App deliveries (an endpoint with `app_id`, 015_apps.sql) carry `type` in place of `event` (api-v1 §6).
+ */
+export const deliveryBody = (msgId: string, event: string, createdAt: string, dataJson: string, key: 'event' | 'type' = 'event'): string =>
+  `{"id":${JSON.stringify(msgId)},"${key}":${JSON.stringify(event)},"created_at":${JSON.stringify(createdAt)},"data":${dataJson}}`
 
 /** The actor's view of a delivery row. */
 export const pendingOf = (r: Pick<DeliveryRow, 'id' | 'msg_id' | 'event' | 'body' | 'attempts' | 'next_attempt_at'>): Pending =>
@@ -120,11 +123,15 @@ export class WebhookStore {
     const p = (sql: string) => db.prepare(sql) as Statement<unknown[]>
     this.s = {
       endpoint: p('SELECT * FROM webhook_endpoints WHERE id = ?'),
-      owned: p('SELECT * FROM webhook_endpoints WHERE id = ? AND owner_id = ?'),
-      page: p('SELECT * FROM webhook_endpoints WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?'),
-      count: p('SELECT COUNT(*) FROM webhook_endpoints WHERE owner_id = ?').pluck(),
+      // Apps' delivery endpoints (app_id set, 015_apps.sql) are not the developer's own endpoints.
+      owned: p('SELECT * FROM webhook_endpoints WHERE id = ? AND owner_id = ? AND app_id IS NULL'),
+      page: p('SELECT * FROM webhook_endpoints WHERE owner_id = ? AND app_id IS NULL ORDER BY id LIMIT ? OFFSET ?'),
+      count: p('SELECT COUNT(*) FROM webhook_endpoints WHERE owner_id = ? AND app_id IS NULL').pluck(),
       // A disabled endpoint gets no new deliveries until it is resumed (docs/webhooks.md "Circuit breaker").
-      byOwner: p('SELECT id, events, from_event_id FROM webhook_endpoints WHERE owner_id = ? AND disabled_at IS NULL'),
+      // Plus the delivery endpoints of the apps the account has installed (api-v1 §6 app deliveries).
+      byOwner: p(`SELECT id, events, from_event_id, 0 AS app FROM webhook_endpoints WHERE owner_id = ? AND disabled_at IS NULL AND app_id IS NULL
+        UNION ALL SELECT e.id, e.events, e.from_event_id, 1 AS app FROM app_installations i JOIN webhook_endpoints e ON e.app_id = i.app_id
+        WHERE i.owner_id = ? AND i.status = 'active' AND e.disabled_at IS NULL`),
       insertEndpoint: p('INSERT INTO webhook_endpoints (owner_id, url, events, secret, from_event_id, paused_at, created_at) VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM outbox), NULL, ?)'),
       deleteEndpoint: p('DELETE FROM webhook_endpoints WHERE id = ?'),
       pause: p('UPDATE webhook_endpoints SET paused_at = ? WHERE id = ?'),
@@ -235,10 +242,10 @@ export class WebhookStore {
   }
 
   /** A new pending delivery, due now; `createdAt` is the event's time (body `created_at`). */
-  insertDelivery(endpointId: number, event: string, createdAt: string, dataJson: string, opts: { eventId?: number | null; requeuedFrom?: number | null; now?: number; nowIso?: string } = {}): Pending {
+  insertDelivery(endpointId: number, event: string, createdAt: string, dataJson: string, opts: { eventId?: number | null; requeuedFrom?: number | null; now?: number; nowIso?: string; app?: boolean } = {}): Pending {
     const now = opts.now ?? Date.now()
     const msgId = newMessageId()
-    const body = deliveryBody(msgId, event, createdAt, dataJson)
+    const body = deliveryBody(msgId, event, createdAt, dataJson, opts.app ? 'type' : 'event')
     const iso = opts.nowIso ?? nowIso(now)
     const id = Number(this.s.insertDelivery!.run(endpointId, msgId, opts.eventId ?? null, event, body, now, opts.requeuedFrom ?? null, iso, iso).lastInsertRowid)
     return { id, msgId, event, body, attempts: 0, dueAt: now }
@@ -260,7 +267,7 @@ export class WebhookStore {
   fanout(limit: number, maxRows = Number.POSITIVE_INFINITY, now = Date.now()): { byEndpoint: Map<number, Pending[]>; more: boolean; cursor: number } {
     const cursor = this.cursor()
     const byEndpoint = new Map<number, Pending[]>()
-    const endpointsOf = new Map<number, Array<{ id: number; patterns: Set<string>; from: number }>>()
+    const endpointsOf = new Map<number, Array<{ id: number; patterns: Set<string>; from: number; app: boolean }>>()
     const iso = nowIso(now)
     let written = 0
     let read = 0
@@ -276,13 +283,13 @@ export class WebhookStore {
         read++
         let eps = endpointsOf.get(e.owner_id)
         if (!eps) {
-          eps = (this.s.byOwner!.all(e.owner_id) as Array<{ id: number; events: string; from_event_id: number }>)
-            .map((r) => ({ id: r.id, patterns: new Set(JSON.parse(r.events) as string[]), from: r.from_event_id }))
+          eps = (this.s.byOwner!.all(e.owner_id, e.owner_id) as Array<{ id: number; events: string; from_event_id: number; app: number }>)
+            .map((r) => ({ id: r.id, patterns: new Set(JSON.parse(r.events) as string[]), from: r.from_event_id, app: r.app === 1 }))
           endpointsOf.set(e.owner_id, eps)
         }
         for (const ep of eps) {
           if (e.id <= ep.from || !subscribes(ep.patterns, e.event)) continue
-          const p = this.insertDelivery(ep.id, e.event, e.created_at, e.data, { eventId: e.id, now, nowIso: iso })
+          const p = this.insertDelivery(ep.id, e.event, e.created_at, e.data, { eventId: e.id, now, nowIso: iso, app: ep.app })
           written++
           let list = byEndpoint.get(ep.id)
           if (!list) byEndpoint.set(ep.id, (list = []))

@@ -1,4 +1,8 @@
 /** The route table: every HTTP route of the server, in one list. */
+import { appBillingRoutes } from './app-billing.ts'
+import { appEmbedRoutes } from './app-embed.ts'
+import { appRoutes } from './apps.ts'
+import { oauthRoutes } from './oauth.ts'
 import type { Route } from '../route.ts'
 import { discoveryRoutes } from './discovery.ts'
 import { meRoutes } from './me.ts'
@@ -95,6 +99,12 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
     ...(dashboardRoutes as Route[]),
     // Owner sign-in, sign-up and the dashboard's session (issue 14).
     ...(ownerAuthRoutes as Route[]),
+    // Third-party apps: usage billing, installations, uninstall (issue 16).
+    ...(appBillingRoutes as Route[]),
+    ...(appEmbedRoutes as Route[]),
+    // Third-party apps: developers, review, marketplace, OAuth (issue 16, docs/apps.md).
+    ...(appRoutes as Route[]),
+    ...(oauthRoutes as Route[]),
     ...(devRoutes(() => routes) as Route[]),
   )
   // The owner's mobile shell (api-v1 §4.9, docs/app-shell.md), unless the deployment switched it off.

@@ -703,8 +703,35 @@ const couponsPage = () => crudPage({
   cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => String(r.value)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
 })
 
-function appsPage() {
-  view.replaceChildren(h('p', { class: 'muted', text: 'Apps (the marketplace, installed apps and their pages) will appear here once the app platform is available.' }))
+// ---- Apps (docs/apps.md): installed apps (open, uninstall) and the marketplace ----
+
+const priceText = (a) => a.pricing === 'free' ? 'Free'
+  : a.pricing === 'recurring' ? `${money(a.price)} ${a.currency} / 30 days`
+  : `${money(a.price)} ${a.currency} per unit${a.cap != null ? `, at most ${money(a.cap)} / 30 days` : ''}`
+
+async function appsPage() {
+  const draw = async () => {
+    const [installed, market] = await Promise.all([api('GET', '/apps/installations'), api('GET', '/apps')])
+    const mine = new Set(installed.map((i) => i.app_id))
+    const rows = installed.map((i) => h('tr', { data: { installationId: i.id, appId: i.app_id } },
+      h('td', { text: i.app_name }), h('td', { text: priceText(i) }), h('td', { text: i.scopes.join(' ') }), h('td', { text: when(i.installed_at) }),
+      h('td', {},
+        i.embed_url ? h('a', { href: `${SITE}/apps/${i.app_id}/embed${store ? `?store=${store.id}` : ''}`, text: 'Open' }) : null, ' ',
+        h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
+          if (!confirm(`Uninstall ${i.app_name}? Its access ends at once.`)) return
+          await api('DELETE', `/apps/installations/${i.id}`); say(`${i.app_name} uninstalled.`); await draw()
+        }) }, text: 'Uninstall' }))))
+    const listing = market.map((a) => h('tr', { data: { appId: a.id } },
+      h('td', {}, h('strong', { text: a.name }), a.description ? h('p', { class: 'muted', text: a.description }) : null),
+      h('td', { text: priceText(a) }), h('td', { text: a.scopes.join(' ') }),
+      h('td', { text: mine.has(a.id) ? 'Installed' : 'Install from the app\'s own site (it asks for your consent here)' })))
+    view.replaceChildren(
+      h('h2', { text: 'Installed apps' }),
+      rows.length ? table(['App', 'Price', 'Access', 'Installed', 'Actions'], rows) : h('p', { class: 'muted', text: 'No apps installed.' }),
+      h('h2', { text: 'Marketplace' }),
+      listing.length ? table(['App', 'Price', 'Access', ''], listing) : h('p', { class: 'muted', text: 'No apps published yet.' }))
+  }
+  await draw()
 }
 
 // ---- start ----
