@@ -243,4 +243,41 @@ if (!browser) {
     t.match(await page.textContent('#enrollErr'), /not enrolled/i)
     t.equal(await page.evaluate<string | null>("localStorage.getItem('kds.deviceKey')"), null, 'the dead key is forgotten')
   })
+
+  t.test('new tickets sound an alert a cook can switch off (remembered); a header tap bumps the whole ticket; an order the owner marks ready leaves the screen', async (t) => {
+    const { page, problems } = await screen(t)
+    await signIn(page, cook.pin)
+    await page.waitForSelector('#conn.live')
+    const alerts = () => page.evaluate<number>('Number(document.body.dataset.alerts || 0)')
+    t.equal(await alerts(), 0, 'no alert for the tickets of the first snapshot')
+    const o1 = await order()
+    await page.waitForSelector(`[data-ticket="${o1.id}"]`)
+    t.equal(await alerts(), 1, 'a new ticket sounds the alert')
+
+    // Switched off: the next ticket is silent, and the choice survives a reload.
+    t.equal(await page.textContent('#sound'), 'Sound on')
+    await page.click('#sound')
+    t.equal(await page.textContent('#sound'), 'Sound off')
+    await page.reload()
+    await page.waitForSelector('#conn.live')
+    t.equal(await page.textContent('#sound'), 'Sound off', 'remembered in this browser')
+    const o2 = await order()
+    await page.waitForSelector(`[data-ticket="${o2.id}"]`)
+    t.equal(await alerts(), 0, 'no alert while switched off')
+    await page.click('#sound')
+    const o3 = await order()
+    await page.waitForSelector(`[data-ticket="${o3.id}"]`)
+    t.equal(await alerts(), 1, 'on again')
+
+    // A tap on the header bumps every line of the card one step.
+    await page.click(`[data-ticket="${o1.id}"] .head`)
+    for (const l of o1.items) await page.waitForSelector(item(l.id, 'preparing'))
+    t.same(o1.items.map((l) => stateOf(l.id)), ['preparing', 'preparing'], 'every line was bumped and stored')
+
+    // Marked ready by the owner with a line still queued: the card leaves at once, lines resolved.
+    t.equal((await s.req('PUT', `/restaurants/${acct.storeId}/orders/${o2.id}/status`, { token: acct.token, body: { status: 'ready' } })).status, 200)
+    await page.waitForSelector(`[data-ticket="${o2.id}"]`, { state: 'detached' })
+    t.same(o2.items.map((l) => stateOf(l.id)), ['served', 'served'])
+    t.same(problems, [], 'no script errors and no CSP violations')
+  })
 }

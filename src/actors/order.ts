@@ -13,7 +13,7 @@ import type { OrderRow, OrderView } from '../storage/orders.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
 import { afterOrderChange, deliveryInfoOf, deliveryWriter, reduceDelivery, DELIVERY_MSG_TYPES, NO_DELIVERY, type DeliveryInfo, type DeliveryMsg, type OfferChanges, type OfferWrite, type OrderCtx } from './order-delivery.ts'
 import { offerOf } from '../storage/drivers.ts'
-import { changedKdsLines, kdsEditable, kitchenStatusFor, kdsLineOf, stepLine, type KdsLine } from '../domain/kds.ts'
+import { changedKdsLines, DELIVERY_EXIT, kdsEditable, KITCHEN_EXIT, kitchenStatusFor, kdsLineOf, resolveLines, stepLine, type KdsLine } from '../domain/kds.ts'
 
 export interface OrderState {
   id: number
@@ -45,6 +45,18 @@ export type Decision = { ok: true; state: OrderState; events: EventEffect[]; off
 
 /** Pure transition (api-v1 §3). The kitchen and delivery routes are overrides: any value is accepted. */
 export function reduceOrder(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx = {}): Decision {
+  const d = reduceOrderCore(s, msg, now, ctx)
+  // An order that leaves the kitchen by any road takes its lines off the screens in the same commit.
+  if (!d.ok || d.state === s || !d.state.kds || msg.type === 'kds_step') return d
+  const left = (d.state.status !== s.status && KITCHEN_EXIT.has(d.state.status))
+    || (d.state.deliveryStatus !== s.deliveryStatus && d.state.deliveryStatus !== null && DELIVERY_EXIT.has(d.state.deliveryStatus))
+  return left ? { ...d, state: { ...d.state, kds: resolveLines(d.state.kds, now) } } : d
+}
+
+/** Message types whose transition may take the order out of the kitchen: the shell loads its lines first. */
+const KDS_LOADING: ReadonlySet<string> = new Set(['kds_step', 'set_status', 'set_delivery_status', 'driver_status'])
+
+function reduceOrderCore(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx): Decision {
   const base = { order_id: s.id, restaurant_id: s.storeId }
   switch (msg.type) {
     case 'set_status': {
@@ -151,7 +163,7 @@ export function orderHandler(svc: Services, orderId: number) {
       state = orderStateOf(row, store.owner_id)
       if (state.deliveryStatus !== null) state.delivery = deliveryInfoOf(svc.drivers.delivery(orderId))
     }
-    if (msg.type === 'kds_step' && !state.kds) state = { ...state, kds: svc.orders.lines(orderId).map(kdsLineOf) }
+    if (KDS_LOADING.has(msg.type) && !state.kds) state = { ...state, kds: svc.orders.lines(orderId).map(kdsLineOf) }
     const now = nowIso()
     // Offers are read fresh inside the actor, so their status cannot change between read and decision.
     const offerId = DELIVERY_MSG_TYPES.has(msg.type) ? (msg as { offerId?: number }).offerId : undefined

@@ -13,6 +13,20 @@ export const LIVE_KDS: ReadonlySet<string> = new Set(['queued', 'preparing', 're
 /** Orders whose tickets are on screens; closed orders leave every screen. */
 export const KDS_OPEN_ORDER: ReadonlySet<string> = new Set(['new', 'preparing', 'ready'])
 
+/**
+ * Roads out of the kitchen (issue 20 item 9, docs/kds.md "Leaving the kitchen"): a kitchen status an
+ * owner or staff member sets by hand, and delivery statuses that mean the food is gone. Either one
+ * resolves the order's remaining lines, so no screen keeps a QUEUED line a cook would make again.
+ * (A `ready` derived from bumps is not a road out: its lines are still on the pass.)
+ */
+export const KITCHEN_EXIT: ReadonlySet<string> = new Set(['ready', 'delivered', 'completed', 'cancelled'])
+export const DELIVERY_EXIT: ReadonlySet<string> = new Set(['picked_up', 'out_for_delivery', 'delivered'])
+
+/** Every line still on a screen becomes `served` (stamped now); resolved lines are kept as they are. */
+export function resolveLines(lines: readonly KdsLine[], now: string): KdsLine[] {
+  return lines.map((l) => (LIVE_KDS.has(l.state) ? { ...l, state: 'served' as KdsState, timeline: { ...l.timeline, served_at: now } } : l))
+}
+
 /** Orders whose items may still be bumped or recalled. */
 export const kdsEditable = (status: string): boolean => status !== 'cancelled' && status !== 'completed'
 
