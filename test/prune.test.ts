@@ -1,0 +1,117 @@
+/**
+ * Retention (issue 21 item 7; docs/operations.md "Backups and retention"): the prune run with a
+ * moved clock deletes what is past its retention — finished webhook deliveries and their attempt
+ * log, old positions of drivers off shift, idempotency keys, expired or revoked sessions and
+ * tokens, expired sign-in codes — and never what is still needed: a pending delivery's attempts, an
+ * idempotency key younger than 24 h (a replay still returns the original order), live tokens, a
+ * driver on shift. Settings are validated at start.
+ */
+import t from 'tap'
+import { startServer } from './helpers/server.ts'
+import { createAccount, createCustomer, createDriver, createStaff, postOrder, tokenFor } from './helpers/fixtures.ts'
+import { nowIso } from '../src/storage/db.ts'
+import { loadConfig } from '../src/config.ts'
+import { sha256Hex } from '../src/auth/tokens.ts'
+
+const H = 3600_000
+const D = 24 * H
+const s = await startServer({ PRUNE_CRON: 'off', RATE_LIMIT_PER_MINUTE: '100000' })
+t.teardown(() => s.close())
+const db = s.app.svc.db
+const acct = createAccount(db)
+const count = (sql: string, ...p: unknown[]) => db.prepare(sql).pluck().get(...p) as number
+const at = (offsetMs: number) => new Date(Date.now() + offsetMs)
+const iso = (offsetMs: number) => nowIso(Date.now() + offsetMs)
+
+t.test('idempotency keys live at least 24 h: a replay a day later still returns the original', async (t) => {
+  const body = { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] }
+  const first = await postOrder(s, acct.token, acct.storeId, body, { 'idempotency-key': 'prune-key-1' })
+  t.equal(first.status, 200)
+  const report = await s.app.prune.runNow(at(23 * H))
+  t.equal(report?.idempotency_keys, 0, 'not at 23 h')
+  const replay = await postOrder(s, acct.token, acct.storeId, body, { 'idempotency-key': 'prune-key-1' })
+  t.equal(replay.body.id, first.body.id, 'the replay returns the original order')
+  t.equal(replay.headers.get('idempotent-replayed'), 'true')
+  t.equal((await s.app.prune.runNow(at(6 * D)))?.idempotency_keys, 0, 'kept for the default 168 h')
+  t.equal((await s.app.prune.runNow(at(8 * D)))?.idempotency_keys, 1, 'gone after 168 h')
+  t.equal(count("SELECT COUNT(*) FROM idempotency_keys WHERE key = 'prune-key-1'"), 0)
+})
+
+t.test('webhook attempt logs: finished deliveries go after retention, a pending delivery keeps everything', async (t) => {
+  const old = iso(-40 * D)
+  const ep = Number(db.prepare("INSERT INTO webhook_endpoints (owner_id, url, events, secret, from_event_id, paused_at, created_at) VALUES (?, 'https://example.invalid/h', '[\"*\"]', 'whsec_x', 0, ?, ?)").run(acct.ownerId, old, old).lastInsertRowid)
+  const delivery = (status: string) => Number(db.prepare("INSERT INTO webhook_deliveries (endpoint_id, msg_id, event, body, status, attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, 'order.created', '{}', ?, 1, ?, ?, ?)")
+    .run(ep, `msg_${status}_${Math.random()}`, status, status === 'pending' ? Date.now() + 60_000 : null, old, old).lastInsertRowid)
+  const done = delivery('succeeded')
+  const failed = delivery('failed')
+  const pending = delivery('pending')
+  for (const d of [done, failed, pending]) db.prepare("INSERT INTO webhook_attempts (delivery_id, attempt, http_status, duration_ms, created_at) VALUES (?, 1, 500, 3, ?)").run(d, old)
+  const recent = delivery('succeeded')
+  db.prepare('UPDATE webhook_deliveries SET updated_at = ? WHERE id = ?').run(iso(-1 * D), recent)
+  db.prepare("INSERT INTO webhook_attempts (delivery_id, attempt, http_status, duration_ms, created_at) VALUES (?, 1, 200, 3, ?)").run(recent, iso(-1 * D))
+
+  await s.app.prune.runNow(at(0))
+  t.equal(count('SELECT COUNT(*) FROM webhook_deliveries WHERE id IN (?, ?)', done, failed), 0, 'finished deliveries past 30 days are gone')
+  t.equal(count('SELECT COUNT(*) FROM webhook_attempts WHERE delivery_id IN (?, ?)', done, failed), 0, 'with their attempts')
+  t.equal(count('SELECT COUNT(*) FROM webhook_deliveries WHERE id = ?', pending), 1, 'a pending delivery is kept')
+  t.equal(count('SELECT COUNT(*) FROM webhook_attempts WHERE delivery_id = ?', pending), 1, 'and its attempts, however old')
+  t.equal(count('SELECT COUNT(*) FROM webhook_attempts WHERE delivery_id = ?', recent), 1, 'a recent delivery keeps its log')
+})
+
+t.test('sessions, tokens and sign-in codes go only after expiry or revocation plus retention', async (t) => {
+  const expiring = tokenFor(db, acct.ownerId, ['*'], iso(1 * D))
+  const forever = tokenFor(db, acct.ownerId, ['*'])
+  const revokedStaff = createStaff(db, acct.storeId, { role: 'kitchen' })
+  const liveStaff = createStaff(db, acct.storeId, { role: 'kitchen' })
+  t.equal((await s.req('POST', '/staff/logout', { token: revokedStaff.token })).status, 200)
+  const customer = createCustomer(db, acct.storeId)
+  db.prepare('INSERT INTO customer_otps (store_id, phone, code_hash, expires_at, created_at) VALUES (?, ?, ?, ?, ?)').run(acct.storeId, '+15550000001', 'h1', iso(-2 * D), iso(-2 * D))
+  db.prepare('INSERT INTO customer_otps (store_id, phone, code_hash, expires_at, created_at) VALUES (?, ?, ?, ?, ?)').run(acct.storeId, '+15550000002', 'h2', iso(10 * 60_000), iso(0))
+  db.prepare('INSERT INTO driver_login_codes (phone, code_hash, expires_at, created_at) VALUES (?, ?, ?, ?)').run('+15550000003', 'h3', iso(-2 * D), iso(-2 * D))
+
+  const now = await s.app.prune.runNow(at(0))
+  t.equal(now?.customer_otps, 1, 'an OTP expired two days ago goes (24 h retention)')
+  t.equal(now?.driver_login_codes, 1)
+  t.equal(count("SELECT COUNT(*) FROM customer_otps WHERE phone = '+15550000002'"), 1, 'a code that can still be used stays')
+  t.equal(now?.staff_tokens, 0, 'a token revoked just now stays for the retention period')
+
+  const later = await s.app.prune.runNow(at(32 * D))
+  t.ok((later?.owner_tokens ?? 0) >= 1, 'the owner token that expired 31 days before is gone')
+  t.equal(count('SELECT COUNT(*) FROM owner_tokens WHERE token_hash = ?', sha256Hex(expiring)), 0)
+  t.equal((await s.req('GET', '/restaurants', { token: expiring })).status, 401, 'and it stays refused')
+  t.ok((later?.staff_tokens ?? 0) >= 1, 'the revoked staff token is gone')
+  t.equal((await s.req('GET', '/restaurants', { token: forever })).status, 200, 'a token without expiry still works')
+  t.equal((await s.req('GET', '/staff/me', { token: liveStaff.token })).status, 200, 'a live staff token still works')
+  t.equal((await s.req('GET', '/customer/me', { token: customer.token })).status, 200, 'a live customer token still works')
+  t.equal((await s.req('GET', '/staff/me', { token: revokedStaff.token })).status, 401, 'the pruned one is still refused')
+})
+
+t.test('old positions of drivers off shift are cleared; a driver on shift keeps its position', async (t) => {
+  const off = createDriver(db, acct.ownerId, acct.storeId)
+  const on = createDriver(db, acct.ownerId, acct.storeId, { onShift: true })
+  for (const d of [off, on]) db.prepare('UPDATE drivers SET lat = 52.5, lng = 13.4, location_updated_at = ? WHERE id = ?').run(iso(-8 * D), d.id)
+  await s.app.prune.runNow(at(0))
+  t.same(db.prepare('SELECT lat, lng, location_updated_at FROM drivers WHERE id = ?').get(off.id), { lat: null, lng: null, location_updated_at: null })
+  t.equal(count('SELECT lat FROM drivers WHERE id = ?', on.id), 52.5)
+})
+
+t.test('a second pass at the same time deletes nothing (idempotent)', async (t) => {
+  await s.app.prune.runNow(at(40 * D))
+  const again = await s.app.prune.runNow(at(40 * D))
+  t.same(Object.values(again ?? { x: 1 }).filter((n) => n > 0), [])
+})
+
+t.test('PRUNE_CLOCK moves the scheduled prune\'s clock (tests only); settings are checked at start', async (t) => {
+  const moved = await startServer({ PRUNE_CRON: 'off', NODE_ENV: 'test', PRUNE_CLOCK: '+9d' })
+  t.teardown(() => moved.close())
+  const a = createAccount(moved.app.svc.db)
+  const r = await postOrder(moved, a.token, a.storeId, { type: 'takeaway', items: [{ item_id: a.menu.fries, quantity: 1 }] }, { 'idempotency-key': 'k' })
+  t.equal(r.status, 200)
+  t.equal((await moved.app.prune.runNow())?.idempotency_keys, 1, 'the run without a date uses PRUNE_CLOCK')
+
+  t.throws(() => loadConfig({ RETENTION_IDEMPOTENCY_HOURS: '12' }), /RETENTION_IDEMPOTENCY_HOURS: must be at least 24/)
+  t.throws(() => loadConfig({ PRUNE_CRON: 'every day' }), /PRUNE_CRON is not a cron expression/)
+  t.throws(() => loadConfig({ PRUNE_CLOCK: '+1d' }), /only with NODE_ENV=test/)
+  t.throws(() => loadConfig({ RETENTION_OTP_HOURS: 'x' }), /whole number/)
+  t.match(loadConfig({}), { pruneCron: '23 * * * *', retention: { idempotencyMs: 168 * H, webhookAttemptsMs: 30 * D } })
+})
