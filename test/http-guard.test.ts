@@ -89,7 +89,7 @@ t.test('the real front door: failures while answering, with a logger that throws
     info() {}, warn() {}, debug() {}, child: () => log,
     error(obj: { reqId?: string }) { errors.push(obj.reqId ?? '?'); throw new Error('log sink down') },
   }
-  const svc = { config: { rateLimitPerMinute: 100000, bodyLimitBytes: 4096 }, log } as never
+  const svc = { config: { rateLimitPerMinute: 100000, bodyLimitBytes: 4096, trustProxy: { kind: 'off' } }, log } as never
   const routes = [
     route({ method: 'GET', path: '/sync', tag: 'T', summary: 'handler throws', auth: 'none', handler: () => { throw new Error('sync bug') } }),
     route({ method: 'GET', path: '/async', tag: 'T', summary: 'handler rejects', auth: 'none', handler: async () => { throw new Error('async bug') } }),

@@ -37,7 +37,7 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
     hub.send(ws, { type: 'snapshot', restaurant_id: storeId, drivers, deliveries: svc.drivers.activeForStore(storeId).map(dispatchDeliveryView) })
   }
 
-  app.ws<DispatchSocket>('/api/v1/ws/dispatch/:restaurantId', guarded('dispatch', svc.log, rt.sessions.track({
+  app.ws<DispatchSocket>('/api/v1/ws/dispatch/:restaurantId', guarded('dispatch', svc, rt.sessions.track({
     maxMessageBytes: 1024,
     // A dispatcher watches many drivers: allow a deeper queue before skipping, then resync.
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,

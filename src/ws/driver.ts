@@ -142,7 +142,7 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
     hub.send(ws, { type: 'hello', driver: driverView(row, { connected: true, active_deliveries: active.map((a) => a.id) }), deliveries, offers })
   }
 
-  app.ws<DriverSocket>('/api/v1/ws/driver', guarded('driver', svc.log, rt.sessions.track({
+  app.ws<DriverSocket>('/api/v1/ws/driver', guarded('driver', svc, rt.sessions.track({
     maxMessageBytes: 4 * 1024,
     maxBackpressure: SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,

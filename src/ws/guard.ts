@@ -19,6 +19,7 @@ import type { Logger } from '../log.ts'
 import { ApiError } from '../errors.ts'
 import { CLOSE } from './frames.ts'
 import { refuse } from './upgrade.ts'
+import { clientAddress, NO_TRUST, peerAddress, type TrustProxy } from '../net/client-address.ts'
 import type { LiveSocket } from './socket.ts'
 
 /**
@@ -28,8 +29,11 @@ import type { LiveSocket } from './socket.ts'
  */
 export const FRAME_HARD_CAP = 16 * 1024
 
-/** An upgrade handler that is handed the request id the guard chose. */
-export type GuardedUpgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string) => void | Promise<void>
+/** An upgrade handler that is handed the request id the guard chose and the client's address. */
+export type GuardedUpgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string, ip: string) => void | Promise<void>
+
+/** What the guard needs of the services: the logger, and whose forwarding headers to believe (TRUST_PROXY). */
+export type GuardEnv = Logger | { log: Logger; config: { trustProxy: TrustProxy } }
 
 /** A socket kind's behavior as the socket files write it. */
 export interface SocketBehavior<T> extends Omit<WebSocketBehavior<T>, 'upgrade' | 'maxPayloadLength'> {
@@ -45,7 +49,9 @@ export function requestIdOf(header: string | undefined): string {
 
 const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x as { then?: unknown } | null)?.then === 'function'
 
-export function guarded<T extends LiveSocket>(kind: string, log: Logger, b: SocketBehavior<T>): WebSocketBehavior<T> {
+export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: SocketBehavior<T>): WebSocketBehavior<T> {
+  const log = 'config' in env ? env.log : env
+  const trust = 'config' in env ? env.config.trustProxy : NO_TRUST
   const { upgrade, maxMessageBytes, open, message, drain, ping, pong, subscription, close, ...settings } = b
 
   const failed = (ws: WebSocket<T>, where: string) => (err: unknown) => {
@@ -71,14 +77,19 @@ export function guarded<T extends LiveSocket>(kind: string, log: Logger, b: Sock
     maxPayloadLength: Math.max(FRAME_HARD_CAP, maxMessageBytes),
     upgrade: (res, req, context) => {
       let reqId = ''
+      let ip = ''
       const fail = (err: unknown) => {
         reqId ||= randomUUID()
-        log.error({ err, reqId, kind }, 'websocket upgrade failed')
+        log.error({ err, reqId, kind, ip }, 'websocket upgrade failed')
         try { refuse(res, new ApiError('internal_error'), reqId) } catch { /* already answered or aborted */ }
       }
       try {
         reqId = requestIdOf(req.getHeader('x-request-id'))
-        const r = upgrade(res, req, context, reqId)
+        // The same client address as the HTTP door's (src/net/client-address.ts), repeated lines joined alike.
+        const forwarding: Record<string, string> = {}
+        req.forEach((k, v) => { if (k === 'x-forwarded-for' || k === 'forwarded') forwarding[k] = forwarding[k] === undefined ? v : `${forwarding[k]}, ${v}` })
+        ip = clientAddress(peerAddress(res), forwarding, trust)
+        const r = upgrade(res, req, context, reqId, ip)
         if (isThenable(r)) r.then(undefined, fail)
       } catch (err) {
         fail(err)
@@ -100,7 +111,11 @@ export function guarded<T extends LiveSocket>(kind: string, log: Logger, b: Sock
       }
     },
   }
-  if (open) behavior.open = (ws) => run(ws, 'open', () => open(ws))
+  behavior.open = (ws) => run(ws, 'open', () => {
+    const d = ws.getUserData()
+    if (log.isLevelEnabled('info')) log.info({ socket: d.id, kind, ip: d.ip }, 'websocket open')
+    return open?.(ws)
+  })
   if (drain) behavior.drain = (ws) => run(ws, 'drain', () => drain(ws))
   if (ping) behavior.ping = (ws, m) => run(ws, 'ping', () => ping(ws, m))
   if (pong) behavior.pong = (ws, m) => run(ws, 'pong', () => pong(ws, m))

@@ -151,7 +151,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     }
   }
 
-  app.ws<KdsSocket>('/api/v1/ws/kds', guarded('kds', svc.log, rt.sessions.track({
+  app.ws<KdsSocket>('/api/v1/ws/kds', guarded('kds', svc, rt.sessions.track({
     maxMessageBytes: 4096,
     maxBackpressure: 1024 * 1024,
     closeOnBackpressureLimit: 1,

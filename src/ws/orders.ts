@@ -37,7 +37,7 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
     hub.send(ws, { type: 'snapshot', restaurant_id: storeId, date: today, orders: data })
   }
 
-  app.ws<OrdersSocket>('/api/v1/ws/orders/:restaurantId', guarded('orders', svc.log, rt.sessions.track({
+  app.ws<OrdersSocket>('/api/v1/ws/orders/:restaurantId', guarded('orders', svc, rt.sessions.track({
     maxMessageBytes: 1024,
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,

@@ -8,6 +8,8 @@ export interface LiveSocket extends SocketData {
   closed: boolean
   /** The upgrade request's id (X-Request-Id): names the socket in logs. */
   id: string
+  /** The client's address at the upgrade (TRUST_PROXY applied, src/net/client-address.ts). */
+  ip?: string
   /** The credential the socket was opened with, re-checked when credentials change (src/ws/sessions.ts). */
   session?: SessionSpec
 }

@@ -28,7 +28,7 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
     if (row) hub.send(ws, { type, ...trackingView(svc, row) })
   }
 
-  app.ws<TrackSocket>('/api/v1/ws/track/:token', guarded('track', svc.log, {
+  app.ws<TrackSocket>('/api/v1/ws/track/:token', guarded('track', svc, {
     // Customers only listen; small frames (ping) are all they may send.
     maxMessageBytes: 1024,
     maxBackpressure: SLOW_CONSUMER_BYTES,

@@ -17,6 +17,8 @@ export interface UpgradeInput extends AuthInput {
    */
   params: Array<string | null>
   format: Format
+  /** The client's address (TRUST_PROXY applied, src/net/client-address.ts), as the HTTP door sees it. */
+  ip: string
 }
 
 /** Bearer token from `Authorization`, else `?token=` for clients (browsers) that cannot set headers. */
@@ -41,7 +43,7 @@ export function refuse(res: HttpResponse, e: ApiError, reqId: string): void {
 }
 
 /** What a socket kind's `authorize` returns: its own user data (the shared fields are filled in here). */
-export type Authorized<T extends LiveSocket> = Omit<T, 'format' | 'closed' | 'id'>
+export type Authorized<T extends LiveSocket> = Omit<T, 'format' | 'closed' | 'id' | 'ip'>
 
 /**
  * Build an upgrade handler (for `guarded`, src/ws/guard.ts). `authorize` returns the socket's user
@@ -49,7 +51,7 @@ export type Authorized<T extends LiveSocket> = Omit<T, 'format' | 'closed' | 'id
  * Anything else it throws goes up to the guard: logged and answered 500.
  */
 export function authedUpgrade<T extends LiveSocket>(paramCount: number, authorize: (input: UpgradeInput) => Authorized<T>) {
-  return (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string): void => {
+  return (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string, ip = ''): void => {
     const headers: Record<string, string> = {}
     req.forEach((k, v) => { headers[k] = v })
     const query = Object.fromEntries(new URLSearchParams(req.getQuery() ?? ''))
@@ -60,7 +62,7 @@ export function authedUpgrade<T extends LiveSocket>(paramCount: number, authoriz
     const format = chooseFormat(query, protocols)
     let data: T
     try {
-      data = { ...authorize({ headers, query, bearer: bearerOf(headers, query), params, format }), format, closed: false, id: reqId } as T
+      data = { ...authorize({ headers, query, bearer: bearerOf(headers, query), params, format, ip }), format, closed: false, id: reqId, ip } as T
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
       return refuse(res, err, reqId)
