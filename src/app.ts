@@ -45,13 +45,22 @@ import { Realtime } from './ws/realtime.ts'
 import { mountDeliverySockets } from './ws/sockets.ts'
 import { createWebhooks } from './webhooks/service.ts'
 import { startBillingScheduler, type BillingScheduler } from './billing/scheduler.ts'
+import { startPruneScheduler, type PruneScheduler } from './maintenance/prune.ts'
+import { track } from './net/drain.ts'
+import { databaseReadiness } from './storage/health.ts'
 
 export interface App {
   svc: Services
   /** The billing schedule: `billing.started` settles after the catch-up run at start. */
   billing: BillingScheduler
+  /** The retention schedule (docs/operations.md "Backups and retention"). */
+  prune: PruneScheduler
   listen(): Promise<number>
-  close(): Promise<void>
+  /**
+   * Drain and shut down (docs/operations.md "Stopping"); resolves false when SHUTDOWN_TIMEOUT_MS
+   * ran out first (what was still in flight was cut, what was committed stays committed).
+   */
+  close(): Promise<boolean>
 }
 
 export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): App {
@@ -66,6 +75,8 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const committer = createCommitter(db, config.groupCommit, { pending: () => mailboxes.queued })
   const system = startSystem()
   const app = uWS.App()
+  // Before anything is mounted: every request and socket is counted for the drain on close().
+  const drain = track(app)
   const owner = createOwnerAuth(db)
   const staffAuth = createStaffAuth(db)
   const customerAuth = createCustomerAuth(db)
@@ -107,6 +118,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       shell: refusingSuspended(db, (input) => (input.bearer ? shellAuth.resolve(input.bearer) : null)),
     },
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
+    lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db) },
     mcpServers: [],
     resellers: createResellerQueries(db),
     apps: { ownedBy: (id, developerId) => developerApp(db, developerId, id) ?? undefined },
@@ -151,25 +163,45 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   // Renewals, retries, expiries and reminders: at start (catch-up), then on node-cron (docs/billing.md).
   const billing = startBillingScheduler({ config, db, log, write: (fn) => committer.write(fn), publish: (e) => events.publish(e) })
   closers.push(() => billing.close())
+  const prune = startPruneScheduler({ config, log, write: (fn) => committer.write(fn) })
+  closers.push(() => prune.close())
 
   let listenSocket: uWS.us_listen_socket | null = null
   return {
     svc,
     billing,
+    prune,
     listen: () =>
       new Promise((resolve, reject) => {
-        app.listen(config.host, config.port, (sock) => {
-          if (!sock) return reject(new Error(`cannot listen on ${config.host}:${config.port}`))
+        // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port starts
+        // silently and the kernel splits connections between the two (issue 20).
+        // (The option and this overload exist at runtime; this build's typings lack them.)
+        const exclusive = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT
+        ;(app as unknown as { listen(h: string, p: number, o: number, cb: (s: uWS.us_listen_socket | false) => void): void }).listen(config.host, config.port, exclusive, (sock) => {
+          if (!sock) return reject(new Error(`cannot listen on ${config.host}:${config.port}: the port is taken by another process, or the address is not this machine's`))
           listenSocket = sock
           resolve(uWS.us_socket_local_port(sock))
         })
       }),
     async close() {
+      // The order is the contract of docs/operations.md "Stopping": not ready → stop accepting →
+      // answer what arrived → close sockets with 1001 → empty mailboxes → commit → close.
+      const deadline = Date.now() + config.shutdownTimeoutMs
+      const left = () => Math.max(0, deadline - Date.now())
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+      drain.startDraining()
+      if (listenSocket && config.shutdownGraceMs > 0) await sleep(Math.min(config.shutdownGraceMs, left()))
       if (listenSocket) uWS.us_listen_socket_close(listenSocket)
       listenSocket = null
-      // Also drop keep-alive connections (present at runtime, missing from this build's typings).
+      const [answered, socketsClosed] = await Promise.all([drain.idle(left()), drain.closeSockets(left())])
+      // What is left (idle keep-alive connections; anything past the deadline) is dropped
+      // (present at runtime, missing from this build's typings).
       ;(app as unknown as { close(): void }).close()
+      // Webhooks stop starting attempts here: unfinished ones stay pending for the next start.
       for (const c of closers.reverse()) await c()
+      // Messages already in actor mailboxes are handled before the registries stop them.
+      while (mailboxes.queued > 0 && left() > 0) await sleep(5)
+      const mailboxesEmpty = mailboxes.queued <= 0
       // Let queued writes commit before the database closes.
       await new Promise((r) => setImmediate(r))
       locations.flush()
@@ -179,6 +211,9 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       svc.actors.drivers.close()
       stopSystem(system)
       if (!opts.db) db.close()
+      const complete = answered && socketsClosed && mailboxesEmpty
+      if (!complete) log.warn({ inFlight: drain.inFlight, sockets: drain.sockets, mailboxes: mailboxes.queued }, 'shutdown timeout: the rest was cut')
+      return complete
     },
   }
 }

@@ -19,17 +19,24 @@ import { OWNER_OPTIONS, OWNER_USAGE, ownerCommand } from './cli-owner.ts'
 import { APP_OPTIONS, APP_USAGE, appCommand } from './cli-apps.ts'
 import { ApiError } from './errors.ts'
 import { requireQuota } from './storage/entitlements.ts'
+import { closest, preflight } from './cli-help.ts'
+import { TOKEN_LIST_USAGE, tokenList } from './cli-tokens.ts'
+import { STORE_OPTIONS, STORE_USAGE, storeCreate } from './cli-stores.ts'
+import { BACKUP_USAGE, backupMain, isBackupCommand } from './cli-backup.ts'
 
 const USAGE = `usage:
   dispatch seed --demo [--json]
   dispatch token create --owner ID --scopes LIST [--expires-in DURATION] [--name NAME] [--json]
   dispatch token revoke --token TOKEN [--json]
+${TOKEN_LIST_USAGE}
+${STORE_USAGE}
 ${ACCOUNTS_USAGE}
 ${BILLING_USAGE}
 ${RESELLER_USAGE}
 ${OWNER_USAGE}
 ${APP_USAGE}
   dispatch migrate [--json]
+${BACKUP_USAGE}
 
 LIST is comma-separated capabilities: *, read, write, or resource:action
 (resources: restaurants, menu, orders, customers, analytics, drivers, webhooks).
@@ -44,22 +51,37 @@ function parseDuration(s: string): number {
   return Number(m[1]) * unit
 }
 
+const OPTIONS = {
+  demo: { type: 'boolean' }, json: { type: 'boolean' }, owner: { type: 'string' }, scopes: { type: 'string' },
+  'expires-in': { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+  plan: { type: 'string' }, feature: { type: 'string' }, reason: { type: 'string' },
+  amount: { type: 'string' }, at: { type: 'string' }, reference: { type: 'string' },
+  ...RESELLER_OPTIONS, ...OWNER_OPTIONS, ...APP_OPTIONS, ...STORE_OPTIONS,
+} as const
+
+/** parseArgs, with its complaints turned into what to type instead (exit 2). */
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS })
+  } catch (err) {
+    const words = argv.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')
+    const option = /'(--?[\w-]+)/.exec(err instanceof Error ? err.message : '')?.[1]
+    const guess = option?.startsWith('--') ? closest(option.slice(2), Object.keys(OPTIONS)) : null
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.replace(/\. To specify a positional.*$/, '')
+    throw new CliError(`${message}${guess ? `; did you mean --${guess}?` : '.'} Run "dispatch ${words ? `${words} ` : ''}--help" for the usage.`)
+  }
+}
+
 export function runCli(argv: string[], env: Record<string, string | undefined> = process.env): { code: number; out: string } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      demo: { type: 'boolean' }, json: { type: 'boolean' }, owner: { type: 'string' }, scopes: { type: 'string' },
-      'expires-in': { type: 'string' }, name: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-      plan: { type: 'string' }, feature: { type: 'string' }, reason: { type: 'string' },
-      amount: { type: 'string' }, at: { type: 'string' }, reference: { type: 'string' },
-      ...RESELLER_OPTIONS, ...OWNER_OPTIONS, ...APP_OPTIONS,
-    },
-  })
+  const { values, positionals } = parse(argv)
   const json = Boolean(values.json)
   const emit = (obj: Record<string, unknown>, text: string) => (json ? JSON.stringify(obj) : text)
   const [cmd, sub] = positionals
-  if (values.help || !cmd) return { code: cmd ? 0 : 2, out: USAGE }
+  // Help, --version, a group alone and mistyped words need no database (src/cli-help.ts).
+  const early = preflight(USAGE, positionals, values, emit, (m) => new CliError(m))
+  if (early) return early
+  if (!cmd) return { code: 2, out: USAGE }
 
   const config = loadConfig(env)
   if (config.dbPath === ':memory:') throw new CliError('DB_PATH=:memory: has nothing to share with a server: point DB_PATH at a file')
@@ -73,7 +95,7 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
     const reseller = runResellerCli(db, cmd, sub, values, (m) => new CliError(m))
     if (reseller) return reseller
     if (cmd === 'seed') {
-      if (!values.demo) throw new CliError('seed needs --demo or --reseller')
+      if (!values.demo) throw new CliError('seed needs --demo or --reseller: dispatch seed --demo --json')
       const demo = seedDemo(db, config.siteUrl)
       return { code: 0, out: json ? JSON.stringify(demo) : `Demo account:\n${JSON.stringify(demo, null, 2)}` }
     }
@@ -90,6 +112,8 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
       const t = db.transaction(() => { requireQuota(db, ownerId, 'api_tokens'); return createOwnerToken(db, ownerId, scopes, expiresAt, values.name ?? 'cli') }).immediate()
       return { code: 0, out: emit({ token: t.token, id: t.id, owner_id: ownerId, capabilities: scopes, expires_at: expiresAt }, t.token) }
     }
+    if (cmd === 'token' && sub === 'list') return tokenList(db, values.owner, emit)
+    if (cmd === 'store' && sub === 'create') return storeCreate(db, config, values, emit)
     if (cmd === 'token' && sub === 'revoke') {
       if (!values.token) throw new CliError('--token is required')
       const r = db.prepare('UPDATE owner_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL').run(nowIso(), sha256Hex(values.token))
@@ -105,13 +129,14 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
     if (account) return account
     const billing = billingCommand(db, config, cmd, sub, values, emit)
     if (billing) return billing
-    throw new CliError(`unknown command: ${positionals.join(' ')}\n${USAGE}`)
+    throw new CliError(`unknown command: ${positionals.join(' ')}. Run "dispatch --help" to see every command.`)
   } finally {
     db.close()
   }
 }
 
 export function main(argv = process.argv.slice(2)): void {
+  if (isBackupCommand(argv)) return backupMain(argv) // async (SQLite's backup API): src/cli-backup.ts
   const json = argv.includes('--json')
   try {
     const { code, out } = runCli(argv)

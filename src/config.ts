@@ -2,46 +2,81 @@
 import * as v from 'valibot'
 import { validate as validateCron } from 'node-cron'
 import { isClockSpec } from './billing/clock.ts'
+import { parseTrustProxy, type TrustProxy } from './net/client-address.ts'
+import type { Retention } from './storage/prune.ts'
 
-const flag = v.pipe(
-  v.optional(v.string(), '0'),
-  v.transform((s) => ['1', 'true', 'yes', 'on'].includes(s.toLowerCase())),
+/** A switch: one of these words, any case; anything else (`maybe`) is refused at start, not read as off. */
+const TRUE = ['1', 'true', 'yes', 'on']
+const FALSE = ['0', 'false', 'no', 'off']
+const bool = (fallback: boolean) => v.pipe(
+  v.optional(v.string(), fallback ? '1' : '0'),
+  v.check((s) => [...TRUE, ...FALSE].includes(s.trim().toLowerCase()), (i) => `must be one of 1/0, true/false, yes/no, on/off, got "${String(i.input)}"`),
+  v.transform((s) => TRUE.includes(s.trim().toLowerCase())),
 )
+const flag = bool(false)
 const int = (fallback: number, min = 0) =>
-  v.pipe(v.optional(v.string(), String(fallback)), v.transform(Number), v.integer(), v.minValue(min))
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.check((s) => /^\s*\d+\s*$/.test(s), (i) => `must be a whole number, got "${String(i.input)}"`),
+    v.transform(Number), v.integer(), v.minValue(min, (i) => `must be at least ${min}, got ${String(i.input)}`),
+  )
+/** An upper bound with a message that says it (valibot's default reads "Invalid value: Expected <=…"). */
+const max = (n: number) => v.maxValue<number, number, (i: v.MaxValueIssue<number, number>) => string>(n, (i) => `must be at most ${n}, got ${String(i.input)}`)
+/** SITE_URL: an absolute http(s) address without query or fragment (links, OAuth redirects, CORS origin). */
+const siteUrl = v.optional(v.pipe(v.string(), v.check((s) => {
+  try {
+    const u = new URL(s)
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !u.search && !u.hash && !u.username
+  } catch { return false }
+}, (i) => `must be an absolute http:// or https:// URL without query or fragment, got "${String(i.input)}"`)))
 
 const EnvSchema = v.object({
-  PORT: int(8080),
-  HOST: v.optional(v.string(), '0.0.0.0'),
-  DB_PATH: v.optional(v.string(), './data/dispatch.db'),
-  SITE_URL: v.optional(v.string()),
+  PORT: v.pipe(int(8080, 1), max(65_535)),
+  HOST: v.pipe(v.optional(v.string(), '0.0.0.0'), v.check((s) => /^[\w.:-]+$/.test(s), (i) => `must be an address or host name, got "${String(i.input)}"`)),
+  DB_PATH: v.pipe(v.optional(v.string(), './data/dispatch.db'), v.nonEmpty('must not be empty')),
+  SITE_URL: siteUrl,
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   WEBHOOK_ALLOW_LOOPBACK: flag,
   WEBHOOK_RETRY_SCHEDULE: v.optional(v.string()),
-  WEBHOOK_TIMEOUT_MS: v.pipe(int(10_000, 1), v.maxValue(60_000)),
-  WEBHOOK_CONCURRENCY: v.pipe(int(8, 1), v.maxValue(256)),
-  WEBHOOK_ACCOUNT_CONCURRENCY: v.pipe(int(64, 1), v.maxValue(4096)),
-  WEBHOOK_GLOBAL_CONCURRENCY: v.pipe(int(256, 1), v.maxValue(65_536)),
-  WEBHOOK_MAX_ENDPOINTS: v.pipe(int(20, 1), v.maxValue(10_000)),
-  WEBHOOK_CIRCUIT_FAILURES: v.pipe(int(5, 1), v.maxValue(1000)),
-  WEBHOOK_CIRCUIT_COOLDOWN_MS: v.pipe(int(60_000, 1), v.maxValue(86_400_000)),
+  WEBHOOK_TIMEOUT_MS: v.pipe(int(10_000, 1), max(60_000)),
+  WEBHOOK_CONCURRENCY: v.pipe(int(8, 1), max(256)),
+  WEBHOOK_ACCOUNT_CONCURRENCY: v.pipe(int(64, 1), max(4096)),
+  WEBHOOK_GLOBAL_CONCURRENCY: v.pipe(int(256, 1), max(65_536)),
+  WEBHOOK_MAX_ENDPOINTS: v.pipe(int(20, 1), max(10_000)),
+  WEBHOOK_CIRCUIT_FAILURES: v.pipe(int(5, 1), max(1000)),
+  WEBHOOK_CIRCUIT_COOLDOWN_MS: v.pipe(int(60_000, 1), max(86_400_000)),
   WEBHOOK_DISABLE_AFTER_MS: int(3 * 86_400_000, 1),
-  GROUP_COMMIT: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
+  GROUP_COMMIT: bool(true),
   RATE_LIMIT_PER_MINUTE: int(120, 1),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
   /** Calls per minute per client address on the public MCP servers (catalog, dev; docs/mcp.md). */
   MCP_PUBLIC_RATE_PER_MINUTE: int(60, 1),
   /** Browser origins (comma-separated, or `*`) allowed to call the MCP servers besides the site's own (docs/mcp.md). */
   MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
-  DEMO_SEED: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
+  /** Reverse proxies whose Forwarded / X-Forwarded-For are believed: addresses, CIDRs, or a hop count (src/net/client-address.ts). */
+  TRUST_PROXY: v.optional(v.string(), ''),
+  DEMO_SEED: bool(true),
   /** The mobile-shell app group (api-v1 §4.9, docs/app-shell.md); `0` removes its routes. */
-  APP_GROUP: v.pipe(v.optional(v.string(), '1'), v.transform((s) => s !== '0' && s !== 'false')),
+  APP_GROUP: bool(true),
+  /** Shutdown (docs/operations.md "Stopping"): /readyz answers 503 this long before the listener closes. */
+  SHUTDOWN_GRACE_MS: v.pipe(int(0), max(60_000)),
+  /** Shutdown: the bound on draining requests, mailboxes and sockets before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: v.pipe(int(10_000, 100), max(300_000)),
   BILLING_CRON: v.optional(v.string(), '* * * * *'),
   BILLING_RETRY_DAYS: v.optional(v.string(), '1,3,5'),
-  BILLING_GRACE_DAYS: v.pipe(int(7, 1), v.maxValue(365)),
-  BILLING_TRIAL_REMINDER_DAYS: v.pipe(int(3), v.maxValue(365)),
-  BILLING_EXPIRING_DAYS: v.pipe(int(7), v.maxValue(365)),
+  BILLING_GRACE_DAYS: v.pipe(int(7, 1), max(365)),
+  BILLING_TRIAL_REMINDER_DAYS: v.pipe(int(3), max(365)),
+  BILLING_EXPIRING_DAYS: v.pipe(int(7), max(365)),
   BILLING_CLOCK: v.optional(v.string()),
+  /** Retention (docs/operations.md "Backups and retention"): node-cron expression of the prune, or `off`. */
+  PRUNE_CRON: v.optional(v.string(), '23 * * * *'),
+  /** Test-only clock of the prune, like BILLING_CLOCK (ISO time or `+30d`); NODE_ENV=test only. */
+  PRUNE_CLOCK: v.optional(v.string()),
+  RETENTION_WEBHOOK_ATTEMPTS_DAYS: v.pipe(int(30, 1), max(3650)),
+  RETENTION_DRIVER_POSITIONS_DAYS: v.pipe(int(7, 1), max(3650)),
+  RETENTION_IDEMPOTENCY_HOURS: v.pipe(int(168, 24), max(87_600)),
+  RETENTION_SESSIONS_DAYS: v.pipe(int(30, 1), max(3650)),
+  RETENTION_OTP_HOURS: v.pipe(int(24, 1), max(8760)),
   NODE_ENV: v.optional(v.string()),
 })
 
@@ -78,6 +113,8 @@ export type Config = Readonly<{
   mcpPublicRatePerMinute: number
   /** Origins allowed on the MCP addresses besides the site's own (`*` = any); requests without `Origin` always pass. */
   mcpAllowedOrigins: readonly string[]
+  /** Whose forwarding headers name the client (rate limits, logs, sessions, sockets); off by default. */
+  trustProxy: TrustProxy
   demoSeed: boolean
   /** Serve the app group (api-v1 §4.9); off: its routes answer 404 and leave discovery and OpenAPI. */
   appGroup: boolean
@@ -90,6 +127,14 @@ export type Config = Readonly<{
   billingExpiringDays: number
   /** Test-only clock of the billing run and subscription actions: ISO time or offset (`+30d`); src/billing/clock.ts. */
   billingClock: string | null
+  /** Readiness answers 503 this long before the listener closes, so a load balancer stops sending first. */
+  shutdownGraceMs: number
+  /** Upper bound of the drain on SIGTERM/SIGINT (docs/operations.md "Stopping"). */
+  shutdownTimeoutMs: number
+  /** Retention: node-cron expression of the prune (`off`: never), its test clock, and the periods (src/maintenance/prune.ts). */
+  pruneCron: string
+  pruneClock: string | null
+  retention: Readonly<Retention>
 }>
 
 export const DEFAULT_RETRY_SCHEDULE = [60, 300, 900, 3600] as const
@@ -106,6 +151,26 @@ function parseSchedule(raw: string | undefined): number[] {
 }
 
 /** The BILLING_* variables, checked (docs/billing.md "The billing run"). */
+/** PRUNE_* and RETENTION_* (docs/operations.md "Backups and retention"). */
+function pruneConfig(e: v.InferOutput<typeof EnvSchema>) {
+  const cron = e.PRUNE_CRON.trim()
+  if (cron !== 'off' && !validateCron(cron)) throw new Error(`invalid configuration: PRUNE_CRON is not a cron expression: "${cron}"`)
+  const clock = e.PRUNE_CLOCK?.trim() || null
+  if (clock !== null && e.NODE_ENV !== 'test') throw new Error('invalid configuration: PRUNE_CLOCK is honoured only with NODE_ENV=test')
+  if (clock !== null && !isClockSpec(clock)) throw new Error(`invalid configuration: PRUNE_CLOCK must be an ISO time or an offset like +30d, -2h, got "${clock}"`)
+  const day = 86_400_000
+  return {
+    pruneCron: cron, pruneClock: clock,
+    retention: Object.freeze({
+      webhookAttemptsMs: e.RETENTION_WEBHOOK_ATTEMPTS_DAYS * day,
+      driverPositionsMs: e.RETENTION_DRIVER_POSITIONS_DAYS * day,
+      idempotencyMs: e.RETENTION_IDEMPOTENCY_HOURS * 3600_000,
+      sessionsMs: e.RETENTION_SESSIONS_DAYS * day,
+      otpMs: e.RETENTION_OTP_HOURS * 3600_000,
+    }),
+  }
+}
+
 function billingConfig(e: v.InferOutput<typeof EnvSchema>) {
   const retry = e.BILLING_RETRY_DAYS.split(',').map((x) => x.trim()).filter(Boolean).map(Number)
   if (retry.some((n) => !Number.isInteger(n) || n < 1 || n > 365) || retry.some((n, i) => i > 0 && n <= retry[i - 1]!)) {
@@ -155,7 +220,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
     demoSeed: e.DEMO_SEED,
     appGroup: e.APP_GROUP,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
     ...billingConfig(e),
+    ...pruneConfig(e),
     ...overrides,
     siteUrl,
     baseUrl: `${siteUrl}/api/v1`,

@@ -1,28 +1,69 @@
-/** Entry point: configuration → app → listen → demo seed on an empty database → signals. */
-import { loadConfig } from './config.ts'
-import { buildApp } from './app.ts'
+/**
+ * Entry point: configuration → database → app → listen → demo seed on an empty database → signals.
+ * Every refusal to start is one line on stderr and an exit code (src/startup.ts, docs/operations.md).
+ */
+import { loadConfig, type Config } from './config.ts'
+import { buildApp, type App } from './app.ts'
+import { openDb, type Db } from './storage/db.ts'
 import { seedDemo } from './seed.ts'
+import { firstRunMessage } from './first-run.ts'
+import { checkDbFolder, EXIT, fatal, StartupError } from './startup.ts'
 
-const config = loadConfig()
-const app = buildApp(config)
-const { svc } = app
-
-if (config.demoSeed && (svc.db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
-  const demo = seedDemo(svc.db, config.siteUrl)
-  // Printed once, on the first start with an empty database: these secrets are not stored raw.
-  process.stdout.write(`\nDemo account created (shown once, keep it):\n${JSON.stringify(demo, null, 2)}\n\n`
-    + `Owner dashboard: ${config.siteUrl}/login\n  email:    ${demo.owner.email}\n  password: ${demo.owner.password}\n\n`)
+let config: Config
+try {
+  config = loadConfig()
+} catch (err) {
+  const msg = err instanceof Error ? err.message : String(err)
+  fatal(new StartupError(EXIT.config, msg.startsWith('invalid configuration') ? msg : `invalid configuration: ${msg}`))
 }
 
-const port = await app.listen()
+let db: Db
+try {
+  checkDbFolder(config.dbPath)
+  db = openDb(config.dbPath)
+} catch (err) {
+  // SQLITE_CANTOPEN, "file is not a database", a migration that fails, or still locked after busy_timeout (5 s).
+  fatal(err instanceof StartupError ? err : new StartupError(EXIT.database, `DB_PATH=${config.dbPath}: cannot open the database: ${(err as Error).message}`))
+}
+
+let app: App
+try {
+  app = buildApp(config, { db })
+} catch (err) {
+  db.close()
+  throw err
+}
+const { svc } = app
+
+let port: number
+try {
+  port = await app.listen()
+} catch (err) {
+  await app.close()
+  db.close()
+  fatal(new StartupError(EXIT.listen, (err as Error).message))
+}
+
+if (config.demoSeed && (svc.db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
+  // Printed once, on the first start with an empty database: these secrets are not stored raw.
+  process.stdout.write(firstRunMessage(seedDemo(svc.db, config.siteUrl), config.siteUrl))
+}
 svc.log.info({ port, host: config.host, db: config.dbPath, base_url: config.baseUrl, group_commit: config.groupCommit }, 'dispatch server ready')
 
+// SIGTERM (docker stop, systemd, Kubernetes) and SIGINT (Ctrl-C, or npm forwarding it): drain, then
+// exit 0; exit 70 when SHUTDOWN_TIMEOUT_MS ran out. A second signal does not cut the drain short:
+// the timer below is the bound, so a supervisor's own kill timeout should be a little longer.
 let stopping = false
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
     if (stopping) return
     stopping = true
     svc.log.info({ sig }, 'shutting down')
-    app.close().then(() => process.exit(0), (err) => { svc.log.error({ err }, 'shutdown failed'); process.exit(1) })
+    // The last resort should close() itself hang (it is bounded by the same timeout inside).
+    setTimeout(() => fatal(new StartupError(EXIT.shutdownTimeout, 'shutdown did not finish in time')), config.shutdownTimeoutMs + 5_000).unref()
+    app.close().then(
+      (complete) => { db.close(); process.exit(complete ? 0 : EXIT.shutdownTimeout) },
+      (err: unknown) => { svc.log.error({ err }, 'shutdown failed'); process.exit(1) },
+    )
   })
 }

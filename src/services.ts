@@ -57,6 +57,8 @@ export interface Services {
   resellers: ResellerQueries
   /** Developers' apps, for tenancy (src/auth/policy.ts; docs/apps.md). */
   apps: { ownedBy(id: number, developerId: number): AppRow | undefined }
+  /** Readiness for `GET /readyz` (src/http/routes/readyz.ts, docs/operations.md); wired by app.ts. */
+  lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean } }
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>

@@ -1,6 +1,7 @@
 /**
  * README quick start: `node --import tsx src/main.ts` (what `npm start` runs) on an empty database
- * answers /healthz, seeds a demo account and prints its credentials once — not on the next start —
+ * answers /healthz, seeds a demo account and prints its credentials once, with a summary of what to
+ * open and a curl to try — not on the next start —
  * and shuts down cleanly on SIGTERM.
  */
 import t from 'tap'
@@ -40,6 +41,25 @@ t.test('the first start on an empty database prints working demo credentials', a
   t.equal(r.status, 200, 'the printed owner token works (README curl example)')
   t.equal(((await r.json()) as { total: number }).total, 1)
   t.equal(sp.stdout().split('Demo account').length - 1, 1, 'printed exactly once')
+
+  // The summary for a person (issue 20 #10): each address it names answers, with what it says to use there.
+  const summary = sp.stdout().slice(sp.stdout().indexOf('Open:'))
+  const kitchen = demo!.staff.find((s: { role: string }) => s.role === 'kitchen')
+  const manager = demo!.staff.find((s: { role: string }) => s.role === 'manager')
+  const urls = [`${sp.site}/login`, demo!.store.url, `${sp.site}/docs`, `${sp.site}/kds?store=${demo!.store.id}`]
+  for (const url of urls) {
+    t.ok(summary.includes(url), `the summary names ${url}`)
+    t.equal((await fetch(url)).status, 200, `${url} answers 200`)
+  }
+  t.match(summary, new RegExp(`/login\\n\\s+email:\\s+${demo!.owner.email.replace(/[.+]/g, '\\$&')}\\n\\s+password:\\s+\\S+`), 'the dashboard with the owner\'s email and password')
+  t.ok(summary.includes(demo!.owner.password), 'the owner password')
+  t.match(summary, new RegExp(`kitchen PIN: ${kitchen.pin}`), 'the kitchen screen with the kitchen member\'s PIN')
+  t.ok(summary.includes(manager.email) && summary.includes(manager.password), 'and the manager who enrolls the screen')
+  const curl = /curl -H "Authorization: Bearer (dso_\S+)" (\S+)/.exec(summary)
+  if (t.ok(curl, 'a curl to try')) {
+    t.equal(curl![1], demo!.owner.token)
+    t.equal((await fetch(curl![2]!, { headers: { authorization: `Bearer ${curl![1]}` } })).status, 200, 'the printed curl works')
+  }
   t.equal(await sp.kill('SIGTERM'), 0, 'SIGTERM shuts down cleanly (exit 0)')
 })
 
@@ -65,6 +85,7 @@ t.test('the README documents the two commands and the configuration defaults', a
     t.match(readme, new RegExp(`\\|\\s*\`${name}\`\\s*\\|[^\\n]*${def.replace(/[./]/g, '\\$&')}`), `${name} documented${def ? ` with default ${def}` : ''}`)
   }
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  t.equal(pkg.scripts.start, 'node --import tsx src/main.ts', 'npm start runs what this test runs')
+  // `exec`: npm forwards SIGTERM/SIGINT to the shell of its script, which would not pass them on (test/process.test.ts).
+  t.equal(pkg.scripts.start, 'exec node --import tsx src/main.ts', 'npm start runs what this test runs')
   t.equal(pkg.bin.dispatch, 'bin/dispatch.js')
 })

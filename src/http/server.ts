@@ -12,6 +12,7 @@ import type { Services } from '../services.ts'
 import { readBody } from './body.ts'
 import { CORS_HEADERS, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
+import { clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
 import { RateLimiter, type RateDecision } from '../ratelimit.ts'
 import { Router } from './router.ts'
@@ -102,13 +103,15 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       // Only the framing and Host lines are kept as lines (every repeat counts): checkHead needs no more.
       const lines: Array<[string, string]> = []
       req.forEach((k, val) => {
-        headers[k] = val
+        // Repeated forwarding lines are one list (RFC 9110 §5.3): the last proxy's line is the rightmost.
+        headers[k] = (k === 'x-forwarded-for' || k === 'forwarded') && headers[k] !== undefined ? `${headers[k]}, ${val}` : val
         if (k === 'content-length' || k === 'transfer-encoding' || k === 'host') lines.push([k, val])
       })
-      const ip = Buffer.from(res.getRemoteAddressAsText()).toString()
       const incomingId = headers['x-request-id']
       requestId = incomingId && /^[\w.-]{1,64}$/.test(incomingId) ? incomingId : randomUUID()
       baseHeaders['X-Request-Id'] = requestId
+      // The client, not the proxy in front (TRUST_PROXY, src/net/client-address.ts): rate limits, logs and sessions key on it.
+      const ip = clientAddress(peerAddress(res), headers, svc.config.trustProxy)
       // Only computed when a line is written: the access log is usually off under load.
       let logPath: string | undefined
       const pathForLog = () => (logPath ??= redactPath(path))
@@ -116,7 +119,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, opts: SendOptions = {}) => {
         send(res, state, status, { ...baseHeaders, ...extra }, body, { ...opts, headOnly: method === 'HEAD' })
         const ms = Number(process.hrtime.bigint() - started) / 1e6
-        if (log.isLevelEnabled('info')) log.info({ reqId: requestId, method, path: pathForLog(), status, ms: Math.round(ms * 100) / 100, ...(opts.close ? { closed: true } : {}) }, 'request')
+        if (log.isLevelEnabled('info')) log.info({ reqId: requestId, method, path: pathForLog(), ip, status, ms: Math.round(ms * 100) / 100, ...(opts.close ? { closed: true } : {}) }, 'request')
       }
       const fail = (err: unknown, opts: SendOptions = {}) => {
         let e: ApiError

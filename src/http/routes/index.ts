@@ -5,6 +5,7 @@ import { appRoutes } from './apps.ts'
 import { oauthRoutes } from './oauth.ts'
 import type { Route } from '../route.ts'
 import { discoveryRoutes } from './discovery.ts'
+import { readyzRoutes } from './readyz.ts'
 import { meRoutes } from './me.ts'
 import { restaurantRoutes } from './restaurants.ts'
 import { menuRoutes } from './menu.ts'
@@ -52,6 +53,7 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
   const routes: Route[] = []
   routes.push(
     ...(discoveryRoutes(() => routes) as Route[]),
+    ...(readyzRoutes as Route[]),
     ...(meRoutes as Route[]),
     ...(restaurantRoutes as Route[]),
     ...(menuRoutes as Route[]),
