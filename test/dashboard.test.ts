@@ -225,6 +225,30 @@ t.test('the orders socket: today\'s orders, then every change of the store\'s or
   await feed.close()
 })
 
+t.test('the orders socket: "today" is the store\'s local day in its time zone', async (t) => {
+  const c = createAccount(db)
+  // Kiritimati is UTC+14 all year (no DST): its local midnight is 10:00 UTC of the previous UTC day.
+  const put = await s.req('PUT', `/restaurants/${c.storeId}/settings`, { token: c.token, body: { timezone: 'Pacific/Kiritimati' } })
+  t.equal(put.status, 200, put.text)
+  const localNow = new Date(Date.now() + 14 * 3_600_000)
+  const localDate = localNow.toISOString().slice(0, 10)
+  const localMidnight = Date.parse(`${localDate}T00:00:00Z`) - 14 * 3_600_000
+  const order = async (createdAt: number) => {
+    const r = await postOrder(s, c.token, c.storeId, { type: 'takeaway', items: [{ item_id: c.menu.fries, quantity: 1 }] })
+    db.prepare('UPDATE orders SET created_at = ? WHERE id = ?').run(nowIso(createdAt), r.body.id)
+    return r.body.id as number
+  }
+  const yesterday = await order(localMidnight - 60_000)
+  const today = await order(localMidnight + 60_000)
+  const feed = await WsClient.open(`${wsBase(s)}/ws/orders/${c.storeId}`, { token: c.token })
+  const snap = await feed.next()
+  t.equal(snap.date, localDate, 'the local date, not the UTC one')
+  const ids = snap.orders.map((o: { id: number }) => o.id)
+  t.ok(ids.includes(today), 'an order a minute after local midnight is today\'s')
+  t.notOk(ids.includes(yesterday), 'an order a minute before it is yesterday\'s')
+  await feed.close()
+})
+
 t.test('the orders socket closes when its token is revoked from the dashboard', async (t) => {
   const made = await s.req('POST', '/tokens', { token: a.token, body: { capabilities: ['orders:read'] } })
   const feed = await WsClient.open(`${wsBase(s)}/ws/orders/${a.storeId}`, { token: made.body.token })

@@ -205,6 +205,18 @@ export function isoInZone(ms: number, tz: string): string {
   return `${new Date(l.wallMs).toISOString().slice(0, 19)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
 }
 
+/** A store's time zone from its settings (docs/stores.md), `UTC` when unset or unknown. */
+export const timeZoneOf = (settings: { timezone?: unknown }): string => (isTimeZone(settings.timezone) ? settings.timezone : DEFAULT_TIMEZONE)
+
+/**
+ * The local day of `at` in `tz` (as a store's staff see "today"): its date and the instants of its
+ * start and of the next day's start (23 or 25 hours apart across a DST change).
+ */
+export function localDay(tz: string, at: Date): { date: string; start: number; end: number } {
+  const date = isoInZone(at.getTime(), tz).slice(0, 10)
+  return { date, start: zonedInstant(tz, date, 0), end: zonedInstant(tz, addDays(date, 1), 0) }
+}
+
 const addDays = (date: string, n: number): string => new Date(Date.parse(`${date}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10)
 
 // ---- the rules -------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /** Order rows: insert (inside a durable write), the full order view, and paginated lists. */
 import type { Statement } from 'better-sqlite3'
-import type { Db } from './db.ts'
+import { nowIso, type Db } from './db.ts'
 import { fromCents } from '../domain/money.ts'
 import type { PricedLine } from '../domain/pricing.ts'
 import type { Timeline } from '../domain/order-state.ts'
@@ -156,7 +156,11 @@ export const trackUrl = (siteUrl: string, token: string): string => `${siteUrl}/
 export type OrderView = ReturnType<typeof orderView>
 
 /** Filters of the owner's order list (src/ops/orders.ts listOrders). */
-export interface OrderFilter { status?: string; from?: string; to?: string; search?: string }
+export interface OrderFilter {
+  status?: string; from?: string; to?: string; search?: string
+  /** Created at or after this instant and before `until` (epoch ms): a store's local day. */
+  since?: number; until?: number
+}
 
 export function createOrderQueries(db: Db, siteUrl: string) {
   const q = {
@@ -189,8 +193,8 @@ export function createOrderQueries(db: Db, siteUrl: string) {
      */
     page(storeId: number, page: number, perPage: number, filter: OrderFilter = {}) {
       const offset = (page - 1) * perPage
-      const { status, from, to, search } = filter
-      if (from === undefined && to === undefined && search === undefined) {
+      const { status, from, to, search, since, until } = filter
+      if (from === undefined && to === undefined && search === undefined && since === undefined && until === undefined) {
         const total = (status ? q.countStatus.get(storeId, status) : q.count.get(storeId)) as number
         const rows = status ? q.pageStatus.all(storeId, status, perPage, offset) : q.page.all(storeId, perPage, offset)
         return { total, data: rows.map(full) }
@@ -201,6 +205,9 @@ export function createOrderQueries(db: Db, siteUrl: string) {
       if (from) { where.push('created_at >= ?'); args.push(`${from}T00:00:00`) }
       // The day after `to`, so every instant of `to` (ISO strings compare in time order) is in.
       if (to) { where.push('created_at < ?'); args.push(new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10) + 'T00:00:00') }
+      // Stored times are nowIso strings (UTC, `+00:00`): the bounds in the same form compare in time order.
+      if (since !== undefined) { where.push('created_at >= ?'); args.push(nowIso(since)) }
+      if (until !== undefined) { where.push('created_at < ?'); args.push(nowIso(until)) }
       if (search) {
         const like = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
         where.push("(customer_name LIKE ? ESCAPE '\\' OR phone LIKE ? ESCAPE '\\' OR CAST(id AS TEXT) = ?)")

@@ -3,7 +3,7 @@
  * "Orders feed", docs/dashboard.md "Orders"), authenticated by an owner token holding `orders:read`
  * (header, or `?token=` from a browser). Another owner's store is refused with 404, as over HTTP.
  *
- * First a `snapshot` of today's orders (UTC day, newest first, at most 200, each the full order as
+ * First a `snapshot` of today's orders (the store's local day, newest first, at most 200, each the full order as
  * `GET /restaurants/{id}/orders/{orderId}` answers), then an `order` frame with the full order after
  * every durable change of one of the store's orders: a new order, a kitchen or delivery status, an
  * assignment. In: `{"type":"ping"}`, `{"type":"refresh"}` (a new snapshot).
@@ -20,6 +20,8 @@ import { feedMessages } from './feed.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
 import { policyVerdict } from './frames.ts'
+import { localDay, timeZoneOf } from '../domain/business-hours.ts'
+import { parseSettings } from '../storage/stores.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 
 interface OrdersSocket extends LiveSocket { storeId: number }
@@ -32,9 +34,10 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
   const hub = rt.hub
   const snapshot = (ws: WebSocket<OrdersSocket>) => {
     const { storeId } = ws.getUserData()
-    const today = new Date().toISOString().slice(0, 10)
-    const { data } = svc.orders.page(storeId, 1, BOARD_SNAPSHOT_MAX, { from: today, to: today })
-    hub.send(ws, { type: 'snapshot', restaurant_id: storeId, date: today, orders: data })
+    // Today as the store's staff see it: its local day in the store's time zone (docs/stores.md).
+    const day = localDay(timeZoneOf(parseSettings(svc.stores.byId(storeId)?.settings)), new Date())
+    const { data } = svc.orders.page(storeId, 1, BOARD_SNAPSHOT_MAX, { since: day.start, until: day.end })
+    hub.send(ws, { type: 'snapshot', restaurant_id: storeId, date: day.date, orders: data })
   }
 
   app.ws<OrdersSocket>('/api/v1/ws/orders/:restaurantId', guarded('orders', svc, rt.sessions.track({
