@@ -16,8 +16,12 @@ import { axeCheck, CHROMIUM, launchChromium } from './helpers/browser.ts'
 import { createAccount, createCategory, createCustomer, createItem, createStore } from './helpers/fixtures.ts'
 
 const PHONE = { width: 390, height: 844 }
-/** Evaluated in the page: the header's live cart count shows one item. */
-const CART_HAS_ONE = "document.querySelector('[data-cart-count]')?.textContent === '1'"
+/**
+ * Wait until the header's live cart count shows one item. A locator, not waitForFunction: a string
+ * predicate polled in the page is an eval, which the page's CSP refuses whenever the first check
+ * is not already true (a timing-dependent failure).
+ */
+const cartHasOne = (page: Page) => page.locator('[data-cart-count]', { hasText: /^1$/ }).first().waitFor()
 
 const launched = await launchChromium()
 if (!launched) {
@@ -52,7 +56,7 @@ if (!launched) {
     await page.waitForURL(/\/items\/\d+$/)
     const itemUrl = page.url()
     await page.getByRole('button', { name: 'Add to cart' }).click()
-    await page.waitForFunction(CART_HAS_ONE)
+    await cartHasOne(page)
     t.equal(page.url(), itemUrl, 'the script added it without leaving the page')
     t.match(await page.getByRole('status').textContent(), /Added/)
     await page.getByRole('link', { name: /Cart/ }).first().click()
@@ -95,7 +99,7 @@ if (!launched) {
     const page = await open(t)
     await page.goto(`${demo.store.url}/items/${platter}`)
     await page.getByRole('button', { name: 'Add to cart' }).click()
-    await page.waitForFunction(CART_HAS_ONE)
+    await cartHasOne(page)
     await page.goto(`${demo.store.url}/cart`)
     const before = await page.locator('.card .row strong').last().textContent()
     await page.getByLabel('Coupon code').fill(demo.coupon.code)
@@ -130,7 +134,7 @@ if (!launched) {
     await page.waitForSelector('text=5 Harbour Road')
     await page.goto(`${url}/items/${acct.menu.fries}`)
     await page.getByRole('button', { name: 'Add to cart' }).click()
-    await page.waitForFunction(CART_HAS_ONE)
+    await cartHasOne(page)
     await page.goto(`${url}/checkout`)
     await page.getByRole('radio', { name: 'Delivery' }).check()
     t.match(await page.locator('#address_id option:checked').textContent(), /Office: 5 Harbour Road/)
@@ -161,7 +165,7 @@ if (!launched) {
     await page.goto(`${s.site}/s/${store.slug}/items/${item}`)
     t.match(await page.getByRole('status').first().textContent(), /closed.*Opens Tue 10:00/s)
     await page.getByRole('button', { name: 'Add to cart' }).click()
-    await page.waitForFunction(CART_HAS_ONE)
+    await cartHasOne(page)
     await page.goto(`${s.site}/s/${store.slug}/checkout`)
     t.equal(await page.getByRole('button', { name: 'Place order' }).isDisabled(), true)
     page.clean()
@@ -234,7 +238,7 @@ if (!launched) {
         await axeCheck(t, page, `${theme} ${path || '/'}`)
       }
       await page.getByRole('button', { name: 'Add to cart' }).click()
-      await page.waitForFunction(CART_HAS_ONE)
+      await cartHasOne(page)
       for (const path of ['/cart', '/checkout', '/account', '/account/login']) {
         await page.goto(url + path)
         await axeCheck(t, page, `${theme} ${path}`)
