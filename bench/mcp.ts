@@ -11,14 +11,13 @@
  * the server CPU of the equivalent REST call. Every MCP answer is checked to be a result, not a
  * JSON-RPC error or an `isError` result (a failure counts as non-2xx).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import type { Request } from 'autocannon'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server } from './lib/proc.ts'
+import { cpuSeconds, seedDemo, startApp, withBenchDir } from './lib/proc.ts'
 import { runLoad, type LoadResult } from './lib/load.ts'
 import { setAccountPlan } from '../src/storage/plans.ts'
 import { FEATURE_KEYS } from '../src/domain/plans.ts'
@@ -124,19 +123,12 @@ export const scenario: Scenario = {
   name: 'mcp',
   description: 'admin MCP tools/call (get_menu, add_menu_item) vs the same operations over REST, one server',
   async run(opts: ScenarioOptions): Promise<ScenarioResult> {
-    const dir = mkdtempSync(join(process.env.BENCH_DB_DIR ?? tmpdir(), 'dispatch-bench-mcp-'))
-    const dbPath = join(dir, 'bench.db')
-    let server: Server | null = null
-    const rows: BenchRow[] = []
-    try {
-      const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, ROOT)).trim().split('\n').pop()!) as Demo
+    const rows = await withBenchDir(process.env.BENCH_DB_DIR ?? tmpdir(), 'dispatch-bench-mcp-', async (dir, track) => {
+      const dbPath = join(dir, 'bench.db')
+      const demo = await seedDemo<Demo>(dbPath, ROOT)
       const ctx: Ctx = { token: demo.owner.token, storeId: demo.store.id, writeStores: prepare(dbPath, demo) }
-      const port = await freePort()
-      server = await startServer(['--import', 'tsx', 'src/main.ts'], {
-        DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
-        RATE_LIMIT_PER_MINUTE: '100000000', DEMO_SEED: '0',
-      }, port, '/healthz', ROOT)
-      const srv = server
+      const srv = track(await startApp(dbPath, ROOT))
+      const out: BenchRow[] = []
       // Reads on the seeded store; each write variant on its own empty store, so both start alike.
       const chosen = VARIANTS.filter((v) => opts.only.length === 0 || opts.only.some((o) => v.key.includes(o)))
       for (const v of chosen) {
@@ -147,15 +139,10 @@ export const scenario: Scenario = {
         const cpu0 = cpuSeconds(srv.proc.pid)
         const load = await runLoad({ url: srv.url, requests: v.requests(ctx, check), connections: opts.connections, durationSec: opts.duration })
         const cpu1 = cpuSeconds(srv.proc.pid)
-        rows.push(row(v, opts, load, cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, check.failed))
+        out.push(row(v, opts, load, cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, check.failed))
       }
-    } catch (err) {
-      if (server) (err as Error).message += `\n--- server output ---\n${server.output()}`
-      throw err
-    } finally {
-      await server?.stop()
-      rmSync(dir, { recursive: true, force: true })
-    }
+      return out
+    })
 
     const by = (k: VariantKey) => rows.find((r) => r.extra?.key === k)
     const targets: NonNullable<ScenarioResult['targets']> = []

@@ -1,6 +1,7 @@
 /** Child processes for benches: a free port, start a server, wait until it answers, CPU time, stop. */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { createServer } from 'node:net'
 
 /** A TCP port that was free a moment ago (the OS picks it). */
@@ -98,4 +99,40 @@ export function runNode(args: string[], env: Record<string, string>, cwd = proce
     proc.once('error', reject)
     proc.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`node ${args.join(' ')} exited ${code}:\n${err}`))))
   })
+}
+
+/** `dispatch seed --demo --json` on `dbPath`: the demo owner, store and tokens it printed. */
+export async function seedDemo<T>(dbPath: string, cwd = process.cwd()): Promise<T> {
+  const out = await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, cwd)
+  return JSON.parse(out.trim().split('\n').pop()!) as T
+}
+
+/**
+ * The app (`src/main.ts`) on `dbPath` as every bench runs it: a free port, warn-level logs, rate
+ * limits out of the way, no demo seed. `nodeArgs` go before the entry point, `env` overrides.
+ */
+export async function startApp(dbPath: string, cwd: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
+  const port = await freePort()
+  return startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+    DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000000', DEMO_SEED: '0', ...env,
+  }, port, '/healthz', cwd)
+}
+
+/**
+ * Run `body` in a fresh directory under `parent` (removed afterwards). Servers it starts through
+ * `track` are stopped at the end, and a failure carries their recent output.
+ */
+export async function withBenchDir<T>(parent: string, prefix: string, body: (dir: string, track: (s: Server) => Server) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(parent, prefix))
+  const servers: Server[] = []
+  try {
+    return await body(dir, (s) => { servers.push(s); return s })
+  } catch (err) {
+    for (const s of servers) (err as Error).message += `\n--- server output ---\n${s.output()}`
+    throw err
+  } finally {
+    for (const s of servers) await s.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
 }

@@ -24,11 +24,15 @@ export interface Cart {
   items: OrderInput['items']
 }
 
-/** The storefront order type a cart is priced as when it names none: the first the store accepts. */
-export function defaultCartType(store: StoreRow): string {
+/** The storefront order types this store accepts (api-v1 §2.4: takeaway or on-table), in that order. */
+export function storefrontTypes(store: StoreRow): string[] {
   const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
-  return STOREFRONT_ORDER_TYPES.find((t) => modes.includes(t)) ?? 'takeaway'
+  return STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t))
 }
+
+/** The storefront order type a cart is priced as when it names none: the first the store accepts. */
+export const defaultCartType = (store: StoreRow): string => storefrontTypes(store)[0] ?? 'takeaway'
+
 
 /**
  * The order draft the store actor would price for `cart` now (422 `validation_failed` keyed like

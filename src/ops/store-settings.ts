@@ -103,28 +103,44 @@ export const StoreSettingsSchema = {
 
 const str = (x: unknown): string | null => (typeof x === 'string' ? x : null)
 
-/** The documented settings of a store, with whether it is open at `at`. */
-export function settingsView(store: StoreRow, at: Date = new Date()) {
-  const s = parseSettings(store.settings)
-  const tz = isTimeZone(s.timezone) ? s.timezone : DEFAULT_TIMEZONE
-  const hours = s.business_hours == null ? null : canonicalHours(s.business_hours)
+/**
+ * A store's hours as stored (canonical; a missing day left out), with whether it is open at `at`
+ * and when it next opens: what the settings view and the storefront agent's hours both show.
+ */
+export function hoursStatus(s: Record<string, unknown>, at: Date) {
+  const timezone = isTimeZone(s.timezone) ? s.timezone : DEFAULT_TIMEZONE
   const status = openStatus(s, at)
   const next = status.open ? null : nextOpening(s, at)
   return {
-    restaurant_id: store.id,
-    timezone: tz,
-    business_hours: hours && fullWeek(hours),
-    holidays: Array.isArray(s.holidays) ? s.holidays : [],
-    prep_minutes: basePrepMinutes(store.settings),
+    timezone,
+    business_hours: s.business_hours == null ? null : canonicalHours(s.business_hours),
+    holidays: Array.isArray(s.holidays) ? (s.holidays as unknown[]) : [],
     accepting_orders: s.accepting_orders !== false,
+    open_now: status.open,
+    closed_reason: status.reason,
+    next_opening: next && isoInZone(next.getTime(), timezone),
+  }
+}
+
+/** The documented settings of a store, with whether it is open at `at`. */
+export function settingsView(store: StoreRow, at: Date = new Date()) {
+  const s = parseSettings(store.settings)
+  const h = hoursStatus(s, at)
+  return {
+    restaurant_id: store.id,
+    timezone: h.timezone,
+    business_hours: h.business_hours && fullWeek(h.business_hours),
+    holidays: h.holidays,
+    prep_minutes: basePrepMinutes(store.settings),
+    accepting_orders: h.accepting_orders,
     public_listing: s.public_listing !== false,
     address: str(s.address),
     phone: str(s.phone),
     email: str(s.email),
     city: store.city,
-    open_now: status.open,
-    closed_reason: status.reason,
-    next_opening: next && isoInZone(next.getTime(), tz),
+    open_now: h.open_now,
+    closed_reason: h.closed_reason,
+    next_opening: h.next_opening,
   }
 }
 

@@ -12,18 +12,18 @@ import { storeOf, storefrontOf } from './scope.ts'
 import { Id, Money, Nullable } from './schemas.ts'
 import { ItemSchema, OrderSchema, TrackingSchema } from './docs-schemas.ts'
 import { STOREFRONT_ORDER_TYPES, StorefrontOrderSchema } from './storefront.ts'
-import { CartSchema, cartView, couponOnDraft, draftCart } from './cart.ts'
+import { CartSchema, cartView, couponOnDraft, draftCart, storefrontTypes } from './cart.ts'
 import { ApiError, notFound } from '../errors.ts'
 import { fromCents, toCents } from '../domain/money.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { basePrepMinutes, integrationStatus } from '../domain/integration.ts'
 import { integrationRow } from '../storage/staff.ts'
-import { itemView, storeUrl, type StoreRow } from '../storage/stores.ts'
+import { itemView, parseSettings, storeUrl, type StoreRow } from '../storage/stores.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { nowIso } from '../storage/db.ts'
 import type { OpCtx } from './op.ts'
 import type { OrderRow } from '../storage/orders.ts'
-import { DEFAULT_TIMEZONE, canonicalHours, isTimeZone, isoInZone, nextOpening, openStatus, type HoursSettings } from '../domain/business-hours.ts'
+import { hoursStatus } from './store-settings.ts'
 
 const tag = 'Storefront'
 const read: Access = { storefront: 'menu:read' }
@@ -34,11 +34,6 @@ const int = { type: 'integer' }
 const bool = { type: 'boolean' }
 const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
 
-/** The storefront order types this store accepts (api-v1 §2.4: takeaway or on-table). */
-const storefrontTypes = (store: StoreRow): string[] => {
-  const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
-  return STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t))
-}
 
 const prepMinutes = (ctx: OpCtx, store: StoreRow): number =>
   integrationStatus(integrationRow(ctx.svc.db, store.id), basePrepMinutes(store.settings), Date.now()).prep_minutes
@@ -47,20 +42,17 @@ const prepMinutes = (ctx: OpCtx, store: StoreRow): number =>
  * The store's hours as a diner reads them (docs/stores.md "Business hours"), judged by the same
  * rules that refuse an order while the store is closed (src/domain/business-hours.ts).
  */
-function hoursOf(store: StoreRow, at: Date) {
-  const settings = JSON.parse(store.settings) as HoursSettings
-  const status = openStatus(settings, at)
-  const tz = isTimeZone(settings.timezone) ? settings.timezone : DEFAULT_TIMEZONE
-  const next = status.open ? null : nextOpening(settings, at)
+function hoursOf(settings: Record<string, unknown>, at: Date) {
+  const h = hoursStatus(settings, at)
   return {
-    timezone: tz,
-    business_hours: settings.business_hours == null ? null : canonicalHours(settings.business_hours),
-    holidays: Array.isArray(settings.holidays) ? settings.holidays : [],
-    always_open: settings.business_hours == null && !(Array.isArray(settings.holidays) && settings.holidays.length > 0),
-    accepting_orders: settings.accepting_orders !== false,
-    open_now: status.open,
-    closed_reason: status.reason,
-    next_opening: next === null ? null : isoInZone(next.getTime(), tz),
+    timezone: h.timezone,
+    business_hours: h.business_hours,
+    holidays: h.holidays,
+    always_open: settings.business_hours == null && h.holidays.length === 0,
+    accepting_orders: h.accepting_orders,
+    open_now: h.open_now,
+    closed_reason: h.closed_reason,
+    next_opening: h.next_opening,
   }
 }
 
@@ -83,8 +75,8 @@ export const getStoreInfo = defineOp({
   } },
   run: (ctx) => {
     const store = storeOf(ctx)
-    const hours = hoursOf(store, new Date())
-    const settings = JSON.parse(store.settings) as { address?: unknown }
+    const settings = parseSettings(store.settings)
+    const hours = hoursOf(settings, new Date())
     return {
       id: store.id, title: store.title, slug: store.slug, url: storeUrl(ctx.svc.config.siteUrl, store.slug), currency: store.currency,
       city: store.city, address: typeof settings.address === 'string' ? settings.address : null, store_type: store.store_type,
@@ -97,7 +89,7 @@ export const getOpeningHours = defineOp({
   id: 'storefront.hours.get', tag, access: read, scope: ['store'], output: HoursSchema,
   summary: 'Opening hours: weekly hours, holiday closures, time zone, open now and the next opening',
   description: 'A store with no hours set is always open. `next_opening` is null while open (or when the store never opens again on its calendar).',
-  run: (ctx) => hoursOf(storeOf(ctx), new Date()),
+  run: (ctx) => hoursOf(parseSettings(storeOf(ctx).settings), new Date()),
 })
 
 export const listFulfillmentModes = defineOp({

@@ -19,7 +19,7 @@ import { ApiError } from '../errors.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { customerAddresses, customers } from '../storage/customers.ts'
 import { settingsView } from './store-settings.ts'
-import { couponOnDraft, draftCart } from './cart.ts'
+import { couponOnDraft, draftCart, storefrontTypes } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
 import { login, register, requestOtp, verifyOtp } from './customer-auth.ts'
@@ -57,13 +57,8 @@ export function sitePaths(svc: Services, store: StoreRow) {
 }
 
 /** api-v1 §2.4: a guest (no account) orders as the storefront does: takeaway or on-table, where the store offers it. */
-export function guestModes(store: StoreRow): string[] {
-  const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
-  return STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t))
-}
-
 const modesFor = (store: StoreRow, customer: CustomerPrincipal | null): string[] =>
-  customer ? [...verticalOf(store.store_type).fulfillment_modes] : guestModes(store)
+  customer ? [...verticalOf(store.store_type).fulfillment_modes] : storefrontTypes(store)
 
 /** The store's own website acts as its storefront (api-v1 §4.3) without a token row: id 0, the two storefront scopes. */
 const websitePrincipal = (store: StoreRow): StorefrontPrincipal => ({ kind: 'storefront', tokenId: 0, storeId: store.id, ownerId: store.owner_id, scopes: ['menu:read', 'order:write'] })

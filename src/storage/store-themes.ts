@@ -4,7 +4,7 @@
  * the render problems the website reported. The only SQL of theme management.
  */
 import type { Db } from './db.ts'
-import { nowIso } from './db.ts'
+import { nowIso, stmt } from './db.ts'
 import type { Problem } from '../themes/problems.ts'
 import type { ThemeFiles } from '../themes/compile.ts'
 
@@ -56,13 +56,13 @@ function record(row: StoreThemeRow): StoreThemeRecord {
 
 /** A store's theme row, or undefined when the owner never changed the theme. */
 export function readStoreTheme(db: Db, storeId: number): StoreThemeRecord | undefined {
-  const row = db.prepare<[number], StoreThemeRow>('SELECT * FROM store_themes WHERE store_id = ?').get(storeId)
+  const row = stmt<[number], StoreThemeRow>(db, 'SELECT * FROM store_themes WHERE store_id = ?').get(storeId)
   return row && record(row)
 }
 
 /** The row's version only (0 without a row): the per-request cache check of storeThemeFor. */
 export function storeThemeVersion(db: Db, storeId: number): number {
-  return (db.prepare<[number], number>('SELECT version FROM store_themes WHERE store_id = ?').pluck().get(storeId)) ?? 0
+  return (stmt<[number], number>(db, 'SELECT version FROM store_themes WHERE store_id = ?').pluck().get(storeId)) ?? 0
 }
 
 /** What an owner change sets; keys left out stay. Every owner change clears the render problems. */
@@ -85,13 +85,13 @@ export function writeStoreTheme(db: Db, storeId: number, fallbackTemplate: strin
   const values = JSON.stringify(change.values ?? cur?.values ?? {})
   const files = change.customFiles === undefined ? (cur?.customFiles ?? null) : change.customFiles
   const uploadedAt = change.customFiles === undefined ? (cur?.customUploadedAt ?? null) : change.customFiles === null ? null : now
-  db.prepare(`INSERT INTO store_themes (store_id, template, theme_values, custom_files, custom_uploaded_at, render_problems, version, updated_at)
+  stmt(db, `INSERT INTO store_themes (store_id, template, theme_values, custom_files, custom_uploaded_at, render_problems, version, updated_at)
     VALUES (?, ?, ?, ?, ?, '[]', 1, ?)
     ON CONFLICT (store_id) DO UPDATE SET template = excluded.template, theme_values = excluded.theme_values,
       custom_files = excluded.custom_files, custom_uploaded_at = excluded.custom_uploaded_at, render_problems = '[]',
       version = store_themes.version + 1, updated_at = excluded.updated_at`)
     .run(storeId, template, values, files === null ? null : JSON.stringify(files), uploadedAt, now)
-  db.prepare('UPDATE stores SET template = ? WHERE id = ?').run(template, storeId)
+  stmt(db, 'UPDATE stores SET template = ? WHERE id = ?').run(template, storeId)
   return readStoreTheme(db, storeId)!
 }
 
@@ -104,9 +104,9 @@ export function writeRenderProblems(db: Db, storeId: number, version: number, te
   const text = JSON.stringify(problems)
   const now = nowIso()
   if (version === 0) {
-    return db.prepare(`INSERT INTO store_themes (store_id, template, render_problems, version, updated_at) VALUES (?, ?, ?, 1, ?)
+    return stmt(db, `INSERT INTO store_themes (store_id, template, render_problems, version, updated_at) VALUES (?, ?, ?, 1, ?)
       ON CONFLICT (store_id) DO NOTHING`).run(storeId, template, text, now).changes === 1
   }
-  return db.prepare(`UPDATE store_themes SET render_problems = ?, version = version + 1, updated_at = ?
+  return stmt(db, `UPDATE store_themes SET render_problems = ?, version = version + 1, updated_at = ?
     WHERE store_id = ? AND version = ? AND render_problems <> ?`).run(text, now, storeId, version, text).changes === 1
 }
