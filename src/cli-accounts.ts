@@ -22,7 +22,8 @@ export const ACCOUNTS_USAGE = `  dispatch plan set --owner ID --plan KEY [--json
 export interface AccountArgs { owner?: string; plan?: string; feature?: string; reason?: string }
 type Emit = (obj: Record<string, unknown>, text: string) => string
 
-function ownerArg(db: Db, raw: string | undefined): number {
+/** The `--owner` id of an existing account (CliError otherwise); the reseller commands use it too. */
+export function ownerArg(db: Db, raw: string | undefined): number {
   const id = Number(raw)
   if (!Number.isInteger(id) || id < 1) throw new CliError('--owner must be an owner id')
   if (!accountStatus(db, id)) throw new CliError(`no owner with id ${id}`)

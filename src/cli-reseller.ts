@@ -12,6 +12,7 @@ import { nowIso } from './storage/db.ts'
 import { createOwnerToken } from './seed.ts'
 import { seedReseller } from './seed-reseller.ts'
 import { grantReseller, insertAccount } from './storage/reseller.ts'
+import { ownerArg } from './cli-accounts.ts'
 
 export const RESELLER_USAGE = `  dispatch seed --reseller [--json]
   dispatch account create --reseller --name NAME --email EMAIL [--json]
@@ -44,9 +45,7 @@ export function runResellerCli(db: Db, cmd: string, sub: string | undefined, a: 
     return emit(created, `reseller account ${created.id} created; its token (shown once):\n${created.token}`)
   }
   if (cmd === 'reseller' && sub === 'grant') {
-    const id = Number(a.owner)
-    if (!Number.isInteger(id) || id < 1) throw fail('--owner must be an owner id')
-    if (!db.prepare('SELECT 1 FROM owners WHERE id = ?').get(id)) throw fail(`no owner with id ${id}`)
+    const id = ownerArg(db, a.owner)
     const r = db.transaction(() => grantReseller(db, id)).immediate()
     return emit({ id: r.id, role: 'reseller', reseller_since: r.reseller_since }, `account ${r.id} is a reseller`)
   }

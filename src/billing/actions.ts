@@ -13,7 +13,7 @@ import {
 } from '../storage/subscriptions.ts'
 import * as life from '../domain/subscription.ts'
 import { ApiError, invalidField } from '../errors.ts'
-import { centsToDecimalString } from '../domain/money.ts'
+import { centsToDecimalString, fromCents } from '../domain/money.ts'
 
 export type SubscriptionAction = 'pause' | 'resume' | 'cancel' | 'resume_renewal'
 
@@ -25,7 +25,7 @@ const refuse = (err: unknown): never => {
 function insufficient(db: Db, ownerId: number, err: InsufficientFunds): ApiError {
   const balance = walletBalance(db, ownerId)
   return new ApiError('insufficient_funds', `The wallet holds ${centsToDecimalString(balance)}; this needs ${centsToDecimalString(err.amount)}. Top the wallet up first.`,
-    undefined, undefined, { required: err.amount / 100, balance: balance / 100 })
+    undefined, undefined, { required: fromCents(err.amount), balance: fromCents(balance) })
 }
 
 function live(db: Db, ownerId: number): SubscriptionRow {
@@ -35,8 +35,11 @@ function live(db: Db, ownerId: number): SubscriptionRow {
 }
 
 /** Pause, resume, cancel at period end, or undo the cancellation; `now` is the billing clock. */
-export function subscriptionAction(db: Db, ownerId: number, action: SubscriptionAction, now: string): OutboxEvent[] {
-  const s = live(db, ownerId)
+export const subscriptionAction = (db: Db, ownerId: number, action: SubscriptionAction, now: string): OutboxEvent[] =>
+  actOn(db, live(db, ownerId), action, now)
+
+/** The same action on one given subscription (a reseller acting on a customer's, src/ops/reseller.ts). */
+export function actOn(db: Db, s: SubscriptionRow, action: SubscriptionAction, now: string): OutboxEvent[] {
   let t: life.Transition
   try {
     t = action === 'pause' ? life.pause(s, now)

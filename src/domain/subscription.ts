@@ -53,6 +53,10 @@ export const addDays = (iso: string, days: number): string => isoAt(ms(iso) + da
 
 /** Statuses that still have a live subscription (at most one per account). */
 export const LIVE_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'active', 'past_due', 'paused']
+/** Statuses whose plan is in force; a paused or ended subscription leaves the account on the default plan. */
+export const ENTITLING_STATUSES: readonly SubscriptionStatus[] = ['trialing', 'active', 'past_due']
+/** ENTITLING_STATUSES as an SQL list, `('trialing', 'active', 'past_due')`. */
+export const ENTITLING_SQL = `('${ENTITLING_STATUSES.join("', '")}')`
 
 /**
  * Scheduled work. `kind` is the `billing_runs.kind`; every kind belongs to the period boundary

@@ -7,6 +7,7 @@ import * as v from 'valibot'
 import { defineOp } from './op.ts'
 import { ownerOf } from './scope.ts'
 import { ApiError } from '../errors.ts'
+import { fromCents } from '../domain/money.ts'
 import { recordUsage } from '../billing/app-charges.ts'
 import { billingNow } from '../billing/clock.ts'
 import { activeInstallation } from '../storage/apps.ts'
@@ -58,7 +59,7 @@ export const reportUsage = defineOp({
     const u = r.usage
     return {
       id: u.id, duplicate: r.duplicate, message: r.duplicate ? 'already recorded' : 'recorded', quantity: u.quantity, ref: u.ref,
-      amount: u.amount / 100, currency: r.currency, capped: r.capped, period_start: u.period_start, created_at: u.created_at,
+      amount: fromCents(u.amount), currency: r.currency, capped: r.capped, period_start: u.period_start, created_at: u.created_at,
     }
   },
 })
@@ -79,8 +80,8 @@ export const appEarningsOp = defineOp({
     const app = ctx.scope.app!
     const e = appEarnings(ctx.svc.db, app.id)
     return {
-      app_id: app.id, currency: (app.published_terms ?? app.terms).currency, total: (e.recurring + e.usage) / 100,
-      recurring: e.recurring / 100, usage: e.usage / 100, unpaid_periods: e.unpaid_periods,
+      app_id: app.id, currency: (app.published_terms ?? app.terms).currency, total: fromCents(e.recurring + e.usage),
+      recurring: fromCents(e.recurring), usage: fromCents(e.usage), unpaid_periods: e.unpaid_periods,
       installations_active: e.installations_active, installations_total: e.installations_total,
     }
   },

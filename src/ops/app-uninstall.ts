@@ -8,6 +8,7 @@ import { defineOp } from './op.ts'
 import { ownerOf } from './scope.ts'
 import { Id } from './schemas.ts'
 import { notFound } from '../errors.ts'
+import { fromCents } from '../domain/money.ts'
 import { nowIso } from '../storage/db.ts'
 import { activeInstallations, appById, installationById, markUninstalled, type InstallationRow } from '../storage/apps.ts'
 import { revokeInstallationTokens } from '../auth/app-tokens.ts'
@@ -30,7 +31,7 @@ const InstallationSchema = {
 function view(db: Parameters<typeof appById>[0], i: InstallationRow) {
   const app = appById(db, i.app_id)
   return {
-    id: i.id, app_id: i.app_id, app_name: app?.name ?? '', scopes: i.scopes, pricing: i.terms.pricing, price: i.terms.price / 100,
+    id: i.id, app_id: i.app_id, app_name: app?.name ?? '', scopes: i.scopes, pricing: i.terms.pricing, price: fromCents(i.terms.price),
     currency: i.terms.currency, status: i.status, installed_at: i.installed_at, uninstalled_at: i.uninstalled_at, embed_url: app?.embed_url ?? null,
   }
 }

@@ -18,12 +18,12 @@ import { ApiError, invalidField } from '../errors.ts'
 import { fromCents, toCents } from '../domain/money.ts'
 import { FEATURE_KEYS, isFeatureKey, type FeatureKey } from '../domain/plans.ts'
 import { churnRate, mrr, tierStatus, TIERS, type Tier } from '../domain/reseller.ts'
-import { LifecycleError, cancel } from '../domain/subscription.ts'
-import { nowIso } from '../storage/db.ts'
+import { actOn } from '../billing/actions.ts'
+import { nowIso, type Db } from '../storage/db.ts'
 import { planByKey } from '../storage/plans.ts'
 import { createStore, suspendAccount, unsuspendAccount } from '../storage/accounts.ts'
 import { credit } from '../storage/wallet.ts'
-import { applyTransition, subscriptionById } from '../storage/subscriptions.ts'
+import { subscriptionById } from '../storage/subscriptions.ts'
 import {
   activeCustomerCount, churnCounts, customerCounts, customerInvoicesPage, customerRow, customersPage, insertAccount, insertResellerPlan, orderTotals,
   recurringSubscriptions, resellerInvoicesPage, resellerPlan, resellerPlans, startCustomerPlan, subscriptionRow, subscriptionsPage,
@@ -44,6 +44,14 @@ function resellerOf(ctx: OpCtx): ResellerRow {
 const accountIdOf = (ctx: OpCtx): number => {
   if (!ctx.scope.account) throw new ApiError('internal_error', 'Operation ran without its account scope.')
   return ctx.scope.account.id
+}
+
+type Page<R> = (db: Db, resellerId: number, page: number, perPage: number) => { rows: R[]; total: number }
+/** One page (PER_PAGE rows, api-v1 §2.1) of the resolved reseller's rows, in their view. */
+function listPage<R, V>(ctx: OpCtx, input: { page?: string }, read: Page<R>, view: (r: R) => V) {
+  const page = pageOf(input)
+  const { rows, total } = read(ctx.svc.db, resellerOf(ctx).id, page, PER_PAGE)
+  return paginate(rows.map(view), page, PER_PAGE, total)
 }
 
 // --- views (money as JSON numbers in major units, api-v1 §2) ------------------------------------
@@ -113,11 +121,7 @@ const TierSchema = obj({ key: str, name: str, min_customers: int, max_customers:
 export const listResellerCustomers = defineOp({
   id: 'reseller.customers.list', tag, summary: 'The accounts you manage (25 per page), with plan, status and wallet balance',
   access: READ, scope: ['reseller'], input: PageQuery, output: PaginatedSchema(CustomerSchema),
-  run: (ctx, input) => {
-    const page = pageOf(input)
-    const { rows, total } = customersPage(ctx.svc.db, resellerOf(ctx).id, page, PER_PAGE)
-    return paginate(rows.map(customerView), page, PER_PAGE, total)
-  },
+  run: (ctx, input) => listPage(ctx, input, customersPage, customerView),
 })
 
 const NewStoreInput = v.object({
@@ -261,11 +265,7 @@ const SubscriptionsQuery = v.object({
 export const listResellerSubscriptions = defineOp({
   id: 'reseller.subscriptions.list', tag, summary: 'Your customers\' subscriptions, newest first (25 per page; filter `status`)',
   access: READ, scope: ['reseller'], input: SubscriptionsQuery, output: PaginatedSchema(SubscriptionSchema),
-  run: (ctx, input) => {
-    const page = pageOf(input)
-    const { rows, total } = subscriptionsPage(ctx.svc.db, resellerOf(ctx).id, page, PER_PAGE, input.status)
-    return paginate(rows.map(subscriptionView), page, PER_PAGE, total)
-  },
+  run: (ctx, input) => listPage(ctx, input, (db, r, page, perPage) => subscriptionsPage(db, r, page, perPage, input.status), subscriptionView),
 })
 
 export const cancelResellerSubscription = defineOp({
@@ -275,17 +275,14 @@ export const cancelResellerSubscription = defineOp({
   run: async (ctx) => {
     const reseller = resellerOf(ctx)
     const id = ctx.scope.subscription!.id
-    return ctx.svc.committer.write((db) => {
-      const s = subscriptionById(db, id)!
-      const now = nowIso()
-      try {
-        applyTransition(db, id, cancel(s, now), now, `subscription:${id}:cancel`)
-      } catch (err) {
-        if (err instanceof LifecycleError) throw new ApiError('invalid_transition', err.message)
-        throw err
-      }
-      return subscriptionView(subscriptionRow(db, reseller.id, id)!)
+    const { events, view } = await ctx.svc.committer.write((db) => {
+      const events = actOn(db, subscriptionById(db, id)!, 'cancel', nowIso())
+      return { events, view: subscriptionView(subscriptionRow(db, reseller.id, id)!) }
     })
+    // Durable now: hand the events (subscription.expired, entitlement.changed) to the router, as the
+    // account's own cancel does (src/ops/subscription.ts).
+    ctx.svc.events.publish(events)
+    return view
   },
 })
 
@@ -295,22 +292,14 @@ export const listResellerInvoices = defineOp({
   id: 'reseller.invoices.list', tag, summary: 'What the platform billed you, newest first (25 per page)',
   description: 'One invoice per 30-day period: the wholesale price per active customer less your volume tier discount (docs/billing.md "Resellers"). Numbered without gaps, immutable once issued.',
   access: READ, scope: ['reseller'], input: PageQuery, output: PaginatedSchema(InvoiceSchema),
-  run: (ctx, input) => {
-    const page = pageOf(input)
-    const { rows, total } = resellerInvoicesPage(ctx.svc.db, resellerOf(ctx).id, page, PER_PAGE)
-    return paginate(rows.map(invoiceView), page, PER_PAGE, total)
-  },
+  run: (ctx, input) => listPage(ctx, input, resellerInvoicesPage, invoiceView),
 })
 
 export const listResellerCustomerInvoices = defineOp({
   id: 'reseller.customer_invoices.list', tag, summary: 'What you billed your customers, newest first (25 per page)',
   description: 'One invoice per renewal of a customer\'s subscription on one of your plans, numbered without gaps in your own series.',
   access: READ, scope: ['reseller'], input: PageQuery, output: PaginatedSchema(CustomerInvoiceSchema),
-  run: (ctx, input) => {
-    const page = pageOf(input)
-    const { rows, total } = customerInvoicesPage(ctx.svc.db, resellerOf(ctx).id, page, PER_PAGE)
-    return paginate(rows.map(customerInvoiceView), page, PER_PAGE, total)
-  },
+  run: (ctx, input) => listPage(ctx, input, customerInvoicesPage, customerInvoiceView),
 })
 
 // --- stats and tier ------------------------------------------------------------------------------

@@ -32,7 +32,11 @@ async function act(ctx: OpCtx, run: (db: import('../storage/db.ts').Db, ownerId:
   return subscriptionView(ctx.svc.db, ownerId)
 }
 
-const action = (a: SubscriptionAction) => (ctx: OpCtx) => act(ctx, (db, ownerId, now) => subscriptionAction(db, ownerId, a, now))
+/** An owner action on the live subscription (src/billing/actions.ts); answers the subscription after it. */
+const actionOp = (a: SubscriptionAction, meta: { id: string; summary: string; description?: string }) => defineOp({
+  ...meta, tag, access: write, scope: [], output: SubscriptionSchema,
+  run: (ctx: OpCtx) => act(ctx, (db, ownerId, now) => subscriptionAction(db, ownerId, a, now)),
+})
 
 export const changePlan = defineOp({
   id: 'billing.subscription.change_plan', tag, summary: 'Change plan (upgrade now, downgrade at period end)', access: write, scope: [],
@@ -41,31 +45,21 @@ export const changePlan = defineOp({
   run: (ctx, { plan_key }) => act(ctx, (db, ownerId, now) => changeSubscriptionPlan(db, ownerId, plan_key, now)),
 })
 
-export const cancelSubscription = defineOp({
-  id: 'billing.subscription.cancel', tag, summary: 'Cancel at the end of the period', access: write, scope: [],
+export const cancelSubscription = actionOp('cancel', {
+  id: 'billing.subscription.cancel', summary: 'Cancel at the end of the period',
   description: 'A trialing or active subscription runs to its period end, then is `cancelled` (`subscription.expiring` before, `subscription.expired` then); a past-due or paused one ends now. 422 `invalid_transition` when there is nothing to cancel.',
-  output: SubscriptionSchema,
-  run: action('cancel'),
 })
 
-export const resumeRenewal = defineOp({
-  id: 'billing.subscription.resume_renewal', tag, summary: 'Undo a cancellation before the period ends', access: write, scope: [],
-  output: SubscriptionSchema,
-  run: action('resume_renewal'),
-})
+export const resumeRenewal = actionOp('resume_renewal', { id: 'billing.subscription.resume_renewal', summary: 'Undo a cancellation before the period ends' })
 
-export const pauseSubscription = defineOp({
-  id: 'billing.subscription.pause', tag, summary: 'Pause the subscription', access: write, scope: [],
+export const pauseSubscription = actionOp('pause', {
+  id: 'billing.subscription.pause', summary: 'Pause the subscription',
   description: 'Only an active subscription pauses. While paused nothing renews and the account runs on the default plan\'s features; `subscription.paused`.',
-  output: SubscriptionSchema,
-  run: action('pause'),
 })
 
-export const resumeSubscription = defineOp({
-  id: 'billing.subscription.resume', tag, summary: 'Resume a paused subscription', access: write, scope: [],
+export const resumeSubscription = actionOp('resume', {
+  id: 'billing.subscription.resume', summary: 'Resume a paused subscription',
   description: 'The period end moves by as long as the pause lasted (the paid time is kept); `subscription.resumed`.',
-  output: SubscriptionSchema,
-  run: action('resume'),
 })
 
 export const subscriptionOps = [getSubscription, changePlan, cancelSubscription, resumeRenewal, pauseSubscription, resumeSubscription]

@@ -4,8 +4,7 @@
  * webhook URL, signed with the app's `whsec_` secret. Created when the app is first installed and
  * brought up to date (url, events, secret) whenever it is used here. Call inside a transaction.
  */
-import type { Db } from './db.ts'
-import { nowIso } from './db.ts'
+import { nowIso, stmt, type Db } from './db.ts'
 import type { AppRow } from './apps.ts'
 
 interface Row { id: number; url: string; events: string; secret: string }
@@ -22,19 +21,19 @@ export const ensureAppEndpoint = (db: Db, app: AppWebhook): number | null => syn
  */
 export function syncAppEndpointRow(db: Db, app: AppWebhook): { id: number | null; changed: boolean } {
   if (!app.webhook_url) {
-    const n = db.prepare("UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = 'the app has no webhook URL' WHERE app_id = ? AND disabled_at IS NULL").run(nowIso(), app.id).changes
+    const n = stmt(db, "UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = 'the app has no webhook URL' WHERE app_id = ? AND disabled_at IS NULL").run(nowIso(), app.id).changes
     return { id: null, changed: n > 0 }
   }
   const events = JSON.stringify(app.webhook_events)
-  const cur = db.prepare<[number], Row>('SELECT id, url, events, secret FROM webhook_endpoints WHERE app_id = ?').get(app.id)
+  const cur = stmt<[number], Row>(db, 'SELECT id, url, events, secret FROM webhook_endpoints WHERE app_id = ?').get(app.id)
   if (!cur) {
-    return { changed: false, id: Number(db.prepare(`INSERT INTO webhook_endpoints (owner_id, url, events, secret, from_event_id, paused_at, created_at, app_id)
+    return { changed: false, id: Number(stmt(db, `INSERT INTO webhook_endpoints (owner_id, url, events, secret, from_event_id, paused_at, created_at, app_id)
       VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(id), 0) FROM outbox), NULL, ?, ?)`)
       .run(app.developer_id, app.webhook_url, events, app.webhook_secret, nowIso(), app.id).lastInsertRowid) }
   }
   if (cur.url === app.webhook_url && cur.events === events && cur.secret === app.webhook_secret) return { id: cur.id, changed: false }
   // A new URL re-enables a row disabled for having none; the circuit breaker's own state is kept otherwise.
-  db.prepare(`UPDATE webhook_endpoints SET url = ?, events = ?, secret = ?,
+  stmt(db, `UPDATE webhook_endpoints SET url = ?, events = ?, secret = ?,
     disabled_at = CASE WHEN disabled_reason = 'the app has no webhook URL' THEN NULL ELSE disabled_at END,
     disabled_reason = CASE WHEN disabled_reason = 'the app has no webhook URL' THEN NULL ELSE disabled_reason END WHERE id = ?`)
     .run(app.webhook_url, events, app.webhook_secret, cur.id)
@@ -43,4 +42,4 @@ export function syncAppEndpointRow(db: Db, app: AppWebhook): { id: number | null
 
 /** The app's endpoint row id, if it has one. */
 export const appEndpointId = (db: Db, appId: number): number | undefined =>
-  db.prepare<[number], number>('SELECT id FROM webhook_endpoints WHERE app_id = ?').pluck().get(appId)
+  stmt<[number], number>(db, 'SELECT id FROM webhook_endpoints WHERE app_id = ?').pluck().get(appId)

@@ -7,6 +7,7 @@
 import { stmt, type Db } from './db.ts'
 import { ApiError } from '../errors.ts'
 import { FEATURES, QUOTA_KINDS, quotaAllows, type FeatureKey, type QuotaKind, type Quotas } from '../domain/plans.ts'
+import { ENTITLING_SQL } from '../domain/subscription.ts'
 
 export interface AccountPlan { plan_id: number; key: string; name: string; quotas: Quotas; features: FeatureKey[]; subscription_id: number | null; status: string | null }
 
@@ -19,7 +20,7 @@ export function accountPlan(db: Db, ownerId: number): AccountPlan {
   const row = stmt<[number], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: number; status: string }>(db, 
     `SELECT p.id AS plan_id, p.key, p.name, p.quotas, p.features, s.id AS subscription_id, s.status
        FROM subscriptions s JOIN plans p ON p.id = s.plan_id
-      WHERE s.owner_id = ? AND s.status IN ('trialing', 'active', 'past_due')`).get(ownerId)
+      WHERE s.owner_id = ? AND s.status IN ${ENTITLING_SQL}`).get(ownerId)
     ?? stmt<[], { plan_id: number; key: string; name: string; quotas: string; features: string; subscription_id: null; status: null }>(db, 
       'SELECT id AS plan_id, key, name, quotas, features, NULL AS subscription_id, NULL AS status FROM plans WHERE is_default = 1').get()
   if (!row) throw new Error('no default plan: migration 009 and the start-up plan sync create one')

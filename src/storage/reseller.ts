@@ -9,11 +9,11 @@
  * while the subscription is live). Paused and past-due subscriptions still count: the account keeps
  * its place and the platform keeps serving it. Writers run inside a transaction.
  */
-import type { Db } from './db.ts'
-import { nowIso } from './db.ts'
+import { nowIso, stmt, type Db } from './db.ts'
 import { ApiError } from '../errors.ts'
 import { completePeriods, invoiceNumber, invoiceTotals, type InvoiceLine, type Period } from '../domain/reseller.ts'
 import type { FeatureKey } from '../domain/plans.ts'
+import { addDays } from '../domain/subscription.ts'
 import { setAccountPlan } from './plans.ts'
 
 /** A reseller account, as the policy resolves it for the `reseller` scope. */
@@ -30,10 +30,10 @@ const SUB_COLUMNS = 's.id, s.owner_id, s.plan_id, s.status, s.current_period_sta
 
 /** Lookups the policy uses to resolve the reseller scopes (src/auth/policy.ts). */
 export function createResellerQueries(db: Db) {
-  const reseller = db.prepare<[number], ResellerRow>("SELECT id, name, email, reseller_since FROM owners WHERE id = ? AND role = 'reseller'")
-  const account = db.prepare<[number, number], ManagedAccountRow>(
+  const reseller = stmt<[number], ResellerRow>(db, "SELECT id, name, email, reseller_since FROM owners WHERE id = ? AND role = 'reseller'")
+  const account = stmt<[number, number], ManagedAccountRow>(db, 
     'SELECT id, name, email, reseller_id, suspended_at, suspended_reason, created_at FROM owners WHERE id = ? AND reseller_id = ?')
-  const subscription = db.prepare<[number, number], ManagedSubscriptionRow>(
+  const subscription = stmt<[number, number], ManagedSubscriptionRow>(db, 
     `SELECT ${SUB_COLUMNS} FROM subscriptions s JOIN owners o ON o.id = s.owner_id WHERE s.id = ? AND o.reseller_id = ?`)
   return {
     /** The account if it has the reseller role. */
@@ -51,14 +51,14 @@ export type ResellerQueries = ReturnType<typeof createResellerQueries>
 
 /** Give an account the reseller role; its invoice periods start now (kept if it was one already). */
 export function grantReseller(db: Db, ownerId: number, at: string = nowIso()): ResellerRow {
-  const r = db.prepare("UPDATE owners SET role = 'reseller', reseller_since = COALESCE(reseller_since, ?) WHERE id = ?").run(at, ownerId)
+  const r = stmt(db, "UPDATE owners SET role = 'reseller', reseller_since = COALESCE(reseller_since, ?) WHERE id = ?").run(at, ownerId)
   if (r.changes === 0) throw new ApiError('not_found', `No account with id ${ownerId}.`)
   return createResellerQueries(db).reseller(ownerId)!
 }
 
 /** A new account (owner row; the start-up trigger puts it on the default plan). */
 export function insertAccount(db: Db, fields: { name: string; email: string; resellerId?: number | null }, at: string = nowIso()): number {
-  return Number(db.prepare('INSERT INTO owners (name, email, reseller_id, created_at) VALUES (?, ?, ?, ?)')
+  return Number(stmt(db, 'INSERT INTO owners (name, email, reseller_id, created_at) VALUES (?, ?, ?, ?)')
     .run(fields.name, fields.email, fields.resellerId ?? null, at).lastInsertRowid)
 }
 
@@ -71,7 +71,6 @@ export interface CustomerListRow {
   wallet_balance: number; store_count: number
 }
 
-/** One page of the accounts a reseller manages, oldest first, with plan, status and wallet balance. */
 /** A managed account with its live plan, subscription, wallet balance and store count (list and detail). */
 const CUSTOMER_SELECT = `
     SELECT o.id, o.name, o.email, o.created_at, o.suspended_at,
@@ -82,9 +81,10 @@ const CUSTOMER_SELECT = `
       LEFT JOIN subscriptions s ON s.owner_id = o.id AND s.status NOT IN ('cancelled', 'expired')
       LEFT JOIN plans p ON p.id = s.plan_id`
 
+/** One page of the accounts a reseller manages, oldest first, with plan, status and wallet balance. */
 export function customersPage(db: Db, resellerId: number, page: number, perPage: number): { rows: CustomerListRow[]; total: number } {
-  const total = db.prepare<[number], number>('SELECT COUNT(*) FROM owners WHERE reseller_id = ?').pluck().get(resellerId) ?? 0
-  const rows = db.prepare<[number, number, number], CustomerListRow>(`${CUSTOMER_SELECT}
+  const total = stmt<[number], number>(db, 'SELECT COUNT(*) FROM owners WHERE reseller_id = ?').pluck().get(resellerId) ?? 0
+  const rows = stmt<[number, number, number], CustomerListRow>(db, `${CUSTOMER_SELECT}
      WHERE o.reseller_id = ?
      ORDER BY o.id LIMIT ? OFFSET ?`).all(resellerId, perPage, (page - 1) * perPage)
   return { rows, total }
@@ -92,7 +92,7 @@ export function customersPage(db: Db, resellerId: number, page: number, perPage:
 
 /** How many accounts a reseller manages, and how many of them are suspended. */
 export const customerCounts = (db: Db, resellerId: number): { total: number; suspended: number } =>
-  db.prepare<[number], { total: number; suspended: number }>(
+  stmt<[number], { total: number; suspended: number }>(db, 
     'SELECT COUNT(*) AS total, COUNT(suspended_at) AS suspended FROM owners WHERE reseller_id = ?').get(resellerId)!
 
 /**
@@ -104,15 +104,15 @@ export const customerCounts = (db: Db, resellerId: number): { total: number; sus
 export function startCustomerPlan(db: Db, ownerId: number, planKey: string, at: string = nowIso()): number {
   const { subscription_id: id, plan } = setAccountPlan(db, ownerId, planKey, at)
   if (plan.trial_days > 0) {
-    const end = nowIso(Date.parse(at) + plan.trial_days * 86_400_000)
-    db.prepare("UPDATE subscriptions SET status = 'trialing', trial_end = ?, current_period_end = ?, updated_at = ? WHERE id = ?").run(end, end, at, id)
+    const end = addDays(at, plan.trial_days)
+    stmt(db, "UPDATE subscriptions SET status = 'trialing', trial_end = ?, current_period_end = ?, updated_at = ? WHERE id = ?").run(end, end, at, id)
   }
   return id
 }
 
 /** One customer in the same shape as the list. */
 export function customerRow(db: Db, resellerId: number, customerId: number): CustomerListRow | undefined {
-  return db.prepare<[number, number], CustomerListRow>(`${CUSTOMER_SELECT}
+  return stmt<[number, number], CustomerListRow>(db, `${CUSTOMER_SELECT}
      WHERE o.reseller_id = ? AND o.id = ?`).get(resellerId, customerId)
 }
 
@@ -132,11 +132,11 @@ const RESELLER_PLAN_SQL = `SELECT p.id, p.key, p.name, p.reseller_id, p.base_pla
 
 /** A reseller's own plans, oldest first. */
 export const resellerPlans = (db: Db, resellerId: number): ResellerPlanRow[] =>
-  db.prepare<[number], RawResellerPlan>(`${RESELLER_PLAN_SQL} WHERE p.reseller_id = ? ORDER BY p.id`).all(resellerId).map(toResellerPlan)
+  stmt<[number], RawResellerPlan>(db, `${RESELLER_PLAN_SQL} WHERE p.reseller_id = ? ORDER BY p.id`).all(resellerId).map(toResellerPlan)
 
 /** One of reseller `resellerId`'s plans, or undefined (another reseller's plan reads as none). */
 export function resellerPlan(db: Db, resellerId: number, planId: number): ResellerPlanRow | undefined {
-  const r = db.prepare<[number, number], RawResellerPlan>(`${RESELLER_PLAN_SQL} WHERE p.id = ? AND p.reseller_id = ?`).get(planId, resellerId)
+  const r = stmt<[number, number], RawResellerPlan>(db, `${RESELLER_PLAN_SQL} WHERE p.id = ? AND p.reseller_id = ?`).get(planId, resellerId)
   return r && toResellerPlan(r)
 }
 
@@ -144,7 +144,7 @@ export interface NewResellerPlan { key: string; name: string; basePlanId: number
 
 /** Insert a reseller plan (the op checked the price floor and the feature subset). */
 export function insertResellerPlan(db: Db, resellerId: number, p: NewResellerPlan, at: string = nowIso()): ResellerPlanRow {
-  const id = Number(db.prepare(`INSERT INTO plans (key, name, reseller_id, base_plan_id, price, wholesale_price, currency, period_days, trial_days, features, quotas, created_at)
+  const id = Number(stmt(db, `INSERT INTO plans (key, name, reseller_id, base_plan_id, price, wholesale_price, currency, period_days, trial_days, features, quotas, created_at)
     VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`)
     .run(p.key, p.name, resellerId, p.basePlanId, p.price, p.currency, p.periodDays, p.trialDays, JSON.stringify(p.features), JSON.stringify(p.quotas), at).lastInsertRowid)
   return resellerPlan(db, resellerId, id)!
@@ -159,8 +159,8 @@ export interface SubscriptionListRow extends ManagedSubscriptionRow { plan_key: 
 export function subscriptionsPage(db: Db, resellerId: number, page: number, perPage: number, status?: string): { rows: SubscriptionListRow[]; total: number } {
   const filter = status ? 'AND s.status = ?' : ''
   const args: unknown[] = status ? [resellerId, status] : [resellerId]
-  const total = db.prepare<unknown[], number>(`SELECT COUNT(*) FROM subscriptions s JOIN owners o ON o.id = s.owner_id WHERE o.reseller_id = ? ${filter}`).pluck().get(...args) ?? 0
-  const rows = db.prepare<unknown[], SubscriptionListRow>(`
+  const total = stmt<unknown[], number>(db, `SELECT COUNT(*) FROM subscriptions s JOIN owners o ON o.id = s.owner_id WHERE o.reseller_id = ? ${filter}`).pluck().get(...args) ?? 0
+  const rows = stmt<unknown[], SubscriptionListRow>(db, `
     SELECT ${SUB_COLUMNS}, p.key AS plan_key, p.name AS plan_name, p.price AS plan_price, p.currency
       FROM subscriptions s JOIN owners o ON o.id = s.owner_id JOIN plans p ON p.id = s.plan_id
      WHERE o.reseller_id = ? ${filter}
@@ -169,7 +169,7 @@ export function subscriptionsPage(db: Db, resellerId: number, page: number, perP
 }
 
 export function subscriptionRow(db: Db, resellerId: number, id: number): SubscriptionListRow | undefined {
-  return db.prepare<[number, number], SubscriptionListRow>(`
+  return stmt<[number, number], SubscriptionListRow>(db, `
     SELECT ${SUB_COLUMNS}, p.key AS plan_key, p.name AS plan_name, p.price AS plan_price, p.currency
       FROM subscriptions s JOIN owners o ON o.id = s.owner_id JOIN plans p ON p.id = s.plan_id
      WHERE s.id = ? AND o.reseller_id = ?`).get(id, resellerId)
@@ -182,19 +182,19 @@ const ACTIVE_AT = `COALESCE(s.trial_end, s.created_at) <= @at AND (s.ended_at IS
 
 /** How many of a reseller's customers are active at `at` (ISO), on its own plans. */
 export const activeCustomerCount = (db: Db, resellerId: number, at: string): number =>
-  db.prepare<[{ r: number; at: string }], number>(`
+  stmt<[{ r: number; at: string }], number>(db, `
     SELECT COUNT(DISTINCT s.owner_id) FROM subscriptions s JOIN owners o ON o.id = s.owner_id JOIN plans p ON p.id = s.plan_id
      WHERE o.reseller_id = @r AND p.reseller_id = @r AND ${ACTIVE_AT}`).pluck().get({ r: resellerId, at }) ?? 0
 
 /** The ids of the customers active at `at`. */
 const activeCustomerIds = (db: Db, resellerId: number, at: string): number[] =>
-  db.prepare<[{ r: number; at: string }], number>(`
+  stmt<[{ r: number; at: string }], number>(db, `
     SELECT DISTINCT s.owner_id FROM subscriptions s JOIN owners o ON o.id = s.owner_id JOIN plans p ON p.id = s.plan_id
      WHERE o.reseller_id = @r AND p.reseller_id = @r AND ${ACTIVE_AT}`).pluck().all({ r: resellerId, at })
 
 /** The live subscriptions (trialing excluded) on the reseller's plans, with retail price and period, for MRR. */
 export const recurringSubscriptions = (db: Db, resellerId: number): Array<{ price: number; period_days: number }> =>
-  db.prepare<[{ r: number }], { price: number; period_days: number }>(`
+  stmt<[{ r: number }], { price: number; period_days: number }>(db, `
     SELECT p.price, p.period_days FROM subscriptions s JOIN owners o ON o.id = s.owner_id JOIN plans p ON p.id = s.plan_id
      WHERE o.reseller_id = @r AND p.reseller_id = @r AND s.status IN ('active', 'past_due')`).all({ r: resellerId })
 
@@ -207,7 +207,7 @@ export function churnCounts(db: Db, resellerId: number, from: string, to: string
 
 /** Orders across all the reseller's customers' stores since `from`: counts and totals only, no personal data. */
 export function orderTotals(db: Db, resellerId: number, from: string): { count: number; total: number; by_currency: Array<{ currency: string; count: number; total: number }> } {
-  const rows = db.prepare<[number, string], { currency: string; count: number; total: number }>(`
+  const rows = stmt<[number, string], { currency: string; count: number; total: number }>(db, `
     SELECT st.currency, COUNT(*) AS count, COALESCE(SUM(ord.total), 0) AS total
       FROM orders ord JOIN stores st ON st.id = ord.store_id JOIN owners o ON o.id = st.owner_id
      WHERE o.reseller_id = ? AND ord.created_at >= ? AND ord.status <> 'cancelled'
@@ -224,7 +224,7 @@ export function orderTotals(db: Db, resellerId: number, from: string): { count: 
  */
 export function nextInvoiceSeq(db: Db, series: string): number {
   if (!db.inTransaction) throw new Error('nextInvoiceSeq must run inside the transaction that inserts the invoice')
-  return db.prepare<[string], number>(`INSERT INTO invoice_counters (series, last_number) VALUES (?, 1)
+  return stmt<[string], number>(db, `INSERT INTO invoice_counters (series, last_number) VALUES (?, 1)
     ON CONFLICT(series) DO UPDATE SET last_number = last_number + 1 RETURNING last_number`).pluck().get(series)!
 }
 
@@ -238,7 +238,7 @@ type RawInvoice = Omit<ResellerInvoiceRow, 'lines'> & { lines: string }
 export function invoiceLines(db: Db, resellerId: number, period: { start: string; end: string }): InvoiceLine[] {
   // Overlap of [COALESCE(trial_end, created_at), ended_at) with [start, end); a customer with several
   // overlapping subscriptions (a plan change) is one line, on the latest of them.
-  const rows = db.prepare<[{ r: number; start: string; end: string }], InvoiceLine & { created_at: string }>(`
+  const rows = stmt<[{ r: number; start: string; end: string }], InvoiceLine & { created_at: string }>(db, `
     SELECT s.owner_id AS customer_id, s.plan_id, b.key AS base_plan_key, b.wholesale_price AS wholesale, s.created_at
       FROM subscriptions s JOIN owners o ON o.id = s.owner_id JOIN plans p ON p.id = s.plan_id JOIN plans b ON b.id = p.base_plan_id
      WHERE o.reseller_id = @r AND p.reseller_id = @r
@@ -257,13 +257,13 @@ export function invoiceLines(db: Db, resellerId: number, period: { start: string
 export function issueResellerInvoice(db: Db, resellerId: number, period: Period, at: string = nowIso()): ResellerInvoiceRow | null {
   return db.transaction((): ResellerInvoiceRow | null => {
     const bounds = { start: nowIso(period.start), end: nowIso(period.end) }
-    const seen = db.prepare<[number, string], 1>('SELECT 1 FROM reseller_invoices WHERE reseller_id = ? AND period_start = ?').pluck().get(resellerId, bounds.start)
+    const seen = stmt<[number, string], 1>(db, 'SELECT 1 FROM reseller_invoices WHERE reseller_id = ? AND period_start = ?').pluck().get(resellerId, bounds.start)
     if (seen) return null
     const lines = invoiceLines(db, resellerId, bounds)
     const totals = invoiceTotals(lines)
     const seq = nextInvoiceSeq(db, 'platform')
     const number = invoiceNumber('P', seq)
-    const id = Number(db.prepare(`INSERT INTO reseller_invoices (reseller_id, seq, number, period_start, period_end, currency, active_customers, tier, discount_percent, lines, subtotal, discount, total, issued_at)
+    const id = Number(stmt(db, `INSERT INTO reseller_invoices (reseller_id, seq, number, period_start, period_end, currency, active_customers, tier, discount_percent, lines, subtotal, discount, total, issued_at)
       VALUES (?, ?, ?, ?, ?, 'USD', ?, ?, ?, ?, ?, ?, ?, ?)`)
       .run(resellerId, seq, number, bounds.start, bounds.end, totals.active_customers, totals.tier, totals.discount_percent, JSON.stringify(lines), totals.subtotal, totals.discount, totals.total, at).lastInsertRowid)
     return { id, reseller_id: resellerId, seq, number, period_start: bounds.start, period_end: bounds.end, currency: 'USD', lines, ...totals, issued_at: at }
@@ -272,9 +272,9 @@ export function issueResellerInvoice(db: Db, resellerId: number, period: Period,
 
 /** Resellers and the complete periods they have no invoice for yet, as of `at` (epoch ms). */
 export function resellersDue(db: Db, at: number): Array<{ resellerId: number; periods: Period[] }> {
-  const resellers = db.prepare<[], { id: number; reseller_since: string | null; created_at: string }>(
+  const resellers = stmt<[], { id: number; reseller_since: string | null; created_at: string }>(db, 
     "SELECT id, reseller_since, created_at FROM owners WHERE role = 'reseller' ORDER BY id").all()
-  const issued = db.prepare<[number], string>('SELECT period_start FROM reseller_invoices WHERE reseller_id = ?').pluck()
+  const issued = stmt<[number], string>(db, 'SELECT period_start FROM reseller_invoices WHERE reseller_id = ?').pluck()
   return resellers.map((r) => {
     const done = new Set(issued.all(r.id))
     const periods = completePeriods(Date.parse(r.reseller_since ?? r.created_at), at).filter((p) => !done.has(nowIso(p.start)))
@@ -283,8 +283,8 @@ export function resellersDue(db: Db, at: number): Array<{ resellerId: number; pe
 }
 
 export const resellerInvoicesPage = (db: Db, resellerId: number, page: number, perPage: number): { rows: ResellerInvoiceRow[]; total: number } => ({
-  total: db.prepare<[number], number>('SELECT COUNT(*) FROM reseller_invoices WHERE reseller_id = ?').pluck().get(resellerId) ?? 0,
-  rows: db.prepare<[number, number, number], RawInvoice>('SELECT * FROM reseller_invoices WHERE reseller_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?')
+  total: stmt<[number], number>(db, 'SELECT COUNT(*) FROM reseller_invoices WHERE reseller_id = ?').pluck().get(resellerId) ?? 0,
+  rows: stmt<[number, number, number], RawInvoice>(db, 'SELECT * FROM reseller_invoices WHERE reseller_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?')
     .all(resellerId, perPage, (page - 1) * perPage).map((r) => ({ ...r, lines: JSON.parse(r.lines) as InvoiceLine[] })),
 })
 
@@ -303,7 +303,7 @@ export const RENEWAL_REASONS = ['subscription_renewal'] as const
  * (`subscription:<id>:<period>`).
  */
 export function issueCustomerInvoices(db: Db, at: string = nowIso()): CustomerInvoiceRow[] {
-  const pending = db.prepare<[], { id: number; owner_id: number; amount: number; currency: string; reference: string | null; reseller_id: number; created_at: string }>(`
+  const pending = stmt<[], { id: number; owner_id: number; amount: number; currency: string; reference: string | null; reseller_id: number; created_at: string }>(db, `
     SELECT w.id, w.owner_id, w.amount, w.currency, w.reference, o.reseller_id, w.created_at
       FROM wallet_entries w JOIN owners o ON o.id = w.owner_id
      WHERE o.reseller_id IS NOT NULL AND w.amount < 0 AND w.reason IN (${RENEWAL_REASONS.map((r) => `'${r}'`).join(', ')})
@@ -312,16 +312,16 @@ export function issueCustomerInvoices(db: Db, at: string = nowIso()): CustomerIn
   const out: CustomerInvoiceRow[] = []
   for (const e of pending) {
     const subId = /^subscription:(\d+)/.exec(e.reference ?? '')?.[1]
-    const plan = subId === undefined ? undefined : db.prepare<[number], { id: number; name: string; reseller_id: number | null }>(
+    const plan = subId === undefined ? undefined : stmt<[number], { id: number; name: string; reseller_id: number | null }>(db, 
       'SELECT p.id, p.name, p.reseller_id FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE s.id = ?').get(Number(subId))
     // A customer on a platform plan is billed by the platform itself, not by its reseller.
     if (!plan || plan.reseller_id !== e.reseller_id) continue
     const row = db.transaction((): CustomerInvoiceRow | null => {
-      if (db.prepare<[number], 1>('SELECT 1 FROM customer_invoices WHERE wallet_entry_id = ?').pluck().get(e.id)) return null
+      if (stmt<[number], 1>(db, 'SELECT 1 FROM customer_invoices WHERE wallet_entry_id = ?').pluck().get(e.id)) return null
       const seq = nextInvoiceSeq(db, `reseller:${e.reseller_id}`)
       const number = invoiceNumber(`R${e.reseller_id}`, seq)
       const description = `${plan.name}: subscription renewal`
-      const id = Number(db.prepare(`INSERT INTO customer_invoices (reseller_id, customer_id, subscription_id, plan_id, wallet_entry_id, seq, number, description, amount, currency, issued_at)
+      const id = Number(stmt(db, `INSERT INTO customer_invoices (reseller_id, customer_id, subscription_id, plan_id, wallet_entry_id, seq, number, description, amount, currency, issued_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(e.reseller_id, e.owner_id, Number(subId), plan.id, e.id, seq, number, description, -e.amount, e.currency, at).lastInsertRowid)
       return { id, reseller_id: e.reseller_id, customer_id: e.owner_id, subscription_id: Number(subId), plan_id: plan.id, wallet_entry_id: e.id, seq, number, description, amount: -e.amount, currency: e.currency, issued_at: at }
     }).immediate()
@@ -331,7 +331,7 @@ export function issueCustomerInvoices(db: Db, at: string = nowIso()): CustomerIn
 }
 
 export const customerInvoicesPage = (db: Db, resellerId: number, page: number, perPage: number): { rows: CustomerInvoiceRow[]; total: number } => ({
-  total: db.prepare<[number], number>('SELECT COUNT(*) FROM customer_invoices WHERE reseller_id = ?').pluck().get(resellerId) ?? 0,
-  rows: db.prepare<[number, number, number], CustomerInvoiceRow>('SELECT * FROM customer_invoices WHERE reseller_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?')
+  total: stmt<[number], number>(db, 'SELECT COUNT(*) FROM customer_invoices WHERE reseller_id = ?').pluck().get(resellerId) ?? 0,
+  rows: stmt<[number, number, number], CustomerInvoiceRow>(db, 'SELECT * FROM customer_invoices WHERE reseller_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?')
     .all(resellerId, perPage, (page - 1) * perPage),
 })

@@ -4,11 +4,11 @@
  * events and the entitlement sync, all in the caller's transaction, so a change, its charge and its
  * events commit together or not at all.
  */
-import type { Db } from './db.ts'
+import { stmt, type Db } from './db.ts'
 import { appendEvent, type OutboxEvent } from './outbox.ts'
 import { debit } from './wallet.ts'
 import { planById, syncEntitlements, type PlanRow } from './plans.ts'
-import type { SubState, SubscriptionStatus, Transition } from '../domain/subscription.ts'
+import { addDays, type SubState, type SubscriptionStatus, type Transition } from '../domain/subscription.ts'
 
 export interface SubscriptionRow extends SubState { id: number; owner_id: number; created_at: string; updated_at: string }
 type RawRow = Omit<SubscriptionRow, 'cancel_at_period_end'> & { cancel_at_period_end: number }
@@ -16,35 +16,35 @@ type RawRow = Omit<SubscriptionRow, 'cancel_at_period_end'> & { cancel_at_period
 const toRow = (r: RawRow): SubscriptionRow => ({ ...r, cancel_at_period_end: r.cancel_at_period_end === 1 })
 
 export const subscriptionById = (db: Db, id: number): SubscriptionRow | undefined => {
-  const r = db.prepare<[number], RawRow>('SELECT * FROM subscriptions WHERE id = ?').get(id)
+  const r = stmt<[number], RawRow>(db, 'SELECT * FROM subscriptions WHERE id = ?').get(id)
   return r && toRow(r)
 }
 
 /** The account's subscription that is not over (at most one: index subscriptions_one_live). */
 export const liveSubscription = (db: Db, ownerId: number): SubscriptionRow | undefined => {
-  const r = db.prepare<[number], RawRow>("SELECT * FROM subscriptions WHERE owner_id = ? AND status NOT IN ('cancelled', 'expired')").get(ownerId)
+  const r = stmt<[number], RawRow>(db, "SELECT * FROM subscriptions WHERE owner_id = ? AND status NOT IN ('cancelled', 'expired')").get(ownerId)
   return r && toRow(r)
 }
 
 /** The account's latest subscription, live or not (what GET /subscription shows after an end). */
 export const latestSubscription = (db: Db, ownerId: number): SubscriptionRow | undefined => {
-  const r = db.prepare<[number], RawRow>('SELECT * FROM subscriptions WHERE owner_id = ? ORDER BY id DESC LIMIT 1').get(ownerId)
+  const r = stmt<[number], RawRow>(db, 'SELECT * FROM subscriptions WHERE owner_id = ? ORDER BY id DESC LIMIT 1').get(ownerId)
   return r && toRow(r)
 }
 
 /** Has the account ever had a trial? (one trial per account) */
 export const hadTrial = (db: Db, ownerId: number): boolean =>
-  db.prepare<[number], 1>('SELECT 1 FROM subscriptions WHERE owner_id = ? AND trial_end IS NOT NULL LIMIT 1').pluck().get(ownerId) !== undefined
+  stmt<[number], 1>(db, 'SELECT 1 FROM subscriptions WHERE owner_id = ? AND trial_end IS NOT NULL LIMIT 1').pluck().get(ownerId) !== undefined
 
 /** The reseller that manages the account, if any (its own plans are choosable too). */
 export const resellerOf = (db: Db, ownerId: number): number | null =>
-  db.prepare<[number], number | null>('SELECT reseller_id FROM owners WHERE id = ?').pluck().get(ownerId) ?? null
+  stmt<[number], number | null>(db, 'SELECT reseller_id FROM owners WHERE id = ?').pluck().get(ownerId) ?? null
 
 /** Ids of subscriptions that may have work due by `at` (the run re-checks each one in its own transaction). */
 export function subscriptionsWithWork(db: Db, at: string, horizonDays: number): number[] {
   // A reminder can be due up to `horizonDays` before a period end; past-due rows are due on their own schedule.
-  const until = new Date(Date.parse(at) + horizonDays * 86_400_000).toISOString().replace('Z', '+00:00')
-  return db.prepare<[string], number>(
+  const until = addDays(at, horizonDays)
+  return stmt<[string], number>(db, 
     `SELECT id FROM subscriptions
       WHERE (status IN ('trialing', 'active') AND current_period_end <= ?) OR status = 'past_due'
       ORDER BY current_period_end, id`).pluck().all(until)
@@ -52,14 +52,14 @@ export function subscriptionsWithWork(db: Db, at: string, horizonDays: number): 
 
 /** Kinds of scheduled work already done for one boundary. */
 export const doneKinds = (db: Db, subscriptionId: number, periodKey: string): Set<string> =>
-  new Set(db.prepare<[number, string], string>('SELECT kind FROM billing_runs WHERE subscription_id = ? AND period_key = ?').pluck().all(subscriptionId, periodKey))
+  new Set(stmt<[number, string], string>(db, 'SELECT kind FROM billing_runs WHERE subscription_id = ? AND period_key = ?').pluck().all(subscriptionId, periodKey))
 
 /**
  * Claim one piece of scheduled work: true if this transaction is the first to do it. The row commits
  * with the work, so a repeated or overlapping run (another process, the CLI) finds it and does nothing.
  */
 export const claimRun = (db: Db, subscriptionId: number, kind: string, periodKey: string, doneAt: string): boolean =>
-  db.prepare('INSERT OR IGNORE INTO billing_runs (subscription_id, kind, period_key, done_at) VALUES (?, ?, ?, ?)').run(subscriptionId, kind, periodKey, doneAt).changes === 1
+  stmt(db, 'INSERT OR IGNORE INTO billing_runs (subscription_id, kind, period_key, done_at) VALUES (?, ?, ?, ?)').run(subscriptionId, kind, periodKey, doneAt).changes === 1
 
 const COLUMNS = ['status', 'plan_id', 'current_period_start', 'current_period_end', 'trial_end', 'cancel_at_period_end', 'pending_plan_id',
   'past_due_since', 'retry_count', 'next_retry_at', 'paused_at', 'ended_at'] as const satisfies ReadonlyArray<keyof SubState>
@@ -68,7 +68,7 @@ function patchRow(db: Db, id: number, patch: Partial<SubState>, at: string): voi
   const keys = COLUMNS.filter((k) => k in patch)
   if (keys.length === 0) return
   const values = keys.map((k) => (k === 'cancel_at_period_end' ? (patch[k] ? 1 : 0) : patch[k]))
-  db.prepare(`UPDATE subscriptions SET ${keys.map((k) => `${k} = ?`).join(', ')}, updated_at = ? WHERE id = ?`).run(...values, at, id)
+  stmt(db, `UPDATE subscriptions SET ${keys.map((k) => `${k} = ?`).join(', ')}, updated_at = ? WHERE id = ?`).run(...values, at, id)
 }
 
 /** The `data` of a `subscription.*` event (api-v1 §6; schema in src/domain/webhook-events.ts). */
@@ -118,7 +118,7 @@ export function insertSubscription(db: Db, ownerId: number, s: SubState, charge:
     const plan = planById(db, s.plan_id)
     if (debit(db, ownerId, charge.amount, charge.reason, reference, 'system', plan?.currency) === false) throw new InsufficientFunds(charge.amount)
   }
-  const id = Number(db.prepare(`INSERT INTO subscriptions (owner_id, plan_id, status, current_period_start, current_period_end, trial_end,
+  const id = Number(stmt(db, `INSERT INTO subscriptions (owner_id, plan_id, status, current_period_start, current_period_end, trial_end,
       cancel_at_period_end, pending_plan_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, ?, ?)`)
     .run(ownerId, s.plan_id, s.status satisfies SubscriptionStatus, s.current_period_start, s.current_period_end, s.trial_end, at, at).lastInsertRowid)
   syncEntitlements(db, ownerId, at)

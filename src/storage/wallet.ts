@@ -5,8 +5,7 @@
  * A `reference` names what an entry pays for; a second entry with the same reference is a no-op,
  * which makes every charge and top-up safe to repeat. Call the writers inside a transaction.
  */
-import type { Db } from './db.ts'
-import { nowIso } from './db.ts'
+import { nowIso, stmt, type Db } from './db.ts'
 
 export interface WalletEntry {
   id: number
@@ -27,22 +26,22 @@ export const WALLET_PAGE_SIZE = 25
 
 /** The balance in minor units: the sum of the account's entries. */
 export const walletBalance = (db: Db, ownerId: number): number =>
-  db.prepare<[number], number>('SELECT COALESCE(SUM(amount), 0) FROM wallet_entries WHERE owner_id = ?').pluck().get(ownerId) ?? 0
+  stmt<[number], number>(db, 'SELECT COALESCE(SUM(amount), 0) FROM wallet_entries WHERE owner_id = ?').pluck().get(ownerId) ?? 0
 
 /** One page of entries, newest first (1-based `page`). */
 export function walletEntries(db: Db, ownerId: number, page = 1, perPage = WALLET_PAGE_SIZE): { entries: WalletEntry[]; total: number } {
-  const total = db.prepare<[number], number>('SELECT COUNT(*) FROM wallet_entries WHERE owner_id = ?').pluck().get(ownerId) ?? 0
-  const entries = db.prepare<[number, number, number], WalletEntry>(
+  const total = stmt<[number], number>(db, 'SELECT COUNT(*) FROM wallet_entries WHERE owner_id = ?').pluck().get(ownerId) ?? 0
+  const entries = stmt<[number, number, number], WalletEntry>(db, 
     'SELECT * FROM wallet_entries WHERE owner_id = ? ORDER BY id DESC LIMIT ? OFFSET ?').all(ownerId, perPage, (page - 1) * perPage)
   return { entries, total }
 }
 
 const byReference = (db: Db, ownerId: number, reference: string): WalletEntry | undefined =>
-  db.prepare<[number, string], WalletEntry>('SELECT * FROM wallet_entries WHERE owner_id = ? AND reference = ?').get(ownerId, reference)
+  stmt<[number, string], WalletEntry>(db, 'SELECT * FROM wallet_entries WHERE owner_id = ? AND reference = ?').get(ownerId, reference)
 
 function append(db: Db, ownerId: number, amount: number, reason: string, reference: string | null, createdBy: string, currency: string): WalletEntry {
   const created_at = nowIso()
-  const r = db.prepare('INSERT INTO wallet_entries (owner_id, amount, currency, reason, reference, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+  const r = stmt(db, 'INSERT INTO wallet_entries (owner_id, amount, currency, reason, reference, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
     .run(ownerId, amount, currency, reason, reference, createdBy, created_at)
   return { id: Number(r.lastInsertRowid), owner_id: ownerId, amount, currency, reason, reference, created_by: createdBy, created_at }
 }

@@ -5,8 +5,8 @@
  * hands them to the iframe with postMessage addressed to the app's origin only: at load, every
  * 45 s (tokens live 60 s), and when the app asks (`{type: "dispatch:session-token-request"}`).
  */
-const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+import { esc } from './owner-auth-pages.ts'
+
 /** JSON inside a <script>: no `</script>` or `<!--` can end it early. */
 const js = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
 
