@@ -10,7 +10,8 @@ import * as OTPAuth from 'otpauth'
 import { startServer, type TestServer } from './helpers/server.ts'
 import { createAccount, createOwner, createStore, envelopeProblem } from './helpers/fixtures.ts'
 import { hashSecretSync } from '../src/auth/passwords.ts'
-import { newToken, sha256Hex } from '../src/auth/tokens.ts'
+import { sha256Hex } from '../src/auth/tokens.ts'
+import { createShellToken } from './helpers/apps.ts'
 import { nowIso } from '../src/storage/db.ts'
 import { suspendAccount, unsuspendAccount } from '../src/storage/accounts.ts'
 import type { RecordingPushProvider } from '../src/providers/push.ts'
@@ -28,13 +29,7 @@ function signInAble(plan = 'pro') {
   db.prepare('UPDATE owners SET email = ?, password_hash = ?, email_verified_at = ? WHERE id = ?').run(email, hashSecretSync(PASSWORD), nowIso(), ownerId)
   return { ownerId, email }
 }
-/** A shell token made directly (the route's per-address sign-in budget is 10 a minute). */
-function shellToken(ownerId: number, device = `dev-${Math.random()}`, platform = 'ios', appVersion: string | null = '1.2.0') {
-  const token = newToken('shell')
-  db.prepare(`INSERT INTO shell_tokens (owner_id, token_hash, device, device_name, platform, app_version, created_at, expires_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(ownerId, sha256Hex(token), device, 'Test phone', platform, appVersion, nowIso(), nowIso(Date.now() + 86_400_000))
-  return token
-}
+const shellToken = (ownerId: number, device?: string, platform?: string, appVersion?: string | null) => createShellToken(db, ownerId, device, platform, appVersion)
 const device = { id: 'install-1', platform: 'ios', name: 'Ana’s iPhone', app_version: '1.3.0' }
 /** Sign-in spends the web sign-in's budget, 10 a minute per address: this file's server signs in 10 times at most. */
 const login = (body: unknown) => s.req('POST', '/app/auth/login', { body })

@@ -6,24 +6,15 @@
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
-import { CHROMIUM, launchChromium } from './helpers/browser.ts'
+import { browserFor } from './helpers/browser.ts'
 import { createAccount } from './helpers/fixtures.ts'
-import { newToken, sha256Hex } from '../src/auth/tokens.ts'
-import { nowIso } from '../src/storage/db.ts'
+import { createShellToken } from './helpers/apps.ts'
 
-const launched = await launchChromium()
-if (!launched) {
-  t.fail(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`)
-} else {
-  const browser = launched
-  t.teardown(() => browser.close())
+const browser = await browserFor(t)
+if (browser) {
   const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
   t.teardown(() => s.close())
-  const db = s.app.svc.db
-  const a = createAccount(db)
-  const shell = newToken('shell')
-  db.prepare(`INSERT INTO shell_tokens (owner_id, token_hash, device, device_name, platform, app_version, created_at, expires_at)
-    VALUES (?, ?, 'web-view-test', 'Test phone', 'ios', '1.0.0', ?, ?)`).run(a.ownerId, sha256Hex(shell), nowIso(), nowIso(Date.now() + 86_400_000))
+  const shell = createShellToken(s.app.svc.db, createAccount(s.app.svc.db).ownerId, 'web-view-test', 'ios', '1.0.0')
 
   t.test('the nonce signs the web view in once; a second load and a replay elsewhere get 404 and no cookie', async (t) => {
     const { url } = (await s.req('POST', '/app/session', { token: shell })).body as { url: string }

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
-import { axeCheck, CHROMIUM, launchChromium } from './helpers/browser.ts'
+import { axeCheck, browserFor } from './helpers/browser.ts'
 import { postOrder, tokenFor } from './helpers/fixtures.ts'
 import { startReceiver } from './helpers/webhook-receiver.ts'
 import { DASHBOARD_PAGES } from '../src/http/pages/dashboard/shell.ts'
@@ -24,12 +24,9 @@ const PHONE = { width: 390, height: 844 }
 /** The script set `data-ready` once the page is drawn (a selector: string predicates would need eval, which the CSP refuses). */
 const READY = 'body[data-ready="1"]'
 
-const launched = await launchChromium()
-if (!launched) {
-  t.fail(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`)
-} else {
+const launched = await browserFor(t)
+if (launched) {
   const browser: Browser = launched
-  t.teardown(() => browser.close())
   const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_LOOPBACK: '1' })
   t.teardown(() => s.close())
   const receiver = await startReceiver()

@@ -4,13 +4,11 @@
  * and revenue per day, and the orders board socket `/ws/orders/{restaurantId}`.
  */
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
 import { request, refusal, startServer } from './helpers/server.ts'
 import { createAccount, createOwner, createPlan, envelopeProblem, postOrder, tokenFor } from './helpers/fixtures.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
-import { sha256Hex } from '../src/auth/tokens.ts'
 import { nowIso } from '../src/storage/db.ts'
-import { insertSession } from '../src/storage/owner-auth.ts'
+import { signedIn as signedInAs } from './helpers/apps.ts'
 import { DASHBOARD_PAGES } from '../src/http/pages/dashboard/shell.ts'
 import { STORE_TYPES } from '../src/domain/verticals.ts'
 
@@ -21,12 +19,7 @@ const a = createAccount(db)
 const b = createAccount(db)
 
 /** A signed-in browser of `ownerId`: its session row, cookie and CSRF token (as /login makes them). */
-function signedIn(ownerId: number) {
-  const raw = randomBytes(32).toString('base64url')
-  const csrf = randomBytes(24).toString('base64url')
-  const sessionId = insertSession(db, { ownerId, tokenHash: sha256Hex(raw), csrf, via: 'password', ip: '127.0.0.1', userAgent: 'test', expiresAt: nowIso(Date.now() + 3_600_000) })
-  return { cookie: `dsid=${raw}`, csrf, sessionId }
-}
+const signedIn = (ownerId: number) => signedInAs(db, ownerId)
 const page = (path: string, cookie?: string) => fetch(`${s.site}${path}`, { redirect: 'manual', headers: cookie ? { cookie } : {} })
 const sessionToken = async (who: { cookie: string; csrf: string }) =>
   (await request(`${s.site}/dashboard/api-token`, 'POST', { headers: { cookie: who.cookie, 'x-csrf-token': who.csrf } })).body as { token: string; expires_at: string }

@@ -10,6 +10,7 @@ import { startServer, request } from './helpers/server.ts'
 import { createOwner, createStore } from './helpers/fixtures.ts'
 import { answerConsent, consentPage, createTestApp, signedIn, type AuthorizeQuery } from './helpers/apps.ts'
 import { sha256Hex } from '../src/auth/tokens.ts'
+import { APP_SCOPES } from '../src/domain/app-scopes.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -235,6 +236,8 @@ t.test('the consent page: signed out → sign-in and back; scopes, price, one ap
   t.match(html, 'name="decision" value="deny"')
   t.match(html, `name="csrf" value="${who.csrf}"`)
   t.match(page.headers.get('content-security-policy') ?? '', "frame-ancestors 'none'", 'not framable (clickjacking)')
+  t.match(page.headers.get('content-security-policy') ?? '', "form-action 'self' https://app.example;", 'the form may go on to the app\'s redirect origin, nowhere else')
+  t.equal(page.headers.get('referrer-policy'), 'no-referrer', 'the authorization request is not leaked as a Referer')
 
   const noCsrf = await fetch(`${s.site}/oauth/authorize`, {
     method: 'POST', redirect: 'manual', headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded' },
@@ -267,4 +270,5 @@ t.test('authorization server metadata (RFC 8414)', async (t) => {
   t.equal(r.body.issuer, s.site)
   t.equal(r.body.token_endpoint, `${s.site}/oauth/token`)
   t.same(r.body.code_challenge_methods_supported, ['S256'])
+  t.same(r.body.scopes_supported, [...APP_SCOPES], 'every scope an owner can grant, and no other')
 })

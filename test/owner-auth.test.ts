@@ -179,6 +179,8 @@ t.test('next, rotation on sign-in, sessions list and revoke, sign-out', async (t
   const ids = [...mine.text.matchAll(/\/account\/sessions\/(\d+)\/revoke/g)].map((m) => Number(m[1]))
   const otherId = s.app.svc.db.prepare("SELECT id FROM owner_sessions WHERE revoked_at IS NULL ORDER BY id DESC LIMIT 1").pluck().get() as number
   t.ok(ids.includes(otherId), 'the other browser\'s session is listed')
+  const otherCsrf = s.app.svc.db.prepare('SELECT csrf FROM owner_sessions WHERE id = ?').pluck().get(otherId) as string
+  t.notMatch(mine.text, otherCsrf, 'but never its CSRF token (the list shows no session secret)')
   const stranger = await signedUp(s)
   const strangerSession = await session(s, stranger.email)
   const strangerId = s.app.svc.db.prepare('SELECT id FROM owner_sessions WHERE owner_id = ? AND revoked_at IS NULL').pluck().get(stranger.ownerId) as number

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Db } from '../storage/db.ts'
 import { nowIso } from '../storage/db.ts'
-import { appTokenByHash, installationById, insertAppToken, revokeInstallationTokenRows } from '../storage/apps.ts'
+import { insertAppToken, liveAppAccess, revokeInstallationTokenRows } from '../storage/apps.ts'
 import { capabilitiesForScopes } from '../domain/app-scopes.ts'
 import { newToken, sha256Hex, TOKEN_PREFIX } from './tokens.ts'
 import { newSecret } from '../webhooks/signing.ts'
@@ -51,20 +51,18 @@ export const isAppAccessToken = (raw: string): boolean => raw.startsWith(TOKEN_P
  * Capabilities come from the granted scopes only, so account-wide operations stay refused.
  */
 export function resolveAppToken(db: Db, raw: string): OwnerPrincipal | null {
-  const row = appTokenByHash(db, sha256Hex(raw))
-  if (!row || row.kind !== 'access' || row.revoked_at) return null
+  const row = liveAppAccess(db, sha256Hex(raw))
+  if (!row) return null
   if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) return null
-  const inst = installationById(db, row.installation_id)
-  if (!inst || inst.status !== 'active') return null
   // The token's scopes as far as the installation still grants them: a re-consent with fewer
   // scopes narrows the tokens issued before it at once.
-  const scopes = row.scopes.filter((s) => inst.scopes.includes(s))
+  const scopes = row.scopes.filter((s) => row.installation_scopes.includes(s))
   return {
     kind: 'owner',
-    ownerId: inst.owner_id,
+    ownerId: row.owner_id,
     tokenId: row.id,
     capabilities: capabilitiesForScopes(scopes),
     expiresAt: row.expires_at,
-    app: { appId: inst.app_id, installationId: inst.id, tokenId: row.id, scopes },
+    app: { appId: row.app_id, installationId: row.installation_id, tokenId: row.id, scopes },
   }
 }

@@ -30,6 +30,7 @@ export const FAILURES_PER_ACCOUNT = { limit: 5, periodMs: 15 * 60_000 }
 /** Failures per account (by email, whether or not it exists: the answer must not tell). */
 class FailureCounter {
   private readonly times = new Map<string, number[]>()
+  private lastSweep = 0
   constructor(private readonly w: { limit: number; periodMs: number }) {}
   /** Seconds until the account may try again, or 0. */
   blockedFor(key: string, now = Date.now()): number {
@@ -40,12 +41,22 @@ class FailureCounter {
     return Math.max(1, Math.ceil((recent[recent.length - this.w.limit]! + this.w.periodMs - now) / 1000))
   }
   fail(key: string, now = Date.now()): void {
+    this.sweep(now)
     const list = this.times.get(key) ?? []
     list.push(now)
     if (list.length > this.w.limit) list.splice(0, list.length - this.w.limit)
     this.times.set(key, list)
   }
   clear(key: string): void { this.times.delete(key) }
+  /**
+   * Forget keys whose last failure left the window: the keys are whatever emails are tried, so
+   * without this one wrong guess per made-up address would stay in memory for good.
+   */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < 60_000) return
+    this.lastSweep = now
+    for (const [k, times] of this.times) if (times[times.length - 1]! <= now - this.w.periodMs) this.times.delete(k)
+  }
 }
 
 interface Limits { address: SlidingWindowLimiter; accounts: FailureCounter }

@@ -49,20 +49,10 @@ export async function endOwnerSession(svc: Services, sessionId: number): Promise
   if (ended > 0) svc.realtime.credentialsChanged()
 }
 
-export interface SessionView {
-  id: number
-  via: 'password' | 'handoff'
-  ip: string
-  user_agent: string
-  created_at: string
-  last_seen_at: string
-  expires_at: string
-  current: boolean
-}
+/** A session as the security page lists it: never another session's CSRF token. */
+export type SessionView = Omit<SessionRow, 'owner_id' | 'csrf' | 'revoked_at'> & { current: boolean }
 
-const view = (s: SessionRow, currentId: number | null): SessionView => ({
-  id: s.id, via: s.via, ip: s.ip, user_agent: s.user_agent, created_at: s.created_at, last_seen_at: s.last_seen_at, expires_at: s.expires_at, current: s.id === currentId,
-})
+const view = ({ owner_id: _o, csrf: _c, revoked_at: _r, ...s }: SessionRow, currentId: number | null): SessionView => ({ ...s, current: s.id === currentId })
 
 /** The account's live sessions, newest first, the caller's own marked `current`. */
 export const listOwnerSessions = (svc: Services, ownerId: number, currentId: number | null): SessionView[] =>

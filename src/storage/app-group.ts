@@ -78,10 +78,6 @@ export const unregisterShellPush = (db: Db, ownerId: number, pushToken: string):
 export const pushDevicesOfToken = (db: Db, shellTokenId: number): ShellPushRow[] =>
   stmt<[number], ShellPushRow>(db, 'SELECT * FROM shell_push_devices WHERE shell_token_id = ? ORDER BY id').all(shellTokenId)
 
-/** The push devices of an account's signed-in shells (for alerts to the owner's phones). */
-export const shellPushDevices = (db: Db, ownerId: number): ShellPushRow[] =>
-  stmt<[number], ShellPushRow>(db, 'SELECT * FROM shell_push_devices WHERE owner_id = ? ORDER BY id').all(ownerId)
-
 // ---- handoff nonces ------------------------------------------------------------------------------
 
 /** Store a new nonce (by digest); the token's expired nonces are dropped on the way (they can never be used). */

@@ -176,11 +176,6 @@ export const activeInstallations = (db: Db, ownerId: number): InstallationRow[] 
   stmt<[number], RawInstallation>(db, `SELECT ${INST_COLS} FROM app_installations WHERE owner_id = ? AND status = 'active' ORDER BY id`)
     .all(ownerId).map((r) => toInstallation(r)!)
 
-/** Every active installation of an app (app deliveries go to these accounts only). */
-export const appInstallations = (db: Db, appId: number): InstallationRow[] =>
-  stmt<[number], RawInstallation>(db, `SELECT ${INST_COLS} FROM app_installations WHERE app_id = ? AND status = 'active' ORDER BY id`)
-    .all(appId).map((r) => toInstallation(r)!)
-
 /**
  * Inside a write: install `appId` for the account, or, when it is already installed, re-consent:
  * the active installation takes the new scopes and terms (one active installation per app and
@@ -236,6 +231,20 @@ const TOKEN_COLS = 'id, kind, installation_id, grant_id, scopes, created_at, exp
 export function appTokenByHash(db: Db, hash: string): AppTokenRow | null {
   const r = stmt<[string], Omit<AppTokenRow, 'scopes'> & { scopes: string }>(db, `SELECT ${TOKEN_COLS} FROM app_tokens WHERE token_hash = ?`).get(hash)
   return r ? { ...r, scopes: JSON.parse(r.scopes) } : null
+}
+
+/** An unrevoked access token of an active installation, read in one query (every API call of an app resolves one). */
+export interface LiveAppAccess {
+  id: number; scopes: string[]; expires_at: string | null
+  installation_id: number; owner_id: number; app_id: number; installation_scopes: string[]
+}
+
+export function liveAppAccess(db: Db, hash: string): LiveAppAccess | null {
+  const r = stmt<[string], Omit<LiveAppAccess, 'scopes' | 'installation_scopes'> & { scopes: string; installation_scopes: string }>(db,
+    `SELECT t.id, t.scopes, t.expires_at, i.id AS installation_id, i.owner_id, i.app_id, i.scopes AS installation_scopes
+       FROM app_tokens t JOIN app_installations i ON i.id = t.installation_id
+      WHERE t.token_hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND i.status = 'active'`).get(hash)
+  return r ? { ...r, scopes: JSON.parse(r.scopes), installation_scopes: JSON.parse(r.installation_scopes) } : null
 }
 
 /** Inside a write: store a token's SHA-256. */

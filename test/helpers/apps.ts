@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto'
 import type { Db } from '../../src/storage/db.ts'
 import { insertSession } from '../../src/storage/owner-auth.ts'
 import { nowIso } from '../../src/storage/db.ts'
-import { createApp, installApp, insertCode, publishApp, type AppRow, type AppTerms, type InstallationRow } from '../../src/storage/apps.ts'
+import { appById, burnCode, createApp, installApp, insertCode, publishApp, type AppRow, type AppTerms, type InstallationRow } from '../../src/storage/apps.ts'
+import { insertShellToken } from '../../src/storage/app-group.ts'
 import { issueAppTokens, newAppCredentials } from '../../src/auth/app-tokens.ts'
 import { newToken, sha256Hex } from '../../src/auth/tokens.ts'
 
@@ -57,17 +58,24 @@ export function createTestApp(db: Db, developerId: number, opts: TestAppOpts = {
  */
 export function installTestApp(db: Db, appId: number, ownerId: number, scopes?: string[]): { installation: InstallationRow; accessToken: string; refreshToken: string } {
   const at = nowIso()
-  const app = db.prepare('SELECT terms, published_terms FROM apps WHERE id = ?').get(appId) as { terms: string; published_terms: string | null }
-  const terms: AppTerms = JSON.parse(app.published_terms ?? app.terms)
+  const app = appById(db, appId)!
+  const terms = app.published_terms ?? app.terms
   const granted = scopes ?? terms.scopes
   const installation = installApp(db, appId, ownerId, granted, { ...terms, scopes: granted }, at)
   const grantId = insertCode(db, {
     hash: sha256Hex(newToken('app')), appId, installationId: installation.id, redirectUri: 'fixture',
     scopes: granted, codeChallenge: null, at, expiresAt: at,
   })
-  db.prepare('UPDATE oauth_codes SET used_at = ? WHERE id = ?').run(at, grantId)
+  burnCode(db, grantId, at)
   const t = issueAppTokens(db, installation.id, grantId, granted)
   return { installation, accessToken: t.access_token, refreshToken: t.refresh_token }
+}
+
+/** A live shell token of `ownerId` for one device, made directly (the sign-in route's budget is 10 a minute per address). */
+export function createShellToken(db: Db, ownerId: number, device = `dev-${Math.random()}`, platform = 'ios', appVersion: string | null = '1.2.0'): string {
+  const token = newToken('shell')
+  insertShellToken(db, { ownerId, tokenHash: sha256Hex(token), device, deviceName: 'Test phone', platform, appVersion, now: nowIso(), expiresAt: nowIso(Date.now() + 86_400_000) })
+  return token
 }
 
 // ---- the real OAuth flow, for tests that drive it (test/oauth.test.ts, test/apps.test.ts) ----

@@ -16,6 +16,20 @@ export async function launchChromium(): Promise<Browser | null> {
   })
 }
 
+/**
+ * The browser of a page test file, closed when `t` ends; when Chromium is not installed, a failed
+ * assertion saying how to install it, and null (the file then runs nothing else).
+ */
+export async function browserFor(t: Test): Promise<Browser | null> {
+  const browser = await launchChromium()
+  if (!browser) {
+    t.fail(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)`)
+    return null
+  }
+  t.teardown(() => browser.close())
+  return browser
+}
+
 const AXE = readFileSync(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8')
 
 /**

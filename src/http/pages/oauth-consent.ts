@@ -3,16 +3,11 @@
  * one form with an approve and a deny button. Plain HTML, no script; its CSP lets the form go to
  * this site only, plus the app's redirect origin (browsers apply `form-action` to the redirect).
  */
-import { randomBytes } from 'node:crypto'
-import { Reply } from '../route.ts'
+import type { Reply } from '../route.ts'
 import { csrfField } from '../session-gate.ts'
-import type { AppTerms } from '../../domain/app-scopes.ts'
+import { authPage, esc } from './owner-auth-pages.ts'
+import { isAppScope, type AppScope, type AppTerms } from '../../domain/app-scopes.ts'
 import { centsToDecimalString } from '../../domain/money.ts'
-
-const HTML = 'text/html; charset=utf-8'
-
-export const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 main{max-width:34rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}
@@ -21,8 +16,8 @@ h1{margin-top:0;font-size:1.5rem}ul{padding-left:1.2rem}.price{font-weight:600}
 button.approve{background:#1f5fd1;color:#fff}button.deny{background:#e1e4ea;color:#1d2330}
 .error{background:#fdecea;color:#8a1c12;padding:.75rem;border-radius:6px}@media(max-width:600px){main{margin:0;border-radius:0}}`
 
-/** What each scope lets the app do, in the owner's words. */
-export const SCOPE_TEXT: Record<string, string> = {
+/** What each scope lets the app do, in the owner's words (a new scope without its words does not compile). */
+export const SCOPE_TEXT: Record<AppScope, string> = {
   'restaurant:read': 'See your stores and their settings',
   'menu:read': 'See your menus',
   'menu:write': 'Change your menus',
@@ -39,17 +34,9 @@ export function priceText(t: AppTerms): string {
   return 'Free'
 }
 
-function page(status: number, title: string, body: string, formTo: string | null): Reply {
-  const nonce = randomBytes(16).toString('base64')
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<link rel="icon" href="data:,"><title>${esc(title)} · Dispatch</title><style nonce="${nonce}">${STYLE}</style></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`
-  return new Reply(status, html, {
-    'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'${formTo ? ` ${formTo}` : ''}; base-uri 'none'; frame-ancestors 'none'`,
-    'Referrer-Policy': 'no-referrer',
-    'X-Content-Type-Options': 'nosniff',
-    'Cache-Control': 'no-store',
-  }, HTML)
-}
+/** The sign-in pages' frame, with the consent's style; no Referer to the app (the request's query is in the address). */
+const page = (status: number, title: string, body: string, formTo: string | null): Reply =>
+  authPage(status, title, body, { 'Referrer-Policy': 'no-referrer' }, { style: STYLE, formTo })
 
 /** An authorization request that cannot go back to the app (unknown client, unregistered redirect URI) or a refusal. */
 export const oauthErrorPage = (status: number, message: string): Reply =>
@@ -71,7 +58,7 @@ export interface ConsentView {
 
 export function consentPage(v: ConsentView): Reply {
   const hidden = Object.entries(v.fields).map(([k, val]) => `<input type="hidden" name="${esc(k)}" value="${esc(val)}">`).join('')
-  const scopes = v.scopes.map((s) => `<li><code>${esc(s)}</code>: ${esc(SCOPE_TEXT[s] ?? s)}</li>`).join('')
+  const scopes = v.scopes.map((s) => `<li><code>${esc(s)}</code>: ${esc(isAppScope(s) ? SCOPE_TEXT[s] : s)}</li>`).join('')
   const body = `<p><strong>${esc(v.appName)}</strong> ${v.reinstall ? 'asks to update its access to' : 'asks to be installed in'} your account.</p>
 ${v.description ? `<p>${esc(v.description)}</p>` : ''}
 <h2>It will be able to</h2><ul>${scopes}</ul>

@@ -24,13 +24,16 @@ button.link{background:none;color:#1f5fd1;padding:0;margin:0;text-decoration:und
 table{width:100%;border-collapse:collapse;font-size:.9rem}td,th{text-align:left;padding:.4rem;border-bottom:1px solid #e1e4ea}
 code{word-break:break-all}a{color:#1f5fd1}@media(max-width:600px){main{margin:0;border-radius:0}}`
 
-/** A page of its own: CSP with this response's nonce; forms post only to this site; never cached. */
-export function authPage(status: number, title: string, body: string, extra: Record<string, string> = {}): Reply {
+/**
+ * A page of its own: CSP with this response's nonce; forms post only to this site (and `formTo`,
+ * the OAuth consent's redirect origin); never cached. `extra` headers win over these.
+ */
+export function authPage(status: number, title: string, body: string, extra: Record<string, string> = {}, opts: { style?: string; formTo?: string | null } = {}): Reply {
   const nonce = randomBytes(16).toString('base64')
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<link rel="icon" href="data:,"><title>${esc(title)} · Dispatch</title><style nonce="${nonce}">${STYLE}</style></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`
+<link rel="icon" href="data:,"><title>${esc(title)} · Dispatch</title><style nonce="${nonce}">${opts.style ?? STYLE}</style></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`
   return new Reply(status, html, {
-    'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; form-action 'self'${opts.formTo ? ` ${opts.formTo}` : ''}; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'same-origin',
     'X-Content-Type-Options': 'nosniff',
     'Cache-Control': 'no-store',

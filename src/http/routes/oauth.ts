@@ -9,6 +9,7 @@ import { Reply, route, type Ctx } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import { approve, checkAuthorize, denyLocation, exchangeToken, installedAlready, installRefusal, OAuthError, type AuthorizeParams } from '../../ops/oauth.ts'
 import { consentPage, oauthErrorPage } from '../pages/oauth-consent.ts'
+import { APP_SCOPES } from '../../domain/app-scopes.ts'
 
 const tag = 'OAuth'
 const HTML = 'text/html; charset=utf-8'
@@ -108,7 +109,7 @@ export const oauthRoutes = [
         grant_types_supported: ['authorization_code', 'refresh_token'],
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
-        scopes_supported: ['menu:read', 'menu:write', 'orders:read', 'orders:write', 'analytics:read', 'restaurant:read', 'mcp:use'],
+        scopes_supported: [...APP_SCOPES],
         authorization_response_iss_parameter_supported: true,
       }
     },

@@ -4,6 +4,9 @@
  * (`{site_url}/dashboard/assets/app.js`) from the owner API, with a short-lived token of the session
  * (docs/dashboard.md "Signing in"); nothing is loaded from anywhere but this server.
  */
+import { csrfField, csrfMeta } from '../../session-gate.ts'
+import { esc } from '../owner-auth-pages.ts'
+
 export interface NavPage { path: string; title: string }
 
 /** The navigation, in order; `apps` is the slot the app platform (api-v1 §4.10) fills. */
@@ -20,9 +23,6 @@ export const DASHBOARD_PAGES: readonly NavPage[] = [
   { path: 'coupons', title: 'Coupons' },
   { path: 'apps', title: 'Apps' },
 ]
-
-const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 export interface ShellInput {
   page: NavPage
@@ -43,7 +43,7 @@ export function dashboardShell({ page, csrf, site, api, assetTag, storeTypes = [
     `<li><a href="${esc(site)}/dashboard/${p.path}" data-nav="${p.path}"${p.path === page.path ? ' aria-current="page"' : ''}>${esc(p.title)}</a></li>`).join('')
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="csrf-token" content="${esc(csrf)}">
+${csrfMeta({ csrf })}
 <title>${esc(page.title)} · Dashboard</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${esc(site)}/dashboard/assets/app.css?v=${esc(assetTag)}">
@@ -52,7 +52,7 @@ export function dashboardShell({ page, csrf, site, api, assetTag, storeTypes = [
 <a class="skip" href="#main">Skip to content</a>
 <header class="top"><span class="brand">Dashboard</span>
 <label class="store-pick">Store <select id="store" aria-label="Store"></select></label>
-<form method="post" action="${esc(site)}/logout" class="signout"><input type="hidden" name="csrf" value="${esc(csrf)}"><button type="submit">Sign out</button></form>
+<form method="post" action="${esc(site)}/logout" class="signout">${csrfField({ csrf })}<button type="submit">Sign out</button></form>
 </header>
 <nav aria-label="Dashboard"><ul>${nav}</ul></nav>
 <main id="main" tabindex="-1"><h1>${esc(page.title)}</h1><div id="view" aria-busy="true"><p class="muted">Loading…</p></div>
