@@ -150,14 +150,22 @@ function parseSchedule(raw: string | undefined): number[] {
   return parts
 }
 
-/** The BILLING_* variables, checked (docs/billing.md "The billing run"). */
+/**
+ * A schedule's `<NAME>_CRON` (a node-cron expression, or `off`) and its test-only `<NAME>_CLOCK`:
+ * time travel is for tests only, a production server must run on the real clock.
+ */
+function scheduleConfig(name: 'BILLING' | 'PRUNE', rawCron: string, rawClock: string | undefined, nodeEnv: string | undefined) {
+  const cron = rawCron.trim()
+  if (cron !== 'off' && !validateCron(cron)) throw new Error(`invalid configuration: ${name}_CRON is not a cron expression: "${cron}"`)
+  const clock = rawClock?.trim() || null
+  if (clock !== null && nodeEnv !== 'test') throw new Error(`invalid configuration: ${name}_CLOCK is honoured only with NODE_ENV=test`)
+  if (clock !== null && !isClockSpec(clock)) throw new Error(`invalid configuration: ${name}_CLOCK must be an ISO time or an offset like +30d, -2h, got "${clock}"`)
+  return { cron, clock }
+}
+
 /** PRUNE_* and RETENTION_* (docs/operations.md "Backups and retention"). */
 function pruneConfig(e: v.InferOutput<typeof EnvSchema>) {
-  const cron = e.PRUNE_CRON.trim()
-  if (cron !== 'off' && !validateCron(cron)) throw new Error(`invalid configuration: PRUNE_CRON is not a cron expression: "${cron}"`)
-  const clock = e.PRUNE_CLOCK?.trim() || null
-  if (clock !== null && e.NODE_ENV !== 'test') throw new Error('invalid configuration: PRUNE_CLOCK is honoured only with NODE_ENV=test')
-  if (clock !== null && !isClockSpec(clock)) throw new Error(`invalid configuration: PRUNE_CLOCK must be an ISO time or an offset like +30d, -2h, got "${clock}"`)
+  const { cron, clock } = scheduleConfig('PRUNE', e.PRUNE_CRON, e.PRUNE_CLOCK, e.NODE_ENV)
   const day = 86_400_000
   return {
     pruneCron: cron, pruneClock: clock,
@@ -171,17 +179,13 @@ function pruneConfig(e: v.InferOutput<typeof EnvSchema>) {
   }
 }
 
+/** The BILLING_* variables, checked (docs/billing.md "The billing run"). */
 function billingConfig(e: v.InferOutput<typeof EnvSchema>) {
   const retry = e.BILLING_RETRY_DAYS.split(',').map((x) => x.trim()).filter(Boolean).map(Number)
   if (retry.some((n) => !Number.isInteger(n) || n < 1 || n > 365) || retry.some((n, i) => i > 0 && n <= retry[i - 1]!)) {
     throw new Error(`invalid configuration: BILLING_RETRY_DAYS must be increasing whole days (1..365), comma-separated, got "${e.BILLING_RETRY_DAYS}"`)
   }
-  const cron = e.BILLING_CRON.trim()
-  if (cron !== 'off' && !validateCron(cron)) throw new Error(`invalid configuration: BILLING_CRON is not a cron expression: "${cron}"`)
-  const clock = e.BILLING_CLOCK?.trim() || null
-  // Time travel is for tests only: a production server must bill on the real clock.
-  if (clock !== null && e.NODE_ENV !== 'test') throw new Error('invalid configuration: BILLING_CLOCK is honoured only with NODE_ENV=test')
-  if (clock !== null && !isClockSpec(clock)) throw new Error(`invalid configuration: BILLING_CLOCK must be an ISO time or an offset like +30d, -2h, got "${clock}"`)
+  const { cron, clock } = scheduleConfig('BILLING', e.BILLING_CRON, e.BILLING_CLOCK, e.NODE_ENV)
   return {
     billingCron: cron, billingRetryDays: retry, billingGraceDays: e.BILLING_GRACE_DAYS,
     billingTrialReminderDays: e.BILLING_TRIAL_REMINDER_DAYS, billingExpiringDays: e.BILLING_EXPIRING_DAYS, billingClock: clock,

@@ -144,7 +144,7 @@ t.test('parseTrustProxy', async (t) => {
   for (const off of ['', '0', 'false', 'off']) t.same(parseTrustProxy(off), { kind: 'off' }, `"${off}" is off`)
   t.same(parseTrustProxy('2'), { kind: 'hops', hops: 2 })
   t.equal(parseTrustProxy('10.0.0.0/8, ::1, loopback').kind, 'list')
-  for (const bad of ['33', 'proxy.example.com', '10.0.0.0/40', '1.2.3', '-1']) {
+  for (const bad of ['33', 'proxy.example.com', '10.0.0.0/40', '1.2.3', '-1', '0x7f.0.0.1', '010.0.0.1', '256.0.0.1', '1::2::3']) {
     t.throws(() => parseTrustProxy(bad), /^invalid configuration: TRUST_PROXY/, `"${bad}" is refused with a one-line message`)
   }
   t.throws(() => loadConfig({ TRUST_PROXY: 'nope' }), /TRUST_PROXY/, 'the server refuses to start with it')
@@ -162,4 +162,10 @@ t.test('clientAddress', async (t) => {
   t.equal(clientAddress('127.0.0.1', { forwarded: 'for=unknown' }, list), '127.0.0.1', 'an obfuscated identifier is no address')
   t.equal(clientAddress('192.0.2.9', xff('1.1.1.1'), list), '192.0.2.9', 'an untrusted peer is the client')
   t.equal(clientAddress('127.0.0.1', xff('1.1.1.1'), parseTrustProxy('')), '127.0.0.1', 'off: the peer, untouched')
+  for (const odd of ['010.1.1.1', '256.1.1.1', '1.2.3', '0x7f.0.0.1', '1.2.3.4.5']) {
+    t.equal(clientAddress('127.0.0.1', xff(odd), list), '127.0.0.1', `"${odd}" is no dotted quad: the walk stops at the proxy`)
+  }
+  t.equal(clientAddress('127.0.0.1', xff('::ffff:1.1.1.1'), list), '1.1.1.1', 'an IPv4-mapped hop reads as its IPv4 address')
+  t.equal(clientAddress('127.0.0.1', xff('[2001:db8::1]:443'), list), '2001:db8::1', 'a bracketed IPv6 hop with a port')
+  t.equal(clientAddress('::1', xff('1.1.1.1'), parseTrustProxy('::1')), '1.1.1.1', 'an IPv6 peer in the list')
 })

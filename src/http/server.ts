@@ -12,7 +12,7 @@ import type { Services } from '../services.ts'
 import { readBody } from './body.ts'
 import { CORS_HEADERS, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
-import { clientAddress, peerAddress } from '../net/client-address.ts'
+import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
 import { RateLimiter, type RateDecision } from '../ratelimit.ts'
 import { Router } from './router.ts'
@@ -103,8 +103,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       // Only the framing and Host lines are kept as lines (every repeat counts): checkHead needs no more.
       const lines: Array<[string, string]> = []
       req.forEach((k, val) => {
-        // Repeated forwarding lines are one list (RFC 9110 §5.3): the last proxy's line is the rightmost.
-        headers[k] = (k === 'x-forwarded-for' || k === 'forwarded') && headers[k] !== undefined ? `${headers[k]}, ${val}` : val
+        addHeaderLine(headers, k, val)
         if (k === 'content-length' || k === 'transfer-encoding' || k === 'host') lines.push([k, val])
       })
       const incomingId = headers['x-request-id']

@@ -13,8 +13,25 @@ import ipaddr from 'ipaddr.js'
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6
 
-/** Dotted quads or IPv6 only: ipaddr.js would also read `1.2.3` and `0x7f.1` as IPv4, which no proxy writes. */
-const isAddress = (s: string) => ipaddr.IPv6.isValid(s) || ipaddr.IPv4.isValidFourPartDecimal(s)
+const DOTTED_QUAD = /^(?:0|[1-9]\d{0,2})(?:\.(?:0|[1-9]\d{0,2})){3}$/
+
+/**
+ * Dotted quads (no leading zeros, each part ≤ 255) or IPv6, IPv4-mapped IPv6 as its IPv4; null for
+ * anything else. ipaddr.js would also read `1.2.3` and `0x7f.1` as IPv4, which no proxy writes.
+ * Parsed once: this runs for the peer and each forwarded hop of every request (ipaddr.js's
+ * validators parse too, and `isValidFourPartDecimal` + `process` cost ~2 µs per address).
+ */
+function toAddr(s: string): Addr | null {
+  if (DOTTED_QUAD.test(s)) {
+    const parts = s.split('.').map(Number)
+    return parts.every((n) => n <= 255) ? new ipaddr.IPv4(parts) : null
+  }
+  if (!s.includes(':')) return null
+  try {
+    const a = ipaddr.IPv6.parse(s)
+    return a.isIPv4MappedAddress() ? a.toIPv4Address() : a
+  } catch { return null }
+}
 
 /** Whom the server believes: nobody (default), the nearest `hops` addresses, or addresses in ranges. */
 export type TrustProxy =
@@ -48,12 +65,10 @@ export function parseTrustProxy(raw: string | undefined): TrustProxy {
   for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
     for (const item of NAMED[part.toLowerCase()] ?? [part]) {
       try {
-        if (!isAddress(item.split('/')[0]!)) throw new Error(part)
+        const a = toAddr(item.split('/')[0]!)
+        if (!a) throw new Error(part)
         if (item.includes('/')) ranges.push(normalizeRange(ipaddr.parseCIDR(item)))
-        else {
-          const a = ipaddr.process(item)
-          ranges.push([a, a.kind() === 'ipv4' ? 32 : 128])
-        }
+        else ranges.push([a, a.kind() === 'ipv4' ? 32 : 128])
       } catch {
         throw new Error(`invalid configuration: TRUST_PROXY: "${part}" is not an address, a CIDR range, loopback, private, linklocal or a hop count`)
       }
@@ -76,8 +91,7 @@ function parseAddr(text: string): Addr | null {
   const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(s)
   if (bracket) s = bracket[1]!
   else if (/^[\d.]+:\d+$/.test(s)) s = s.slice(0, s.indexOf(':'))
-  if (!isAddress(s)) return null
-  try { return ipaddr.process(s) } catch { return null }
+  return toAddr(s)
 }
 
 /** The `for=` values of RFC 7239 `Forwarded`, in header order (one per proxy hop). */
@@ -131,6 +145,15 @@ export function clientAddress(peer: string, headers: Readonly<Record<string, str
   const viaFwd = fwd ? walk(p, forwardedFor(fwd).reverse(), trust) : null
   if (viaXff && viaFwd && viaXff.toString() !== viaFwd.toString()) return p.toString()
   return (viaXff ?? viaFwd)!.toString()
+}
+
+/**
+ * Record one request header line under its lower-case name. Repeated forwarding lines are one list
+ * (RFC 9110 §5.3), the last proxy's line the rightmost, as `clientAddress` reads them; any other
+ * repeated header keeps its last line.
+ */
+export function addHeaderLine(headers: Record<string, string>, name: string, value: string): void {
+  headers[name] = (name === 'x-forwarded-for' || name === 'forwarded') && headers[name] !== undefined ? `${headers[name]}, ${value}` : value
 }
 
 /** The peer address uWS reports, as text (`getRemoteAddressAsText` returns bytes). */

@@ -21,8 +21,6 @@ import type { Services } from '../services.ts'
 import { nowIso } from '../storage/db.ts'
 import { customerAddresses, customers, customerTokens, giftCards, isUniqueViolation, storeCredit, type AddressRow } from '../storage/customers.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
-import { requireFeature } from '../storage/entitlements.ts'
-import type { OpCtx } from './op.ts'
 
 const tag = 'Customer app'
 const crmTag = 'Customers'
@@ -187,27 +185,19 @@ export const getStoreCredit = defineOp({
 })
 
 // ---- the store's side: customer list, store credit, gift cards ------------------------------------
-
-/**
- * The store's customer records are the CRM feature of the plan (docs/billing.md): every CRM operation,
- * owner and staff alike, checks the store owner's entitlement (403 `feature_not_in_plan`).
- */
-function crmStore(ctx: OpCtx) {
-  const store = storeOf(ctx)
-  requireFeature(ctx.svc.db, store.owner_id, 'crm')
-  return store
-}
+// The customer records (list, create, detail) are the plan's CRM feature (docs/billing.md), owner and
+// staff alike: `feature: 'crm'` answers 403 `feature_not_in_plan` without it.
 
 const CustomerListItem = { type: 'object', required: ['id'], properties: { id: { type: 'integer' }, name: { type: ['string', 'null'] }, email: { type: ['string', 'null'] }, phone: { type: ['string', 'null'] }, created_at: { type: 'string' } } }
 
 export const listCustomers = defineOp({
-  id: 'customers.list', tag: crmTag, access: { owner: 'customers:read', staff: 'customers' }, scope: ['store'],
+  id: 'customers.list', feature: 'crm', tag: crmTag, access: { owner: 'customers:read', staff: 'customers' }, scope: ['store'],
   input: v.object({ ...PageQuery.entries, search: v.optional(v.pipe(v.string(), v.maxLength(100))) }), output: PaginatedSchema(CustomerListItem),
   summary: 'The store\'s customers, newest first (30 per page); query `search`',
   description: '`search` matches a part of the name, email or phone.',
   run: (ctx, input) => {
     const page = pageOf(input)
-    const { rows, total } = customers.page(ctx.svc.db, crmStore(ctx).id, input.search ?? '', CUSTOMERS_PER_PAGE, (page - 1) * CUSTOMERS_PER_PAGE)
+    const { rows, total } = customers.page(ctx.svc.db, storeOf(ctx).id, input.search ?? '', CUSTOMERS_PER_PAGE, (page - 1) * CUSTOMERS_PER_PAGE)
     return paginate(rows, page, CUSTOMERS_PER_PAGE, total)
   },
 })
@@ -223,12 +213,12 @@ const CreateCustomerInput = v.pipe(
 const taken = (field: 'email' | 'phone') => new ApiError('validation_failed', undefined, { [field]: [`Another customer of this store has this ${field}.`] })
 
 export const createCustomer = defineOp({
-  id: 'customers.create', tag: crmTag, access: { owner: 'customers:write', staff: 'customers' }, scope: ['store'],
+  id: 'customers.create', feature: 'crm', tag: crmTag, access: { owner: 'customers:write', staff: 'customers' }, scope: ['store'],
   input: CreateCustomerInput, output: CustomerSchema,
   summary: 'Add a customer to the store\'s CRM (no password; they can sign in later by SMS code to that phone)',
   description: 'Body `{name?, email?, phone?, birthday?, consents?}` with an email or a phone (422 otherwise); the phone is normalised as the customer app does. An email or phone another customer of this store has: 422 keyed by that field. Answers the customer profile and emits `customer.created` with `source: "crm"`.',
   run: async (ctx, body) => {
-    const store = crmStore(ctx)
+    const store = storeOf(ctx)
     const c = { name: body.name ?? null, email: body.email ?? null, phone: body.phone ?? null, password_hash: null, birthday: body.birthday ?? null, consents: body.consents ?? {} }
     const events: OutboxEvent[] = []
     let id: number
@@ -268,12 +258,12 @@ const CustomerDetailSchema = {
 }
 
 export const getCustomer = defineOp({
-  id: 'customers.get', tag: crmTag, access: { owner: 'customers:read', staff: 'customers' }, scope: ['store'],
+  id: 'customers.get', feature: 'crm', tag: crmTag, access: { owner: 'customers:read', staff: 'customers' }, scope: ['store'],
   input: v.object({ customer_id: Id }), output: CustomerDetailSchema,
   summary: 'A customer of the store with their order count, spend and latest order',
   description: 'Orders count when they are linked to the customer: placed in the customer app, or by anyone with the customer\'s phone (docs/customers.md "CRM"). A customer of another store: 404.',
   run: (ctx, { customer_id }) => {
-    const store = crmStore(ctx)
+    const store = storeOf(ctx)
     const c = customers.inStore(ctx.svc.db, store.id, customer_id)
     if (!c) throw notFound('customer')
     const stats = customers.orderStats(ctx.svc.db, store.id, c.id)

@@ -1,5 +1,5 @@
 /** Readiness of the database for `GET /readyz` (docs/operations.md "Health and readiness"). */
-import { readMigrations, type Db } from './db.ts'
+import { readMigrations, stmt, type Db } from './db.ts'
 
 /** The newest migration this build ships; read once, the files do not change while it runs. */
 let newest: number | undefined
@@ -14,7 +14,7 @@ export interface DbReadiness {
 export function databaseReadiness(db: Db): DbReadiness {
   newest ??= Math.max(0, ...readMigrations().map((m) => m.version))
   try {
-    const applied = db.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null
+    const applied = stmt(db, 'SELECT MAX(version) FROM schema_migrations').pluck().get() as number | null
     return { database: true, migrations: (applied ?? 0) >= newest }
   } catch {
     return { database: false, migrations: false }

@@ -1,6 +1,6 @@
 /** Order rows: insert (inside a durable write), the full order view, and paginated lists. */
 import type { Statement } from 'better-sqlite3'
-import { nowIso, type Db } from './db.ts'
+import { nowIso, stmt, type Db } from './db.ts'
 import { fromCents } from '../domain/money.ts'
 import type { PricedLine } from '../domain/pricing.ts'
 import type { Timeline } from '../domain/order-state.ts'
@@ -176,8 +176,6 @@ export function createOrderQueries(db: Db, siteUrl: string) {
     countCustomer: db.prepare<[number, number], number>('SELECT COUNT(*) FROM orders WHERE customer_id = ? AND store_id = ?').pluck(),
     pageCustomer: db.prepare<[number, number, number, number], OrderRow>('SELECT * FROM orders WHERE customer_id = ? AND store_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
   }
-  // Statements of the filtered order list, one per combination of filters (at most 8 of each kind).
-  const filtered = new Map<string, Statement>()
   const driverOf = (o: OrderRow) => (o.driver_id == null ? null : (q.driver.get(o.driver_id) ?? null))
   const full = (o: OrderRow) => orderView(o, q.lines.all(o.id), driverOf(o), siteUrl)
   return {
@@ -214,9 +212,10 @@ export function createOrderQueries(db: Db, siteUrl: string) {
         args.push(like, like, search.replace(/^#/, ''))
       }
       const sql = where.join(' AND ')
-      const count = filtered.get(`c:${sql}`) ?? filtered.set(`c:${sql}`, db.prepare(`SELECT COUNT(*) FROM orders WHERE ${sql}`).pluck()).get(`c:${sql}`)!
-      const rows = filtered.get(`p:${sql}`) ?? filtered.set(`p:${sql}`, db.prepare(`SELECT * FROM orders WHERE ${sql} ORDER BY id DESC LIMIT ? OFFSET ?`)).get(`p:${sql}`)!
-      return { total: count.get(...args) as number, data: (rows.all(...args, perPage, offset) as OrderRow[]).map(full) }
+      // One statement per combination of filters (a few dozen at most), prepared once (stmt).
+      const total = stmt<unknown[], number>(db, `SELECT COUNT(*) FROM orders WHERE ${sql}`).pluck().get(...args)!
+      const rows = stmt<unknown[], OrderRow>(db, `SELECT * FROM orders WHERE ${sql} ORDER BY id DESC LIMIT ? OFFSET ?`).all(...args, perPage, offset)
+      return { total, data: rows.map(full) }
     },
     /** One customer's orders at one store, newest first (api-v1 §4.5). */
     customerPage(storeId: number, customerId: number, page: number, perPage: number) {

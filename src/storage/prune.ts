@@ -9,8 +9,7 @@
  *
  * Times in the database are `nowIso()` text (`…+00:00`, one format), so cut-offs compare as text.
  */
-import type { Db } from './db.ts'
-import { nowIso } from './db.ts'
+import { nowIso, stmt, type Db } from './db.ts'
 
 /** How long each kind of row is kept past the moment it stopped being needed, in ms. */
 export interface Retention {
@@ -60,7 +59,7 @@ export function pruneExpired(db: Db, now: Date, r: Retention): PruneReport {
   const report: PruneReport = {}
   // All rules or none; inside the group committer's batch this is a savepoint.
   db.transaction(() => {
-    for (const [name, sql, params] of rules) report[name] = db.prepare(sql).run(...params).changes
+    for (const [name, sql, params] of rules) report[name] = stmt(db, sql).run(...params).changes
   })()
   return report
 }

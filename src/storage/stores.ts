@@ -115,7 +115,7 @@ export type StoreQueries = ReturnType<typeof createStoreQueries>
  * so two concurrent updates of different keys never drop each other's. Returns the row as written.
  */
 export function writeStoreSettings(db: Db, storeId: number, patch: Record<string, unknown>, city?: string | null, fields?: StoreFields): StoreRow | undefined {
-  const row = db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ? AND deleted_at IS NULL').get(storeId)
+  const row = stmt<[number], StoreRow>(db, 'SELECT * FROM stores WHERE id = ? AND deleted_at IS NULL').get(storeId)
   if (!row) return undefined
   if (fields) writeStoreFields(db, row, fields)
   const settings = parseSettings(row.settings)
@@ -124,8 +124,8 @@ export function writeStoreSettings(db: Db, storeId: number, patch: Record<string
     if (v === null) delete settings[k]
     else settings[k] = v
   }
-  db.prepare('UPDATE stores SET settings = ?, city = ? WHERE id = ?').run(JSON.stringify(settings), city === undefined ? row.city : city, storeId)
-  return db.prepare<[number], StoreRow>('SELECT * FROM stores WHERE id = ?').get(storeId)
+  stmt(db, 'UPDATE stores SET settings = ?, city = ? WHERE id = ?').run(JSON.stringify(settings), city === undefined ? row.city : city, storeId)
+  return stmt<[number], StoreRow>(db, 'SELECT * FROM stores WHERE id = ?').get(storeId)
 }
 
 /** The store's own columns `PUT /restaurants/{id}` changes, and its removal (`DELETE`; docs/stores.md). */

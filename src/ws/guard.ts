@@ -19,7 +19,7 @@ import type { Logger } from '../log.ts'
 import { ApiError } from '../errors.ts'
 import { CLOSE } from './frames.ts'
 import { refuse } from './upgrade.ts'
-import { clientAddress, NO_TRUST, peerAddress, type TrustProxy } from '../net/client-address.ts'
+import { addHeaderLine, clientAddress, NO_TRUST, peerAddress, type TrustProxy } from '../net/client-address.ts'
 import type { LiveSocket } from './socket.ts'
 
 /**
@@ -86,9 +86,9 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
       try {
         reqId = requestIdOf(req.getHeader('x-request-id'))
         // The same client address as the HTTP door's (src/net/client-address.ts), repeated lines joined alike.
-        const forwarding: Record<string, string> = {}
-        req.forEach((k, v) => { if (k === 'x-forwarded-for' || k === 'forwarded') forwarding[k] = forwarding[k] === undefined ? v : `${forwarding[k]}, ${v}` })
-        ip = clientAddress(peerAddress(res), forwarding, trust)
+        const headers: Record<string, string> = {}
+        req.forEach((k, v) => addHeaderLine(headers, k, v))
+        ip = clientAddress(peerAddress(res), headers, trust)
         const r = upgrade(res, req, context, reqId, ip)
         if (isThenable(r)) r.then(undefined, fail)
       } catch (err) {
