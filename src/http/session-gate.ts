@@ -6,6 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import { ApiError } from '../errors.ts'
+import { esc } from './pages/html.ts'
 
 export const SIGN_IN_PATH = '/login'
 export const CSRF_HEADER = 'x-csrf-token'
@@ -60,10 +61,9 @@ export function checkSessionWrite(siteUrl: string, headers: Readonly<Record<stri
   throw csrfRefused()
 }
 
-const escAttr = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 /** For pages of the session family: the hidden field every form of the page carries. */
-export const csrfField = (p: { csrf: string }): string => `<input type="hidden" name="${CSRF_FIELD}" value="${escAttr(p.csrf)}">`
+export const csrfField = (p: { csrf: string }): string => `<input type="hidden" name="${CSRF_FIELD}" value="${esc(p.csrf)}">`
 
 /** For pages whose script calls the site with fetch: `<meta name="csrf-token">`, sent back as `X-CSRF-Token`. */
-export const csrfMeta = (p: { csrf: string }): string => `<meta name="csrf-token" content="${escAttr(p.csrf)}">`
+export const csrfMeta = (p: { csrf: string }): string => `<meta name="csrf-token" content="${esc(p.csrf)}">`

@@ -13,7 +13,7 @@ import { priceCoupon } from '../actors/store-coupons.ts'
 import { couponReads } from '../storage/coupons.ts'
 import { pricingIndex, type StoreRow } from '../storage/stores.ts'
 import type { Services } from '../services.ts'
-import { STOREFRONT_ORDER_TYPES } from './storefront.ts'
+import { storefrontTypes } from './storefront.ts'
 
 /** A cart as an agent builds it: the order's lines and money fields, no diner details. */
 export interface Cart {
@@ -22,12 +22,6 @@ export interface Cart {
   address?: string | null | undefined
   tip_amount?: number | null | undefined
   items: OrderInput['items']
-}
-
-/** The storefront order types this store accepts (api-v1 §2.4: takeaway or on-table), in that order. */
-export function storefrontTypes(store: StoreRow): string[] {
-  const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
-  return STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t))
 }
 
 /** The storefront order type a cart is priced as when it names none: the first the store accepts. */

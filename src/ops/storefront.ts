@@ -10,7 +10,7 @@ import { Nullable, OrderInputSchema, OrderLineInput } from './schemas.ts'
 import { MenuSchema, OrderSchema, VerticalSchema } from './docs-schemas.ts'
 import { placeOrder } from './order-create.ts'
 import { Outcome } from './op.ts'
-import { menuView, storeSummary } from '../storage/stores.ts'
+import { menuView, storeSummary, type StoreRow } from '../storage/stores.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { basePrepMinutes, integrationStatus } from '../domain/integration.ts'
 import { integrationRow } from '../storage/staff.ts'
@@ -19,6 +19,12 @@ import { StoreSettingsSchema, settingsView } from './store-settings.ts'
 const tag = 'Storefront'
 /** api-v1 §2.4: storefront orders are takeaway or on-table only. */
 export const STOREFRONT_ORDER_TYPES = ['takeaway', 'on-table'] as const
+
+/** The storefront order types this store accepts (api-v1 §2.4: takeaway or on-table), in that order. */
+export function storefrontTypes(store: StoreRow): string[] {
+  const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
+  return STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t))
+}
 /** api-v1 §8: at most 40 items per storefront order and 30 per line; breaches are validation failures (§7.3). */
 export const STOREFRONT_LIMITS = { items: 40, perLine: 30 } as const
 
@@ -66,12 +72,11 @@ export const getStorefrontStore = defineOp({
     const store = storeOf(ctx)
     const hours = settingsView(store)
     const status = integrationStatus(integrationRow(ctx.svc.db, store.id), basePrepMinutes(store.settings), Date.now())
-    const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
     return {
       ...storeSummary(store, ctx.svc.config.siteUrl),
       currency: store.currency,
       city: store.city,
-      order_types: STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t)),
+      order_types: storefrontTypes(store),
       prep_minutes: status.prep_minutes,
       business_hours: hours.business_hours,
       timezone: hours.timezone,

@@ -5,7 +5,8 @@
  */
 import type { Reply } from '../route.ts'
 import { csrfField } from '../session-gate.ts'
-import { authPage, esc } from './owner-auth-pages.ts'
+import { authPage } from './owner-auth-pages.ts'
+import { esc } from './html.ts'
 import { isAppScope, type AppScope, type AppTerms } from '../../domain/app-scopes.ts'
 import { centsToDecimalString } from '../../domain/money.ts'
 

@@ -8,11 +8,10 @@ import { Reply } from '../route.ts'
 import { csrfField } from '../session-gate.ts'
 import type { SessionView } from '../../ops/owner-sessions.ts'
 import type { TwoFactorState } from '../../ops/owner-auth.ts'
+import { esc } from './html.ts'
 
 const HTML = 'text/html; charset=utf-8'
 
-export const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 main{max-width:34rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}

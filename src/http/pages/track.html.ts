@@ -5,9 +5,8 @@
  * the tracking socket: status frames redraw the timeline, location frames move the driver along a
  * trail drawn in SVG, scaled to fit the points seen so far.
  */
+import { esc } from './html.ts'
 
-const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 /** JSON safe inside a <script> element (no `</script>`, no HTML comment openers). */
 const scriptJson = (x: unknown): string => JSON.stringify(x).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')

@@ -3,8 +3,7 @@
  * and password or by SMS code, and saved addresses. Platform markup shown inside the store theme's
  * layout (so header, footer and styles are the store's), built only from escaped values.
  */
-const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+import { esc } from './html.ts'
 
 export interface FormState { csrf: string; errors: Array<{ message: string }>; notice?: string | undefined }
 

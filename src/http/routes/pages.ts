@@ -1,11 +1,10 @@
 /** Small server-rendered pages: the API docs index (a store's website: routes/website.ts). */
 import { route, type Route } from '../route.ts'
 import { fullPath } from '../server.ts'
+import { esc } from '../pages/html.ts'
 
 const HTML = 'text/html; charset=utf-8'
 
-const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 const page = (title: string, body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)}</title>

@@ -13,6 +13,7 @@ import { customers, customerAddresses } from '../../storage/customers.ts'
 import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
+import { esc } from '../pages/html.ts'
 import {
   createAccount, customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, removeAddress, renderWebsitePage, saveAddress,
   sendSignInCode, signInWithCode, signInWithPassword, signOut, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
@@ -22,8 +23,6 @@ const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json'
 const tag = 'Store website'
 
-const esc = (s: unknown): string =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 /** Small pages of the platform itself (no store theme to render with: unknown or suspended store, refused post). */
 const plainPage = (title: string, body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
