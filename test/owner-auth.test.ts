@@ -16,54 +16,7 @@ import { quotaUsage } from '../src/storage/entitlements.ts'
 import { runCli } from '../src/cli.ts'
 import { mountHttp } from '../src/http/server.ts'
 import { route } from '../src/http/route.ts'
-import type { RecordingEmailProvider } from '../src/providers/email.ts'
-
-interface Page { status: number; headers: Headers; text: string; location: string | null; cookies: string[] }
-
-/** A request as a browser on the site would send it: Origin of the site on posts, no redirects followed. */
-async function visit(s: TestServer, method: string, path: string, opts: { cookie?: string; form?: Record<string, string>; headers?: Record<string, string>; origin?: string | null } = {}): Promise<Page> {
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) }
-  if (opts.cookie) headers.cookie = opts.cookie
-  if (method !== 'GET' && opts.origin !== null) headers.origin = opts.origin ?? new URL(s.site).origin
-  let body: string | undefined
-  if (opts.form) {
-    body = new URLSearchParams(opts.form).toString()
-    headers['content-type'] = 'application/x-www-form-urlencoded'
-  }
-  const r = await fetch(s.site + path, { method, headers, body, redirect: 'manual' })
-  return { status: r.status, headers: r.headers, text: await r.text(), location: r.headers.get('location'), cookies: r.headers.getSetCookie() }
-}
-
-/** `dsid=<value>` of a response's Set-Cookie, for the next request's Cookie header. */
-const sessionOf = (p: Page): string | undefined => p.cookies.find((c) => c.startsWith('dsid='))?.split(';')[0]
-const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? ''
-const mail = (s: TestServer) => s.app.svc.email as RecordingEmailProvider
-const linkIn = (text: string) => /\/verify-email\/[A-Za-z0-9_-]+/.exec(text)?.[0] ?? ''
-
-let seq = 0
-const newEmail = () => `owner${++seq}-${Date.now()}@example.test`
-const PASSWORD = 'correct horse battery'
-
-/** Sign up and verify through the pages; returns the owner id. */
-async function signedUp(s: TestServer, email = newEmail(), password = PASSWORD): Promise<{ email: string; ownerId: number }> {
-  const r = await visit(s, 'POST', '/signup', { form: { name: 'Olga', email, password } })
-  if (r.status !== 200) throw new Error(`sign-up: ${r.status} ${r.text}`)
-  const v = await visit(s, 'GET', linkIn(mail(s).lastTo(email)!.text))
-  if (v.status !== 200) throw new Error(`verify: ${v.status}`)
-  return { email, ownerId: s.app.svc.db.prepare('SELECT id FROM owners WHERE email = ?').pluck().get(email) as number }
-}
-
-async function signIn(s: TestServer, email: string, password = PASSWORD, extra: Record<string, string> = {}, cookie?: string): Promise<Page> {
-  return visit(s, 'POST', '/login', { form: { email, password, ...extra }, cookie })
-}
-
-async function session(s: TestServer, email: string, password = PASSWORD): Promise<{ cookie: string; csrf: string }> {
-  const r = await signIn(s, email, password)
-  const cookie = sessionOf(r)
-  if (r.status !== 303 || !cookie) throw new Error(`sign-in: ${r.status} ${r.text}`)
-  const page = await visit(s, 'GET', '/account/security', { cookie })
-  return { cookie, csrf: csrfOf(page.text) }
-}
+import { PASSWORD, csrfOf, linkIn, mail, newEmail, session, sessionOf, signIn, signedUp, visit } from './helpers/owner-site.ts'
 
 t.test('sign-up, verification mail, sign-in, cookie flags, rotation, sessions and sign-out', async (t) => {
   const s = await startServer()

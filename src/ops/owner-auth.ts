@@ -16,8 +16,9 @@ import { SlidingWindowLimiter } from '../auth/phone-limits.ts'
 import { accountSuspended } from '../auth/suspension.ts'
 import { validate } from './validate.ts'
 import {
-  advanceTotpStep, insertEmailToken, insertOwnerWithPassword, markEmailVerified, ownerByLoginEmail, ownerCredentials, ownerIdByEmail,
-  setTotpPending, setTotpSecret, useEmailToken, type OwnerCredentials,
+  advanceTotpStep, emailTokenOwner, expireResetLinks, insertEmailToken, insertOwnerWithPassword, markEmailVerified, otherLiveSessionIds,
+  ownerByLoginEmail, ownerCredentials, ownerIdByEmail, resetLinksSince, revokeSessions, setOwnerPassword, setTotpPending, setTotpSecret,
+  useEmailToken, type OwnerCredentials,
 } from '../storage/owner-auth.ts'
 
 // ---- limits -------------------------------------------------------------------------------------------------
@@ -136,6 +137,9 @@ export const SignUpInput = v.object({
 })
 export type SignUpInput = v.InferOutput<typeof SignUpInput>
 
+/** The random part of an emailed link (24 bytes, base64url); anything else is not looked up. */
+const RAW_LINK = /^[A-Za-z0-9_-]{20,64}$/
+
 /** A verification link lives two days. */
 const VERIFY_LIFETIME_MS = 2 * 86_400_000
 
@@ -171,13 +175,79 @@ export async function signUpOwner(svc: Services, raw: unknown, ip: string): Prom
 
 /** Uses a verification link once: the owner whose address it confirms, or null (unknown, used, expired). */
 export async function verifyOwnerEmail(svc: Services, rawToken: string): Promise<number | null> {
-  if (!/^[A-Za-z0-9_-]{20,64}$/.test(rawToken)) return null
+  if (!RAW_LINK.test(rawToken)) return null
   const ownerId = await svc.committer.write((db) => {
     const id = useEmailToken(db, sha256Hex(rawToken))
     if (id !== undefined) markEmailVerified(db, id)
     return id
   })
   return ownerId ?? null
+}
+
+// ---- forgotten password ---------------------------------------------------------------------------------------
+
+/** A reset link lives one hour; an account gets at most three an hour (its mailbox is not ours to flood). */
+export const RESET_LINK = { lifetimeMs: 60 * 60_000, perAccountPerHour: 3 }
+
+const ForgotInput = v.object({
+  email: v.pipe(v.string(), v.trim(), v.nonEmpty('Enter your email address.'), v.maxLength(254), v.email('Enter a valid email address.')),
+})
+
+
+/**
+ * Mails a one-time link to set a new password, when the address signs in with a password. The
+ * caller's answer is the same whether or not it does (the form does not tell who has an account);
+ * 10 requests a minute per address, three links an hour per account (beyond it: silently none).
+ */
+export async function requestPasswordReset(svc: Services, raw: unknown, ip: string): Promise<{ email: string }> {
+  const wait = limits(svc).address.take(`reset-ip:${ip}`)
+  if (wait > 0) throw tooMany(wait, 'from this address')
+  const { email } = validate(ForgotInput, raw, 'body')
+  const owner = ownerByLoginEmail(svc.db, email)
+  if (!owner) return { email }
+  const linkRaw = randomBytes(24).toString('base64url')
+  const issued = await svc.committer.write((db) => {
+    if (resetLinksSince(db, owner.id, nowIso(Date.now() - 60 * 60_000)) >= RESET_LINK.perAccountPerHour) return false
+    insertEmailToken(db, owner.id, sha256Hex(linkRaw), nowIso(Date.now() + RESET_LINK.lifetimeMs), 'reset_password')
+    return true
+  })
+  if (issued) {
+    const link = `${svc.config.siteUrl}/reset-password/${linkRaw}`
+    await svc.email.send(owner.email, 'Reset your password', `Someone (maybe you) asked to reset the password of your Dispatch account.\n\nSet a new password here:\n${link}\n\nThe link works once and for one hour. If you did not ask, ignore this message: your password stays as it is.`)
+  }
+  return { email }
+}
+
+/** Whether a reset link is live (the page asks for the new password only then). */
+export const resetLinkLive = (svc: Services, rawToken: string): boolean =>
+  RAW_LINK.test(rawToken) && emailTokenOwner(svc.db, sha256Hex(rawToken), 'reset_password') !== undefined
+
+const NewPasswordInput = v.object({ password: SignUpInput.entries.password })
+
+/**
+ * Sets the new password with a live reset link (used once; the account's other reset links end
+ * too), counts the address as confirmed (the mail reached it), ends every web session of the
+ * account and their API tokens (and sockets), and forgets its failed sign-ins. 404 `not_found`
+ * for an unknown, used or expired link; 422 for a password that is too short.
+ */
+export async function resetPassword(svc: Services, rawToken: string, raw: unknown): Promise<{ ownerId: number }> {
+  const { password } = validate(NewPasswordInput, raw, 'body')
+  if (!RAW_LINK.test(rawToken)) throw new ApiError('not_found', 'This link does not work: it was used already or has expired.')
+  const hash = await hashSecret(password)
+  const done = await svc.committer.write((db) => {
+    const ownerId = useEmailToken(db, sha256Hex(rawToken), 'reset_password')
+    if (ownerId === undefined) return null
+    setOwnerPassword(db, ownerId, hash)
+    markEmailVerified(db, ownerId)
+    expireResetLinks(db, ownerId)
+    const ended = revokeSessions(db, otherLiveSessionIds(db, ownerId, null), ownerId)
+    return { ownerId, ended }
+  })
+  if (!done) throw new ApiError('not_found', 'This link does not work: it was used already or has expired.')
+  if (done.ended > 0) svc.realtime.credentialsChanged()
+  const email = ownerCredentials(svc.db, done.ownerId)?.email
+  if (email) limits(svc).accounts.clear(email.trim().toLowerCase())
+  return { ownerId: done.ownerId }
 }
 
 // ---- two-factor (TOTP, RFC 6238, as the staff app) -------------------------------------------------------------

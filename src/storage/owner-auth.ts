@@ -122,16 +122,33 @@ export function insertSessionToken(db: Db, ownerId: number, sessionId: number, t
 
 // ---- one-time email links -------------------------------------------------------------------------------
 
-export const insertEmailToken = (db: Db, ownerId: number, tokenHash: string, expiresAt: string): void => {
-  stmt(db, "INSERT INTO owner_email_tokens (owner_id, token_hash, purpose, created_at, expires_at) VALUES (?, ?, 'verify_email', ?, ?)").run(ownerId, tokenHash, nowIso(), expiresAt)
+/** What a one-time link does: confirm the address (two days) or set a new password (one hour). */
+export type EmailTokenPurpose = 'verify_email' | 'reset_password'
+
+export const insertEmailToken = (db: Db, ownerId: number, tokenHash: string, expiresAt: string, purpose: EmailTokenPurpose = 'verify_email'): void => {
+  stmt(db, 'INSERT INTO owner_email_tokens (owner_id, token_hash, purpose, created_at, expires_at) VALUES (?, ?, ?, ?, ?)').run(ownerId, tokenHash, purpose, nowIso(), expiresAt)
 }
 
-/** Uses a verification link once: the owner id, or undefined when unknown, used or expired. */
-export function useEmailToken(db: Db, tokenHash: string): number | undefined {
+/** The owner a live (unused, unexpired) link of this purpose belongs to, without using it. */
+export const emailTokenOwner = (db: Db, tokenHash: string, purpose: EmailTokenPurpose): number | undefined =>
+  stmt<[string, string, string], { owner_id: number }>(db,
+    'SELECT owner_id FROM owner_email_tokens WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?').get(tokenHash, purpose, nowIso())?.owner_id
+
+/** Uses a link once: the owner id, or undefined when unknown, used, expired or of another purpose. */
+export function useEmailToken(db: Db, tokenHash: string, purpose: EmailTokenPurpose = 'verify_email'): number | undefined {
   const now = nowIso()
-  const row = stmt<[string, string], { id: number; owner_id: number }>(db,
-    "SELECT id, owner_id FROM owner_email_tokens WHERE token_hash = ? AND purpose = 'verify_email' AND used_at IS NULL AND expires_at > ?").get(tokenHash, now)
+  const row = stmt<[string, string, string], { id: number; owner_id: number }>(db,
+    'SELECT id, owner_id FROM owner_email_tokens WHERE token_hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?').get(tokenHash, purpose, now)
   if (!row) return undefined
   stmt(db, 'UPDATE owner_email_tokens SET used_at = ? WHERE id = ?').run(now, row.id)
   return row.owner_id
+}
+
+/** Reset links mailed to an account since `since` (at most a few an hour: the mailbox is not ours to flood). */
+export const resetLinksSince = (db: Db, ownerId: number, since: string): number =>
+  stmt<[number, string], { n: number }>(db, "SELECT count(*) AS n FROM owner_email_tokens WHERE owner_id = ? AND purpose = 'reset_password' AND created_at > ?").get(ownerId, since)!.n
+
+/** Ends every other live reset link of the account (a used link makes the older ones worthless). */
+export const expireResetLinks = (db: Db, ownerId: number): void => {
+  stmt(db, "UPDATE owner_email_tokens SET used_at = ? WHERE owner_id = ? AND purpose = 'reset_password' AND used_at IS NULL").run(nowIso(), ownerId)
 }

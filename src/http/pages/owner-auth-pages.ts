@@ -53,7 +53,7 @@ export const loginBody = (f: LoginForm): string => `${notice(f.error, f.ok)}
 ${f.askOtp ? '<label for="otp">Two-factor code</label><input id="otp" type="text" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required>' : ''}
 <button type="submit">Sign in</button>
 </form>
-<p>New here? <a href="/signup">Create an account</a>.</p>`
+<p><a href="/forgot-password">Forgot your password?</a> · New here? <a href="/signup">Create an account</a>.</p>`
 
 export interface SignUpForm { name?: string; email?: string; error?: string }
 
@@ -65,6 +65,25 @@ export const signUpBody = (f: SignUpForm): string => `${notice(f.error)}
 <button type="submit">Create account</button>
 </form>
 <p>Already have an account? <a href="/login">Sign in</a>.</p>`
+
+export const forgotBody = (f: { email?: string; error?: string }): string => `${notice(f.error)}
+<p>Enter the address you sign in with: we mail you a link to set a new password.</p>
+<form method="post" action="/forgot-password">
+<label for="email">Email</label><input id="email" type="email" name="email" autocomplete="username" required value="${esc(f.email ?? '')}">
+<button type="submit">Send the link</button>
+</form>
+<p><a href="/login">Back to sign-in</a></p>`
+
+export const resetSentBody = (email: string): string =>
+  `<p class="ok" role="status">If <strong>${esc(email)}</strong> signs in to Dispatch, a link to set a new password is on its way. It works once, for one hour.</p><p><a href="/login">Back to sign-in</a></p>`
+
+/** The form of a live reset link; it posts back to the same address. */
+export const resetBody = (token: string, error?: string): string => `${notice(error)}
+<form method="post" action="/reset-password/${esc(token)}">
+<label for="password">New password (at least 10 characters)</label><input id="password" type="password" name="password" autocomplete="new-password" minlength="10" required>
+<button type="submit">Set the new password</button>
+</form>
+<p>Setting it signs you out everywhere.</p>`
 
 export const checkMailBody = (email: string): string =>
   `<p class="ok" role="status">We have sent a link to <strong>${esc(email)}</strong>. Follow it to confirm your address, then <a href="/login">sign in</a>.</p>`

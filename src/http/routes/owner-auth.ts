@@ -11,8 +11,10 @@ import { Reply, route, type Ctx } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import { ownerById } from '../../storage/owners.ts'
 import { endOwnerSession, issueSessionApiToken, listOwnerSessions, revokeOwnerSession, sessionCookie, startOwnerSession } from '../../ops/owner-sessions.ts'
-import { beginTwoFactor, checkOwnerPassword, confirmTwoFactor, disableTwoFactor, signUpOwner, twoFactorState, verifyOwnerEmail } from '../../ops/owner-auth.ts'
-import { authPage, checkMailBody, loginBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
+import {
+  beginTwoFactor, checkOwnerPassword, confirmTwoFactor, disableTwoFactor, requestPasswordReset, resetLinkLive, resetPassword, signUpOwner, twoFactorState, verifyOwnerEmail,
+} from '../../ops/owner-auth.ts'
+import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
 
 const tag = 'Owner sign-in'
@@ -35,6 +37,8 @@ const refusedForm = () => authPage(403, 'This form has expired', '<p>For your sa
 const errorHeaders = (e: ApiError): Record<string, string> => e.headers ?? {}
 
 type FormCtx = Ctx<'none', any, any>
+
+const deadResetLink = '<p>It was used already or has expired. <a href="/forgot-password">Ask for a new one</a>.</p>'
 
 /** Form routes (`form: true`) get the posted fields as URLSearchParams (src/http/server.ts). */
 const formOf = (ctx: { body: unknown }): URLSearchParams => (ctx.body instanceof URLSearchParams ? ctx.body : new URLSearchParams())
@@ -136,6 +140,57 @@ export const ownerAuthRoutes = [
       const ownerId = await verifyOwnerEmail(ctx.svc, ctx.params.token ?? '')
       if (ownerId === null) return authPage(404, 'This link does not work', '<p>It was used already or has expired. <a href="/login">Sign in</a> to get a new one.</p>')
       return authPage(200, 'Email confirmed', `<p class="ok" role="status">Thank you. <a href="/login">Sign in</a> to open your dashboard.</p>`)
+    },
+  }),
+  route({
+    method: 'GET', path: '/forgot-password', site: true, auth: 'none', tag, produces: HTML,
+    summary: 'The forgotten-password page: asks for the address to mail a reset link to',
+    handler: () => authPage(200, 'Forgot your password?', forgotBody({})),
+  }),
+  route({
+    method: 'POST', path: '/forgot-password', site: true, auth: 'none', tag, produces: HTML, form: true,
+    summary: 'Mails a one-time link to set a new password (same answer whether or not the address has an account)',
+    description: 'Form field `email`. The link `{site_url}/reset-password/{token}` works once, for one hour; at most three links an hour per account; 10 requests a minute per client address (429). Docs: docs/dashboard.md "Forgotten password".',
+    pageErrors: { 403: 'not from this site', 422: 'not an email address', 429: 'too many requests' },
+    handler: async (ctx) => {
+      const email = formOf(ctx).get('email') ?? ''
+      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
+      try {
+        await requestPasswordReset(ctx.svc, { email }, ctx.ip)
+        return authPage(200, 'Check your email', resetSentBody(email.trim()))
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status >= 500) throw e
+        return authPage(e.status, 'Forgot your password?', forgotBody({ email, error: e.message }), errorHeaders(e))
+      }
+    },
+  }),
+  route({
+    method: 'GET', path: '/reset-password/{token}', site: true, auth: 'none', tag, produces: HTML,
+    summary: 'The new-password form of a reset link (the link itself is not used up by looking)',
+    pageErrors: { 404: 'unknown, used or expired link' },
+    handler: (ctx) => {
+      const token = ctx.params.token ?? ''
+      if (!resetLinkLive(ctx.svc, token)) return authPage(404, 'This link does not work', deadResetLink)
+      return authPage(200, 'Set a new password', resetBody(token), { 'Referrer-Policy': 'no-referrer' })
+    },
+  }),
+  route({
+    method: 'POST', path: '/reset-password/{token}', site: true, auth: 'none', tag, produces: HTML, form: true,
+    summary: 'Sets the new password with a reset link: uses the link, ends every session of the account',
+    description: 'Form field `password` (10 characters or more). The address counts as confirmed; the account\'s web sessions and their API tokens end; then sign in at /login.',
+    pageErrors: { 403: 'not from this site', 404: 'unknown, used or expired link', 422: 'password too short or too long' },
+    handler: async (ctx) => {
+      const token = ctx.params.token ?? ''
+      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
+      try {
+        await resetPassword(ctx.svc, token, { password: formOf(ctx).get('password') ?? '' })
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status >= 500) throw e
+        if (e.code === 'not_found') return authPage(404, 'This link does not work', deadResetLink)
+        const detail = e.details && typeof e.details === 'object' ? Object.values(e.details as Record<string, string[]>).flat().join(' ') : ''
+        return authPage(e.status, 'Set a new password', resetBody(token, detail || e.message), { 'Referrer-Policy': 'no-referrer' })
+      }
+      return authPage(200, 'Password changed', '<p class="ok" role="status">Your new password is set and every session of the account has ended. <a href="/login">Sign in</a> with it.</p>')
     },
   }),
   route({
