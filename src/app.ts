@@ -35,9 +35,8 @@ import type { OutboxEvent } from './storage/outbox.ts'
 import { allRoutes } from './http/routes/index.ts'
 import type { Services } from './services.ts'
 import { Hub } from './ws/hub.ts'
-import { RecordingSmsProvider } from './providers/sms.ts'
-import { RecordingPushProvider } from './providers/push.ts'
-import { RecordingEmailProvider } from './providers/email.ts'
+import { createProviders } from './providers/factory.ts'
+import { forgetPushToken } from './storage/push-devices.ts'
 import { createDriverQueries } from './storage/drivers.ts'
 import { createDriverAuth } from './auth/driver.ts'
 import { driverHandler, LocationWriter, type DriverMsg, type DriverState } from './actors/driver.ts'
@@ -48,6 +47,11 @@ import { startBillingScheduler, type BillingScheduler } from './billing/schedule
 import { startPruneScheduler, type PruneScheduler } from './maintenance/prune.ts'
 import { track } from './net/drain.ts'
 import { databaseReadiness } from './storage/health.ts'
+import { webhookQueueDepth } from './storage/metrics.ts'
+import { createMetrics } from './metrics/registry.ts'
+import { countSockets } from './metrics/sockets.ts'
+import { mountMetricsEndpoint } from './metrics/endpoint.ts'
+import { metricsListener } from './metrics/listener.ts'
 
 export interface App {
   svc: Services
@@ -72,11 +76,16 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   // Platform plans follow src/domain/plans.ts before anything creates an account (docs/billing.md).
   syncPlatformPlans(db)
   const mailboxes = new MailboxGauge()
-  const committer = createCommitter(db, config.groupCommit, { pending: () => mailboxes.queued })
+  // Metrics exist only where something serves them: METRICS_TOKEN or METRICS_PORT (docs/metrics.md).
+  const metrics = createMetrics(config.metricsToken !== null || config.metricsListen !== null)
+  const committer = createCommitter(db, config.groupCommit, { pending: () => mailboxes.queued, observe: metrics.enabled ? metrics.commit : undefined })
   const system = startSystem()
   const app = uWS.App()
   // Before anything is mounted: every request and socket is counted for the drain on close().
   const drain = track(app)
+  const sockets = countSockets(app)
+  if (config.metricsToken) mountMetricsEndpoint(app, metrics, config.metricsToken, log)
+  const metricsServer = config.metricsListen ? metricsListener(metrics, config.metricsListen.host, config.metricsListen.port, log) : null
   const owner = createOwnerAuth(db)
   const staffAuth = createStaffAuth(db)
   const customerAuth = createCustomerAuth(db)
@@ -88,7 +97,9 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const realtime = new Realtime(new Hub(app))
   const locations = new LocationWriter(db)
   const events = new EventRouter(log)
-  const webhooks = createWebhooks({ config, db, committer, log, system })
+  // SMS, email and push as configured (docs/providers.md); a push token the service calls dead is forgotten.
+  const providers = createProviders(config.providers, { log, forgetPushToken: (token) => committer.write((w) => forgetPushToken(w, token)) })
+  const webhooks = createWebhooks({ config, db, committer, log, system, metrics: metrics.enabled ? metrics.webhooks : undefined })
   const svc: Services = {
     config, db, committer, log,
     events,
@@ -99,9 +110,9 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     endpoints: { ownedBy: (id, ownerId) => webhooks.store.ownedEndpoint(id, ownerId) },
     realtime,
     hub: new Hub(app),
-    sms: new RecordingSmsProvider(),
-    push: new RecordingPushProvider(),
-    email: new RecordingEmailProvider(),
+    sms: providers.sms,
+    push: providers.push,
+    email: providers.email,
     kds: noKds,
     // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
     // A suspended account's tokens of every family answer 403 account_suspended (src/auth/suspension.ts).
@@ -119,6 +130,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     },
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
     lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db) },
+    metrics,
     mcpServers: [],
     resellers: createResellerQueries(db),
     apps: { ownedBy: (id, developerId) => developerApp(db, developerId, id) ?? undefined },
@@ -135,8 +147,17 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     idempotency: { find: (scope, key) => findIdempotency(db, scope, key) }, coupons: couponReads(db),
   }
 
+  // Read on scrape only (src/metrics/registry.ts).
+  metrics.watch({
+    actors: { store: svc.actors.stores, order: svc.actors.orders, driver: svc.actors.drivers, webhook: webhooks.registry },
+    sockets,
+    webhooks: { queue: () => webhookQueueDepth(db, Date.now()), inFlight: webhooks.inFlight },
+  })
+
   /** Features started below register their shutdown here; they run first-in, last-out on close. */
   const closers: Array<() => void | Promise<void>> = []
+  // Registered first, so it runs last: pending provider retries give up, connections close.
+  closers.push(() => providers.close())
 
   // WebSocket routes are registered before the catch-all HTTP handler.
   closers.push(mountDeliverySockets(app, svc, realtime).close)
@@ -172,7 +193,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     billing,
     prune,
     listen: () =>
-      new Promise((resolve, reject) => {
+      new Promise<number>((resolve, reject) => {
         // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port starts
         // silently and the kernel splits connections between the two (issue 20).
         // (The option and this overload exist at runtime; this build's typings lack them.)
@@ -182,6 +203,10 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
           listenSocket = sock
           resolve(uWS.us_socket_local_port(sock))
         })
+      }).then(async (port) => {
+        // The separate metrics listener (METRICS_PORT), bound after the main port; a taken address stops the start.
+        if (metricsServer) await metricsServer.listen()
+        return port
       }),
     async close() {
       // The order is the contract of docs/operations.md "Stopping": not ready → stop accepting →
@@ -193,6 +218,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       if (listenSocket && config.shutdownGraceMs > 0) await sleep(Math.min(config.shutdownGraceMs, left()))
       if (listenSocket) uWS.us_listen_socket_close(listenSocket)
       listenSocket = null
+      await metricsServer?.close()
       const [answered, socketsClosed] = await Promise.all([drain.idle(left()), drain.closeSockets(left())])
       // What is left (idle keep-alive connections; anything past the deadline) is dropped
       // (present at runtime, missing from this build's typings).

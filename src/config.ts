@@ -3,7 +3,9 @@ import * as v from 'valibot'
 import { validate as validateCron } from 'node-cron'
 import { isClockSpec } from './billing/clock.ts'
 import { parseTrustProxy, type TrustProxy } from './net/client-address.ts'
+import { tileTemplateProblem } from './domain/map-tiles.ts'
 import type { Retention } from './storage/prune.ts'
+import { providersConfig, type ProvidersConfig } from './providers/config.ts'
 
 /** A switch: one of these words, any case; anything else (`maybe`) is refused at start, not read as off. */
 const TRUE = ['1', 'true', 'yes', 'on']
@@ -49,12 +51,33 @@ const EnvSchema = v.object({
   GROUP_COMMIT: bool(true),
   RATE_LIMIT_PER_MINUTE: int(120, 1),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
+  /** Limits under abuse (docs/limits.md): the whole body must arrive within this many ms, else 408. */
+  BODY_TIMEOUT_MS: v.pipe(int(30_000, 100), max(600_000)),
+  /** Request target (path + query) and total header bytes; above them 414 / 431 (docs/limits.md). */
+  MAX_URL_BYTES: v.pipe(int(8192, 256), max(1_000_000)),
+  MAX_HEADER_BYTES: v.pipe(int(16_384, 1024), max(1_000_000)),
+  /** Open WebSockets per credential and per client address (0 = no limit); above them 429 (docs/limits.md). */
+  WS_MAX_PER_TOKEN: int(20),
+  WS_MAX_PER_ADDRESS: int(200),
+  /** Messages per second one socket may send on average (0 = no limit), and at once; a flood is closed with 4029. */
+  WS_MESSAGE_RATE: int(50),
+  WS_MESSAGE_BURST: int(1000, 1),
   /** Calls per minute per client address on the public MCP servers (catalog, dev; docs/mcp.md). */
   MCP_PUBLIC_RATE_PER_MINUTE: int(60, 1),
   /** Browser origins (comma-separated, or `*`) allowed to call the MCP servers besides the site's own (docs/mcp.md). */
   MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   /** Reverse proxies whose Forwarded / X-Forwarded-For are believed: addresses, CIDRs, or a hop count (src/net/client-address.ts). */
   TRUST_PROXY: v.optional(v.string(), ''),
+  /** Map tiles of the tracking page (docs/tracking-page.md): unset = no map tiles, nothing external is contacted. */
+  MAP_TILE_URL: v.optional(v.pipe(v.string(), v.trim(), v.check((s) => s === '' || tileTemplateProblem(s) === null,
+    (i) => `must be an http(s) tile URL template with {z}, {x} and {y}: ${tileTemplateProblem(String(i.input).trim()) ?? ''}, got "${String(i.input)}"`))),
+  /** The tile provider's required credit, shown on the map as plain text. */
+  MAP_TILE_ATTRIBUTION: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(300, 'must be at most 300 characters')), ''),
+  /** `/metrics` on the public port (docs/metrics.md): the bearer token Prometheus sends; unset: not served there. */
+  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.check((s) => s === '' || /^[\x21-\x7e]{16,256}$/.test(s), 'must be 16 to 256 printable characters without spaces (e.g. `openssl rand -hex 32`)'))),
+  /** A separate metrics listener (docs/metrics.md): port and address; no token there. */
+  METRICS_PORT: v.optional(v.pipe(int(0, 1), max(65_535))),
+  METRICS_HOST: v.optional(v.pipe(v.string(), v.check((s) => /^[\w.:-]+$/.test(s), (i) => `must be an address or host name, got "${String(i.input)}"`))),
   DEMO_SEED: bool(true),
   /** The mobile-shell app group (api-v1 §4.9, docs/app-shell.md); `0` removes its routes. */
   APP_GROUP: bool(true),
@@ -109,12 +132,27 @@ export type Config = Readonly<{
   groupCommit: boolean
   rateLimitPerMinute: number
   bodyLimitBytes: number
+  /** Limits under abuse (docs/limits.md): body deadline, request head sizes, sockets per credential/address, messages per socket. */
+  bodyTimeoutMs: number
+  maxUrlBytes: number
+  maxHeaderBytes: number
+  wsMaxPerToken: number
+  wsMaxPerAddress: number
+  wsMessageRate: number
+  wsMessageBurst: number
   /** Public MCP servers: calls per minute per address (authenticated ones share the token's API budget). */
   mcpPublicRatePerMinute: number
   /** Origins allowed on the MCP addresses besides the site's own (`*` = any); requests without `Origin` always pass. */
   mcpAllowedOrigins: readonly string[]
   /** Whose forwarding headers name the client (rate limits, logs, sessions, sockets); off by default. */
   trustProxy: TrustProxy
+  /** Tracking page tiles: a Leaflet URL template, or null for the offline drawing (docs/tracking-page.md). */
+  mapTileUrl: string | null
+  mapTileAttribution: string
+  /** `/metrics` bearer token on the public port; null: /metrics is not served there (docs/metrics.md). */
+  metricsToken: string | null
+  /** The separate metrics listener, or null: serves only GET /metrics, without a token (docs/metrics.md). */
+  metricsListen: Readonly<{ host: string; port: number }> | null
   demoSeed: boolean
   /** Serve the app group (api-v1 §4.9); off: its routes answer 404 and leave discovery and OpenAPI. */
   appGroup: boolean
@@ -135,6 +173,8 @@ export type Config = Readonly<{
   pruneCron: string
   pruneClock: string | null
   retention: Readonly<Retention>
+  /** SMS, email and push providers (SMS_PROVIDER, EMAIL_PROVIDER, PUSH_PROVIDER, …; src/providers/config.ts, docs/providers.md). */
+  providers: ProvidersConfig
 }>
 
 export const DEFAULT_RETRY_SCHEDULE = [60, 300, 900, 3600] as const
@@ -192,6 +232,16 @@ function billingConfig(e: v.InferOutput<typeof EnvSchema>) {
   }
 }
 
+/** METRICS_* (docs/metrics.md "Protection"): a token for the public port, a separate listener, or both. */
+function metricsConfig(e: v.InferOutput<typeof EnvSchema>, port: number) {
+  if (e.METRICS_HOST !== undefined && e.METRICS_PORT === undefined) throw new Error('invalid configuration: METRICS_HOST needs METRICS_PORT (the separate metrics listener)')
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT === port) throw new Error(`invalid configuration: METRICS_PORT must differ from PORT (${port}); unset it to serve /metrics on PORT with METRICS_TOKEN`)
+  return {
+    metricsToken: e.METRICS_TOKEN || null,
+    metricsListen: e.METRICS_PORT === undefined ? null : Object.freeze({ host: e.METRICS_HOST ?? '127.0.0.1', port: e.METRICS_PORT }),
+  }
+}
+
 /** Parse `env` (defaults to process.env); `overrides` win, which is how tests configure a server. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const parsed = v.safeParse(EnvSchema, env)
@@ -220,8 +270,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     groupCommit: e.GROUP_COMMIT,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+    maxUrlBytes: e.MAX_URL_BYTES,
+    maxHeaderBytes: e.MAX_HEADER_BYTES,
+    wsMaxPerToken: e.WS_MAX_PER_TOKEN,
+    wsMaxPerAddress: e.WS_MAX_PER_ADDRESS,
+    wsMessageRate: e.WS_MESSAGE_RATE,
+    wsMessageBurst: e.WS_MESSAGE_BURST,
     mcpPublicRatePerMinute: e.MCP_PUBLIC_RATE_PER_MINUTE,
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean),
+    mapTileUrl: e.MAP_TILE_URL || null,
+    mapTileAttribution: e.MAP_TILE_ATTRIBUTION,
+    ...metricsConfig(e, port),
     demoSeed: e.DEMO_SEED,
     appGroup: e.APP_GROUP,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
@@ -229,6 +289,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     ...billingConfig(e),
     ...pruneConfig(e),
+    providers: providersConfig(env),
     ...overrides,
     siteUrl,
     baseUrl: `${siteUrl}/api/v1`,

@@ -10,7 +10,10 @@ export const ERROR_CATALOG = {
   method_not_allowed: { status: 405, message: 'The route does not accept this method.' },
   conflict: { status: 409, message: 'The request conflicts with the current state.' },
   idempotency_in_flight: { status: 409, message: 'A request with this idempotency key is still being processed.' },
+  request_timeout: { status: 408, message: 'The request body did not arrive in time.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  uri_too_long: { status: 414, message: 'The request URL is too long.' },
+  request_header_fields_too_large: { status: 431, message: 'The request headers are too large.' },
   unsupported_media_type: { status: 415, message: 'Send the body as application/json.' },
   validation_failed: { status: 422, message: 'The given data was invalid.' },
   idempotency_key_reused: { status: 422, message: 'This idempotency key was used with a different request body.' },
@@ -40,6 +43,7 @@ export const ERROR_CATALOG = {
   device_not_enrolled: { status: 401, message: 'This device is not enrolled for PIN sign-in at this store; a manager enrolls it once.' },
   locked_out: { status: 429, message: 'Too many wrong PINs; this device is locked for a while.' },
   rate_limited: { status: 429, message: 'Too many requests.' },
+  too_many_connections: { status: 429, message: 'Too many open connections for this credential or address.' },
   // The OAuth token address (docs/apps.md "OAuth"): RFC 6749 §5.2 codes, also sent as `error`.
   invalid_request: { status: 400, message: 'The token request is missing a parameter or repeats one.' },
   invalid_client: { status: 401, message: 'Unknown client or wrong client secret.' },
@@ -49,6 +53,7 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   not_implemented: { status: 501, message: 'The request needs something this server does not implement.' },
   unavailable: { status: 503, message: 'The server is not ready.' },
+  delivery_failed: { status: 503, message: 'The message could not be sent; try again later.' },
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof ERROR_CATALOG

@@ -22,6 +22,7 @@ import type { RealtimeSink } from './actors/realtime.ts'
 import type { Webhooks } from './webhooks/service.ts'
 import type { EndpointRow } from './storage/webhooks.ts'
 import type { ResellerQueries } from './storage/reseller.ts'
+import type { Metrics } from './metrics/registry.ts'
 
 export interface Services {
   config: Config
@@ -59,6 +60,8 @@ export interface Services {
   apps: { ownedBy(id: number, developerId: number): AppRow | undefined }
   /** Readiness for `GET /readyz` (src/http/routes/readyz.ts, docs/operations.md); wired by app.ts. */
   lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean } }
+  /** This server's Prometheus metrics (src/metrics/registry.ts, docs/metrics.md); no-ops unless served. */
+  metrics: Metrics
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>

@@ -11,6 +11,7 @@ import { mountHttp } from '../src/http/server.ts'
 import { newResState, requestGuard, rescue, send } from '../src/net/respond.ts'
 import { route, type Route } from '../src/http/route.ts'
 import { envelopeProblem } from './helpers/fixtures.ts'
+import { createMetrics } from '../src/metrics/registry.ts'
 
 /** A uWS response that records calls and throws from the methods named in `throwing`. */
 function fakeRes(throwing: string[] = []) {
@@ -89,7 +90,7 @@ t.test('the real front door: failures while answering, with a logger that throws
     info() {}, warn() {}, debug() {}, child: () => log,
     error(obj: { reqId?: string }) { errors.push(obj.reqId ?? '?'); throw new Error('log sink down') },
   }
-  const svc = { config: { rateLimitPerMinute: 100000, bodyLimitBytes: 4096, trustProxy: { kind: 'off' } }, log } as never
+  const svc = { config: { rateLimitPerMinute: 100000, bodyLimitBytes: 4096, trustProxy: { kind: 'off' } }, log, metrics: createMetrics(false) } as never
   const routes = [
     route({ method: 'GET', path: '/sync', tag: 'T', summary: 'handler throws', auth: 'none', handler: () => { throw new Error('sync bug') } }),
     route({ method: 'GET', path: '/async', tag: 'T', summary: 'handler rejects', auth: 'none', handler: async () => { throw new Error('async bug') } }),

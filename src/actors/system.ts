@@ -71,6 +71,17 @@ export class Registry<Id extends string | number, S, M extends { replyTo?: Ref<a
     return this.live.size
   }
 
+  /** Messages not yet picked up by this registry's actors, in all and in the deepest mailbox (read on scrape, src/metrics). */
+  mailboxes(): { queued: number; deepest: number } {
+    let queued = 0
+    let deepest = 0
+    for (const e of this.live.values()) {
+      queued += e.mailbox
+      if (e.mailbox > deepest) deepest = e.mailbox
+    }
+    return { queued, deepest }
+  }
+
   private entry(id: Id): Entry<M> {
     if (this.closed) throw new ApiError('unavailable', 'The server is shutting down.')
     let e = this.live.get(id)

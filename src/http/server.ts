@@ -9,11 +9,13 @@ import { ApiError } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
-import { readBody } from './body.ts'
+import { checkNesting, closesConnection, parseJsonBody, readBody } from './body.ts'
+import { headProblem } from '../net/request-limits.ts'
 import { CORS_HEADERS, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
 import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
+import { routeId } from '../metrics/http.ts'
 import { RateLimiter, type RateDecision } from '../ratelimit.ts'
 import { Router } from './router.ts'
 import { Reply, type Route } from './route.ts'
@@ -77,6 +79,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
   const routeLimiters = new Map<number, RateLimiter>()
   const routeLimiter = (perMinute: number) => routeLimiters.get(perMinute) ?? routeLimiters.set(perMinute, new RateLimiter(perMinute)).get(perMinute)!
   const log = svc.log
+  // Request metrics by route id, never the raw URL (src/metrics/http.ts): each route's timer is found once, here.
+  const timings = svc.metrics.http
+  const timers = new Map(routes.map((r) => [r, timings.timer(routeId(r.method, fullPath(r)))]))
+  const rawTimers = new Map(rawEndpoints.map((e) => [e.path, timings.timer(routeId('POST', e.path))]))
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
     const state = newResState()
@@ -96,13 +102,16 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
     function handle() {
       const started = process.hrtime.bigint()
+      let timer = timings.unmatched
       method = req.getCaseSensitiveMethod().toUpperCase()
       path = req.getUrl()
       const rawQuery = req.getQuery() ?? ''
       const headers: Record<string, string> = {}
       // Only the framing and Host lines are kept as lines (every repeat counts): checkHead needs no more.
       const lines: Array<[string, string]> = []
+      let headerBytes = 0
       req.forEach((k, val) => {
+        headerBytes += k.length + val.length + 4 // `name: value\r\n`, for MAX_HEADER_BYTES (docs/limits.md)
         addHeaderLine(headers, k, val)
         if (k === 'content-length' || k === 'transfer-encoding' || k === 'host') lines.push([k, val])
       })
@@ -118,6 +127,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, opts: SendOptions = {}) => {
         send(res, state, status, { ...baseHeaders, ...extra }, body, { ...opts, headOnly: method === 'HEAD' })
         const ms = Number(process.hrtime.bigint() - started) / 1e6
+        timer.observe(status, ms / 1000)
         if (log.isLevelEnabled('info')) log.info({ reqId: requestId, method, path: pathForLog(), ip, status, ms: Math.round(ms * 100) / 100, ...(opts.close ? { closed: true } : {}) }, 'request')
       }
       const fail = (err: unknown, opts: SendOptions = {}) => {
@@ -127,7 +137,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           log.error({ err, reqId: requestId, method, path: pathForLog() }, 'unhandled error')
           e = new ApiError('internal_error')
         }
-        finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {}, opts)
+        // A body deadline (408) closes: the rest of that body may still be on its way (docs/limits.md).
+        finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {}, closesConnection(e) ? { ...opts, close: true } : opts)
       }
       const rate = (d: RateDecision) => {
         baseHeaders['X-RateLimit-Limit'] = String(d.limit)
@@ -171,6 +182,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
       /** An MCP address: POST only, `Origin` checked, then the raw body to its front door. */
       function serveRaw(endpoint: RawEndpoint): void {
+        timer = rawTimers.get(endpoint.path) ?? timer
         if (method === 'OPTIONS') {
           baseHeaders['X-RateLimit-Limit'] = String(limiter.limit)
           return finish(204, null, { 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS, 'Access-Control-Max-Age': '600' })
@@ -191,9 +203,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         const principal = authenticate(endpoint.auth, Object.fromEntries(new URLSearchParams(rawQuery)), publicRawLimiter)
         const ctype = headers['content-type'] ?? ''
         const declared = headers['content-length'] ? Number(headers['content-length']) : null
-        readBody(res, svc.config.bodyLimitBytes, declared)
+        readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
           .then((body) => {
             if (!/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type', 'Send MCP messages as application/json.')
+            checkNesting(body)
             return endpoint.handle({ principal, body, headers, requestId, ip })
           })
           .then((r) => finish(r.status, r.body, r.headers))
@@ -202,9 +215,13 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
       try {
         if (problem) throw problem.error
+        // 414 / 431 before routing, authentication or any body (docs/limits.md); nothing is read or written.
+        const oversized = headProblem(path.length + (rawQuery ? rawQuery.length + 1 : 0), headerBytes, svc.config)
+        if (oversized) throw oversized
         const raw = raws.get(path)
         if (raw) return serveRaw(raw)
         if (method === 'OPTIONS') {
+          timer = timings.preflight
           // Preflights carry the address's budget (api-v1 §8: headers on every response) but do not
           // spend it: browsers send one per new URL, which would starve clients behind one NAT.
           const budget = limiter.peek(`ip:${ip}`)
@@ -225,6 +242,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           throw new ApiError('route_not_found', `No route ${method} ${path}.`)
         }
         const route = m.route
+        timer = timers.get(route) ?? timer
         const query = Object.fromEntries(new URLSearchParams(rawQuery))
         const principal = authenticate(route.auth, query, limiter)
         // The owner's web session (src/http/session-gate.ts): signed out, a page visit (or a form
@@ -257,13 +275,13 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         const ctype = headers['content-type'] ?? ''
         /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns. */
         const readJson = (): Promise<unknown> =>
-          readBody(res, svc.config.bodyLimitBytes, declared).then((buf) => {
+          readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs).then((buf) => {
             // Another body format a binding accepts besides JSON (a theme as application/zip), decoded to the same input.
             const decode = route.binding?.decoders?.[ctype.split(';')[0]!.trim().toLowerCase()]
             if (decode && buf.length > 0) return decode(buf)
             if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
             if (buf.length === 0) return undefined
-            try { return JSON.parse(buf.toString('utf8')) as unknown } catch { throw new ApiError('malformed_json') }
+            return parseJsonBody(buf) // 400 for nesting deeper than MAX_NESTING, before JSON.parse
           })
         // Only a form body can still bring the CSRF token; any other path runs without reading one.
         const formRead = route.form && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE'
@@ -301,7 +319,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           return run(undefined)
         }
         if (route.form) {
-          readBody(res, svc.config.bodyLimitBytes, declared)
+          readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
             .then((buf) => {
               if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
               const form = new URLSearchParams(buf.toString('utf8'))

@@ -66,12 +66,15 @@ export interface GroupCommitOptions {
   pending?: () => number
   maxBatch?: number
   maxWaitMs?: number
+  /** Metrics (src/metrics/registry.ts): each committed transaction's size and time, each WAL fsync's time. */
+  observe?: { batch(writes: number, seconds: number): void; fsync(seconds: number): void }
 }
 
 export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitOptions = {}): Committer {
   const pending = opts.pending ?? (() => 0)
   const maxBatch = opts.maxBatch ?? 512
   const maxWaitMs = opts.maxWaitMs ?? 2
+  const observe = opts.observe
   const stats = { batches: 0, writes: 0 }
   const hooks: Array<BatchHook<unknown>> = []
   const addHook = <T>(h: BatchHook<T>) => { hooks.push(h as BatchHook<unknown>) }
@@ -84,6 +87,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
       write<T>(fn: (db: Db) => T): Promise<T> {
         try {
           let after: Array<() => void> = []
+          const t0 = observe ? performance.now() : 0
           const out = db.transaction(() => {
             const v = fn(db)
             after = runHooks(db, hooks)
@@ -91,6 +95,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
           }).immediate()
           stats.batches++
           stats.writes++
+          observe?.batch(1, (performance.now() - t0) / 1000)
           for (const a of after) a()
           return Promise.resolve(out)
         } catch (err) {
@@ -112,7 +117,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
   const savepoint = db.prepare('SAVEPOINT w')
   const release = db.prepare('RELEASE w')
   const rollbackTo = db.prepare('ROLLBACK TO w')
-  const walSync = createWalSync(db)
+  const walSync = createWalSync(db, observe?.fsync)
   const level = db.pragma('synchronous', { simple: true }) as number
   // NORMAL for our own commits only (the fsync is ours, below); restored after each commit.
   const relaxed = walSync ? db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`) : null
@@ -143,6 +148,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     if (jobs.length === 0) return
     const results: Array<{ ok: boolean; value: unknown }> = new Array(jobs.length)
     let after: Array<() => void> = []
+    const t0 = observe ? performance.now() : 0
     try {
       relaxed?.run()
       begin.run()
@@ -169,6 +175,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     }
     stats.batches++
     stats.writes += jobs.length
+    observe?.batch(jobs.length, (performance.now() - t0) / 1000)
     const answer = (err: Error | null) => {
       if (err) {
         // Committed but not known to be on disk: nobody may be told "done". Loud, because the

@@ -26,7 +26,7 @@ export interface WalSync {
 }
 
 /** A syncer for `db`'s WAL file, or null when there is none to sync (in-memory, not WAL). */
-export function createWalSync(db: Db): WalSync | null {
+export function createWalSync(db: Db, observe?: (seconds: number) => void): WalSync | null {
   if (db.memory || String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return null
   const path = `${db.name}-wal`
   let fd = -1
@@ -59,8 +59,10 @@ export function createWalSync(db: Db): WalSync | null {
       return
     }
     running = true
+    const t0 = observe ? performance.now() : 0
     fdatasync(target, (err) => {
       running = false
+      observe?.((performance.now() - t0) / 1000)
       settle(batch, err)
       if (waiting.length > 0) start()
     })

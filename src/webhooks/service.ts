@@ -39,6 +39,8 @@ export interface WebhookDeps {
   log: Logger
   system: ActorSystem
   resolver?: Resolver
+  /** Attempt outcomes and circuit changes for /metrics (src/metrics/registry.ts). */
+  metrics?: EndpointDeps['metrics']
 }
 
 export type Webhooks = ReturnType<typeof createWebhooks>
@@ -71,7 +73,7 @@ export function createWebhooks(d: WebhookDeps) {
   // A permit handed to a waiting endpoint wakes it (docs/webhooks.md "Fairness").
   const budget = new DeliveryBudget(config.webhookAccountConcurrency, config.webhookGlobalConcurrency, (id) => tell(id, { type: 'wake' }))
   const deps: EndpointDeps = {
-    store, committer, client, log, policy, attempts,
+    store, committer, client, log, policy, attempts, metrics: d.metrics,
     budget: {
       available: (id, owner) => budget.available(id, owner),
       take: (id, owner, n) => budget.take(id, owner, n),
@@ -140,6 +142,8 @@ export function createWebhooks(d: WebhookDeps) {
     registry,
     client,
     budget,
+    /** Attempts sent and not yet settled (read on scrape by /metrics). */
+    inFlight: () => inFlight.size,
 
     /**
      * Register an endpoint; the secret is returned here and never again. At most
