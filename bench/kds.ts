@@ -23,7 +23,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Pool } from 'undici'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server } from './lib/proc.ts'
+import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import { rng } from './lib/rng.ts'
 import { monoMs, type ParentMsg, type ScreenSpec, type WorkerMsg } from './kds-screens.ts'
@@ -294,7 +294,7 @@ export const scenario: Scenario = {
       const port = await freePort()
       const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
       server = await startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
-        DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000', DEMO_SEED: '0',
+        DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', ...LOAD_TEST_LIMITS, DEMO_SEED: '0',
       }, port, '/healthz', ROOT)
       const base = `${server.url}/api/v1`
 

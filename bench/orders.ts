@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import type { Request } from 'autocannon'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server } from './lib/proc.ts'
+import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { runLoad, type LoadResult } from './lib/load.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -190,7 +190,7 @@ async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Pro
     const port = await freePort()
     server = await startServer(v.args, {
       DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '100000000', DEMO_SEED: '0', ...v.env,
+      ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...v.env,
     }, port, '/healthz', ROOT)
     const srv = server
     const requests = (seen?: SeenIds): Request[] => bodies.map((body) => ({

@@ -42,7 +42,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { Pool } from 'undici'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server } from './lib/proc.ts'
+import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import type { ClientPair, Mode, ParentMsg, WorkerMsg } from './tracking-client.ts'
 
@@ -264,7 +264,7 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
     if (stack.mode === 'socketio') return startServer(['--import', 'tsx', 'bench/baseline/socketio-server.ts'], { ...baseEnv, PORT: String(port) }, port, '/healthz', ROOT)
     const nodeArgs = (process.env.TRACKING_NODE_ARGS ?? '').split(' ').filter(Boolean)
     return startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
-      ...baseEnv, DB_PATH: dbPath, PORT: String(port), SITE_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_MINUTE: '100000000', DEMO_SEED: '0',
+      ...baseEnv, DB_PATH: dbPath, PORT: String(port), SITE_URL: `http://127.0.0.1:${port}`, ...LOAD_TEST_LIMITS, DEMO_SEED: '0',
     }, port, '/healthz', ROOT)
   }
   try {

@@ -21,11 +21,13 @@ const f = createFleet(setup)
 setup.close()
 const d = f.drivers[0]!
 
+// The position stream below is a burst of up to 2,000 frames: a load, not a flood to refuse (docs/limits.md).
+const ENV = { DB_PATH: dbPath, WS_MESSAGE_RATE: '0' }
 let server: ChildServer | null = null
 t.teardown(() => server?.kill9())
 
 t.test('acknowledged status and locations survive kill -9', async (t) => {
-  server = await startChildServer({ DB_PATH: dbPath })
+  server = await startChildServer(ENV)
   const api = (method: string, path: string, token: string, body?: unknown) => request(`${server!.base}${path}`, method, { token, body })
   const created = await api('POST', `/restaurants/${f.storeId}/orders`, f.ownerToken, { type: 'delivery', address: '9 Crash Rd', items: [{ item_id: f.itemId, quantity: 1 }] })
   t.equal(created.status, 200)
@@ -45,7 +47,7 @@ t.test('acknowledged status and locations survive kill -9', async (t) => {
   await killed
   t.ok(acked >= 200, `killed right after the ack of position ${acked}`)
 
-  server = await startChildServer({ DB_PATH: dbPath })
+  server = await startChildServer(ENV)
   const view = (await request(`${server.base}/track/${o.track_token}`, 'GET')).body
   t.equal(view.delivery_status, 'picked_up', 'the acknowledged status survived')
   t.ok(view.driver.lat >= 45 + acked / 100_000 - 1e-9, `the acknowledged position survived (stored ${view.driver.lat}, acked ${45 + acked / 100_000})`)
@@ -56,7 +58,7 @@ t.test('acknowledged status and locations survive kill -9', async (t) => {
   const st = await request(`${server.base}/driver/deliveries/${o.id}/status`, 'PUT', { token: d.token, body: { delivery_status: 'out_for_delivery' } })
   t.equal(st.status, 200)
   await server.kill9()
-  server = await startChildServer({ DB_PATH: dbPath })
+  server = await startChildServer(ENV)
   const after = (await request(`${server.base}/track/${o.track_token}`, 'GET')).body
   t.match(after, { delivery_status: 'out_for_delivery', driver: { lat: 46.25, lng: 7.5 } })
   const events = await request(`${server.base}/driver/deliveries/${o.id}`, 'GET', { token: d.token })

@@ -31,6 +31,10 @@ export const CLOSE = {
   suspended: { code: 4003, reason: 'account_suspended' },
   /** What the socket watches is gone, or no longer the credential's (a store). */
   gone: { code: 4004, reason: 'not_found' },
+  /** More messages than WS_MESSAGE_BURST at once / WS_MESSAGE_RATE per second (docs/limits.md); 4029 ~ HTTP 429. */
+  flood: { code: 4029, reason: 'rate_limited' },
+  /** A frame nesting arrays/maps deeper than MAX_NESTING (docs/limits.md): RFC 6455 §7.4.1 policy violation. */
+  tooDeep: { code: 1008, reason: 'nesting_too_deep' },
 } as const
 
 export interface CloseVerdict { readonly code: number; readonly reason: string }

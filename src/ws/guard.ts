@@ -11,7 +11,10 @@
  *   and whatever throws is logged;
  * - a message above the socket's documented limit is closed with 1009 (RFC 6455 §7.4.1). uWS's own
  *   limit (`maxPayloadLength`) is set to `FRAME_HARD_CAP`, above every socket's limit, because
- *   uWS drops the TCP connection without a close frame when a frame exceeds it.
+ *   uWS drops the TCP connection without a close frame when a frame exceeds it;
+ * - sockets per credential and per client address are counted from the upgrade to `close` (429
+ *   beyond them), and a socket flooding messages (4029) or nesting a frame too deep (1008) is
+ *   closed before its frame is decoded (src/net/connection-limits.ts, docs/limits.md).
  */
 import { randomUUID } from 'node:crypto'
 import type { HttpRequest, HttpResponse, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js'
@@ -21,6 +24,8 @@ import { CLOSE } from './frames.ts'
 import { refuse } from './upgrade.ts'
 import { addHeaderLine, clientAddress, NO_TRUST, peerAddress, type TrustProxy } from '../net/client-address.ts'
 import type { LiveSocket } from './socket.ts'
+import { connectionLimitsFor, type ConnectionLimits } from '../net/connection-limits.ts'
+import { jsonTooDeep, msgpackTooDeep } from '../net/request-limits.ts'
 
 /**
  * The largest frame uWS itself accepts on any socket. Messages between a socket's limit and this get
@@ -30,7 +35,7 @@ import type { LiveSocket } from './socket.ts'
 export const FRAME_HARD_CAP = 16 * 1024
 
 /** An upgrade handler that is handed the request id the guard chose and the client's address. */
-export type GuardedUpgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string, ip: string) => void | Promise<void>
+export type GuardedUpgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string, ip: string, limits?: ConnectionLimits) => void | Promise<void>
 
 /** What the guard needs of the services: the logger, and whose forwarding headers to believe (TRUST_PROXY). */
 export type GuardEnv = Logger | { log: Logger; config: { trustProxy: TrustProxy } }
@@ -52,6 +57,8 @@ const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x as { the
 export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: SocketBehavior<T>): WebSocketBehavior<T> {
   const log = 'config' in env ? env.log : env
   const trust = 'config' in env ? env.config.trustProxy : NO_TRUST
+  // Sockets per credential/address and messages per socket, shared by every socket kind (docs/limits.md).
+  const limits = connectionLimitsFor(env)
   const { upgrade, maxMessageBytes, open, message, drain, ping, pong, subscription, close, ...settings } = b
 
   const failed = (ws: WebSocket<T>, where: string) => (err: unknown) => {
@@ -89,7 +96,7 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
         const headers: Record<string, string> = {}
         req.forEach((k, v) => addHeaderLine(headers, k, v))
         ip = clientAddress(peerAddress(res), headers, trust)
-        const r = upgrade(res, req, context, reqId, ip)
+        const r = upgrade(res, req, context, reqId, ip, limits)
         if (isThenable(r)) r.then(undefined, fail)
       } catch (err) {
         fail(err)
@@ -100,11 +107,21 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
         log.info({ socket: ws.getUserData().id, kind, bytes: msg.byteLength, limit: maxMessageBytes }, 'websocket message too big')
         return ws.end(CLOSE.tooBig.code, CLOSE.tooBig.reason)
       }
+      // Floods and deep nesting end the socket before any decoding (docs/limits.md).
+      if (ws.getUserData().lease?.allowMessage() === false) {
+        log.info({ socket: ws.getUserData().id, kind }, 'websocket message flood')
+        return ws.end(CLOSE.flood.code, CLOSE.flood.reason)
+      }
+      if ((isBinary ? msgpackTooDeep : jsonTooDeep)(new Uint8Array(msg))) {
+        log.info({ socket: ws.getUserData().id, kind }, 'websocket message nested too deep')
+        return ws.end(CLOSE.tooDeep.code, CLOSE.tooDeep.reason)
+      }
       return message?.(ws, msg, isBinary)
     }),
     close: (ws, code, msg) => {
       try {
         ws.getUserData().closed = true
+        ws.getUserData().lease?.release() // every close, abnormal ones too, gives the socket's place back
         close?.(ws, code, msg)
       } catch (err) {
         log.error({ err, kind }, 'websocket close handler failed')
@@ -113,6 +130,7 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
   }
   behavior.open = (ws) => run(ws, 'open', () => {
     const d = ws.getUserData()
+    d.lease?.open()
     if (log.isLevelEnabled('info')) log.info({ socket: d.id, kind, ip: d.ip }, 'websocket open')
     return open?.(ws)
   })

@@ -2,6 +2,7 @@
 import type { Principal } from '../auth/principals.ts'
 import type { SocketData } from './hub.ts'
 import type { CloseVerdict } from './frames.ts'
+import type { SocketLease } from '../net/connection-limits.ts'
 
 export interface LiveSocket extends SocketData {
   /** Set first thing in `close`: uWS throws on any use of a closed socket. */
@@ -12,6 +13,8 @@ export interface LiveSocket extends SocketData {
   ip?: string
   /** The credential the socket was opened with, re-checked when credentials change (src/ws/sessions.ts). */
   session?: SessionSpec
+  /** Its place in the per-credential and per-address counts and its message bucket (src/net/connection-limits.ts). */
+  lease?: SocketLease
 }
 
 /** Families that open sockets with a bearer token. */

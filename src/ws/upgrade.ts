@@ -8,6 +8,7 @@ import { CORS_HEADERS, newResState, send } from '../net/respond.ts'
 import type { AuthInput } from '../auth/principals.ts'
 import { chooseFormat, type Format } from './codec.ts'
 import type { LiveSocket } from './socket.ts'
+import type { ConnectionLimits } from '../net/connection-limits.ts'
 
 export interface UpgradeInput extends AuthInput {
   /**
@@ -48,10 +49,12 @@ export type Authorized<T extends LiveSocket> = Omit<T, 'format' | 'closed' | 'id
 /**
  * Build an upgrade handler (for `guarded`, src/ws/guard.ts). `authorize` returns the socket's user
  * data, or throws ApiError (401 unauthenticated, 403 forbidden, 404 not_found, 422) to refuse.
- * Anything else it throws goes up to the guard: logged and answered 500.
+ * Anything else it throws goes up to the guard: logged and answered 500. Authorized, the socket
+ * takes a place in `limits` (per credential and per client address) or is refused 429
+ * `too_many_connections` (docs/limits.md).
  */
 export function authedUpgrade<T extends LiveSocket>(paramCount: number, authorize: (input: UpgradeInput) => Authorized<T>) {
-  return (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string, ip = ''): void => {
+  return (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string, ip = '', limits?: ConnectionLimits): void => {
     const headers: Record<string, string> = {}
     req.forEach((k, v) => { headers[k] = v })
     const query = Object.fromEntries(new URLSearchParams(req.getQuery() ?? ''))
@@ -69,6 +72,15 @@ export function authedUpgrade<T extends LiveSocket>(paramCount: number, authoriz
     }
     // Echo the msgpack subprotocol when it was how the client asked, as RFC 6455 requires.
     const chosen = protocols.split(',').map((s) => s.trim()).includes('msgpack') ? 'msgpack' : ''
+    if (limits) {
+      // The credential: a session socket's bearer token (header or ?token= alike); a socket without
+      // one is opened by the capability in its address (a tracking link's track_token).
+      const lease = limits.admit(data.session ? `${data.session.family}:${data.session.bearer}` : `path:${req.getUrl()}`, ip)
+      if (lease instanceof ApiError) return refuse(res, lease, reqId)
+      data.lease = lease
+    }
     res.upgrade(data, key, chosen, extensions, context)
+    // uWS runs `open` inside `upgrade`; a client gone meanwhile never opens, and gives its place back.
+    data.lease?.settle()
   }
 }
