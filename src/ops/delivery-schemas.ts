@@ -5,10 +5,11 @@
  */
 import * as v from 'valibot'
 import { Id, Nullable } from './schemas.ts'
-import { OrderSchema } from './docs-schemas.ts'
+import { OrderSchema, envelopeOf, named } from './docs-schemas.ts'
 import { DELIVERY_STATUSES, KITCHEN_STATUSES } from '../domain/order-state.ts'
 import { DRIVER_TARGETS, EARNING_PERIODS, OFFER_STATUSES, OFFER_TTL, POD_CODE_DIGITS } from '../domain/delivery.ts'
 import { AnalyticsQuery } from './analytics-query.ts'
+import { WEB_TOKEN_HINT, webTokenIsSubscription } from '../providers/web-subscription.ts'
 
 // ---- requests ---------------------------------------------------------------------------------
 
@@ -56,10 +57,14 @@ export const LoginVerifyBody = v.object({
   driver_id: v.optional(Id),
   device: v.optional(v.pipe(v.string(), v.maxLength(120))),
 })
-export const PushRegisterBody = v.object({
-  device_token: v.pipe(v.string(), v.minLength(8), v.maxLength(4096)),
-  platform: v.picklist(['ios', 'android', 'web']),
-})
+// A browser registers its PushSubscription JSON as the token (docs/providers.md "Registering a browser").
+export const PushRegisterBody = v.pipe(
+  v.object({
+    device_token: v.pipe(v.string(), v.minLength(8), v.maxLength(4096)),
+    platform: v.picklist(['ios', 'android', 'web']),
+  }),
+  v.forward(v.partialCheck([['device_token'], ['platform']], webTokenIsSubscription, WEB_TOKEN_HINT), ['device_token']),
+)
 export const PushUnregisterBody = v.object({ device_token: v.pipe(v.string(), v.minLength(1), v.maxLength(4096)) })
 export const ShiftBody = v.object({ action: v.picklist(['start', 'end']) })
 /** Earnings: the analytics date range plus the grouping period. */
@@ -77,6 +82,7 @@ const obj = (properties: Record<string, unknown>, required = Object.keys(propert
 const arr = (items: Record<string, unknown>) => ({ type: 'array', items })
 
 export const LocationSchema = obj({ lat: num, lng: num, location_updated_at: dateTime })
+named('DriverLocation', LocationSchema)
 
 export const DriverSchema = obj(
   {
@@ -86,20 +92,24 @@ export const DriverSchema = obj(
   },
   ['id', 'name', 'phone', 'restaurant_id', 'on_shift', 'location', 'created_at'],
 )
+named('Driver', DriverSchema)
 export const DriverWithTokenSchema = {
   ...DriverSchema,
   required: [...DriverSchema.required, 'token'],
   properties: { ...DriverSchema.properties, token: { type: 'string', description: 'The raw driver token, shown only in this response.' } },
 }
+named('DriverWithToken', DriverWithTokenSchema)
 
 const PhotoSchema = obj({ type: str, bytes: int, uploaded_at: dateTime, url: { type: 'string', format: 'uri' } }, ['type', 'bytes', 'uploaded_at'])
 export const ProofSchema = obj({ code_verified_at: nullable(dateTime), code_attempts: int, photo: nullable(PhotoSchema) })
+named('DeliveryProof', ProofSchema)
 
 export const OwnerDeliverySchema = {
   ...OrderSchema,
   required: [...OrderSchema.required, 'delivery'],
   properties: { ...OrderSchema.properties, delivery: obj({ fee: num, note: nullable(str), proof: ProofSchema }) },
 }
+named('Delivery', OwnerDeliverySchema)
 
 export const DriverDeliverySchema = obj({
   id: { type: 'integer', description: 'The order id.' },
@@ -111,13 +121,16 @@ export const DriverDeliverySchema = obj({
   total: num, is_paid: bool, tip_amount: num, fee: { type: 'number', description: 'What the driver earns for this delivery.' },
   timeline: { type: 'object', additionalProperties: str }, proof: ProofSchema, created_at: dateTime, updated_at: dateTime,
 })
+named('DriverDelivery', DriverDeliverySchema)
 
 export const OfferSchema = obj({
   id: int, order_id: int, restaurant: obj({ id: int, title: str }), address: nullable(str), total: nullable(num), tip_amount: nullable(num), fee: num,
   status: { type: 'string', enum: [...OFFER_STATUSES] }, expires_at: dateTime, expires_in: { type: 'integer', description: 'Seconds left.' }, created_at: dateTime,
 })
+named('DeliveryOffer', OfferSchema)
 
-export const ListOf = (item: Record<string, unknown>) => obj({ data: arr(item) })
+/** Named `<Item>List` in OpenAPI when the item is named. */
+export const ListOf = (item: Record<string, unknown>) => envelopeOf(item, 'List', obj({ data: arr(item) }))
 
 export const ShiftSchema = obj({ on_shift: bool, shift: nullable(obj({ id: int, started_at: dateTime, ended_at: nullable(dateTime) })) })
 

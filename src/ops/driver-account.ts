@@ -46,7 +46,11 @@ export const requestLoginCode = defineOp({
       const now = Date.now()
       const hash = codeHash(phone, code)
       await svc.committer.write((db) => insertLoginCode(db, phone, hash, nowIso(now + LOGIN_CODE.ttlSeconds * 1000), nowIso(now)))
-      await svc.sms.send(phone, `Your driver login code is ${code}. It expires in ${LOGIN_CODE.ttlSeconds / 60} minutes. Never share it.`)
+      // Not awaited: a slow or failing SMS provider must not make a driver's phone answer
+      // differently (later, or 503) from any other number. The provider logs the failure
+      // (masked); the driver asks again.
+      svc.sms.send(phone, `Your driver login code is ${code}. It expires in ${LOGIN_CODE.ttlSeconds / 60} minutes. Never share it.`)
+        .catch((e: unknown) => svc.log.warn({ err_code: e instanceof ApiError ? e.code : 'error' }, 'driver login code not delivered'))
     }
     return { sent: true, expires_in: LOGIN_CODE.ttlSeconds }
   },

@@ -213,7 +213,10 @@ export async function requestPasswordReset(svc: Services, raw: unknown, ip: stri
   })
   if (issued) {
     const link = `${svc.config.siteUrl}/reset-password/${linkRaw}`
-    await svc.email.send(owner.email, 'Reset your password', `Someone (maybe you) asked to reset the password of your Dispatch account.\n\nSet a new password here:\n${link}\n\nThe link works once and for one hour. If you did not ask, ignore this message: your password stays as it is.`)
+    // Not awaited: a slow or failing mail provider must not make a known address answer
+    // differently (later, or 503) from an unknown one. The provider logs failures (masked).
+    svc.email.send(owner.email, 'Reset your password', `Someone (maybe you) asked to reset the password of your Dispatch account.\n\nSet a new password here:\n${link}\n\nThe link works once and for one hour. If you did not ask, ignore this message: your password stays as it is.`)
+      .catch((e: unknown) => svc.log.warn({ err_code: e instanceof ApiError ? e.code : 'error' }, 'password reset mail not delivered'))
   }
   return { email }
 }

@@ -20,6 +20,8 @@ import {
   unregisterPushDevice, type StaffRow,
 } from '../storage/staff.ts'
 import type { Services } from '../services.ts'
+import { named } from './docs-schemas.ts'
+import { WEB_TOKEN_HINT, webTokenIsSubscription } from '../providers/web-subscription.ts'
 
 const tag = 'Staff'
 /** Sign-in needs no credential; the store comes from the path (public, like the menu). */
@@ -35,6 +37,7 @@ export const StaffSchema = {
     station: { anyOf: [{ type: 'string' }, { type: 'null' }] }, two_factor_enabled: { type: 'boolean' },
   },
 }
+named('Staff', StaffSchema)
 const LoginSchema = { type: 'object', required: ['token', 'staff'], properties: { token: { type: 'string' }, staff: StaffSchema } }
 
 export function staffView(r: StaffRow) {
@@ -211,7 +214,11 @@ export const registerPush = defineOp({
   id: 'staff.push.register', tag, summary: 'Receive push alerts (new orders) on this device',
   description: 'Body `{device_token, platform: ios|android|web}`. Registering a token again (also from another member) moves it to the caller.',
   access: anyMember, scope: ['store'],
-  input: v.object({ device_token: DeviceToken, platform: v.picklist(['ios', 'android', 'web']) }),
+  // Platform web: the browser's PushSubscription JSON (docs/providers.md "Registering a browser").
+  input: v.pipe(
+    v.object({ device_token: DeviceToken, platform: v.picklist(['ios', 'android', 'web']) }),
+    v.forward(v.partialCheck([['device_token'], ['platform']], webTokenIsSubscription, WEB_TOKEN_HINT), ['device_token']),
+  ),
   output: { type: 'object', required: ['registered'], properties: { registered: { type: 'boolean' }, device_token: { type: 'string' }, platform: { type: 'string' } } },
   run: async (ctx, { device_token, platform }) => {
     const { staffId } = staffOf(ctx)
