@@ -1,13 +1,18 @@
 /**
  * The tracking page `{site_url}/t/{track_token}` end to end in headless Chromium (Debian's
- * `chromium`, driven by playwright-core): the page loads nothing from outside, shows the status
- * timeline, and the driver moves live as it sends positions over the driver socket.
+ * `chromium`, driven by playwright-core), offline (no MAP_TILE_URL, docs/tracking-page.md): the
+ * page loads nothing from outside and its CSP names no other host, shows the status timeline, the
+ * store's name, and draws store, destination, driver and the route so far in SVG, with the ETA as
+ * text. The Leaflet map over tiles: test/track-page-map.test.ts.
  */
 import t from 'tap'
+import { setTimeout as delay } from 'node:timers/promises'
 import { startServer } from './helpers/server.ts'
-import { CHROMIUM, launchChromium } from './helpers/browser.ts'
+import { CHROMIUM, axeCheck, launchChromium, watchPage } from './helpers/browser.ts'
 import { assign, createFleet, deliveryOrder, driverStatus } from './helpers/delivery.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
+import { DEST_AT, STORE_AT, mapFleet, mappedDelivery } from './helpers/tracking-map.ts'
+import { ETA_RULES, haversineMeters } from '../src/domain/eta.ts'
 
 const launched = await launchChromium()
 if (!launched) {
@@ -36,16 +41,15 @@ if (!launched) {
     await assign(s, f, o.id, d.id)
     const res = await fetch(`${s.site}/t/${o.track_token}`)
     t.equal(res.status, 200)
-    t.match(res.headers.get('content-security-policy'), /default-src 'none'/)
+    const csp = res.headers.get('content-security-policy')!
+    t.match(csp, /default-src 'none'/)
+    t.match(csp, /img-src data:;/, 'without MAP_TILE_URL images are inline data only')
+    t.notMatch(csp, /https?:\/\//, 'and the CSP names no other host at all')
     t.equal(res.headers.get('referrer-policy'), 'no-referrer')
 
     const page = await browser.newPage()
     t.teardown(() => page.close())
-    const requests: string[] = []
-    const problems: string[] = []
-    page.on('request', (r) => requests.push(r.url()))
-    page.on('pageerror', (e) => problems.push(String(e)))
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()) })
+    const { requests, problems } = watchPage(page)
 
     await page.goto(`${s.site}/t/${o.track_token}`)
     await page.waitForSelector('#conn.live')
@@ -53,6 +57,7 @@ if (!launched) {
     t.equal(await page.getAttribute('#timeline li[data-stage="assigned"]', 'class'), 'done', 'the timeline shows the assignment')
     t.match(await page.textContent('#code'), /^\d{4}$/, 'the delivery code is shown to the customer')
     t.equal(await page.isVisible('#driver-card'), false, 'no driver before pickup')
+    t.equal(await page.isVisible('#map-card'), false, 'no map: nothing has a position yet (the store has none)')
 
     const driver = await WsClient.open(`${wsBase(s)}/ws/driver`, { token: d.token })
     await driver.next((x) => x.type === 'hello')
@@ -79,11 +84,82 @@ if (!launched) {
     await page.waitForSelector('#timeline li[data-stage="delivered"].done')
     await page.waitForSelector('#driver-card', { state: 'hidden' })
     t.equal(await page.isVisible('#code-card'), false, 'the code goes away once delivered')
+    t.equal(await page.isVisible('#map-card'), false, 'and the map with it')
 
     const origin = new URL(s.site)
     const outside = requests.filter((u) => new URL(u).host !== origin.host)
     t.same(outside, [], 'no request leaves the server (no external assets, no map tiles)')
     t.same(problems, [], 'no script errors and no CSP violations')
     await driver.close()
+  })
+
+  t.test('offline map: store, destination, route so far and the ETA in words', async (t) => {
+    const mf = await mapFleet(s)
+    const md = mf.drivers[0]!
+    const o = await mappedDelivery(s, mf, md)
+    const storeName = (s.app.svc.db.prepare('SELECT title FROM stores WHERE id = ?').get(mf.storeId) as { title: string }).title
+
+    const page = await browser.newPage()
+    t.teardown(() => page.close())
+    const { requests, problems } = watchPage(page)
+    await page.goto(`${s.site}/t/${o.track_token}`)
+    await page.waitForSelector('#conn.live')
+    t.equal(await page.textContent('#store-name'), storeName, 'the store\'s name is on the page')
+    t.equal(await page.getAttribute('#map-card', 'data-mode'), 'svg')
+    t.equal(await page.getAttribute('#store-pos', 'data-lat'), String(STORE_AT.lat), 'the store is on the map before pickup')
+    t.equal(await page.getAttribute('#dest-pos', 'visibility'), 'hidden', 'the destination only once the driver is visible')
+
+    const driver = await WsClient.open(`${wsBase(s)}/ws/driver`, { token: md.token })
+    await driver.next((x) => x.type === 'hello')
+    await driverStatus(s, md, o.id, 'picked_up')
+    await page.waitForSelector(`#dest-pos[data-lat="${DEST_AT.lat}"][visibility="visible"]`)
+
+    const p0 = { lat: 52.5205, lng: 13.406 }
+    driver.send({ type: 'location', ...p0, seq: 1 })
+    await page.waitForSelector(`#driver-pos[data-lat="${p0.lat}"]`)
+    const km = (p: { lat: number; lng: number }) => (haversineMeters(p, DEST_AT) / 1000).toFixed(1)
+    t.equal(await page.textContent('#eta'), `Your driver is ${km(p0)} km away.`, 'one position: the distance, no speed yet')
+
+    // The speed needs positions at least ETA_RULES.minSpanMs apart in real (server) time; ~900 m in
+    // about two seconds is far above the ceiling, so the estimate uses maxSpeed whatever the machine load.
+    await delay(ETA_RULES.minSpanMs + 100)
+    const p1 = { lat: 52.5245, lng: 13.4155 }
+    driver.send({ type: 'location', ...p1, seq: 2 })
+    await page.waitForSelector(`#driver-pos[data-lat="${p1.lat}"]`)
+    const minutes = Math.max(1, Math.round(Math.round((haversineMeters(p1, DEST_AT) * ETA_RULES.detour) / ETA_RULES.maxSpeed) / 60))
+    t.equal(await page.textContent('#eta'), `Arriving in about ${minutes} min · ${km(p1)} km away.`, 'remaining distance and recent speed')
+    t.equal((await page.getAttribute('#trail', 'points'))!.trim().split(/\s+/).length, 2, 'the route so far')
+    t.equal(await page.getAttribute('#map', 'aria-describedby'), 'eta', 'the map\'s text alternative is the ETA line')
+
+    const late = await browser.newPage()
+    t.teardown(() => late.close())
+    await late.goto(`${s.site}/t/${o.track_token}`)
+    await late.waitForSelector('#map-card[data-points="2"]')
+    t.equal(await late.getAttribute('#driver-pos', 'data-lat'), String(p1.lat), 'a page opened mid-delivery gets the route so far from the server')
+
+    driver.send({ type: 'location', lat: DEST_AT.lat - 0.0005, lng: DEST_AT.lng, seq: 3 })
+    await page.waitForSelector(`#driver-pos[data-lat="${DEST_AT.lat - 0.0005}"]`)
+    t.equal(await page.textContent('#eta'), 'Your driver is arriving now.')
+
+    await driverStatus(s, md, o.id, 'delivered')
+    await page.waitForSelector('#dest-pos[visibility="hidden"]', { state: 'attached' })
+    t.equal(await page.textContent('#eta'), '', 'no estimate once delivered')
+    t.equal(await page.getAttribute('#store-pos', 'visibility'), 'visible', 'the store stays')
+
+    const origin = new URL(s.site)
+    t.same(requests.filter((u) => new URL(u).host !== origin.host), [], 'no request leaves the server')
+    t.same(problems, [], 'no script errors and no CSP violations')
+    await driver.close()
+  })
+
+  t.test('the page passes the accessibility check', async (t) => {
+    const mf = await mapFleet(s)
+    const o = await mappedDelivery(s, mf, mf.drivers[0]!)
+    const ctx = await browser.newContext({ bypassCSP: true }) // axe is injected as a script
+    t.teardown(() => ctx.close())
+    const page = await ctx.newPage()
+    await page.goto(`${s.site}/t/${o.track_token}`)
+    await page.waitForSelector('#conn.live')
+    await axeCheck(t, page, 'tracking page with its SVG map')
   })
 }

@@ -1,7 +1,9 @@
 /**
  * The public tracking view (api-v1 §2.5), shared by `GET /track/{token}`, the tracking socket and
  * the tracking page. The driver appears only while the order is picked up or out for delivery;
- * the proof-of-delivery code appears while a driver is on the way (docs/drivers.md).
+ * the proof-of-delivery code appears while a driver is on the way (docs/drivers.md). The store's
+ * name and position, and the destination while the driver is visible, are for the tracking page's
+ * map (docs/tracking-page.md).
  */
 import type { Db } from './db.ts'
 import type { OrderRow } from './orders.ts'
@@ -9,9 +11,38 @@ import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
 import { isActiveDelivery } from '../domain/delivery.ts'
 import { fromCents } from '../domain/money.ts'
 import { deliveryCode } from '../auth/delivery-code.ts'
+import { validLatLng } from '../domain/delivery.ts'
+import type { LatLng } from '../domain/eta.ts'
 
 type DriverLoc = { name: string; lat: number | null; lng: number | null; location_updated_at: string | null }
 const driverStmts = new WeakMap<Db, import('better-sqlite3').Statement<[number], DriverLoc>>()
+type StoreLoc = { name: string; lat: unknown; lng: unknown }
+const storeStmts = new WeakMap<Db, import('better-sqlite3').Statement<[number], StoreLoc>>()
+const destStmts = new WeakMap<Db, import('better-sqlite3').Statement<[number, string], { lat: number; lng: number }>>()
+
+/** The store's name and, when its settings hold one, its position (`stores.settings.update` `location`). */
+function storePlace(db: Db, storeId: number): { name: string; lat: number | null; lng: number | null } | null {
+  let stmt = storeStmts.get(db)
+  if (!stmt) storeStmts.set(db, (stmt = db.prepare<[number], StoreLoc>("SELECT title AS name, json_extract(settings, '$.location.lat') AS lat, json_extract(settings, '$.location.lng') AS lng FROM stores WHERE id = ?")))
+  const r = stmt.get(storeId)
+  if (!r) return null
+  return validLatLng(r.lat, r.lng) ? { name: r.name, lat: r.lat as number, lng: r.lng as number } : { name: r.name, lat: null, lng: null }
+}
+
+/**
+ * Where a delivery goes, when known: the ordering customer's saved address with that text and a
+ * position (orders keep the address text only; a customer order by `address_id` copies it).
+ */
+export function deliveryDestination(db: Db, o: Pick<OrderRow, 'customer_id' | 'address'>): LatLng | null {
+  if (o.customer_id == null || !o.address) return null
+  let stmt = destStmts.get(db)
+  if (!stmt) {
+    destStmts.set(db, (stmt = db.prepare<[number, string], { lat: number; lng: number }>(
+      'SELECT lat, lng FROM customer_addresses WHERE customer_id = ? AND address = ? AND lat IS NOT NULL AND lng IS NOT NULL ORDER BY is_default DESC, id DESC LIMIT 1')))
+  }
+  const r = stmt.get(o.customer_id, o.address)
+  return r && validLatLng(r.lat, r.lng) ? { lat: r.lat, lng: r.lng } : null
+}
 
 export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Array<{ name: string; quantity: number }> } }, o: OrderRow) {
   const status = o.delivery_status as DeliveryStatus | null
@@ -24,11 +55,17 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
     timeline: JSON.parse(o.timeline) as Record<string, string>,
     items: svc.orders.lines(o.id).map((l) => ({ name: l.name, quantity: l.quantity })),
   }
+  const store = storePlace(svc.db, o.store_id)
+  if (store) view.store = store
   if (o.driver_id != null && driverVisible(status)) {
     let stmt = driverStmts.get(svc.db)
     if (!stmt) driverStmts.set(svc.db, (stmt = svc.db.prepare<[number], DriverLoc>('SELECT name, lat, lng, location_updated_at FROM drivers WHERE id = ?')))
     const d = stmt.get(o.driver_id)
     if (d) view.driver = d
+    // The customer's position only while the driver is visible too: the link may be forwarded, and
+    // afterwards it would keep showing where the customer lives (the address itself is never shown).
+    const dest = deliveryDestination(svc.db, o)
+    if (dest) view.destination = dest
   }
   if (o.driver_id != null && isActiveDelivery(status)) view.delivery_code = deliveryCode(o.track_token)
   return view

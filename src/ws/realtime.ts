@@ -19,7 +19,8 @@ import type { OrderState } from '../actors/order.ts'
 import type { LocationAck } from '../actors/driver.ts'
 import type { Result } from '../actors/system.ts'
 import type { OrderRow } from '../storage/orders.ts'
-import { trackingView } from '../storage/tracking.ts'
+import { deliveryDestination, trackingView } from '../storage/tracking.ts'
+import { DeliveryTrails } from './track-trail.ts'
 import { driverDeliveryView } from '../storage/drivers.ts'
 import { fromCents } from '../domain/money.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
@@ -60,6 +61,11 @@ export function dispatchDeliveryView(o: OrderRow) {
 export class Realtime implements RealtimeSink {
   private svc: Services | null = null
   private readonly rooms = new Map<number, TrackRoom>()
+  /** Route so far and ETA of the deliveries on the way (docs/tracking-page.md). */
+  private readonly trails = new DeliveryTrails((orderId) => {
+    const row = this.svc?.orders.row(orderId)
+    return row ? deliveryDestination(this.svc!.db, row) : null
+  })
   private readonly driverSockets = new Map<number, Set<WebSocket<LiveSocket>>>()
   private dirty = new Set<number>()
   private flushQueued = false
@@ -104,8 +110,12 @@ export class Realtime implements RealtimeSink {
     if (r && --r.sockets <= 0) this.rooms.delete(orderId)
   }
 
+  /** The latest location frame with the route so far (`trail`), for a socket that joins or caught up. */
   lastTrackLocation(orderId: number): Record<string, unknown> | null {
-    return this.rooms.get(orderId)?.location ?? null
+    const trail = this.trails.points(orderId)
+    // A room opened mid-delivery has no frame of its own yet: the route so far still goes out.
+    const frame = this.rooms.get(orderId)?.location ?? (trail.length > 0 ? { type: 'location', order_id: orderId, eta: this.trails.eta(orderId) } : null)
+    return frame ? { ...frame, trail } : null
   }
 
   // ---- driver sockets (src/ws/driver.ts) ----
@@ -156,6 +166,7 @@ export class Realtime implements RealtimeSink {
 
   orderChanged(prev: OrderState, next: OrderState): void {
     this.touch(next.id)
+    if (!driverVisible(next.deliveryStatus)) this.trails.forget(next.id)
     if (prev.driverId !== next.driverId) {
       if (prev.driverId != null) this.toDriver(prev.driverId, { type: 'unassigned', order_id: next.id })
       if (next.driverId != null) this.driverDelivery(next.driverId, next.id, 'assignment')
@@ -167,10 +178,12 @@ export class Realtime implements RealtimeSink {
   driverLocation(pos: DriverPosition, visibleOrders: readonly number[]): void {
     if (visibleOrders.length > 0) {
       const driver = { name: pos.name, lat: pos.lat, lng: pos.lng, location_updated_at: pos.at }
+      const at = Date.parse(pos.at)
       for (const orderId of visibleOrders) {
+        this.trails.add(orderId, pos.lat, pos.lng, at) // also unwatched: a page opened later shows the route so far
         const room = this.rooms.get(orderId)
         if (!room) continue // nobody watches this order
-        const frame = { type: 'location', order_id: orderId, driver }
+        const frame = { type: 'location', order_id: orderId, driver, eta: this.trails.eta(orderId) }
         room.location = frame
         this.hub.publish(topics.track(orderId), frame)
       }

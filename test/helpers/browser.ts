@@ -43,3 +43,12 @@ export async function axeCheck(t: Test, page: Page, label: string): Promise<void
     r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`) as Array<{ id: string; impact: string; nodes: string[] }>
   t.same(result.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `${label}: no serious or critical accessibility violations`)
 }
+
+/** Records every request a page makes and every error it reports (uncaught, or console.error). */
+export function watchPage(page: Page): { requests: string[]; problems: string[] } {
+  const seen = { requests: [] as string[], problems: [] as string[] }
+  page.on('request', (r) => seen.requests.push(r.url()))
+  page.on('pageerror', (e) => seen.problems.push(String(e)))
+  page.on('console', (m) => { if (m.type() === 'error') seen.problems.push(m.text()) })
+  return seen
+}
