@@ -1,19 +1,21 @@
-/** OpenAPI 3.1.0 generated from the live route table (api-v1 §4.1, §9). */
-import { toJsonSchema } from '@valibot/to-json-schema'
+/**
+ * OpenAPI 3.1.0 generated from the live route table (api-v1 §4.1, §9; issue 20 item 7): named
+ * shapes as `components.schemas`, error statuses and headers as reusable components, query
+ * parameters typed as the client sends them, and examples for the main operations. New routes are
+ * covered by what they declare; docs/api-docs.md says how the document is built and checked.
+ */
 import type { Config } from '../config.ts'
 import type { AnySchema, JsonSchema, Route } from './route.ts'
 import { fullPath } from './server.ts'
+import { SchemaComponents } from './docs/schemas.ts'
+import { queryParamSchema } from './docs/params.ts'
+import { errorResponses, redirectResponse, responseComponents, successHeaders } from './docs/responses.ts'
+import { EXAMPLES } from './docs/examples.ts'
+import { tagObjects } from './docs/tags.ts'
+import { describe } from './docs/describe.ts'
 import { ErrorSchema } from '../ops/docs-schemas.ts'
 
-const isValibot = (s: unknown): s is AnySchema => typeof s === 'object' && s !== null && (s as { kind?: string }).kind === 'schema'
-
-/** valibot → JSON Schema draft 2020-12; transforms and custom checks are skipped, not fatal. */
-export function jsonSchemaOf(s: AnySchema | JsonSchema): JsonSchema {
-  if (!isValibot(s)) return s
-  const out = toJsonSchema(s, { target: 'draft-2020-12', errorMode: 'ignore' }) as JsonSchema
-  delete out.$schema
-  return out
-}
+export { jsonSchemaOf } from './docs/schemas.ts'
 
 const SECURITY_FOR: Record<string, Array<Record<string, string[]>>> = {
   none: [],
@@ -31,73 +33,42 @@ export function registerWebhookDocs(docs: Record<string, unknown>): void {
   Object.assign(webhookDocs, docs)
 }
 
+/** The path key of a route in `paths`: under `{base_url}`, or the site root for site routes. */
+export const docPath = (r: Route): string => (r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/')
+
 export function buildOpenApi(routes: readonly Route[], config: Config): Record<string, unknown> {
+  const schemas = new SchemaComponents()
   const paths: Record<string, Record<string, unknown>> = {}
   const tags = new Set<string>()
   for (const r of routes) {
-    const path = r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/'
-    const key = r.site ? `${path}` : path
+    const key = docPath(r)
     tags.add(r.tag)
-    const parameters: unknown[] = []
-    for (const m of path.matchAll(/\{(\w+)\}/g)) {
-      const name = m[1]!
-      const isId = /(^id|Id)$/.test(name)
-      parameters.push({ name, in: 'path', required: true, schema: isId ? { type: 'integer', minimum: 1 } : { type: 'string' } })
-    }
-    if (r.query) {
-      const qs = jsonSchemaOf(r.query) as { properties?: Record<string, JsonSchema>; required?: string[] }
-      for (const [name, schema] of Object.entries(qs.properties ?? {})) {
-        parameters.push({ name, in: 'query', required: (qs.required ?? []).includes(name), schema })
-      }
-    }
-    for (const h of r.headers ?? []) parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })
-    const status = String(r.status ?? 200)
-    const success: Record<string, unknown> = { description: status === '201' ? 'Created' : status === '204' ? 'No content' : 'OK' }
-    if (status !== '204') {
-      success.content = { [r.produces ?? 'application/json']: { schema: r.response ? jsonSchemaOf(r.response) : r.produces?.startsWith('text/') ? { type: 'string' } : {} } }
-    }
-    // A page answers its own errors as a page (a browser shows it); anything else that fails on
-    // the way (rate limit, wrong method, a bug) is still the §7 envelope, under `4XX`/`5XX`.
-    const pageErrors = Object.fromEntries(Object.entries(r.pageErrors ?? {}).map(([code, description]) =>
-      [code, { description, content: { [r.produces ?? 'text/html; charset=utf-8']: { schema: { type: 'string' } } } }]))
-    const op: Record<string, unknown> = {
-      operationId: operationId(r),
-      tags: [r.tag],
-      summary: r.summary,
-      ...(r.description ? { description: r.description } : {}),
-      security: SECURITY_FOR[r.auth] ?? [{ bearerAuth: [] }],
-      // The operation (src/ops) this address binds; several addresses may bind one operation.
-      ...(r.op ? { 'x-operation': r.op.id } : {}),
-      ...(r.capability ? { 'x-required-capability': r.capability } : {}),
-      ...(r.permission ? { 'x-required-permission': r.permission } : {}),
-      parameters,
-      responses: {
-        [status]: success,
-        ...pageErrors,
-        '4XX': { description: 'Client error (api-v1 §7 envelope)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-        '5XX': { description: 'Server error (api-v1 §7 envelope; the details are logged with the request id)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-      },
-    }
-    // Besides JSON, the body formats a binding decodes into the same input (a theme as a zip archive).
-    const decoded = Object.fromEntries(Object.keys(r.binding?.decoders ?? {}).map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]))
-    if (r.body) op.requestBody = { required: !isOptional(r.body), content: { 'application/json': { schema: jsonSchemaOf(r.body) }, ...decoded } }
-    const server = r.site ? { servers: [{ url: config.siteUrl }] } : {}
-    paths[key] ??= { ...server }
+    const op = operation(r, schemas)
+    paths[key] ??= r.site ? { servers: [{ url: config.siteUrl }] } : {}
     paths[key]![r.method.toLowerCase()] = op
   }
+  const { responses, headers } = responseComponents()
+  // Every named schema the routes did not reach (the envelope of §7) is still listed.
+  schemas.ref(ErrorSchema)
+  const webhooks = signedWebhooks()
+  for (const hook of Object.values(webhooks)) for (const o of Object.values(hook as Record<string, { tags?: string[] }>)) for (const t of o.tags ?? []) tags.add(t)
   return {
     openapi: '3.1.0',
     info: {
       title: 'Dispatch API',
       version: 'v1',
-      description: 'Ordering, delivery, kitchen and storefront API. Errors use the envelope `{message, code, errors?}`.',
+      description: 'Ordering, delivery, kitchen and storefront API. Errors use the envelope `{message, code, errors?}` (api-v1 §7): branch on `code`. Every answer carries `X-Request-Id`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`; 429 adds `Retry-After` (§8). Guides, sockets, MCP servers and webhook events: the `/docs` pages of this server.',
+      license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: config.baseUrl }],
-    tags: [...tags].sort().map((name) => ({ name })),
+    externalDocs: { description: 'Guides: real-time sockets, kitchen display, MCP servers, webhooks', url: `${config.siteUrl}/docs` },
+    tags: tagObjects(tags, (guide) => `${config.siteUrl}/docs/guides/${guide}`),
     paths,
-    webhooks: webhookDocs,
+    webhooks,
     components: {
-      schemas: { Error: ErrorSchema },
+      schemas: schemas.schemas,
+      responses,
+      headers,
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Owner, driver, customer or staff token: `Authorization: Bearer <token>`. Owner tokens may also be sent as `api_token` (discouraged).' },
         storefrontToken: { type: 'apiKey', in: 'header', name: 'X-Storefront-Token', description: 'Per-store storefront token.' },
@@ -107,9 +78,73 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
           description: 'Third-party apps (docs/apps.md): the authorization-code flow with optional PKCE S256 gives an access token (`dsa_…`) sent as `Authorization: Bearer`. It acts for the installing account within the granted scopes (menu:read|write, orders:read|write, analytics:read, restaurant:read, mcp:use); account-wide operations are refused.',
           flows: { authorizationCode: { authorizationUrl: `${config.siteUrl}/oauth/authorize`, tokenUrl: `${config.siteUrl}/oauth/token`, refreshUrl: `${config.siteUrl}/oauth/token`, scopes: {} } },
         },
+        webhookSignature: {
+          type: 'apiKey', in: 'header', name: 'webhook-signature',
+          description: 'How a receiver authenticates a webhook from this server (api-v1 §6, Standard Webhooks): `webhook-signature: v1,<base64>` is HMAC-SHA256 keyed with the endpoint\'s secret over `{webhook-id}.{webhook-timestamp}.{body}`; reject a `webhook-timestamp` older than about 5 minutes. Legacy: `X-Webhook-Signature` is the hex HMAC of the body alone.',
+        },
       },
     },
   }
+}
+
+function operation(r: Route, schemas: SchemaComponents): Record<string, unknown> {
+  const path = docPath(r)
+  const examples = r.op ? EXAMPLES[r.op.id] : undefined
+  const parameters: unknown[] = []
+  for (const m of path.matchAll(/\{(\w+)\}/g)) {
+    const name = m[1]!
+    const isId = /(^id|Id)$/.test(name)
+    parameters.push(isId
+      ? { name, in: 'path', required: true, description: 'Numeric id; another account\'s resource answers 404.', schema: { type: 'integer', minimum: 1 } }
+      : { name, in: 'path', required: true, schema: { type: 'string' } })
+  }
+  if (r.query) {
+    const qs = schemas.ref(r.query) as { properties?: Record<string, JsonSchema>; required?: string[] }
+    for (const [name, schema] of Object.entries(qs.properties ?? {})) {
+      const s = queryParamSchema(schema)
+      parameters.push({ name, in: 'query', required: (qs.required ?? []).includes(name), ...(s.description ? { description: s.description } : {}), schema: s })
+    }
+  }
+  for (const h of r.headers ?? []) parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })
+  const status = String(r.status ?? 200)
+  const success: Record<string, unknown> = { description: status === '201' ? 'Created' : status === '204' ? 'No content' : 'OK', headers: successHeaders(r) }
+  if (status !== '204') {
+    const type = r.produces ?? 'application/json'
+    const schema = r.response ? schemas.ref(r.response as AnySchema | JsonSchema) : type.startsWith('text/') ? { type: 'string' } : {}
+    success.content = { [type]: { schema, ...(examples?.response !== undefined ? { example: examples.response } : {}) } }
+  }
+  // A page answers its own errors as a page (a browser shows it); anything else that fails on
+  // the way (rate limit, wrong method, a bug) is still the §7 envelope.
+  const pageErrors = Object.fromEntries(Object.entries(r.pageErrors ?? {}).map(([code, description]) =>
+    [code, { description, content: { [r.produces ?? 'text/html; charset=utf-8']: { schema: { type: 'string' } } } }]))
+  const op: Record<string, unknown> = {
+    operationId: operationId(r),
+    tags: [r.tag],
+    summary: r.summary,
+    description: describe(r),
+    security: SECURITY_FOR[r.auth] ?? [{ bearerAuth: [] }],
+    // The operation (src/ops) this address binds; several addresses may bind one operation.
+    ...(r.op ? { 'x-operation': r.op.id } : {}),
+    ...(r.capability ? { 'x-required-capability': r.capability } : {}),
+    ...(r.permission ? { 'x-required-permission': r.permission } : {}),
+    parameters,
+    responses: { [status]: success, ...redirectResponse(r), ...pageErrors, ...errorResponses(r) },
+  }
+  // Besides JSON, the body formats a binding decodes into the same input (a theme as a zip archive).
+  const decoded = Object.fromEntries(Object.keys(r.binding?.decoders ?? {}).map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]))
+  if (r.body) {
+    const json = { schema: schemas.ref(r.body), ...(examples?.request !== undefined ? { example: examples.request } : {}) }
+    op.requestBody = { required: !isOptional(r.body), content: { 'application/json': json, ...decoded } }
+  } else if (r.form) {
+    op.requestBody = { required: false, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } } } }
+  }
+  return op
+}
+
+/** The registered webhook events, each declaring how its receiver verifies it (the signature scheme). */
+function signedWebhooks(): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(webhookDocs).map(([name, item]) => [name, Object.fromEntries(
+    Object.entries(item as Record<string, Record<string, unknown>>).map(([method, o]) => [method, { security: [{ webhookSignature: [] }], ...o }]))]))
 }
 
 function isOptional(s: AnySchema): boolean {

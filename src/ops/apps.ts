@@ -20,6 +20,7 @@ import { isEventPattern } from '../domain/webhook-events.ts'
 import { checkUrl } from '../webhooks/ssrf.ts'
 import { fromCents, hasAtMostTwoDecimals, toCents } from '../domain/money.ts'
 import { newAppCredentials, newClientSecret } from '../auth/app-tokens.ts'
+import { named } from './docs-schemas.ts'
 
 const tag = 'Apps'
 
@@ -185,6 +186,7 @@ const AppSchema = {
     published_at: { type: ['string', 'null'] }, created_at: { type: 'string' }, updated_at: { type: 'string' },
   },
 }
+named('App', AppSchema)
 const SecretsSchema = {
   client_secret: { type: 'string', description: 'Shown in this answer only: the OAuth client secret and the HS256 key of session tokens' },
 }

@@ -7,6 +7,7 @@ import { fromCents } from '../domain/money.ts'
 import { LIVE_STATUSES } from '../domain/subscription.ts'
 import { paginate, PaginatedSchema } from './schemas.ts'
 import { ApiError } from '../errors.ts'
+import { named } from './docs-schemas.ts'
 
 const str = { type: 'string' }
 const int = { type: 'integer' }
@@ -31,6 +32,7 @@ export const SubscriptionSchema = {
     wallet_balance: { ...num, description: 'major units' },
   },
 }
+named('Subscription', SubscriptionSchema)
 
 const planBrief = (p: PlanRow) => ({ key: p.key, name: p.name, price: fromCents(p.price), currency: p.currency, period_days: p.period_days })
 
@@ -56,6 +58,7 @@ export const WalletSchema = {
   required: ['balance', 'currency', 'data', 'current_page', 'last_page', 'per_page', 'total'],
   properties: { balance: { ...num, description: 'major units, never below zero' }, currency: str, ...PaginatedSchema(EntrySchema).properties },
 }
+named('Wallet', WalletSchema)
 
 export function walletView(db: Db, ownerId: number, page: number) {
   const { entries, total } = walletEntries(db, ownerId, page)

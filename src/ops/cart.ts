@@ -14,6 +14,7 @@ import { couponReads } from '../storage/coupons.ts'
 import { pricingIndex, type StoreRow } from '../storage/stores.ts'
 import type { Services } from '../services.ts'
 import { storefrontTypes } from './storefront.ts'
+import { named } from './docs-schemas.ts'
 
 /** A cart as an agent builds it: the order's lines and money fields, no diner details. */
 export interface Cart {
@@ -86,3 +87,4 @@ export const CartSchema = {
     } } },
   },
 }
+named('Cart', CartSchema)

@@ -11,6 +11,7 @@ import { Id, Money } from './schemas.ts'
 import { fromCents } from '../domain/money.ts'
 import { COUPON_KINDS } from '../domain/coupons.ts'
 import { couponReads, type CouponRow } from '../storage/coupons.ts'
+import { named } from './docs-schemas.ts'
 
 const tag = 'Coupons'
 const read: Access = { owner: 'orders:read', staff: 'coupons' }
@@ -41,6 +42,7 @@ export const CouponSchema = {
     uses: { type: 'integer' }, active: { type: 'boolean' }, created_at: { type: 'string' }, updated_at: { type: 'string' },
   },
 }
+named('Coupon', CouponSchema)
 
 export const couponView = (c: CouponRow) => ({
   id: c.id, code: c.code, kind: c.kind, value: c.kind === 'percent' ? c.value : fromCents(c.value), min_order: fromCents(c.min_order),

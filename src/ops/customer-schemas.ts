@@ -1,6 +1,7 @@
 /** The customer record as the customer app and the owner see it (api-v1 §2.7 "Customer account"). */
 import * as v from 'valibot'
 import type { CustomerRow } from '../storage/customers.ts'
+import { named } from './docs-schemas.ts'
 
 export type { CustomerRow }
 
@@ -23,6 +24,7 @@ export const CustomerSchema = {
     consents: { type: 'object', additionalProperties: { type: 'boolean' } }, created_at: { type: 'string' }, updated_at: { type: 'string' },
   },
 }
+named('Customer', CustomerSchema)
 
 export function customerView(c: CustomerRow) {
   return {

@@ -21,6 +21,7 @@ import type { Services } from '../services.ts'
 import { nowIso } from '../storage/db.ts'
 import { customerAddresses, customers, customerTokens, giftCards, isUniqueViolation, storeCredit, type AddressRow } from '../storage/customers.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
+import { named } from './docs-schemas.ts'
 
 const tag = 'Customer app'
 const crmTag = 'Customers'
@@ -96,6 +97,7 @@ export const AddressSchema = {
   type: 'object', required: ['id', 'address', 'lat', 'lng', 'is_default'],
   properties: { id: { type: 'integer' }, label: { type: ['string', 'null'] }, address: { type: 'string' }, lat: { type: ['number', 'null'] }, lng: { type: ['number', 'null'] }, notes: { type: ['string', 'null'] }, is_default: { type: 'boolean' }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
 }
+named('Address', AddressSchema)
 const addressView = (a: AddressRow) => ({ id: a.id, label: a.label, address: a.address, lat: a.lat, lng: a.lng, notes: a.notes, is_default: a.is_default === 1, created_at: a.created_at, updated_at: a.updated_at })
 
 /** lat and lng come together (a half position is no position). */

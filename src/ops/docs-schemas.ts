@@ -11,24 +11,47 @@ const obj = (properties: Record<string, unknown>, required = Object.keys(propert
 const arr = (items: Record<string, unknown>) => ({ type: 'array', items })
 const dateTime = { type: 'string', format: 'date-time' }
 
-export const ErrorSchema = obj(
+/** Names given to shared shapes: schema object → component name (identity, so a spread copy is a new shape). */
+const NAMES = new WeakMap<object, string>()
+
+/**
+ * Name a shared shape where it is defined (issue 20 item 7): the OpenAPI document lists it once
+ * under `components.schemas.<name>` and every operation refers to it by `$ref`, so generated
+ * clients get an `Order` type. Works for JSON Schema objects and valibot schemas; returns `schema`.
+ */
+export function named<S extends object>(name: string, schema: S): S {
+  NAMES.set(schema, name)
+  return schema
+}
+
+/** The name `named` gave this schema object, if any. */
+export const schemaName = (schema: unknown): string | undefined =>
+  typeof schema === 'object' && schema !== null ? NAMES.get(schema) : undefined
+
+/** An envelope around `item` (a page, a list), named `<Item><suffix>` when the item is named. */
+export function envelopeOf<S extends object>(item: unknown, suffix: string, envelope: S): S {
+  const name = schemaName(item)
+  return name ? named(`${name}${suffix}`, envelope) : envelope
+}
+
+export const ErrorSchema = named('Error', obj(
   { message: str, code: str, errors: { type: 'object', additionalProperties: arr(str) } },
   ['message', 'code'],
-)
+))
 
-export const VerticalSchema = obj({
+export const VerticalSchema = named('Vertical', obj({
   label: str,
   group: { type: 'string', enum: ['food', 'goods', 'services', 'stays'] },
   capabilities: { type: 'object', additionalProperties: bool },
   fulfillment_modes: arr({ type: 'string', enum: [...ORDER_TYPES] }),
-})
+}))
 
-export const StoreSummarySchema = obj({
+export const StoreSummarySchema = named('Store', obj({
   id: int, title: str, slug: str, url: { type: 'string', format: 'uri' }, template: str, created_at: dateTime,
   store_type: { type: 'string', enum: [...STORE_TYPES] }, vertical: VerticalSchema,
-})
+}))
 
-export const StoreDetailSchema = {
+export const StoreDetailSchema = named('StoreDetail', {
   ...StoreSummarySchema,
   required: [...StoreSummarySchema.required, 'categories', 'item_count'],
   properties: {
@@ -39,33 +62,34 @@ export const StoreDetailSchema = {
     item_count: int,
     categories: arr(obj({ id: int, name: str, item_count: int })),
   },
-}
-
-export const VariantSchema = obj({
-  id: int, item_id: int, name: str, price: nullable(num), sku: nullable(str), stock: nullable(int), position: int, created_at: dateTime, updated_at: dateTime,
 })
-export const ExtraSchema = obj({ id: int, name: str, price: num, group: nullable(str) })
 
-export const ItemSchema = obj(
+export const VariantSchema = named('MenuItemVariant', obj({
+  id: int, item_id: int, name: str, price: nullable(num), sku: nullable(str), stock: nullable(int), position: int, created_at: dateTime, updated_at: dateTime,
+}))
+export const ExtraSchema = named('MenuItemExtra', obj({ id: int, name: str, price: num, group: nullable(str) }))
+
+export const ItemSchema = named('MenuItem', obj(
   {
     id: int, category_id: int, name: str, description: str, price: num, position: int, is_sold_out: bool, is_popular: bool,
     is_vegan: bool, is_halal: bool, calories: nullable(int), brand: nullable(str), stock: nullable(int), sku: nullable(str), variant_count: int,
     images: arr(str), variations: arr(VariantSchema), extras: arr(ExtraSchema),
   },
   ['id', 'category_id', 'name', 'price', 'is_sold_out', 'is_popular', 'variations', 'extras'],
-)
+))
 
-export const MenuSchema = arr(obj({ id: int, name: str, position: int, station: nullable(str), items: arr(ItemSchema) }))
+export const MenuCategorySchema = named('MenuCategory', obj({ id: int, name: str, position: int, station: nullable(str), items: arr(ItemSchema) }))
+export const MenuSchema = arr(MenuCategorySchema)
 
-export const MenuChangeSchema = obj({ entity: { type: 'string', enum: ['category', 'item', 'variant'] }, change: { type: 'string', enum: ['created', 'updated', 'deleted'] }, id: int })
+export const MenuChangeSchema = named('MenuChange', obj({ entity: { type: 'string', enum: ['category', 'item', 'variant'] }, change: { type: 'string', enum: ['created', 'updated', 'deleted'] }, id: int }))
 
-const LineSchema = obj({
+const LineSchema = named('OrderLine', obj({
   id: int, item_id: int, name: str, variation: nullable(obj({ id: int, name: str })), quantity: int, unit_price: num,
   extras: arr(obj({ id: int, name: str, price: num })), line_total: num, note: nullable(str), station: nullable(str),
   kds_state: { type: 'string', enum: [...KDS_STATES] }, kds_timeline: { type: 'object', additionalProperties: str },
-})
+}))
 
-export const OrderSchema = obj(
+export const OrderSchema = named('Order', obj(
   {
     id: int, restaurant_id: int, type: { type: 'string', enum: [...ORDER_TYPES] },
     status: { type: 'string', enum: [...KITCHEN_STATUSES] },
@@ -79,27 +103,50 @@ export const OrderSchema = obj(
     track_url: { type: 'string', format: 'uri', description: 'Public tracking page.' },
   },
   ['id', 'restaurant_id', 'type', 'status', 'delivery_status', 'is_paid', 'total', 'items', 'extras', 'driver', 'timeline', 'created_at'],
-)
+))
 
-export const TrackingSchema = obj(
+export const TrackingSchema = named('Tracking', obj(
   {
     id: int, status: { type: 'string', enum: [...KITCHEN_STATUSES] }, delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
     is_paid: bool, total: num, timeline: { type: 'object', additionalProperties: str },
     items: arr(obj({ name: str, quantity: int })),
     driver: obj({ name: str, lat: nullable(num), lng: nullable(num), location_updated_at: nullable(dateTime) }),
+    // For the tracking page's map (docs/tracking-page.md): the store always, the destination while the driver is visible.
+    store: obj({ name: str, lat: nullable(num), lng: nullable(num) }),
+    destination: obj({ lat: num, lng: num }),
   },
   ['id', 'status', 'delivery_status', 'is_paid', 'total', 'timeline', 'items'],
-)
+))
 
-export const AnalyticsSchema = obj({
+export const AnalyticsSchema = named('Analytics', obj({
   range: obj({ from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } }),
   orders: obj({ total: int, paid: int, by_status: { type: 'object', additionalProperties: int }, by_type: { type: 'object', additionalProperties: int } }),
   revenue: obj({ gross: num, paid: num, avg_order_value: num }),
   top_items: arr(obj({ item_id: int, name: str, quantity: int })),
-})
+}))
 
-export const MeSchema = obj({
+export const MeSchema = named('Me', obj({
   kind: { type: 'string', enum: ['owner'] },
   owner: obj({ id: int, name: str, email: str, created_at: dateTime }),
   token: obj({ id: int, name: str, prefix: str, capabilities: arr(str), expires_at: nullable(dateTime), created_at: dateTime }),
-})
+}))
+
+/** `GET {base_url}`: the machine-readable index (api-v1 §4.1). */
+export const DiscoveryIndexSchema = named('DiscoveryIndex', obj(
+  {
+    name: str, version: str, base_url: { type: 'string', format: 'uri' }, authentication: str,
+    docs: { type: 'string', format: 'uri' }, openapi: { type: 'string', format: 'uri' },
+    groups: {
+      type: 'object', description: 'Routes by tag.',
+      additionalProperties: arr(obj({ method: str, path: str, summary: str, auth: str, operation: { type: 'string', description: 'The operation (src/ops) the route binds.' } }, ['method', 'path', 'summary', 'auth'])),
+    },
+    mcp_servers: arr(obj({ name: str, title: str, url: { type: 'string', format: 'uri' }, auth: str, tools: int }, ['name', 'url', 'auth'])),
+  },
+  ['name', 'version', 'base_url', 'groups', 'mcp_servers'],
+))
+
+/** `GET {base_url}/openapi.json`: this kind of document. */
+export const OpenApiDocumentSchema = obj(
+  { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } },
+  ['openapi', 'info', 'paths'],
+)

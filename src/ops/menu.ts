@@ -7,7 +7,7 @@ import * as v from 'valibot'
 import { defineOp, type Access } from './op.ts'
 import { storeOf } from './scope.ts'
 import { Id } from './schemas.ts'
-import { ItemSchema, VariantSchema } from './docs-schemas.ts'
+import { ItemSchema, VariantSchema, named } from './docs-schemas.ts'
 import {
   CategoryCreate, CategoryUpdate, ItemCreate, ItemUpdate, SoldOutBody, VariantCreate, VariantUpdate,
   categoryOut, itemOut, menuOps, runMenuOp, variantOut,
@@ -23,6 +23,7 @@ export const CategorySchema = {
   type: 'object', required: ['id', 'name', 'position'],
   properties: { id: { type: 'integer' }, name: { type: 'string' }, position: { type: 'integer' }, station: { anyOf: [{ type: 'string' }, { type: 'null' }] }, created_at: { type: 'string', format: 'date-time' } },
 }
+named('Category', CategorySchema)
 
 const categoryId = { category_id: Id }
 const itemId = { item_id: Id }

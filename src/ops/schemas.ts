@@ -2,6 +2,7 @@
 import * as v from 'valibot'
 import { ORDER_TYPES } from '../domain/verticals.ts'
 import { hasAtMostTwoDecimals } from '../domain/money.ts'
+import { envelopeOf, named } from './docs-schemas.ts'
 
 export const Id = v.pipe(v.number(), v.integer(), v.minValue(1))
 export const Money = v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000), v.check(hasAtMostTwoDecimals, 'Use at most two decimals.'))
@@ -18,7 +19,8 @@ export const pageOf = (q: { page?: string }): number => (q.page ? Number(q.page)
 export function paginate<T>(data: T[], page: number, perPage: number, total: number) {
   return { data, current_page: page, last_page: Math.max(1, Math.ceil(total / perPage)), per_page: perPage, total }
 }
-export const PaginatedSchema = (item: Record<string, unknown>) => ({
+/** Named `<Item>Page` in OpenAPI when the item is named (issue 20 item 7). */
+export const PaginatedSchema = (item: Record<string, unknown>) => envelopeOf(item, 'Page', {
   type: 'object',
   required: ['data', 'current_page', 'last_page', 'per_page', 'total'],
   properties: {
@@ -37,6 +39,7 @@ export const OrderLineInput = v.object({
   extras: v.optional(v.pipe(v.array(Id), v.maxLength(50))),
   note: Nullable(ShortText(500)),
 })
+named('OrderLineInput', OrderLineInput)
 
 const orderFields = {
   type: v.picklist(ORDER_TYPES),
@@ -55,3 +58,4 @@ export const OrderInputSchema = v.object({
   ...orderFields,
   items: v.pipe(v.array(OrderLineInput), v.minLength(1), v.maxLength(100)),
 })
+named('OrderInput', OrderInputSchema)

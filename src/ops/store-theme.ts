@@ -21,6 +21,7 @@ import { validateTheme } from '../themes/validate.ts'
 import { THEME_LIMITS } from '../themes/reference.ts'
 import { BUILTIN_THEMES, builtinTheme, DEFAULT_THEME } from '../themes/builtin/index.ts'
 import { ThemeFilesSchema } from './dev.ts'
+import { named } from './docs-schemas.ts'
 
 export interface StoreTheme {
   /** What the owner chose: a builtin theme key ('classic', 'market') or 'custom'. */
@@ -157,6 +158,7 @@ export const StoreThemeSchema = {
     problems: { type: 'array', items: problemSchema, description: 'Why the chosen theme is not the one rendered: compile problems, or what failed at render time (file and line)' },
   },
 }
+named('StoreTheme', StoreThemeSchema)
 
 function sectionView(schema: SectionSchema, values: NonNullable<ThemeValues['sections']>[string] | undefined) {
   const preset = schema.presets?.[0]

@@ -3,6 +3,7 @@ import * as v from 'valibot'
 import type { AttemptRow, DeliveryRow, EndpointRow } from '../storage/webhooks.ts'
 import { nowIso } from '../storage/db.ts'
 import { stateName } from '../domain/webhook-circuit.ts'
+import { named } from './docs-schemas.ts'
 
 export const EndpointCreate = v.object({
   url: v.pipe(v.string(), v.trim(), v.minLength(1, 'The url is required.'), v.maxLength(2048)),
@@ -71,14 +72,17 @@ export const EndpointSchema = obj({
   disabled_reason: nullable(str),
   created_at: dateTime,
 })
+named('WebhookEndpoint', EndpointSchema)
 
 export const EndpointWithSecretSchema = {
   ...EndpointSchema,
   required: [...EndpointSchema.required, 'secret'],
   properties: { ...EndpointSchema.properties, secret: { type: 'string', pattern: '^whsec_', description: 'Signing secret (Standard Webhooks form). Shown only in this response.' } },
 }
+named('WebhookEndpointWithSecret', EndpointWithSecretSchema)
 
 export const AttemptSchema = obj({ attempt: int, http_status: nullable(int), error: nullable(str), response_excerpt: str, duration_ms: int, created_at: dateTime })
+named('WebhookAttempt', AttemptSchema)
 
 export const DeliverySchema = obj({
   id: int,
@@ -93,3 +97,4 @@ export const DeliverySchema = obj({
   payload: obj({ id: str, event: str, created_at: dateTime, data: { type: 'object' } }),
   attempts: { type: 'array', items: AttemptSchema },
 })
+named('WebhookDelivery', DeliverySchema)

@@ -2,6 +2,7 @@
 import { route, type Route } from '../route.ts'
 import { buildOpenApi } from '../openapi.ts'
 import { fullPath } from '../server.ts'
+import { DiscoveryIndexSchema, OpenApiDocumentSchema } from '../../ops/docs-schemas.ts'
 
 /** How each MCP server authenticates, as the discovery index says it. */
 const MCP_AUTH: Record<string, string> = {
@@ -17,7 +18,7 @@ export function discoveryRoutes(all: () => readonly Route[]) {
   return [
     route({
       method: 'GET', path: '/', tag: 'Discovery', summary: 'Machine-readable index of the API', auth: 'none',
-      response: { type: 'object', required: ['name', 'version', 'base_url', 'groups', 'mcp_servers'] },
+      response: DiscoveryIndexSchema,
       handler: ({ svc }) => {
         const groups: Record<string, Array<{ method: string; path: string; summary: string; auth: string; operation?: string }>> = {}
         for (const r of all()) {
@@ -44,7 +45,7 @@ export function discoveryRoutes(all: () => readonly Route[]) {
     }),
     route({
       method: 'GET', path: '/openapi.json', tag: 'Discovery', summary: 'OpenAPI 3.1 document of the live routes', auth: 'none',
-      response: { type: 'object', required: ['openapi', 'info', 'paths'] }, produces: 'application/json',
+      response: OpenApiDocumentSchema, produces: 'application/json',
       handler: ({ svc }) => (cached ??= JSON.stringify(buildOpenApi(all(), svc.config))),
     }),
     route({

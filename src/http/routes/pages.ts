@@ -1,29 +1,57 @@
-/** Small server-rendered pages: the API docs index (a store's website: routes/website.ts). */
-import { route, type Route } from '../route.ts'
+/**
+ * The documentation pages (issue 20 item 7, src/http/pages/docs-page.ts): the API reference
+ * rendered from the live OpenAPI document, the guides under docs/, their static files, and the
+ * plain route list. A store's website: routes/website.ts.
+ */
+import { route, Reply, type Route } from '../route.ts'
 import { fullPath } from '../server.ts'
-import { esc } from '../pages/html.ts'
+import { ApiError } from '../../errors.ts'
+import { asset } from '../pages/docs-assets.ts'
+import { DOCS_HEADERS, findGuide, guideNotFoundPage, guidePage, HTML, referencePage, routeListPage, screenshot } from '../pages/docs-page.ts'
 
-const HTML = 'text/html; charset=utf-8'
-
-
-const page = (title: string, body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-h1{margin-bottom:.2rem}table{border-collapse:collapse;width:100%;margin:.5rem 0 1.5rem}td,th{text-align:left;padding:.25rem .5rem;border-bottom:1px solid #eee}
-code{background:#f4f4f4;padding:0 .25rem;border-radius:3px}.muted{color:#777}.price{text-align:right;white-space:nowrap}</style></head>
-<body>${body}</body></html>`
+const openapiUrl = (baseUrl: string) => `${baseUrl}/openapi.json`
+/** Addresses carry a content hash (`?v=`): cache for a year. */
+const IMMUTABLE = { 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' }
 
 export function pageRoutes(all: () => readonly Route[]) {
   return [
     route({
-      method: 'GET', path: '/docs', site: true, tag: 'Discovery', summary: 'Human-readable API index', auth: 'none', produces: HTML,
-      handler: ({ svc }) => {
-        const byTag = new Map<string, Route[]>()
-        for (const r of all()) byTag.set(r.tag, [...(byTag.get(r.tag) ?? []), r])
-        const sections = [...byTag].sort(([a], [b]) => a.localeCompare(b)).map(([tag, rs]) =>
-          `<h2>${esc(tag)}</h2><table>${rs.map((r) => `<tr><td><code>${r.method}</code></td><td><code>${esc(r.site ? r.path : fullPath(r))}</code></td><td>${esc(r.summary)}</td><td class="muted">${esc(r.auth)}${r.capability ? ` · ${esc(r.capability)}` : ''}</td></tr>`).join('')}</table>`).join('')
-        return page('Dispatch API', `<h1>Dispatch API v1</h1><p class="muted">Base URL <code>${esc(svc.config.baseUrl)}</code> ·
-          <a href="${esc(svc.config.baseUrl)}/openapi.json">OpenAPI 3.1</a> · errors are <code>{message, code, errors?}</code></p>${sections}`)
+      method: 'GET', path: '/docs', site: true, tag: 'Discovery', summary: 'API reference (rendered from the live OpenAPI document) and guides', auth: 'none', produces: HTML,
+      description: 'Swagger UI, served by this server from npm (no CDN), renders `{base_url}/openapi.json`; the side bar lists the guides: real-time sockets, the kitchen display, the MCP servers, webhook events and the rest of docs/.',
+      handler: ({ svc }) => new Reply(200, referencePage(openapiUrl(svc.config.baseUrl)), DOCS_HEADERS, HTML),
+    }),
+    route({
+      method: 'GET', path: '/docs/routes', site: true, tag: 'Discovery', summary: 'Plain list of every route (no JavaScript needed)', auth: 'none', produces: HTML,
+      handler: ({ svc }) => new Reply(200, routeListPage(all().map((r) => ({
+        tag: r.tag, method: r.method, path: r.site ? r.path : fullPath(r), summary: r.summary, auth: r.auth, ...(r.capability ? { capability: r.capability } : {}),
+      })), svc.config.baseUrl, openapiUrl(svc.config.baseUrl)), DOCS_HEADERS, HTML),
+    }),
+    route({
+      method: 'GET', path: '/docs/guides/{name}', site: true, tag: 'Discovery', summary: 'A guide from docs/, as HTML', auth: 'none', produces: HTML,
+      description: '`name` is a guide\'s file name without `.md` (with it also works, so the guides\' own links resolve). Only the files of docs/ are served: a name is looked up in their list, never used as a path.',
+      pageErrors: { 404: 'No guide has this name: a page saying so.' },
+      handler: ({ svc, params }) => {
+        const g = findGuide(params.name ?? '')
+        const url = openapiUrl(svc.config.baseUrl)
+        return g ? new Reply(200, guidePage(g, url), DOCS_HEADERS, HTML) : new Reply(404, guideNotFoundPage(url), DOCS_HEADERS, HTML)
+      },
+    }),
+    route({
+      method: 'GET', path: '/docs/guides/screenshots/{file}', site: true, tag: 'Discovery', summary: 'A screenshot shown in a guide', auth: 'none', produces: 'image/png',
+      handler: ({ params }) => {
+        const png = screenshot(params.file ?? '')
+        if (!png) throw new ApiError('not_found', 'No such screenshot.')
+        return new Reply(200, png, { 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }, 'image/png')
+      },
+    }),
+    route({
+      method: 'GET', path: '/docs/assets/{file}', site: true, tag: 'Discovery', summary: 'A static file of the API reference (Swagger UI from npm, its start script, styles)', auth: 'none',
+      produces: 'application/octet-stream',
+      description: 'JavaScript, CSS or PNG with its own `Content-Type`; only the listed files exist (anything else: 404). Cached for a year: the reference links them with a content hash.',
+      handler: ({ params }) => {
+        const a = asset(params.file ?? '')
+        if (!a) throw new ApiError('not_found', 'No such file.')
+        return new Reply(200, a.body, IMMUTABLE, a.type)
       },
     }),
   ]

@@ -1,0 +1,109 @@
+/**
+ * The reusable responses and headers of the OpenAPI document (issue 20 item 7): one response per
+ * error status with the codes the catalog (src/errors.ts) answers under it, and which of them a
+ * route can answer, derived from what the route declares (auth, capability, path ids, body, …).
+ * `4XX` stays on every operation as the catch-all api-v1 §4.1 promises (405, 402, …).
+ */
+import { ERROR_CATALOG, type ErrorCode } from '../../errors.ts'
+import type { Route } from '../route.ts'
+
+/** Response headers (names exactly as src/http/server.ts and op-pipeline.ts send them). */
+export const HEADERS: Record<string, { description: string; schema: Record<string, unknown> }> = {
+  'X-Request-Id': { description: 'Correlates this response with the server logs: the caller\'s own `X-Request-Id` (1-64 of `[A-Za-z0-9_.-]`) or a generated UUID.', schema: { type: 'string' } },
+  'X-RateLimit-Limit': { description: 'Requests allowed per minute for this token (or client address) (api-v1 §8).', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
+  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
+  'Idempotent-Replayed': { description: '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key` (nothing was created again).', schema: { type: 'string', enum: ['true'] } },
+  Location: { description: 'Where the browser goes next.', schema: { type: 'string' } },
+}
+const header = (name: keyof typeof HEADERS & string) => ({ $ref: `#/components/headers/${name}` })
+
+/** Headers on every answer of a matched route: the request id and the rate-limit budget (api-v1 §8). */
+export const commonHeaders = () => ({ 'X-Request-Id': header('X-Request-Id'), 'X-RateLimit-Limit': header('X-RateLimit-Limit'), 'X-RateLimit-Remaining': header('X-RateLimit-Remaining') })
+
+/** Component name and meaning of each documented error status. */
+const STATUSES: Record<string, { name: string; when: string }> = {
+  400: { name: 'BadRequest', when: 'The request is malformed (bad JSON, broken framing).' },
+  401: { name: 'Unauthorized', when: 'No valid credential, or the sign-in failed.' },
+  402: { name: 'PaymentRequired', when: 'The wallet cannot pay for this.' },
+  403: { name: 'Forbidden', when: 'The credential is valid but may not do this (capability, permission, scope, plan, suspended account).' },
+  404: { name: 'NotFound', when: 'The resource does not exist or belongs to someone else (api-v1 §1: never 403 for others\' data).' },
+  409: { name: 'Conflict', when: 'The state changed meanwhile, or a request with this idempotency key is still running.' },
+  413: { name: 'PayloadTooLarge', when: 'The body is larger than `BODY_LIMIT_BYTES`.' },
+  415: { name: 'UnsupportedMediaType', when: 'The body is not `application/json` (or another type the operation lists).' },
+  422: { name: 'ValidationFailed', when: 'The input is invalid or a business rule refused it; `errors` maps fields to messages.' },
+  429: { name: 'TooManyRequests', when: 'A rate limit was hit; wait `Retry-After` seconds.' },
+}
+
+const codesOf = (status: number): ErrorCode[] => (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter((c) => ERROR_CATALOG[c].status === status)
+const codeList = (codes: ErrorCode[]) => codes.map((c) => `- \`${c}\`: ${ERROR_CATALOG[c].message}`).join('\n')
+const errorContent = (code: ErrorCode, extra: Record<string, unknown> = {}) => ({
+  'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: { message: ERROR_CATALOG[code].message, code, ...extra } },
+})
+
+/** `components.responses` and `components.headers`, generated from the error catalog. */
+export function responseComponents(): { responses: Record<string, unknown>; headers: Record<string, unknown> } {
+  const responses: Record<string, unknown> = {}
+  for (const [status, { name, when }] of Object.entries(STATUSES)) {
+    const codes = codesOf(Number(status))
+    const example = status === '422' ? { errors: { 'items.0.quantity': ['Invalid value: Expected >=1 but received 0'] } } : {}
+    responses[name] = {
+      description: `${when} Codes:\n${codeList(codes)}`,
+      headers: { ...commonHeaders(), ...(status === '429' ? { 'Retry-After': header('Retry-After') } : {}) },
+      content: errorContent(codes[0]!, example),
+    }
+  }
+  const server = (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter((c) => ERROR_CATALOG[c].status >= 500)
+  responses.ServerError = {
+    description: `Server error (api-v1 §7 envelope; the details are logged with the request id). Codes:\n${codeList(server)}`,
+    headers: { 'X-Request-Id': header('X-Request-Id'), 'Retry-After': header('Retry-After') },
+    content: errorContent('internal_error'),
+  }
+  responses.ClientError = {
+    description: 'Any other client error, in the api-v1 §7 envelope (e.g. 405 `method_not_allowed`). Clients branch on `code`.',
+    headers: commonHeaders(),
+    content: errorContent('method_not_allowed'),
+  }
+  return { responses, headers: HEADERS }
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+const STATUS_OF_CODE = new Map(Object.entries(ERROR_CATALOG).map(([code, { status }]) => [code, status]))
+
+/** The error statuses `r` can answer, each a `$ref` to its component, plus `4XX` and `5XX`. */
+export function errorResponses(r: Route): Record<string, unknown> {
+  const statuses = new Set<number>()
+  const write = WRITES.has(r.method)
+  const hasBody = Boolean(r.body || r.form)
+  if (hasBody) [400, 413, 415, 422].forEach((s) => statuses.add(s))
+  if (r.query || (write && r.op)) statuses.add(422)
+  // A credential that is missing or wrong; sign-in addresses (their own rate limit) answer 401 for wrong secrets.
+  if (r.auth !== 'none' || r.rateLimit) statuses.add(401)
+  if (r.auth !== 'none' || r.capability || r.permission || r.op?.feature) statuses.add(403)
+  if (/\{\w+\}/.test(r.path)) statuses.add(404)
+  if (write && r.op) statuses.add(409)
+  statuses.add(429)
+  // Statuses an operation's own description names with a catalog code ("402 `insufficient_funds`").
+  for (const m of `${r.description ?? ''}`.matchAll(/`([a-z_]+)`/g)) {
+    const s = STATUS_OF_CODE.get(m[1]!)
+    if (s && STATUSES[s]) statuses.add(s)
+  }
+  const out: Record<string, unknown> = {}
+  for (const s of [...statuses].sort()) if (!r.pageErrors?.[s]) out[String(s)] = { $ref: `#/components/responses/${STATUSES[s]!.name}` }
+  out['4XX'] = { $ref: '#/components/responses/ClientError' }
+  out['5XX'] = { $ref: '#/components/responses/ServerError' }
+  return out
+}
+
+/** Headers of the success answer: the common ones, `Idempotent-Replayed` where an `Idempotency-Key` is taken. */
+export function successHeaders(r: Route): Record<string, unknown> {
+  const idempotent = (r.headers ?? []).some((h) => h.name.toLowerCase() === 'idempotency-key')
+  return { ...commonHeaders(), ...(idempotent ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}) }
+}
+
+/** Browser redirects: a signed-out page visit of the dashboard, and form posts, answer 303 with `Location`. */
+export function redirectResponse(r: Route): Record<string, unknown> {
+  const signedOut = r.auth === 'session' && (r.method === 'GET' || r.form)
+  if (!signedOut && !r.form) return {}
+  return { 303: { description: signedOut ? 'Signed out (or after a form post): go to `Location` (the sign-in page returns here).' : 'After the form post: go to `Location`.', headers: { Location: header('Location'), 'X-Request-Id': header('X-Request-Id') } } }
+}
