@@ -39,9 +39,12 @@ export function scrubSecrets(line: string): string {
  * Path segments that follow one of these hold a capability token: the track token of
  * `{base_url}/track/{token}`, `{base_url}/ws/track/{token}` and `{site_url}/t/{token}`
  * (docs/realtime.md). Whoever reads the log must not be able to follow the order. Likewise the
- * one-time nonce of `{base_url}/app/handoff/{nonce}` (docs/app-shell.md), which opens a web session.
+ * one-time nonce of `{base_url}/app/handoff/{nonce}` (docs/app-shell.md), which opens a web session,
+ * and the emailed links `{site_url}/verify-email/{token}` and `{site_url}/reset-password/{token}`
+ * (docs/dashboard.md; the second sets a password). test/log-redaction.test.ts checks every route
+ * whose path carries a `{token}` or `{nonce}` is listed here.
  */
-const CAPABILITY_PARENTS = new Set(['track', 't', 'handoff', 'verify-email'])
+const CAPABILITY_PARENTS = new Set(['track', 't', 'handoff', 'verify-email', 'reset-password'])
 /** Any segment that looks like one of our tokens (family prefix, api-v1 §5), wherever it was put. */
 const TOKEN_LIKE = new RegExp(`^(${Object.values(TOKEN_PREFIX).map((p) => p.slice(0, -1)).join('|')})(_|%5f)`, 'i')
 

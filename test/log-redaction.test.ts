@@ -12,6 +12,7 @@ import { pino } from 'pino'
 import { loadConfig } from '../src/config.ts'
 import { buildApp } from '../src/app.ts'
 import { redactPath, REDACTED } from '../src/log.ts'
+import { allRoutes } from '../src/http/routes/index.ts'
 import { newToken } from '../src/auth/tokens.ts'
 import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { findFreePort, request, type TestServer } from './helpers/server.ts'
@@ -26,6 +27,7 @@ t.test('redactPath', async (t) => {
     [`//t//${tok}`, `//t//${REDACTED}`],
     ['/t/not-a-token-but-in-its-place', `/t/${REDACTED}`],
     ['/verify-email/3f9a0c1e7b5d42e8a6c4b2d0e9f7a5c3', `/verify-email/${REDACTED}`],
+    ['/reset-password/3f9a0c1e7b5d42e8a6c4b2d0e9f7a5c3', `/reset-password/${REDACTED}`],
     [`/api/v1/anything/${tok}/more`, `/api/v1/anything/${REDACTED}/more`],
     [`/api/v1/x/${tok.replace('_', '%5F')}`, `/api/v1/x/${REDACTED}`],
     [`/api/v1/me?api_token=${newToken('owner')}`, '/api/v1/me'],
@@ -37,6 +39,15 @@ t.test('redactPath', async (t) => {
   for (const [path, want] of cases) t.equal(redactPath(path), want, path)
   for (const family of ['owner', 'storefront', 'driver', 'customer', 'staff'] as const) {
     t.equal(redactPath(`/api/v1/oops/${newToken(family)}`), `/api/v1/oops/${REDACTED}`, `${family} token in a path`)
+  }
+})
+
+t.test('every route whose path carries a capability ({token}, {nonce}) is redacted in logs', async (t) => {
+  const capabilityRoutes = allRoutes().filter((r) => /\{(token|nonce)\}/.test(r.path))
+  t.ok(capabilityRoutes.length >= 4, 'tracking, hand-off and emailed links are found')
+  for (const r of capabilityRoutes) {
+    const path = r.path.replace(/\{(token|nonce)\}/g, 'sEcReTvAlUe123').replace(/\{\w+\}/g, '7')
+    t.notMatch(redactPath(path), /sEcReTvAlUe123/, `${r.method} ${r.path}`)
   }
 })
 
