@@ -36,6 +36,13 @@ const refusedForm = () => authPage(403, 'This form has expired', '<p>For your sa
 /** An ApiError as the page's own status, message and (for 429) Retry-After. */
 const errorHeaders = (e: ApiError): Record<string, string> => e.headers ?? {}
 
+/** A refusal a form page shows itself (anything else, a 5xx or a bug, goes to the error path). */
+const shownOnPage = (e: unknown): e is ApiError => e instanceof ApiError && e.status < 500
+
+/** What a refused form tells the person: the field messages when there are some, else the message. */
+const pageMessage = (e: ApiError): string =>
+  (e.details && typeof e.details === 'object' ? Object.values(e.details as Record<string, string[]>).flat().join(' ') : '') || e.message
+
 type FormCtx = Ctx<'none', any, any>
 
 const deadResetLink = '<p>It was used already or has expired. <a href="/forgot-password">Ask for a new one</a>.</p>'
@@ -64,7 +71,7 @@ async function securityAction(ctx: SessionCtx, act: () => Promise<void>, ok: str
   try {
     await act()
   } catch (e) {
-    if (e instanceof ApiError && e.status < 500) return securityPage(ctx, e.status, { error: e.message })
+    if (shownOnPage(e)) return securityPage(ctx, e.status, { error: e.message })
     throw e
   }
   return securityPage(ctx, 200, { ok })
@@ -90,7 +97,7 @@ export const ownerAuthRoutes = [
       try {
         ({ ownerId } = await checkOwnerPassword(ctx.svc, { email: form.email!, password: f.get('password') ?? '', otp: f.get('otp') || undefined }, ctx.ip))
       } catch (e) {
-        if (!(e instanceof ApiError) || e.status >= 500) throw e
+        if (!shownOnPage(e)) throw e
         const askOtp = e.code === 'two_factor_required' || e.code === 'otp_invalid'
         return authPage(e.status, 'Sign in', loginBody({ ...form, askOtp, error: e.message }), errorHeaders(e))
       }
@@ -126,9 +133,8 @@ export const ownerAuthRoutes = [
         const { email } = await signUpOwner(ctx.svc, input, ctx.ip)
         return authPage(200, 'Check your email', checkMailBody(email))
       } catch (e) {
-        if (!(e instanceof ApiError) || e.status >= 500) throw e
-        const detail = e.details && typeof e.details === 'object' ? Object.values(e.details as Record<string, string[]>).flat().join(' ') : ''
-        return authPage(e.status, 'Create your account', signUpBody({ name: input.name, email: input.email, error: detail || e.message }), errorHeaders(e))
+        if (!shownOnPage(e)) throw e
+        return authPage(e.status, 'Create your account', signUpBody({ name: input.name, email: input.email, error: pageMessage(e) }), errorHeaders(e))
       }
     },
   }),
@@ -159,8 +165,8 @@ export const ownerAuthRoutes = [
         await requestPasswordReset(ctx.svc, { email }, ctx.ip)
         return authPage(200, 'Check your email', resetSentBody(email.trim()))
       } catch (e) {
-        if (!(e instanceof ApiError) || e.status >= 500) throw e
-        return authPage(e.status, 'Forgot your password?', forgotBody({ email, error: e.message }), errorHeaders(e))
+        if (!shownOnPage(e)) throw e
+        return authPage(e.status, 'Forgot your password?', forgotBody({ email, error: pageMessage(e) }), errorHeaders(e))
       }
     },
   }),
@@ -185,10 +191,9 @@ export const ownerAuthRoutes = [
       try {
         await resetPassword(ctx.svc, token, { password: formOf(ctx).get('password') ?? '' })
       } catch (e) {
-        if (!(e instanceof ApiError) || e.status >= 500) throw e
+        if (!shownOnPage(e)) throw e
         if (e.code === 'not_found') return authPage(404, 'This link does not work', deadResetLink)
-        const detail = e.details && typeof e.details === 'object' ? Object.values(e.details as Record<string, string[]>).flat().join(' ') : ''
-        return authPage(e.status, 'Set a new password', resetBody(token, detail || e.message), { 'Referrer-Policy': 'no-referrer' })
+        return authPage(e.status, 'Set a new password', resetBody(token, pageMessage(e)), { 'Referrer-Policy': 'no-referrer' })
       }
       return authPage(200, 'Password changed', '<p class="ok" role="status">Your new password is set and every session of the account has ended. <a href="/login">Sign in</a> with it.</p>')
     },
