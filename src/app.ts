@@ -57,11 +57,11 @@ export interface App {
   svc: Services
   /** The billing schedule: `billing.started` settles after the catch-up run at start. */
   billing: BillingScheduler
-  /** The retention schedule (docs/operations.md "Backups and retention"). */
+  /** The retention schedule (docs/running.md "Backups and retention"). */
   prune: PruneScheduler
   listen(): Promise<number>
   /**
-   * Drain and shut down (docs/operations.md "Stopping"); resolves false when SHUTDOWN_TIMEOUT_MS
+   * Drain and shut down (docs/running.md "Stopping"); resolves false when SHUTDOWN_TIMEOUT_MS
    * ran out first (what was still in flight was cut, what was committed stays committed).
    */
   close(): Promise<boolean>
@@ -209,7 +209,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
         return port
       }),
     async close() {
-      // The order is the contract of docs/operations.md "Stopping": not ready → stop accepting →
+      // The order is the contract of docs/running.md "Stopping": not ready → stop accepting →
       // answer what arrived → close sockets with 1001 → empty mailboxes → commit → close.
       const deadline = Date.now() + config.shutdownTimeoutMs
       const left = () => Math.max(0, deadline - Date.now())

@@ -1,5 +1,5 @@
 /**
- * `dispatch backup <file>` and `dispatch restore <backup>` (issue 21 item 7; docs/operations.md
+ * `dispatch backup <file>` and `dispatch restore <backup>` (issue 21 item 7; docs/running.md
  * "Backups and retention").
  *
  * Backup is online: SQLite's backup API (better-sqlite3 `db.backup()`) copies the database page by

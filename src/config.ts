@@ -81,7 +81,7 @@ const EnvSchema = v.object({
   DEMO_SEED: bool(true),
   /** The mobile-shell app group (api-v1 §4.9, docs/app-shell.md); `0` removes its routes. */
   APP_GROUP: bool(true),
-  /** Shutdown (docs/operations.md "Stopping"): /readyz answers 503 this long before the listener closes. */
+  /** Shutdown (docs/running.md "Stopping"): /readyz answers 503 this long before the listener closes. */
   SHUTDOWN_GRACE_MS: v.pipe(int(0), max(60_000)),
   /** Shutdown: the bound on draining requests, mailboxes and sockets before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: v.pipe(int(10_000, 100), max(300_000)),
@@ -91,7 +91,7 @@ const EnvSchema = v.object({
   BILLING_TRIAL_REMINDER_DAYS: v.pipe(int(3), max(365)),
   BILLING_EXPIRING_DAYS: v.pipe(int(7), max(365)),
   BILLING_CLOCK: v.optional(v.string()),
-  /** Retention (docs/operations.md "Backups and retention"): node-cron expression of the prune, or `off`. */
+  /** Retention (docs/running.md "Backups and retention"): node-cron expression of the prune, or `off`. */
   PRUNE_CRON: v.optional(v.string(), '23 * * * *'),
   /** Test-only clock of the prune, like BILLING_CLOCK (ISO time or `+30d`); NODE_ENV=test only. */
   PRUNE_CLOCK: v.optional(v.string()),
@@ -167,7 +167,7 @@ export type Config = Readonly<{
   billingClock: string | null
   /** Readiness answers 503 this long before the listener closes, so a load balancer stops sending first. */
   shutdownGraceMs: number
-  /** Upper bound of the drain on SIGTERM/SIGINT (docs/operations.md "Stopping"). */
+  /** Upper bound of the drain on SIGTERM/SIGINT (docs/running.md "Stopping"). */
   shutdownTimeoutMs: number
   /** Retention: node-cron expression of the prune (`off`: never), its test clock, and the periods (src/maintenance/prune.ts). */
   pruneCron: string
@@ -203,7 +203,7 @@ function scheduleConfig(name: 'BILLING' | 'PRUNE', rawCron: string, rawClock: st
   return { cron, clock }
 }
 
-/** PRUNE_* and RETENTION_* (docs/operations.md "Backups and retention"). */
+/** PRUNE_* and RETENTION_* (docs/running.md "Backups and retention"). */
 function pruneConfig(e: v.InferOutput<typeof EnvSchema>) {
   const { cron, clock } = scheduleConfig('PRUNE', e.PRUNE_CRON, e.PRUNE_CLOCK, e.NODE_ENV)
   const day = 86_400_000

@@ -6,7 +6,7 @@ export type { Logger }
 
 /**
  * The server's logger: JSON lines to stdout, or to `destination` (a file path or stream; tests
- * capture the log this way). Secrets never reach a line (issue 21 item 8, docs/operations.md
+ * capture the log this way). Secrets never reach a line (issue 21 item 8, docs/running.md
  * "Secrets in logs"): request paths are logged through `redactPath`, bodies never are, and as a
  * last line of defence every written line is passed through `scrubSecrets`, and fields named like a
  * secret are censored wherever they are nested.

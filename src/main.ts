@@ -1,6 +1,6 @@
 /**
  * Entry point: configuration → database → app → listen → demo seed on an empty database → signals.
- * Every refusal to start is one line on stderr and an exit code (src/startup.ts, docs/operations.md).
+ * Every refusal to start is one line on stderr and an exit code (src/startup.ts, docs/running.md).
  */
 import { loadConfig, type Config } from './config.ts'
 import { buildApp, type App } from './app.ts'

@@ -58,7 +58,7 @@ export interface Services {
   resellers: ResellerQueries
   /** Developers' apps, for tenancy (src/auth/policy.ts; docs/apps.md). */
   apps: { ownedBy(id: number, developerId: number): AppRow | undefined }
-  /** Readiness for `GET /readyz` (src/http/routes/readyz.ts, docs/operations.md); wired by app.ts. */
+  /** Readiness for `GET /readyz` (src/http/routes/readyz.ts, docs/running.md); wired by app.ts. */
   lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean } }
   /** This server's Prometheus metrics (src/metrics/registry.ts, docs/metrics.md); no-ops unless served. */
   metrics: Metrics

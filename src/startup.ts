@@ -1,6 +1,6 @@
 /**
  * What `main.ts` checks before it serves, and how it fails: one line on stderr and a documented
- * exit code (docs/operations.md "Exit codes"), never a stack trace for a mistake an operator made.
+ * exit code (docs/running.md "Exit codes"), never a stack trace for a mistake an operator made.
  */
 import { closeSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'

@@ -1,5 +1,5 @@
 /**
- * `dispatch backup` and `dispatch restore` (issue 21 item 7; docs/operations.md "Backups and
+ * `dispatch backup` and `dispatch restore` (issue 21 item 7; docs/running.md "Backups and
  * retention"), through the real CLI binary: a backup taken while a server is taking orders is
  * consistent (every order acknowledged before it started is in it, with its lines; integrity ok);
  * restore refuses while a server has DB_PATH open and leaves it untouched; restored into a new path,

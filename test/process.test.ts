@@ -1,5 +1,5 @@
 /**
- * The server as an operator runs it (issue 20 #1, docs/operations.md): a taken port, a bad setting
+ * The server as an operator runs it (issue 20 #1, docs/running.md): a taken port, a bad setting
  * or an unusable database stops the start with one line on stderr and a documented exit code (no
  * stack trace); SIGTERM and SIGINT stop it gracefully, also when it was started with `npm start`.
  */

@@ -1,5 +1,5 @@
 /**
- * Retention (issue 21 item 7; docs/operations.md "Backups and retention"): the prune run with a
+ * Retention (issue 21 item 7; docs/running.md "Backups and retention"): the prune run with a
  * moved clock deletes what is past its retention — finished webhook deliveries and their attempt
  * log, old positions of drivers off shift, idempotency keys, expired or revoked sessions and
  * tokens, expired sign-in codes — and never what is still needed: a pending delivery's attempts, an

@@ -1,5 +1,5 @@
 /**
- * No secrets in logs (issue 21 item 8; docs/operations.md "Secrets in logs"): a server logging at
+ * No secrets in logs (issue 21 item 8; docs/running.md "Secrets in logs"): a server logging at
  * `trace` into a file is driven through every credential family — owner token (as a bearer and as
  * `?api_token=`), storefront, driver (and its SMS login code), customer (and its OTP code), staff
  * (password, PIN, device key, `?token=` on the kitchen socket), track token, shell token, app

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (issue 21 #4, docs/operations.md "Stopping"), on the real server in a child
+ * Graceful shutdown (issue 21 #4, docs/running.md "Stopping"), on the real server in a child
  * process: after SIGTERM `/readyz` answers 503 while `/healthz` still answers 200, then the
  * listener closes; requests that had started before are all answered; every answered order is in
  * the database exactly once and no unanswered one is; sockets close with 1001; exit code 0.

@@ -1,5 +1,5 @@
 /**
- * The retention schedule (ARCHITECTURE "Scheduled work"; docs/operations.md "Backups and
+ * The retention schedule (ARCHITECTURE "Scheduled work"; docs/running.md "Backups and
  * retention"): node-cron runs the prune (src/storage/prune.ts) on PRUNE_CRON, hourly by default,
  * and once shortly after start so a server that was down catches up. Idempotent: a second pass at
  * the same time deletes nothing. Runs never overlap in a process; the delete goes through the

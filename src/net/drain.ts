@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of the one uWS app (docs/operations.md "Stopping"): counts HTTP requests from
+ * Graceful shutdown of the one uWS app (docs/running.md "Stopping"): counts HTTP requests from
  * their first byte to their last, tracks open WebSockets, and tells readiness that the server is
  * draining. `track(app)` is called once, before any route or socket is mounted, so every handler
  * mounted afterwards is wrapped; nothing else needs to know.

@@ -1,4 +1,4 @@
-/** Readiness of the database for `GET /readyz` (docs/operations.md "Health and readiness"). */
+/** Readiness of the database for `GET /readyz` (docs/running.md "Health and readiness"). */
 import { readMigrations, stmt, type Db } from './db.ts'
 
 /** The newest migration this build ships; read once, the files do not change while it runs. */

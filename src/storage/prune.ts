@@ -1,5 +1,5 @@
 /**
- * Retention (issue 21 item 7; docs/operations.md "Backups and retention"): deletes what grows
+ * Retention (issue 21 item 7; docs/running.md "Backups and retention"): deletes what grows
  * without bound once nobody can need it any more. Every rule keeps what is still in use:
  * a pending webhook delivery keeps all its attempts; an idempotency key lives at least 24 h (the
  * configuration refuses less); a driver's last position stays while the driver is on shift or has

@@ -1,5 +1,5 @@
 /**
- * Readiness (docs/operations.md "Health and readiness"): 200 while this instance should get
+ * Readiness (docs/running.md "Health and readiness"): 200 while this instance should get
  * traffic, 503 once it is draining for shutdown or when its database does not answer or lacks a
  * migration. `/healthz` stays liveness: it answers 200 for as long as the process serves at all.
  */
