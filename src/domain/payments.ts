@@ -1,0 +1,117 @@
+/**
+ * Money rules of payments and split bills (issue 17 item 1; docs/operations.md "Payments", "Split
+ * bills"). Pure: integer cents in, integer cents out; the order actor (src/actors/order-payments.ts)
+ * and the read operations both use these, so the balance a bill shows is the one a payment is
+ * checked against.
+ */
+
+export type PaymentMethod = 'cash' | 'card' | 'online'
+export const PAYMENT_METHODS: readonly PaymentMethod[] = ['cash', 'card', 'online']
+export type PaymentStatus = 'pending' | 'succeeded' | 'failed'
+
+/** One order line as the bill sees it: its units and the part of the order total they owe. */
+export interface BillLine { id: number; quantity: number; lineTotal: number }
+/** Units of a line a payment covers (`lines: [{line_id, quantity}]`). */
+export interface LinePick { lineId: number; quantity: number }
+
+/** What the order's payments add up to, loaded by the actor on its first payment message. */
+export interface PaymentBook {
+  /** The order total (cents): what the payments must cover; tips are on top. */
+  total: number
+  /** Sum of succeeded amounts. */
+  paid: number
+  /** Sum of succeeded tips. */
+  tips: number
+  /** Methods of the succeeded payments, first use first (for `order.paid`). */
+  methods: PaymentMethod[]
+  lines: BillLine[]
+  /** Units already taken by line payments that succeeded or are still pending, by line id. */
+  paidUnits: Record<number, number>
+}
+
+/**
+ * What each line owes of the order total: the total (after discount, with the order's tip and fees)
+ * shared out in proportion to the lines' prices, largest remainder first, so the shares add up to
+ * the total exactly and paying every line by lines pays the order.
+ */
+export function lineDues(total: number, lines: readonly BillLine[]): number[] {
+  const sum = lines.reduce((s, l) => s + l.lineTotal, 0)
+  if (lines.length === 0) return []
+  if (sum <= 0) return distribute(total, lines.length)
+  const exact = lines.map((l) => (total * l.lineTotal) / sum)
+  const dues = exact.map(Math.floor)
+  let left = total - dues.reduce((s, d) => s + d, 0)
+  const order = exact.map((x, i) => ({ i, r: x - Math.floor(x) })).sort((a, b) => b.r - a.r || a.i - b.i)
+  for (const { i } of order) {
+    if (left <= 0) break
+    dues[i]! += 1
+    left--
+  }
+  return dues
+}
+
+/** `amount` split into `n` parts that add up exactly; the first parts carry the spare cents. */
+export function distribute(amount: number, n: number): number[] {
+  const base = Math.floor(amount / n)
+  const extra = amount - base * n
+  return Array.from({ length: n }, (_, i) => base + (i < extra ? 1 : 0))
+}
+
+/** The share of units `[from, from + count)` of a line owing `due` over `quantity` units. */
+export function unitsDue(due: number, quantity: number, from: number, count: number): number {
+  const parts = distribute(due, quantity)
+  let s = 0
+  for (let i = from; i < from + count; i++) s += parts[i] ?? 0
+  return s
+}
+
+export const balanceOf = (b: PaymentBook): number => Math.max(0, b.total - b.paid)
+export const isCovered = (b: PaymentBook): boolean => b.paid >= b.total
+
+/** The balance split evenly into `n` parts (`?split=N`). */
+export const evenSplit = (b: PaymentBook, n: number): number[] => distribute(balanceOf(b), n)
+
+export type LinesResult = { ok: true; amount: number } | { ok: false; kind: 'unknown' | 'taken'; field: string; message: string }
+
+/**
+ * The amount of a by-lines payment: the dues of the next unpaid units of each picked line. A line
+ * named twice, a line of another order, or more units than are still unpaid is refused.
+ */
+export function linesAmount(b: PaymentBook, picks: readonly LinePick[]): LinesResult {
+  const dues = lineDues(b.total, b.lines)
+  const seen = new Set<number>()
+  let amount = 0
+  for (const [i, p] of picks.entries()) {
+    const idx = b.lines.findIndex((l) => l.id === p.lineId)
+    if (idx < 0 || seen.has(p.lineId)) return { ok: false, kind: 'unknown', field: `lines.${i}.line_id`, message: idx < 0 ? `Line ${p.lineId} is not on this order.` : `Line ${p.lineId} is listed twice.` }
+    seen.add(p.lineId)
+    const line = b.lines[idx]!
+    const taken = b.paidUnits[line.id] ?? 0
+    if (taken + p.quantity > line.quantity) {
+      return { ok: false, kind: 'taken', field: `lines.${i}.quantity`, message: `Only ${line.quantity - taken} of ${line.quantity} unit(s) of line ${line.id} are unpaid.` }
+    }
+    amount += unitsDue(dues[idx]!, line.quantity, taken, p.quantity)
+  }
+  return { ok: true, amount }
+}
+
+/** The book with line units taken (`sign` 1) or given back (`sign` -1, a failed pending payment). */
+export function takeUnits(paidUnits: Readonly<Record<number, number>>, picks: readonly LinePick[], sign: 1 | -1): Record<number, number> {
+  const next = { ...paidUnits }
+  for (const p of picks) next[p.lineId] = Math.max(0, (next[p.lineId] ?? 0) + sign * p.quantity)
+  return next
+}
+
+/** A line on the bill (`GET …/bill`): its units, the units paid and unpaid, and what the unpaid ones owe. */
+export interface BillLineView { line_id: number; quantity: number; paid_quantity: number; unpaid_quantity: number; due: number; unpaid_due: number }
+
+export function billLines(b: PaymentBook): BillLineView[] {
+  const dues = lineDues(b.total, b.lines)
+  return b.lines.map((l, i) => {
+    const paid = Math.min(l.quantity, b.paidUnits[l.id] ?? 0)
+    return {
+      line_id: l.id, quantity: l.quantity, paid_quantity: paid, unpaid_quantity: l.quantity - paid,
+      due: dues[i]!, unpaid_due: unitsDue(dues[i]!, l.quantity, paid, l.quantity - paid),
+    }
+  })
+}
