@@ -1,147 +1,15 @@
-// The owner dashboard's script (docs/dashboard.md). Plain JavaScript, no build step, no outside
-// code: it asks the server for a short-lived API token of the signed-in session (POST
-// {site_url}/dashboard/api-token with the CSRF token), then draws the page from the owner API and
-// keeps the orders board and the dispatch map live over the API's sockets.
+// The owner dashboard's script (docs/dashboard.md): the entry module the shell loads. Plain
+// JavaScript modules, no build step, no outside code. The shared core (./core.js) gets a
+// short-lived API token of the signed-in session and calls the owner API; this file draws the
+// original pages and starts the one named by the shell, the store-operation views live in their
+// own modules (payments.js, shifts.js, reservations.js, guests.js).
 // Never sets inline styles (the page's CSP has no 'unsafe-inline'): classes and SVG attributes only.
 
-const body = document.body
-const SITE = body.dataset.site
-const API = body.dataset.api
-const PAGE = body.dataset.page
-const CSRF = document.querySelector('meta[name="csrf-token"]').content
-const view = document.getElementById('view')
-const notice = document.getElementById('notice')
-const problem = document.getElementById('problem')
-
-// ---- small helpers ----
-
-/** An element: `props` are attributes, plus `text`, `class`, `on` (events) and `data`. */
-function h(tag, props, ...children) {
-  const svg = ['svg', 'g', 'circle', 'rect', 'line', 'polyline', 'path', 'text', 'title'].includes(tag)
-  const el = svg ? document.createElementNS('http://www.w3.org/2000/svg', tag) : document.createElement(tag)
-  for (const [k, v] of Object.entries(props || {})) {
-    if (v == null || v === false) continue
-    if (k === 'text') el.textContent = String(v)
-    else if (k === 'on') for (const [ev, fn] of Object.entries(v)) el.addEventListener(ev, fn)
-    else if (k === 'data') for (const [dk, dv] of Object.entries(v)) el.dataset[dk] = String(dv)
-    else if (k === 'style') throw new Error('no inline styles (CSP)')
-    else el.setAttribute(k, v === true ? '' : String(v))
-  }
-  for (const c of children.flat()) if (c != null && c !== false) el.append(c instanceof Node ? c : document.createTextNode(String(c)))
-  return el
-}
-const money = (n) => (typeof n === 'number' ? n.toFixed(2) : '')
-const when = (iso) => (iso ? new Date(iso).toLocaleString() : '')
-const time = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '')
-function say(msg) { problem.textContent = ''; notice.textContent = msg }
-function fail(err) {
-  notice.textContent = ''
-  const fields = err && err.body && err.body.errors ? ' ' + Object.entries(err.body.errors).map(([k, v]) => `${k}: ${[].concat(v).join(' ')}`).join('; ') : ''
-  problem.textContent = (err && err.message ? err.message : String(err)) + fields
-}
-/** Run an action from a button or form: errors are shown, never thrown into the void. */
-const act = (fn) => async (ev) => {
-  if (ev && ev.preventDefault) ev.preventDefault()
-  try { await fn(ev) } catch (err) { fail(err) }
-}
-function table(head, rows) {
-  return h('div', { class: 'table-wrap' }, h('table', {},
-    h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col', class: /^(Total|Price|Revenue|Orders|Uses|Attempts|Quantity)$/.test(c) ? 'num' : null, text: c })))),
-    h('tbody', {}, rows)))
-}
-const formData = (form) => Object.fromEntries(new FormData(form).entries())
-
-// ---- the session's API token and the API ----
-
-let token = null
-let tokenExpires = 0
-let tokenPending = null
-
-/** A token of this session, renewed a minute before it expires (docs/dashboard.md "Signing in"). */
-async function apiToken(fresh = false) {
-  if (!fresh && token && Date.now() < tokenExpires - 60_000) return token
-  if (!tokenPending) {
-    tokenPending = (async () => {
-      const res = await fetch(`${SITE}/dashboard/api-token`, { method: 'POST', credentials: 'same-origin', headers: { 'X-CSRF-Token': CSRF, Accept: 'application/json' } })
-      if (res.status === 401 || res.redirected) { location.assign(`${SITE}/login?next=${encodeURIComponent(location.pathname + location.search)}`); throw new Error('Signed out.') }
-      if (!res.ok) throw new Error(`Could not get an API token (${res.status}).`)
-      const t = await res.json()
-      token = t.token
-      tokenExpires = Date.parse(t.expires_at)
-      return token
-    })().finally(() => { tokenPending = null })
-  }
-  return tokenPending
-}
-
-/** Call the owner API; a 401 (token ended) is retried once with a fresh token. */
-async function api(method, path, payload, retried = false) {
-  const t = await apiToken(retried)
-  const headers = { Authorization: `Bearer ${t}`, Accept: 'application/json' }
-  if (payload !== undefined) headers['Content-Type'] = 'application/json'
-  const res = await fetch(API + path, { method, headers, body: payload === undefined ? undefined : JSON.stringify(payload) })
-  if (res.status === 401 && !retried) return api(method, path, payload, true)
-  if (res.status === 204) return null
-  const json = await res.json().catch(() => null)
-  if (!res.ok) throw Object.assign(new Error((json && json.message) || `HTTP ${res.status}`), { status: res.status, body: json })
-  return json
-}
-
-/** A socket of the API with the session's token, reconnecting with a fresh one when it ends. */
-function liveSocket(path, onFrame, onState) {
-  let closedByUs = false
-  let ws = null
-  let delay = 500
-  const open = async () => {
-    let t
-    try { t = await apiToken() } catch (err) { fail(err); return }
-    const url = new URL(`${API}${path}`, location.href)
-    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:'
-    url.searchParams.set('token', t)
-    ws = new WebSocket(url)
-    ws.onopen = () => { delay = 500; onState(true) }
-    ws.onmessage = (m) => { try { onFrame(JSON.parse(m.data)) } catch (err) { fail(err) } }
-    ws.onclose = (ev) => {
-      onState(false)
-      if (closedByUs) return
-      // 4001: the token ended (expired or revoked): reconnect with a new one.
-      if (ev.code === 4001) token = null
-      setTimeout(open, delay)
-      delay = Math.min(delay * 2, 15_000)
-    }
-  }
-  void open()
-  return { close() { closedByUs = true; if (ws) ws.close() }, send(f) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(f)) } }
-}
-
-// ---- store picker ----
-
-let stores = []
-let store = null
-
-async function pickStore() {
-  await loadStores()
-  const sel = document.getElementById('store')
-  sel.addEventListener('change', () => {
-    const u = new URL(location.href)
-    u.searchParams.set('store', sel.value)
-    location.assign(u)
-  })
-}
-
-/** The account's stores into the picker (again after the Stores page adds or removes one). */
-async function loadStores(prefer) {
-  const list = await api('GET', '/restaurants?per_page=100')
-  stores = list.data || []
-  const wanted = prefer || Number(new URLSearchParams(location.search).get('store'))
-  store = stores.find((s) => s.id === wanted) || stores[0] || null
-  const sel = document.getElementById('store')
-  sel.replaceChildren(...stores.map((s) => h('option', { value: s.id, selected: store && s.id === store.id, text: s.title })))
-  sel.disabled = stores.length === 0
-  // Keep the chosen store when moving between pages.
-  for (const a of document.querySelectorAll('nav a[data-nav]')) a.search = store ? `?store=${store.id}` : ''
-}
-const S = () => `/restaurants/${store.id}`
+import { PAGE, SITE, api, act, body, fail, formData, h, liveSocket, loadStores, money, pickStore, S, say, store, stores, table, time, view, when } from './core.js'
+import { paymentsPanel } from './payments.js'
+import { shiftsPage } from './shifts.js'
+import { reservationsPage } from './reservations.js'
+import { guestsPage } from './guests.js'
 
 // ---- Orders ----
 
@@ -205,7 +73,9 @@ async function ordersPage() {
         l.extras.length ? h('span', { class: 'muted', text: ` + ${l.extras.map((e) => e.name).join(', ')}` }) : null,
         l.note ? h('span', { class: 'muted', text: ` “${l.note}”` }) : null))),
       o.note ? h('p', { class: 'muted', text: `Note: ${o.note}` }) : null,
-      h('p', {}, h('b', { text: `Total ${money(o.total)}` }), o.is_paid ? ' · paid' : ' · not paid'),
+      h('p', { id: 'order-paid', data: { paid: o.is_paid ? '1' : '0' } }, h('b', { text: `Total ${money(o.total)}` }), o.is_paid ? ' · paid' : ' · not paid'),
+      // Payments, split bill and refunds (issue 17): redrawn with the order after each one.
+      await paymentsPanel(o, () => detail(o.id)),
       h('h3', { text: 'Timeline' }),
       h('ol', {}, Object.entries(o.timeline || {}).map(([k, v]) => h('li', { text: `${k.replace(/_at$/, '').replace(/_/g, ' ')}: ${when(v)}` }))),
       h('form', { class: 'row', on: { submit: act(async () => { await setStatus(o, status.value)(); dialog.close() }) } },
@@ -736,7 +606,7 @@ async function appsPage() {
 
 // ---- start ----
 
-const PAGES = { orders: ordersPage, stores: storesPage, dispatch: dispatchPage, menu: menuPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
+const PAGES = { orders: ordersPage, stores: storesPage, dispatch: dispatchPage, menu: menuPage, reservations: reservationsPage, shifts: shiftsPage, guests: guestsPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
 /** Pages that work for an account without a store; the others lead to the Stores page instead. */
 const STORELESS = ['stores', 'tokens', 'webhooks', 'apps']
 

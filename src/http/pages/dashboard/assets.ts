@@ -1,4 +1,4 @@
-/** The dashboard's script and stylesheet, read once, each with a content tag for its address. */
+/** The dashboard's script modules and stylesheet, read once, each addressed with a content tag. */
 import { readFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 
@@ -6,10 +6,21 @@ const read = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url
 
 export interface Asset { body: string; type: string }
 
-export const DASHBOARD_ASSETS: Readonly<Record<string, Asset>> = {
-  'app.js': { body: read('app.js'), type: 'text/javascript; charset=utf-8' },
+const JS = 'text/javascript; charset=utf-8'
+/** app.js is the entry module the shell loads; the others are the modules it imports. */
+const SCRIPTS = ['app.js', 'core.js', 'payments.js', 'shifts.js', 'reservations.js', 'guests.js'] as const
+const raw: Record<string, Asset> = {
+  ...Object.fromEntries(SCRIPTS.map((name) => [name, { body: read(name), type: JS }])),
   'app.css': { body: read('app.css'), type: 'text/css; charset=utf-8' },
 }
 
-/** Changes whenever either file does: pages ask for `app.js?v=<tag>`, so a cached copy is never stale. */
-export const ASSET_TAG = createHash('sha256').update(Object.values(DASHBOARD_ASSETS).map((a) => a.body).join('\0')).digest('hex').slice(0, 12)
+/** Changes whenever any file does: pages ask for `app.js?v=<tag>`, so a cached copy is never stale. */
+export const ASSET_TAG = createHash('sha256').update(Object.values(raw).map((a) => a.body).join('\0')).digest('hex').slice(0, 12)
+
+/**
+ * The files as served. Every asset is cached for a year (`immutable`), so a module's own imports
+ * (`from './core.js'`) are given the same tag as the page's `app.js?v=<tag>`: a new release fetches
+ * every module afresh, and all of them import one and the same `core.js?v=<tag>` instance.
+ */
+export const DASHBOARD_ASSETS: Readonly<Record<string, Asset>> = Object.fromEntries(Object.entries(raw).map(([name, a]) =>
+  [name, a.type === JS ? { ...a, body: a.body.replace(/(from '\.\/[\w-]+\.js)'/g, `$1?v=${ASSET_TAG}'`) } : a]))

@@ -15,6 +15,10 @@ export const DASHBOARD_PAGES: readonly NavPage[] = [
   { path: 'stores', title: 'Stores' },
   { path: 'dispatch', title: 'Dispatch' },
   { path: 'menu', title: 'Menu' },
+  // Store operations (issue 17; docs/operations.md): the day's bookings, the cash drawer, who the guests are.
+  { path: 'reservations', title: 'Reservations' },
+  { path: 'shifts', title: 'Shifts' },
+  { path: 'guests', title: 'Guests' },
   { path: 'tokens', title: 'API tokens' },
   { path: 'webhooks', title: 'Webhooks' },
   { path: 'analytics', title: 'Analytics' },
