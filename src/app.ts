@@ -17,6 +17,7 @@ import { couponReads } from './storage/coupons.ts'
 import { EventRouter } from './actors/event-router.ts'
 import { MailboxGauge, Registry, startSystem, stopSystem } from './actors/system.ts'
 import { storeHandler, type StoreDeps, type StoreMsg, type StoreState } from './actors/store.ts'
+import { bookingReads } from './actors/store-fulfillment.ts'
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
 import { createOwnerAuth } from './auth/owner.ts'
 import { mountHttp } from './http/server.ts'
@@ -36,6 +37,7 @@ import { allRoutes } from './http/routes/index.ts'
 import type { Services } from './services.ts'
 import { Hub } from './ws/hub.ts'
 import { createProviders } from './providers/factory.ts'
+import { createPaymentProvider } from './providers/payments.ts'
 import { forgetPushToken } from './storage/push-devices.ts'
 import { createDriverQueries } from './storage/drivers.ts'
 import { createDriverAuth } from './auth/driver.ts'
@@ -52,6 +54,7 @@ import { createMetrics } from './metrics/registry.ts'
 import { countSockets } from './metrics/sockets.ts'
 import { mountMetricsEndpoint } from './metrics/endpoint.ts'
 import { metricsListener } from './metrics/listener.ts'
+import { createGuestReader } from './storage/guests-reader.ts'
 
 export interface App {
   svc: Services
@@ -113,6 +116,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     sms: providers.sms,
     push: providers.push,
     email: providers.email,
+    payments: createPaymentProvider(config),
     kds: noKds,
     // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
     // A suspended account's tokens of every family answer 403 account_suspended (src/auth/suspension.ts).
@@ -131,6 +135,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
     lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db) },
     metrics,
+    guests: createGuestReader(db, { log, worker: config.guestsWorker }),
     mcpServers: [],
     resellers: createResellerQueries(db),
     apps: { ownedBy: (id, developerId) => developerApp(db, developerId, id) ?? undefined },
@@ -145,6 +150,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const storeDeps: StoreDeps = {
     committer, log, events, siteUrl: config.siteUrl, stores: svc.stores, orders: svc.orders,
     idempotency: { find: (scope, key) => findIdempotency(db, scope, key) }, coupons: couponReads(db),
+    bookings: bookingReads(db),
   }
 
   // Read on scrape only (src/metrics/registry.ts).
@@ -186,6 +192,8 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   closers.push(() => billing.close())
   const prune = startPruneScheduler({ config, log, write: (fn) => committer.write(fn) })
   closers.push(() => prune.close())
+  // After the drain: guest reads still answering were answered; the worker thread ends here.
+  closers.push(() => svc.guests.close())
 
   let listenSocket: uWS.us_listen_socket | null = null
   return {

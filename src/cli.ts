@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'
 import { openDb, nowIso, migrate } from './storage/db.ts'
 import { syncPlatformPlans } from './storage/plans.ts'
+import { STORE_TYPES, type StoreType } from './domain/verticals.ts'
 import { seedDemo, createOwnerToken } from './seed.ts'
 import { sha256Hex } from './auth/tokens.ts'
 import { isValidCapability } from './domain/capabilities.ts'
@@ -25,7 +26,7 @@ import { STORE_OPTIONS, STORE_USAGE, storeCreate } from './cli-stores.ts'
 import { BACKUP_USAGE, backupMain, isBackupCommand } from './cli-backup.ts'
 
 const USAGE = `usage:
-  dispatch seed --demo [--json]
+  dispatch seed --demo [--type STORE_TYPE] [--json]
   dispatch token create --owner ID --scopes LIST [--expires-in DURATION] [--name NAME] [--json]
   dispatch token revoke --token TOKEN [--json]
 ${TOKEN_LIST_USAGE}
@@ -96,7 +97,10 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
     if (reseller) return reseller
     if (cmd === 'seed') {
       if (!values.demo) throw new CliError('seed needs --demo or --reseller: dispatch seed --demo --json')
-      const demo = seedDemo(db, config.siteUrl)
+      // --type: one of the store types (src/domain/verticals.ts) with its demo catalogue (docs/verticals.md "Demo stores").
+      const type = values.type === undefined ? 'restaurant' : String(values.type)
+      if (!(STORE_TYPES as readonly string[]).includes(type)) throw new CliError(`unknown --type "${type}": use one of ${STORE_TYPES.join(', ')}`)
+      const demo = seedDemo(db, config.siteUrl, type as StoreType)
       return { code: 0, out: json ? JSON.stringify(demo) : `Demo account:\n${JSON.stringify(demo, null, 2)}` }
     }
     if (cmd === 'token' && sub === 'create') {

@@ -1,5 +1,6 @@
 /** Environment parsed once into a frozen configuration object (README "Configuration"). */
 import * as v from 'valibot'
+import { randomBytes } from 'node:crypto'
 import { validate as validateCron } from 'node-cron'
 import { isClockSpec } from './billing/clock.ts'
 import { parseTrustProxy, type TrustProxy } from './net/client-address.ts'
@@ -79,6 +80,8 @@ const EnvSchema = v.object({
   METRICS_PORT: v.optional(v.pipe(int(0, 1), max(65_535))),
   METRICS_HOST: v.optional(v.pipe(v.string(), v.check((s) => /^[\w.:-]+$/.test(s), (i) => `must be an address or host name, got "${String(i.input)}"`))),
   DEMO_SEED: bool(true),
+  /** Guest reports in a worker thread (docs/operations.md "Guests and segments"); `0` runs them on the event loop. */
+  GUESTS_WORKER: bool(true),
   /** The mobile-shell app group (api-v1 §4.9, docs/app-shell.md); `0` removes its routes. */
   APP_GROUP: bool(true),
   /** Shutdown (docs/running.md "Stopping"): /readyz answers 503 this long before the listener closes. */
@@ -101,6 +104,10 @@ const EnvSchema = v.object({
   RETENTION_SESSIONS_DAYS: v.pipe(int(30, 1), max(3650)),
   RETENTION_OTP_HOURS: v.pipe(int(24, 1), max(8760)),
   NODE_ENV: v.optional(v.string()),
+  /** Online payments (docs/providers.md "Payments"): `dev` takes no money; a real provider adds its name here. */
+  PAYMENT_PROVIDER: v.optional(v.picklist(['none', 'dev'], 'must be none or dev'), 'none'),
+  /** The dev provider's webhook signing secret; unset: random per start (only this process can sign). */
+  PAYMENT_WEBHOOK_SECRET: v.optional(v.pipe(v.string(), v.check((s) => /^[\x21-\x7e]{16,256}$/.test(s), 'must be 16 to 256 printable characters without spaces'))),
 })
 
 export type Config = Readonly<{
@@ -154,6 +161,8 @@ export type Config = Readonly<{
   /** The separate metrics listener, or null: serves only GET /metrics, without a token (docs/metrics.md). */
   metricsListen: Readonly<{ host: string; port: number }> | null
   demoSeed: boolean
+  /** Guest reads in their worker thread (src/storage/guests-reader.ts); false: inline. */
+  guestsWorker: boolean
   /** Serve the app group (api-v1 §4.9); off: its routes answer 404 and leave discovery and OpenAPI. */
   appGroup: boolean
   /** node-cron expression of the billing run (docs/billing.md "The billing run"); `off` disables the schedule. */
@@ -175,6 +184,9 @@ export type Config = Readonly<{
   retention: Readonly<Retention>
   /** SMS, email and push providers (SMS_PROVIDER, EMAIL_PROVIDER, PUSH_PROVIDER, …; src/providers/config.ts, docs/providers.md). */
   providers: ProvidersConfig
+  /** The online payment provider (PAYMENT_PROVIDER; src/providers/payments.ts) and the dev provider's webhook secret. */
+  paymentProvider: 'none' | 'dev'
+  paymentWebhookSecret: string
 }>
 
 export const DEFAULT_RETRY_SCHEDULE = [60, 300, 900, 3600] as const
@@ -283,6 +295,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mapTileAttribution: e.MAP_TILE_ATTRIBUTION,
     ...metricsConfig(e, port),
     demoSeed: e.DEMO_SEED,
+    guestsWorker: e.GUESTS_WORKER,
     appGroup: e.APP_GROUP,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
@@ -290,6 +303,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...billingConfig(e),
     ...pruneConfig(e),
     providers: providersConfig(env),
+    paymentProvider: e.PAYMENT_PROVIDER,
+    paymentWebhookSecret: e.PAYMENT_WEBHOOK_SECRET ?? randomBytes(32).toString('hex'),
     ...overrides,
     siteUrl,
     baseUrl: `${siteUrl}/api/v1`,

@@ -21,6 +21,12 @@ export const ERROR_CATALOG = {
   invalid_transition: { status: 422, message: 'The requested state change is not allowed.' },
   quota_exceeded: { status: 422, message: 'The account has reached a limit on this kind of resource.' },
   store_closed: { status: 422, message: 'The store is closed or not taking orders now.' },
+  // Fulfillment modes (docs/verticals.md): a pickup slot or appointment time at capacity.
+  slot_full: { status: 409, message: 'That slot or time is fully booked; pick another.' },
+  // Goods (docs/verticals.md): stock and fields that the store type does not use.
+  out_of_stock: { status: 422, message: 'Not enough of an item is left in stock; nothing was ordered.' },
+  not_for_store_type: { status: 422, message: 'This store type does not use that field or resource.' },
+  age_confirmation_required: { status: 422, message: 'The order holds age-restricted items: confirm the buyer\'s age with `age_confirmed: true`.' },
   theme_invalid: { status: 422, message: 'The theme has problems; nothing was stored.' },
   // Plans and accounts (docs/billing.md): `details` names the limit or feature.
   plan_limit_reached: { status: 403, message: 'The account\'s plan does not allow more of this kind of resource.' },
@@ -36,6 +42,22 @@ export const ERROR_CATALOG = {
   off_shift: { status: 422, message: 'Start a shift before taking deliveries.' },
   pod_code_invalid: { status: 422, message: 'The delivery code is wrong.' },
   pod_code_locked: { status: 422, message: 'Too many wrong delivery codes; complete the delivery with a photo or ask the store.' },
+  // Cash shifts and refunds (docs/operations.md "Cash shifts", "Refunds").
+  shift_already_open: { status: 409, message: 'This register already has an open shift; close it first.' },
+  shift_closed: { status: 409, message: 'This shift is already closed.' },
+  refund_exceeds_paid: { status: 422, message: 'The refund is more than was paid and not yet refunded.' },
+  refund_failed: { status: 502, message: 'The payment provider refused or failed the refund; nothing was refunded.' },
+  // Reservations (docs/operations.md "Reservations").
+  no_table_available: { status: 409, message: 'No table that seats this party is free at that time.' },
+  table_has_bookings: { status: 409, message: 'The table has upcoming bookings; move or cancel them first.' },
+  bookings_disabled: { status: 422, message: 'This store does not take bookings through the app.' },
+  // Payments and split bills (docs/operations.md "Payments"): `errors` names the field where one fits.
+  overpayment: { status: 422, message: 'The payment is more than the balance due.' },
+  lines_already_paid: { status: 409, message: 'Some of these lines are already paid.' },
+  online_payments_unavailable: { status: 422, message: 'Online payments are not available on this server.' },
+  order_cancelled: { status: 409, message: 'The order is cancelled; it cannot be paid.' },
+  order_already_paid: { status: 409, message: 'The order is already fully paid.' },
+  payment_signature_invalid: { status: 400, message: 'The payment provider webhook signature is missing, wrong or too old.' },
   // Staff and customer sign-in (docs/staff.md, docs/customers.md).
   two_factor_required: { status: 401, message: 'This account has two-factor sign-in on: send `totp_code` too.' },
   otp_invalid: { status: 422, message: 'The code is wrong.' },

@@ -11,6 +11,8 @@ import { STOREFRONT_SCOPES } from './auth/storefront.ts'
 import { hashSecretSync } from './auth/passwords.ts'
 import { hashPinSync, storePinSalt } from './auth/staff.ts'
 import { setAccountPlan } from './storage/plans.ts'
+import type { StoreType } from './domain/verticals.ts'
+import { DEMO_NAMES, demoSettings, seedCatalogue } from './seed-verticals.ts'
 
 export interface DemoAccount {
   /** `email` and `password` sign in at `{site_url}/login` (docs/dashboard.md); `token` is an API token with `*`. */
@@ -70,7 +72,8 @@ const DEMO_SETTINGS = {
   address: '742 Evergreen Terrace, Springfield',
 }
 
-export function seedDemo(db: Db, siteUrl: string): DemoAccount {
+/** `type` other than the restaurant: that vertical's demo store and catalogue (src/seed-verticals.ts; `dispatch seed --demo --type`). */
+export function seedDemo(db: Db, siteUrl: string, type: StoreType = 'restaurant'): DemoAccount {
   const suffix = randomBytes(3).toString('hex')
   const now = nowIso()
   const password = () => randomBytes(9).toString('base64url')
@@ -84,11 +87,12 @@ export function seedDemo(db: Db, siteUrl: string): DemoAccount {
     setAccountPlan(db, ownerId, 'pro', now)
     const ownerToken = createOwnerToken(db, ownerId, ['*'], null, 'demo')
 
-    const slug = `demo-bistro-${suffix}`
-    const title = `Demo Bistro ${suffix}`
+    const names = type === 'restaurant' ? { slug: 'demo-bistro', title: 'Demo Bistro' } : DEMO_NAMES[type]
+    const slug = `${names.slug}-${suffix}`
+    const title = `${names.title} ${suffix}`
     const storeId = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
-      VALUES (?, ?, ?, 'classic', 'restaurant', 'USD', 'Springfield', ?, ?)`)
-      .run(ownerId, title, slug, JSON.stringify(DEMO_SETTINGS), now).lastInsertRowid)
+      VALUES (?, ?, ?, 'classic', ?, 'USD', 'Springfield', ?, ?)`)
+      .run(ownerId, title, slug, type, JSON.stringify({ ...DEMO_SETTINGS, ...demoSettings(type) }), now).lastInsertRowid)
     const storefrontToken = newToken('storefront')
     // All three scopes, named rather than left to the column default: the demo token also opens the storefront MCP server (docs/mcp-storefront.md).
     db.prepare('INSERT INTO storefront_tokens (store_id, token_hash, scopes, created_at) VALUES (?, ?, ?, ?)').run(storeId, sha256Hex(storefrontToken), JSON.stringify(STOREFRONT_SCOPES), now)
@@ -98,7 +102,8 @@ export function seedDemo(db: Db, siteUrl: string): DemoAccount {
       VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     const insVariant = db.prepare('INSERT INTO item_variants (item_id, name, price, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)')
     const insExtra = db.prepare('INSERT INTO item_extras (item_id, name, price, group_name, position) VALUES (?, ?, ?, ?, ?)')
-    MENU.forEach((cat, cpos) => {
+    if (type !== 'restaurant') seedCatalogue(db, storeId, type, now)
+    else MENU.forEach((cat, cpos) => {
       const catId = Number(insCat.run(storeId, cat.name, cpos, cat.station, now).lastInsertRowid)
       cat.items.forEach((it, ipos) => {
         const itemId = Number(insItem.run(storeId, catId, it.name, it.price, ipos, it.soldOut ? 1 : 0, it.popular ? 1 : 0, it.vegan ? 1 : 0, it.halal ? 1 : 0, it.calories ?? null, now, now).lastInsertRowid)

@@ -15,6 +15,7 @@ import type { Hub } from './ws/hub.ts'
 import type { SmsProvider } from './providers/sms.ts'
 import type { PushProvider } from './providers/push.ts'
 import type { EmailProvider } from './providers/email.ts'
+import type { PaymentProvider } from './providers/payments.ts'
 import type { KdsSink } from './domain/kds.ts'
 import type { DriverQueries } from './storage/drivers.ts'
 import type { DriverMsg, DriverState } from './actors/driver.ts'
@@ -23,6 +24,7 @@ import type { Webhooks } from './webhooks/service.ts'
 import type { EndpointRow } from './storage/webhooks.ts'
 import type { ResellerQueries } from './storage/reseller.ts'
 import type { Metrics } from './metrics/registry.ts'
+import type { GuestReader } from './storage/guests-reader.ts'
 
 export interface Services {
   config: Config
@@ -46,6 +48,8 @@ export interface Services {
   push: PushProvider
   /** Owner email verification (docs/dashboard.md "Signing in"). */
   email: EmailProvider
+  /** Online payments (PAYMENT_PROVIDER; src/providers/payments.ts, docs/providers.md "Payments"). */
+  payments: PaymentProvider
   /** Webhook endpoints, their actors and deliveries (src/webhooks/service.ts, docs/webhooks.md). */
   webhooks: Webhooks
   /** Authenticators by family, shared by every front door. */
@@ -62,6 +66,8 @@ export interface Services {
   lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean } }
   /** This server's Prometheus metrics (src/metrics/registry.ts, docs/metrics.md); no-ops unless served. */
   metrics: Metrics
+  /** Guest reports, off the event loop (src/storage/guests-reader.ts; docs/operations.md "Guests and segments"). */
+  guests: GuestReader
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>

@@ -152,9 +152,10 @@ t.test('variants: list, create, read, update, delete', async (t) => {
   const list = await call('GET', vbase)
   t.equal(list.status, 200)
   t.same(list.body.map((v: { id: number }) => v.id).sort(), [menu.burger.single, menu.burger.double].sort())
-  const c = await call('POST', vbase, { name: 'Triple', price: 19.5, sku: 'B-3' })
+  // A restaurant's variants are sizes with a price; `sku`/`stock` are goods fields (docs/verticals.md, test/goods-stock.test.ts).
+  const c = await call('POST', vbase, { name: 'Triple', price: 19.5 })
   t.equal(c.status, 200)
-  t.match(c.body, { id: Number, item_id: menu.burger.id, name: 'Triple', price: 19.5, sku: 'B-3' })
+  t.match(c.body, { id: Number, item_id: menu.burger.id, name: 'Triple', price: 19.5, sku: null })
   t.same(lastMenuEvent(), { restaurant_id: acct.storeId, change: 'created', entity: 'variant', id: c.body.id })
   t.equal((await order([{ item_id: menu.burger.id, quantity: 1, variation: c.body.id }])).body.total, 19.5, 'orderable at once')
 

@@ -9,7 +9,7 @@
 import { createTestApp, installTestApp } from './helpers/apps.ts'
 import t from 'tap'
 import { startServer, request } from './helpers/server.ts'
-import { createAccount, createMenu, createStore, envelopeProblem, postOrder, tokenFor } from './helpers/fixtures.ts'
+import { createAccount, createBatch, createBrand, createFitment, createMenu, createStore, envelopeProblem, postOrder, tokenFor } from './helpers/fixtures.ts'
 import { createCustomer, createStaff, createStorefrontToken } from './helpers/people.ts'
 import { label, liveRoutes, paramsOf, urlOf, type Route } from './helpers/routes.ts'
 import { ALL_OPS } from '../src/ops/index.ts'
@@ -43,6 +43,7 @@ const viaApi = async (method: string, path: string, body: unknown) => {
 }
 const aCoupon = await viaApi('POST', `/restaurants/${a.storeId}/coupons`, { code: `A${Date.now()}`, kind: 'percent', value: 10 }).catch(() => null)
 const aGiftCard = await viaApi('POST', `/restaurants/${a.storeId}/gift-cards`, { amount: 10 }).catch(() => null)
+const aShift = await viaApi('POST', `/restaurants/${a.storeId}/shifts`, { opening_float: 100 }).catch(() => null)
 const aDevice = await viaApi('POST', `/restaurants/${a.storeId}/pin-devices`, { name: 'Till' }).catch(() => null)
 const aEndpoint = await viaApi('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['*'] }).catch(() => null)
 // The reseller area (api-v1 §4.8) is for reseller accounts: A and B are both resellers, A manages an
@@ -56,14 +57,22 @@ const aOwnerTokenId = db.prepare('SELECT id FROM owner_tokens WHERE token_hash =
 // Third-party apps (issue 16): A's app (A as its developer) installed for A; B reaching either is the 404 case.
 const aApp = createTestApp(db, a.ownerId)
 const aInstallation = installTestApp(db, aApp.id, a.ownerId).installation.id
+// A fitment row of A's store (docs/verticals.md "Fitments").
+const aFitment = createFitment(db, a.storeId)
+// Goods and store operations (issues 17, 18): a brand, an expiry batch, a table, a booking and a guest of A's.
+const aBrand = createBrand(db, a.storeId, 'A Brand')
+const aBatch = createBatch(db, a.menu.burger.id, '2999-12-31', 1000)
+const aTable = await viaApi('POST', `/restaurants/${a.storeId}/tables`, { name: 'A1', capacity: 4 })
+const aReservation = await viaApi('POST', `/restaurants/${a.storeId}/reservations`, { name: 'A Booker', party_size: 2, starts_at: `${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T19:00:00Z` })
 
 /** A's ids by path parameter; `{id}` depends on the family of the path. */
-function fixtureIds(r: Route): Record<string, number> | string {
-  const ids: Record<string, number | undefined> = {
+function fixtureIds(r: Route): Record<string, number | string> | string {
+  const ids: Record<string, number | string | undefined> = {
     orderId: r.path.includes('/deliveries') || r.path.includes('/assign') || r.path.includes('/offers') || r.path.includes('delivery-status') ? aDelivery.id : aOrder.id,
     categoryId: a.menu.categoryId, itemId: a.menu.burger.id, variantId: a.menu.burger.double, restaurantId: a.storeId,
     staffId: aStaff.id, customerId: aCustomer.id, tokenId: aStorefrontTokenId,
-    couponId: aCoupon?.id, giftCardId: aGiftCard?.id, deviceId: aDevice?.id,
+    couponId: aCoupon?.id, giftCardId: aGiftCard?.id, deviceId: aDevice?.id, shiftId: aShift?.id, fitmentId: aFitment,
+    brandId: aBrand, batchId: aBatch, tableId: aTable.id, reservationId: aReservation.id, guest: `c${aCustomer.id}`,
     deliveryId: 1,
   }
   if (r.path.startsWith('/restaurants/{id}')) ids.id = a.storeId
@@ -76,7 +85,7 @@ function fixtureIds(r: Route): Record<string, number> | string {
   else if (r.path.startsWith('/apps/installations/{id}')) ids.id = aInstallation
   const missing = paramsOf(r.path).filter((p) => ids[p] === undefined)
   if (missing.length) return `no fixture id for {${missing.join('}, {')}}`
-  return ids as Record<string, number>
+  return ids as Record<string, number | string>
 }
 
 /** Rows an owner's writes could touch: any change is a tenancy leak. */
@@ -89,7 +98,7 @@ const routes = liveRoutes()
 const bindingsOf = (id: string) => routes.filter((r) => r.op?.id === id)
 /** Not an object, so it fails every input schema: a 422 here would mean validation ran before tenancy. */
 const INVALID_BODY = [0]
-const sendAs = (r: Route, token: string, ids: Record<string, number>) =>
+const sendAs = (r: Route, token: string, ids: Record<string, number | string>) =>
   request(urlOf(s.site, r, ids), r.method, { token, body: r.body || (r.method !== 'GET' && r.method !== 'DELETE') ? INVALID_BODY : undefined })
 
 t.test('every operation has at least one binding, and op ids are unique', async (t) => {

@@ -90,13 +90,23 @@ t.test('order type is limited to the store vertical fulfillment modes', async (t
     isError(t, r, 422, 'validation_failed', `retail ${type}`)
     t.ok(r.body.errors?.type, 'keyed by type')
   }
-  for (const type of ['ship', 'in_store', 'pickup_slot']) t.equal((await postOrder(s, acct.token, retail.id, { type, items: line })).status, 200, `retail ${type}`)
+  // Each mode with the fields it needs (docs/verticals.md "Fulfillment modes"; their refusals: test/fulfillment-modes.test.ts).
+  const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+  const modeFields: Record<string, Record<string, unknown>> = {
+    ship: { shipping_address: { name: 'Ada', line1: '1 Main St', city: 'London', postal_code: 'N1 9GU', country: 'GB' } },
+    in_store: {},
+    pickup_slot: { slot_start: `${tomorrow}T10:00:00Z` },
+  }
+  for (const [type, fields] of Object.entries(modeFields)) {
+    const r = await postOrder(s, acct.token, retail.id, { type, ...fields, items: line })
+    t.equal(r.status, 200, `retail ${type}: ${r.text}`)
+  }
   for (const type of ['ship', 'room_service', 'in_store']) {
     t.equal((await create({ type, items: [{ item_id: menu.fries, quantity: 1 }] })).status, 422, `restaurant ${type}`)
   }
   const hotel = createStore(db, acct.ownerId, { type: 'hotel' })
   const hotelMenu = createMenu(db, hotel.id)
-  t.equal((await postOrder(s, acct.token, hotel.id, { type: 'room_service', items: [{ item_id: hotelMenu.fries, quantity: 1 }] })).status, 200, 'hotel room_service')
+  t.equal((await postOrder(s, acct.token, hotel.id, { type: 'room_service', room_number: '12', items: [{ item_id: hotelMenu.fries, quantity: 1 }] })).status, 200, 'hotel room_service')
   t.equal((await postOrder(s, acct.token, hotel.id, { type: 'delivery', address: 'x', items: [{ item_id: hotelMenu.fries, quantity: 1 }] })).status, 422, 'hotel delivery')
 })
 

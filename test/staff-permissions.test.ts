@@ -39,7 +39,26 @@ const orderA = (await s.req('POST', `/restaurants/${a.storeId}/orders`, { token:
 const couponA = (await s.req('POST', `/restaurants/${a.storeId}/coupons`, { token: a.token, body: { code: 'AONLY', kind: 'fixed', value: 1 } })).body
 const deviceA = enrollDevice(db, a.storeId, 'A till')
 const customerA = createCustomer(db, a.storeId)
-const idsA: Record<string, number> = { orderId: orderA.id, itemId: a.menu.fries, categoryId: a.menu.categoryId, couponId: couponA.id, deviceId: deviceA.id, customerId: customerA.id }
+// Store operations (issue 17): a shift, a table and a booking of store A, and its customer as a guest.
+const ownerPost = async (path: string, body: unknown) => (await s.req('POST', `/restaurants/${a.storeId}${path}`, { token: a.token, body })).body
+const shiftA = await ownerPost('/shifts', { opening_float: 50 })
+const tableA = await ownerPost('/tables', { name: 'A1', capacity: 4 })
+const reservationA = await ownerPost('/reservations', { name: 'Booker', party_size: 2, starts_at: `${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T19:00:00Z` })
+const idsA: Record<string, number | string> = {
+  orderId: orderA.id, itemId: a.menu.fries, categoryId: a.menu.categoryId, couponId: couponA.id, deviceId: deviceA.id, customerId: customerA.id,
+  shiftId: shiftA.id, tableId: tableA.id, reservationId: reservationA.id, guest: `c${customerA.id}`,
+}
+/**
+ * What a member WITH the permission gets where the answer is not a 200 for another reason than
+ * permissions: store A is a restaurant with a takeaway order (no shipment, no pickup or appointment slots).
+ */
+const PERMITTED_NOT_200: Record<string, number> = {
+  'GET /staff/orders/{orderId}/shipment': 404,
+  'GET /staff/pickup-slots': 422,
+  'GET /staff/appointment-slots': 422,
+  // Needs `date` and `party_size` in the query, which this table does not send.
+  'GET /staff/reservations/availability': 422,
+}
 const kdsItemA = orderA.items[0].id
 
 /** Bodies that pass validation, so a 403 or 404 is about the permission or the tenancy. */
@@ -57,7 +76,7 @@ const BODIES: Record<string, unknown> = {
 }
 const staffRoutes = liveRoutes().filter((r) => r.auth === 'staff')
 const gated = staffRoutes.filter((r) => r.permission)
-const urlFor = (r: (typeof staffRoutes)[number], ids: Record<string, number>) => s.site + fill(fullPath(r), { ...ids, itemId: r.path.includes('/kds/') ? kdsItemA : ids.itemId! })
+const urlFor = (r: (typeof staffRoutes)[number], ids: Record<string, number | string>) => s.site + fill(fullPath(r), { ...ids, itemId: r.path.includes('/kds/') ? kdsItemA : ids.itemId! })
 
 t.test('the table gates the staff routes of api-v1 §4.7 by their permission', async (t) => {
   const perm = Object.fromEntries(gated.map((r) => [`${r.method} ${r.path}`, r.permission]))
@@ -79,7 +98,7 @@ t.test('every role gets 403 forbidden on every route whose permission it lacks, 
       // Writes that are allowed are exercised by the feature tests; here only reads run for them.
       if (has && r.method !== 'GET') continue
       const res = await request(urlFor(r, idsA), r.method, { token: staffA[role]!.token, body: BODIES[`${r.method} ${r.path}`] })
-      if (has) t.equal(res.status, 200, `${role} may ${label(r)}`)
+      if (has) t.equal(res.status, PERMITTED_NOT_200[`${r.method} ${r.path}`] ?? 200, `${role} may ${label(r)}: ${res.status === 403 ? 'refused' : 'served'}`)
       else {
         checked++
         t.equal(res.status, 403, `${role} lacks ${r.permission}: ${label(r)} → 403`)

@@ -39,6 +39,7 @@ const PUBLIC: Array<[RegExp, string]> = [
   [/^(GET|POST) \/reset-password\/\{token\}$/, 'the emailed password-reset token is the credential (docs/dashboard.md)'],
   [/^GET \/docs\//, 'the server\'s own documentation pages and assets: they name no account\'s data'],
   [/^GET \/api\/v1\/app\/handoff\/\{nonce\}$/, 'the one-time handoff nonce is the credential (docs/app-shell.md)'],
+  [/^POST \/api\/v1\/payments\/webhooks\/\{provider\}$/, 'a payment provider\'s webhook: `{provider}` names a gateway, not an account; the signature over the body is the credential (docs/providers.md "Payments")'],
 ]
 const publicReason = (r: Route): string | undefined => PUBLIC.find(([re]) => re.test(label(r)))?.[1]
 
@@ -199,15 +200,18 @@ t.test('public id addresses (listed with their reason) never answer one of A\'s 
  * whose body or query schema has an id field must have a case here or an exemption with a reason.
  */
 /** The ids a case puts in the body or query: A's (the probe), B's own (the control), or ids that never existed. */
-interface V { store: number; category: number; driver: number; address: number; customer: number; order: number; customerOrder: number; item: number; plan: number; coupon: string }
+interface V { store: number; category: number; driver: number; address: number; customer: number; order: number; customerOrder: number; item: number; plan: number; coupon: string; table: number }
 /** `emptyOk`: a filter, so an empty list is the refusal; `answerOk(body)`: a 2xx that itself says no (with the reason in `why`). */
 interface BodyCase { who: Family; make: (v: V) => { query?: Record<string, string>; body?: unknown }; emptyOk?: string; answerOk?: (body: any) => boolean; why?: string }
 const valuesOf = (x: Side): V => ({
   store: x.storeId, category: x.menu.categoryId, driver: x.driverId, address: x.addressId, customer: x.customerId,
   order: x.orders.takeaway.id, customerOrder: x.orders.customer.id, item: x.menu.fries, plan: x.resellerPlanId, coupon: db.prepare('SELECT code FROM coupons WHERE id = ?').pluck().get(x.couponId) as string,
+  table: x.tableId,
 })
-const GHOST: V = { store: 99_999_001, category: 99_999_002, driver: 99_999_003, address: 99_999_004, customer: 99_999_005, order: 99_999_006, customerOrder: 99_999_009, item: 99_999_007, plan: 99_999_008, coupon: 'NOSUCHCOUPON' }
+const GHOST: V = { store: 99_999_001, category: 99_999_002, driver: 99_999_003, address: 99_999_004, customer: 99_999_005, order: 99_999_006, customerOrder: 99_999_009, item: 99_999_007, plan: 99_999_008, coupon: 'NOSUCHCOUPON', table: 99_999_010 }
 const lines = (v: V) => [{ item_id: v.item, quantity: 1 }]
+/** A UTC start `days` ahead on the default 30-minute booking grid. */
+const bookAt = (days: number, hhmm: string) => `${new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10)}T${hhmm}:00Z`
 const BODY_CASES: Record<string, BodyCase> = {
   'POST /api/v1/restaurants/{id}/menu/items': { who: 'owner', make: (v) => ({ body: { category_id: v.category, name: 'Probe', price: 1 } }) },
   'PUT /api/v1/restaurants/{id}/menu/items/{itemId}': { who: 'owner', make: (v) => ({ body: { category_id: v.category } }) },
@@ -231,6 +235,14 @@ const BODY_CASES: Record<string, BodyCase> = {
     who: 'session', make: (v) => ({ query: { store: String(v.store) } }), answerOk: (body) => body === undefined,
     why: 'the page of B\'s own app only forwards `store` to /session-token, which answers 404 for another account\'s store (the row above)',
   },
+  // Tables named in bookings (docs/operations.md "Reservations"): A's table in B's store is no bookable table.
+  // Each control books a time of its own; PUT runs before seat (the seat control seats the booking).
+  'POST /api/v1/restaurants/{id}/reservations': { who: 'owner', make: (v) => ({ body: { name: 'Probe', party_size: 2, starts_at: bookAt(3, '19:00'), table_id: v.table } }) },
+  'PUT /api/v1/restaurants/{id}/reservations/{reservationId}': { who: 'owner', make: (v) => ({ body: { table_id: v.table } }) },
+  'POST /api/v1/restaurants/{id}/reservations/{reservationId}/seat': { who: 'owner', make: (v) => ({ body: { table_id: v.table } }) },
+  'POST /api/v1/staff/reservations': { who: 'staff', make: (v) => ({ body: { name: 'Probe', party_size: 2, starts_at: bookAt(3, '21:00'), table_id: v.table } }) },
+  'PUT /api/v1/staff/reservations/{reservationId}': { who: 'staff', make: (v) => ({ body: { table_id: v.table } }) },
+  'POST /api/v1/staff/reservations/{reservationId}/seat': { who: 'staff', make: (v) => ({ body: { table_id: v.table } }) },
   // Ids nested in order lines and cart bodies: A's menu items, A's coupon code, in B's store.
   'POST /api/v1/restaurants/{id}/orders': { who: 'owner', make: (v) => ({ body: { type: 'takeaway', items: lines(v) } }) },
   'POST /api/v1/storefront/orders': { who: 'storefront', make: (v) => ({ body: { type: 'takeaway', customer_name: 'Probe', phone: '+15559990002', items: lines(v) } }) },
@@ -244,6 +256,7 @@ const BODY_EXEMPT: Record<string, string> = {
   'POST /api/v1/driver/push/unregister-device': '`device_token` is the caller\'s own push token',
   'POST /api/v1/staff/push/register-device': '`device_token` is the caller\'s own push token',
   'POST /api/v1/staff/push/unregister-device': '`device_token` is the caller\'s own push token',
+  'PUT /api/v1/restaurants/{id}/menu/items/{itemId}/fitments': '`fitment_ids` only exist in car parts stores and the world\'s stores are restaurants (the route is 422 `not_for_store_type` there); test/fitments.test.ts checks another store\'s fitment id is 422 keyed `fitment_ids.N`, like one that never existed',
   'GET /oauth/authorize': '`client_id` names a published app: any account may install it (docs/apps.md)',
   'POST /api/v1/app/devices': '`push_token` is the caller\'s own push token',
   'POST /api/v1/app/devices/unregister': '`push_token` is the caller\'s own push token',

@@ -147,7 +147,7 @@ function aValue(name: string, tool: string, x: Side): unknown {
   const byName: Record<string, unknown> = {
     restaurant_id: x.storeId, store_id: x.storeId, order_id: order, item_id: x.menu.burger.id, category_id: x.menu.categoryId,
     variant_id: x.menu.burger.double, customer_id: x.customerId, coupon_id: x.couponId, driver_id: x.driverId, staff_id: x.staffId,
-    address_id: x.addressId, gift_card_id: x.giftCardId, endpoint_id: x.endpointId, device_id: x.deviceId,
+    address_id: x.addressId, gift_card_id: x.giftCardId, endpoint_id: x.endpointId, device_id: x.deviceId, brand_id: x.brandId,
     track_token: x.orders.delivery.track_token, store: x.slug,
   }
   if (name in byName) return byName[name]

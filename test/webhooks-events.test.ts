@@ -84,6 +84,43 @@ t.test('order lifecycle events from the owner API and the driver app', async (t)
   conforms(t, await delivered('order.driver_assigned', { order_id: o3.id, driver_id: claimer.id }))
 })
 
+t.test('order.paid from a card payment that covers the total (docs/operations.md "Payments")', async (t) => {
+  const o = await deliveryOrder(s, f)
+  ok((await s.req('POST', `/restaurants/${f.storeId}/orders/${o.id}/payments`, { token: f.ownerToken, body: { amount: o.total, method: 'card', tip_amount: 1 } })).status, 'payment')
+  const paid = await delivered('order.paid', { order_id: o.id })
+  t.match(paid.body.data, { order_id: o.id, restaurant_id: f.storeId, total: o.total.toFixed(2), amount_paid: o.total.toFixed(2), tips: '1.00', methods: ['card'] })
+  conforms(t, paid)
+})
+
+t.test('shift.opened, refund.completed, shift.closed from a cash shift with a refund (docs/operations.md "Cash shifts", "Refunds")', async (t) => {
+  const sh = await s.req('POST', `/restaurants/${f.storeId}/shifts`, { token: f.ownerToken, body: { opening_float: 50, register: 'events' } })
+  ok(sh.status, 'open shift')
+  conforms(t, await delivered('shift.opened', { shift_id: sh.body.id }))
+  // 'menu.updated' above marked the item sold out.
+  ok((await s.req('PATCH', `/restaurants/${f.storeId}/menu/items/${f.itemId}/sold-out`, { token: f.ownerToken, body: { is_sold_out: false } })).status, 'back on sale')
+  const o = await deliveryOrder(s, f)
+  ok((await s.req('POST', `/restaurants/${f.storeId}/orders/${o.id}/payments`, { token: f.ownerToken, body: { amount: o.total, method: 'cash', register: 'events' } })).status, 'cash payment')
+  const rf = await s.req('POST', `/restaurants/${f.storeId}/orders/${o.id}/refunds`, { token: f.ownerToken, body: { amount: 1, register: 'events' } })
+  ok(rf.status, 'refund')
+  conforms(t, await delivered('refund.completed', { refund_id: rf.body.data[0].id }))
+  ok((await s.req('POST', `/restaurants/${f.storeId}/shifts/${sh.body.id}/close`, { token: f.ownerToken, body: { counted_cash: 50 + o.total - 1 } })).status, 'close shift')
+  const closed = await delivered('shift.closed', { shift_id: sh.body.id })
+  t.match(closed.body.data, { over_short: '0.00', register: 'events' })
+  conforms(t, closed)
+})
+
+t.test('reservation.created and reservation.cancelled from a booking (docs/operations.md "Reservations")', async (t) => {
+  ok((await s.req('POST', `/restaurants/${f.storeId}/tables`, { token: f.ownerToken, body: { name: 'Ev1', capacity: 4 } })).status, 'table')
+  const starts = `${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T19:00:00Z`
+  const r = await s.req('POST', `/restaurants/${f.storeId}/reservations`, { token: f.ownerToken, body: { name: 'Ada', party_size: 2, starts_at: starts } })
+  ok(r.status, 'booking')
+  conforms(t, await delivered('reservation.created', { reservation_id: r.body.id }))
+  ok((await s.req('POST', `/restaurants/${f.storeId}/reservations/${r.body.id}/cancel`, { token: f.ownerToken, body: { reason: 'rain' } })).status, 'cancel')
+  const c = await delivered('reservation.cancelled', { reservation_id: r.body.id })
+  t.match(c.body.data, { reason: 'rain', source: 'owner' })
+  conforms(t, c)
+})
+
 t.test('menu.updated from menu writes', async (t) => {
   const cat = await s.req('POST', `/restaurants/${f.storeId}/menu/categories`, { token: f.ownerToken, body: { name: 'Soups' } })
   ok(cat.status, 'category')

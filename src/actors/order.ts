@@ -14,6 +14,14 @@ import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
 import { afterOrderChange, deliveryInfoOf, deliveryWriter, reduceDelivery, DELIVERY_MSG_TYPES, NO_DELIVERY, type DeliveryInfo, type DeliveryMsg, type OfferChanges, type OfferWrite, type OrderCtx } from './order-delivery.ts'
 import { offerOf } from '../storage/drivers.ts'
 import { changedKdsLines, DELIVERY_EXIT, kdsEditable, KITCHEN_EXIT, kitchenStatusFor, kdsLineOf, resolveLines, stepLine, type KdsLine } from '../domain/kds.ts'
+import { reducePayment, PAYMENT_MSG_TYPES, type PaymentCtx, type PaymentMsg } from './order-payments.ts'
+import { paymentBook, paymentOf, writeRows, type RowWrite } from '../storage/payments.ts'
+import { setPaid } from '../storage/orders.ts'
+import { reduceRefund, REFUND_MSG_TYPES, type RefundCtx, type RefundMsg } from './order-refunds.ts'
+import { refundBook, refundOf } from '../storage/refunds.ts'
+import type { PaymentBook } from '../domain/payments.ts'
+import { restockLines, restockOrder } from '../storage/stock.ts'
+import type { StockMove } from '../domain/stock.ts'
 
 export interface OrderState {
   id: number
@@ -28,6 +36,10 @@ export interface OrderState {
   delivery?: DeliveryInfo
   /** KDS item states of the order's lines, loaded on the first KDS message (src/domain/kds.ts). */
   kds?: KdsLine[]
+  /** Written by this actor only, when its payments first cover the total (src/actors/order-payments.ts). */
+  isPaid?: boolean
+  /** What the order's payments add up to, loaded on the first payment message (src/domain/payments.ts). */
+  payments?: PaymentBook
 }
 
 export type OrderMsg =
@@ -38,13 +50,24 @@ export type OrderMsg =
   | DeliveryMsg
   /** A cook bumps (one step forward) or recalls (one step back) one line (api-v1 §3 KDS rows). */
   | { type: 'kds_step'; lineId: number; step: 'bump' | 'recall'; replyTo: Ref<Result<OrderView>> }
+  | PaymentMsg
+  | RefundMsg
 
-export interface EventEffect { event: string; data: Record<string, unknown> }
-/** `offers` are written with the order; `refuse` persists the change and still answers with that error. */
-export type Decision = { ok: true; state: OrderState; events: EventEffect[]; offers?: OfferWrite[]; refuse?: ApiError } | { ok: false; error: ApiError }
+export interface EventEffect {
+  event: string
+  data: Record<string, unknown>
+  /** `data[key]` becomes the id of the decision's row at index `row` once written (a new refund's id, src/actors/order-refunds.ts). */
+  rowId?: { row: number; key: string }
+}
+/**
+ * `offers` are written with the order; `refuse` persists the change and still answers with that error.
+ * `rows`: rows the order owns (payments, …) written in the same transaction (src/storage/payments.ts
+ * `RowWrite`); their ids come back in the reply of messages whose reply carries them (`PaymentReply`).
+ */
+export type Decision = { ok: true; state: OrderState; events: EventEffect[]; offers?: OfferWrite[]; rows?: RowWrite[]; refuse?: ApiError } | { ok: false; error: ApiError }
 
 /** Pure transition (api-v1 §3). The kitchen and delivery routes are overrides: any value is accepted. */
-export function reduceOrder(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx = {}): Decision {
+export function reduceOrder(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx & PaymentCtx & RefundCtx = {}): Decision {
   const d = reduceOrderCore(s, msg, now, ctx)
   // An order that leaves the kitchen by any road takes its lines off the screens in the same commit.
   if (!d.ok || d.state === s || !d.state.kds || msg.type === 'kds_step') return d
@@ -56,7 +79,7 @@ export function reduceOrder(s: OrderState, msg: OrderMsg, now: string, ctx: Orde
 /** Message types whose transition may take the order out of the kitchen: the shell loads its lines first. */
 const KDS_LOADING: ReadonlySet<string> = new Set(['kds_step', 'set_status', 'set_delivery_status', 'driver_status'])
 
-function reduceOrderCore(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx): Decision {
+function reduceOrderCore(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx & PaymentCtx & RefundCtx): Decision {
   const base = { order_id: s.id, restaurant_id: s.storeId }
   switch (msg.type) {
     case 'set_status': {
@@ -115,6 +138,12 @@ function reduceOrderCore(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCt
     case 'pod_photo':
     case 'make_offers':
       return reduceDelivery(s, msg, now, ctx)
+    case 'pay':
+    case 'settle_payment':
+      return reducePayment(s, msg, now, ctx)
+    case 'refund':
+    case 'settle_refund':
+      return reduceRefund(s, msg, now, ctx)
     default: {
       const never: never = msg
       return never
@@ -132,6 +161,7 @@ export function orderStateOf(row: OrderRow, ownerId: number): OrderState {
     deliveryStatus: row.delivery_status as DeliveryStatus | null,
     driverId: row.driver_id,
     timeline: JSON.parse(row.timeline) as Timeline,
+    isPaid: row.is_paid === 1,
   }
 }
 
@@ -164,11 +194,17 @@ export function orderHandler(svc: Services, orderId: number) {
       if (state.deliveryStatus !== null) state.delivery = deliveryInfoOf(svc.drivers.delivery(orderId))
     }
     if (KDS_LOADING.has(msg.type) && !state.kds) state = { ...state, kds: svc.orders.lines(orderId).map(kdsLineOf) }
+    if (PAYMENT_MSG_TYPES.has(msg.type) && !state.payments) state = { ...state, payments: paymentBook(svc.db, orderId) ?? undefined }
     const now = nowIso()
     // Offers are read fresh inside the actor, so their status cannot change between read and decision.
     const offerId = DELIVERY_MSG_TYPES.has(msg.type) ? (msg as { offerId?: number }).offerId : undefined
     const offerRow = offerId === undefined ? undefined : svc.drivers.offer(offerId)
-    const d = reduceOrder(state, msg, now, offerId === undefined ? {} : { offer: offerRow ? offerOf(offerRow) : null })
+    // The payment a settle names is read fresh too: its status decides whether the provider event is a replay.
+    const payment = msg.type === 'settle_payment' ? { payment: paymentOf(svc.db, orderId, msg.paymentId) ?? null } : {}
+    // Refunds decide against the books as committed (src/actors/order-refunds.ts), read in this turn.
+    const refund = msg.type === 'refund' ? { paymentBook: paymentBook(svc.db, orderId), refundBook: refundBook(svc.db, orderId) }
+      : msg.type === 'settle_refund' ? { refund: refundOf(svc.db, orderId, msg.refundId) ?? null } : {}
+    const d = reduceOrder(state, msg, now, { ...(offerId === undefined ? {} : { offer: offerRow ? offerOf(offerRow) : null }), ...payment, ...refund })
     if (!d.ok) {
       nact.dispatch(msg.replyTo, fail(d.error))
       return state
@@ -177,7 +213,9 @@ export function orderHandler(svc: Services, orderId: number) {
       const next = d.state
       const events: OutboxEvent[] = []
       let view: OrderView | null = null
-      if (next !== state || d.offers?.length) {
+      let written: number[] = []
+      let restocked: StockMove[] = []
+      if (next !== state || d.offers?.length || d.rows?.length) {
         let offers: OfferChanges = { created: [], withdrawn: [] }
         const prev = state
         const kdsChanged = changedKdsLines(prev.kds, next.kds)
@@ -186,20 +224,54 @@ export function orderHandler(svc: Services, orderId: number) {
           update.run(next.status, next.deliveryStatus, next.driverId === prev.driverId ? 0 : 1, next.driverId, JSON.stringify(next.timeline), now, next.id)
           if (next.delivery && next.delivery !== prev.delivery) deliveries.save(next.id, next.delivery, now)
           if (d.offers) offers = deliveries.offers(next.id, next.storeId, d.offers, now)
-          for (const e of d.events) events.push(appendEvent(db, { ownerId: next.ownerId, storeId: next.storeId, event: e.event, data: e.data }))
+          if (d.rows) written = writeRows(db, next.id, next.storeId, d.rows, now)
+          // Goods refunded by lines go back on the shelf with the refund (docs/verticals.md "Stock and variants").
+          for (const r of d.rows ?? []) if (r.kind === 'refund.insert' && r.refund.lines) restocked.push(...restockLines(db, next.id, refundedItems(svc, next.id, r.refund.lines)))
+          if (Boolean(next.isPaid) !== Boolean(prev.isPaid)) setPaid(db, next.id, next.isPaid === true)
+          // A cancellation puts back what the order took from stock, in the same transaction (docs/verticals.md).
+          if (next.status === 'cancelled' && prev.status !== 'cancelled') restocked.push(...restockOrder(db, next.id))
+          for (const e of d.events) events.push(appendEvent(db, { ownerId: next.ownerId, storeId: next.storeId, event: e.event, data: e.rowId ? { ...e.data, [e.rowId.key]: written[e.rowId.row] } : e.data }))
         })
         // Kitchen screens first (the bump-to-screen path), from the view the reply needs anyway.
         if (kdsChanged.length > 0) svc.kds.itemsChanged((view = svc.orders.full(svc.orders.row(orderId)!)), kdsChanged.map((l) => l.id))
         svc.events.publish(events)
         afterOrderChange(svc, prev, next, offers)
+        if (restocked.length > 0) await stockReturned(svc, next.storeId, restocked)
       }
       if (d.refuse) nact.dispatch(msg.replyTo, fail(d.refuse))
-      else nact.dispatch(msg.replyTo, ok(view ?? svc.orders.full(svc.orders.row(orderId)!)))
+      else {
+        const out = view ?? svc.orders.full(svc.orders.row(orderId)!)
+        // Payment messages answer with the rows they wrote too (PaymentReply); every other one with the order.
+        if (PAYMENT_MSG_TYPES.has(msg.type) || REFUND_MSG_TYPES.has(msg.type)) nact.dispatch((msg as PaymentMsg | RefundMsg).replyTo, ok({ order: out, written }))
+        else nact.dispatch(msg.replyTo as Ref<Result<OrderView>>, ok(out))
+      }
       return next
     } catch (err) {
       svc.log.error({ err, orderId }, 'order write failed')
       nact.dispatch(msg.replyTo, fail(new ApiError('internal_error')))
       return state
     }
+  }
+}
+
+/**
+ * Tell the store actor what a committed change put back in stock, before the reply leaves, so an order
+ * placed after it sees the counts (src/actors/store.ts `stock_returned`). A removed store has no menu to
+ * keep in step: its refusal is ignored. The refunds flow calls this after `restockLines` too.
+ */
+/** The items (and variants) behind refunded order lines, for putting their stock back. */
+function refundedItems(svc: Services, orderId: number, picks: readonly { lineId: number; quantity: number }[]) {
+  const lines = new Map(svc.orders.lines(orderId).map((l) => [l.id, l]))
+  return picks.flatMap((p) => {
+    const l = lines.get(p.lineId)
+    return l ? [{ item_id: l.item_id, variant_id: l.variant_id, quantity: p.quantity }] : []
+  })
+}
+
+export async function stockReturned(svc: Pick<Services, 'actors' | 'log'>, storeId: number, moves: StockMove[]): Promise<void> {
+  try {
+    await svc.actors.stores.ask<null>(storeId, (replyTo) => ({ type: 'stock_returned', moves, replyTo }))
+  } catch (err) {
+    if (!(err instanceof ApiError)) svc.log.warn({ err, storeId }, 'stock_returned not delivered')
   }
 }

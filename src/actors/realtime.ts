@@ -51,6 +51,8 @@ export interface RealtimeSink {
    * codes"). Changes made by other processes (the CLI) are noticed without a call.
    */
   credentialsChanged(scope?: CredentialScope): void
+  /** Something an order's tracking view shows changed outside its actor (a shipment, docs/verticals.md) and is durable. */
+  trackingChanged(orderId: number): void
 }
 
 export const noRealtime: RealtimeSink = {
@@ -62,4 +64,5 @@ export const noRealtime: RealtimeSink = {
   disconnectDriver() {},
   locationStored() {},
   credentialsChanged() {},
+  trackingChanged() {},
 }

@@ -13,6 +13,7 @@ import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
 import { ApiError, notFound, type FieldErrors } from '../errors.ts'
 import { draftOrder, type OrderInput } from '../domain/orders.ts'
+import { ageGate, ageRefusalMessage } from '../domain/age-gate.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
 import type { PricedItem } from '../domain/pricing.ts'
 import { centsToDecimalString } from '../domain/money.ts'
@@ -23,10 +24,16 @@ import { closedNotice } from '../domain/business-hours.ts'
 import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
 import { couponReads, couponWrites, type CouponRow } from '../storage/coupons.ts'
 import { applyMenuOp, type MenuChange, type MenuOp } from '../storage/menu.ts'
+import { allocateStock, withMoves, type StockMove } from '../domain/stock.ts'
+import { localDay, timeZoneOf } from '../domain/business-hours.ts'
+import { takeStock } from '../storage/stock.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
+import { InFlightBookings, withFulfillment, writeOrderFulfillment, type BookingReads } from './store-fulfillment.ts'
+import type { Booked } from '../domain/fulfillment.ts'
 import type { EventRouter } from './event-router.ts'
 import type { Logger } from '../log.ts'
 import { applyCouponEffect, priceCoupon, reduceCoupon, redemptionRefused, type CouponEffect, type CouponMsg } from './store-coupons.ts'
+import { applyReservationMsg, type ReservationMsg } from './store-reservations.ts'
 
 export type { Idempotency }
 
@@ -64,7 +71,13 @@ export type StoreMsg =
   | { type: 'settings_write'; patch: Record<string, unknown>; city?: string | null; fields?: StoreFields; replyTo: Ref<Result<StoreRow>> }
   | { type: 'menu_write'; op: MenuOp; replyTo: Ref<Result<MenuChange>> }
   | { type: 'get_menu'; replyTo: Ref<Result<MenuSnapshot>> }
+  /**
+   * Stock an order gave back, already committed (a cancellation, a refund: src/storage/stock.ts
+   * `restockOrder`, `restockLines`): the held counts follow without re-reading the menu.
+   */
+  | { type: 'stock_returned'; moves: StockMove[]; replyTo: Ref<Result<null>> }
   | CouponMsg
+  | ReservationMsg
 
 export interface StoreState {
   store: StoreRow
@@ -84,12 +97,14 @@ export interface StoreCtx {
   seen?: IdempotencyRecord | undefined
   /** The coupon the message names (create_order: by code; coupon_update/delete: by id), if it exists. */
   coupon?: CouponRow | undefined
+  /** create_order for a slot or appointment: what holds that time now (store-fulfillment.ts). */
+  booked?: Booked | undefined
 }
 
 /** Work for the shell; a message has at most one, and its outcome is the reply. */
 export type StoreEffect =
   /** Insert the priced order with its coupon redemption, idempotency record and `order.created`. */
-  | { kind: 'insert_order'; order: NewOrder; couponId: number | null; idem: Idempotency | null }
+  | { kind: 'insert_order'; order: NewOrder; couponId: number | null; idem: Idempotency | null; stock?: StockMove[] }
   /** Answer with the order an earlier request of the same key made (a replay). */
   | { kind: 'replay'; orderId: number }
   /** Apply a menu operation with its `menu.updated`, then reload the menu (ids come from SQLite). */
@@ -97,6 +112,8 @@ export type StoreEffect =
   /** Merge the settings patch, then hold the row as written. */
   | { kind: 'settings_write'; patch: Record<string, unknown>; city?: string | null | undefined; fields?: StoreFields | undefined }
   | CouponEffect
+  /** A table or reservation write: decided and written in one transaction (store-reservations.ts). */
+  | { kind: 'reservation'; msg: ReservationMsg }
 
 /** The transition's outcome: `reply` when the answer is known now (a refusal, a read), else the effect's. */
 export interface StoreStep { state: StoreState; reply?: Result<unknown>; effects: StoreEffect[] }
@@ -116,6 +133,8 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
       return { state: s, effects: [{ kind: 'menu_write', op: msg.op }] }
     case 'get_menu':
       return { state: s, reply: ok({ store: s.store, vertical: s.vertical, menu: s.menu }), effects: [] }
+    case 'stock_returned':
+      return { state: { ...s, index: withMoves(s.index, msg.moves, 1) }, reply: ok(null), effects: [] }
     case 'settings_write':
       return { state: s, effects: [{ kind: 'settings_write', patch: msg.patch, city: msg.city, fields: msg.fields }] }
     case 'coupon_create':
@@ -124,6 +143,12 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
       const d = reduceCoupon(msg, ctx.coupon)
       return d.ok ? { state: s, effects: [d.effect] } : refuse(s, d.error)
     }
+    case 'table_write':
+    case 'reservation_book':
+    case 'reservation_edit':
+    case 'reservation_move':
+      // Removed while this message waited (docs/stores.md "Removing a store"): no new bookings.
+      return s.store.deleted_at ? refuse(s, notFound('restaurant')) : { state: s, effects: [{ kind: 'reservation', msg }] }
     default: {
       const never: never = msg
       return never
@@ -150,6 +175,9 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
   }
   const drafted = draftOrder(s.vertical, s.index, msg.input, now)
   if (!drafted.ok) return refuse(s, invalid(drafted.errors))
+  // Age-restricted items (issue 18 item 4): here, once, for every front door that creates orders.
+  const age = ageGate(drafted.draft.lines.map((l) => ({ item_id: l.item_id, name: l.name, min_age: s.index.get(l.item_id)?.min_age ?? null })), msg.input.age_confirmed)
+  if (age) return refuse(s, new ApiError('age_confirmation_required', ageRefusalMessage(age), undefined, undefined, { ...age }))
   let draft = drafted.draft
   let couponId: number | null = null
   if (msg.couponCode !== null) {
@@ -157,8 +185,17 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
     if (!priced.ok) return refuse(s, invalid(priced.errors))
     ;({ draft, couponId } = priced)
   }
-  const order: NewOrder = { ...draft, store_id: s.store.id, is_paid: false, customer_id: msg.customerId, track_token: msg.trackToken, created_at: now }
-  return { state: s, effects: [{ kind: 'insert_order', order, couponId, idem }] }
+  // Fulfillment modes (issue 18 item 5): capacity and the shipping fee, in the actor's turn.
+  const moded = withFulfillment(draft, msg.input, s.settings ?? parseSettings(s.store.settings), now, ctx.booked)
+  if (moded instanceof ApiError) return refuse(s, moded)
+  const order: NewOrder = { ...moded, store_id: s.store.id, is_paid: false, customer_id: msg.customerId, track_token: msg.trackToken, created_at: now }
+  // Stock (issue 18 items 2, 4; docs/verticals.md): taken from the held counts now, so the next order
+  // in this mailbox sees them while this one commits; the insert takes them in SQLite, guarded.
+  const today = localDay(timeZoneOf(s.settings ?? parseSettings(s.store.settings)), new Date(now)).date
+  const stock = allocateStock(s.index, order.lines, today)
+  if (!stock.ok) return refuse(s, new ApiError('out_of_stock', Object.values(stock.errors)[0]?.[0], stock.errors))
+  const taken = stock.moves.length > 0 ? { ...s, index: withMoves(s.index, stock.moves, -1) } : s
+  return { state: taken, effects: [{ kind: 'insert_order', order, couponId, idem, stock: stock.moves }] }
 }
 
 /** `order.created` (api-v1 §6) for order `orderId`, once the insert gave it an id. */
@@ -183,6 +220,8 @@ export interface StoreDeps {
   /** Point reads in the actor's turn (ARCHITECTURE 7): a key's record, a coupon by code or by id. */
   idempotency: { find(scope: string, key: string): IdempotencyRecord | undefined }
   coupons: { byCode(storeId: number, code: string): CouponRow | undefined; byId(storeId: number, id: number): CouponRow | undefined }
+  /** A slot's or appointment's bookings, read in the actor's turn (store-fulfillment.ts). */
+  bookings: BookingReads
   /** Committed events go to the event router (webhooks, real time, reactions). */
   events: Pick<EventRouter, 'publish'>
   log: Logger
@@ -205,16 +244,21 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
    * finds the key here (409) and one handled after finds it in SQLite (a replay).
    */
   const pending = new Map<string, string>()
+  /** Slots and appointments of orders still committing (store-fulfillment.ts). */
+  const bookings = new InFlightBookings()
+  /** Stock held back for orders whose insert failed after pricing: returned to the held counts at the next message. */
+  const giveBack: StockMove[] = []
 
   return async (state: StoreState | null, msg: StoreMsg): Promise<StoreState | null> => {
     const replyTo = msg.replyTo as Ref<Result<unknown>>
     state ??= loadStoreState(deps, storeId)
+    if (state && giveBack.length > 0) state = { ...state, index: withMoves(state.index, giveBack.splice(0), 1) }
     if (!state) {
       nact.dispatch(replyTo, fail(notFound('store')))
       return null
     }
     const now = nowIso()
-    const step = reduceStore(state, msg, now, contextFor(msg))
+    const step = reduceStore(state, msg, now, contextFor(msg, state))
     if (step.reply) nact.dispatch(replyTo, step.reply)
     let next: StoreState | null = step.state
     for (const e of step.effects) {
@@ -238,6 +282,10 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
         case 'coupon_delete':
           nact.dispatch(replyTo, await applyCouponEffect(deps, storeId, e, now))
           break
+        case 'reservation':
+          // Awaited: the next booking of this store is checked against this one (no double booking).
+          nact.dispatch(replyTo, await applyReservationMsg(deps, storeId, step.state.store.owner_id, e.msg, now))
+          break
         default: {
           const never: never = e
           return never
@@ -247,13 +295,14 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     return next
   }
 
-  function contextFor(msg: StoreMsg): StoreCtx {
+  function contextFor(msg: StoreMsg, state: StoreState): StoreCtx {
     switch (msg.type) {
       case 'create_order':
         return {
           inFlight: msg.idem ? pending.get(idempotencySlot(msg.idem)) : undefined,
           seen: msg.idem ? deps.idempotency.find(msg.idem.scope, msg.idem.key) : undefined,
           coupon: msg.couponCode === null ? undefined : deps.coupons.byCode(storeId, msg.couponCode),
+          booked: bookings.read(deps.bookings, storeId, msg.input, state.settings ?? parseSettings(state.store.settings)),
         }
       case 'coupon_update':
       case 'coupon_delete':
@@ -267,6 +316,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     const { order, couponId, idem } = e
     const slot = idem ? idempotencySlot(idem) : null
     if (idem && slot !== null) pending.set(slot, idem.hash)
+    bookings.hold(order)
     let event!: OutboxEvent
     deps.committer
       .write((db) => {
@@ -277,17 +327,22 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           throw redemptionRefused(couponReads(db).byId(storeId, couponId))
         }
         if (idem) insertIdempotency(db, idem, ids.id, now)
+        writeOrderFulfillment(db, ids.id, order)
+        if (e.stock && e.stock.length > 0) takeStock(db, ids.id, e.stock)
         event = appendEvent(db, { ownerId, storeId, ...orderCreatedEvent(ids.id, order) })
         return ids
       })
       .then(
         (ids) => {
           if (slot !== null) pending.delete(slot)
+          bookings.release(order.track_token)
           deps.events.publish([event])
           nact.dispatch(replyTo, ok({ order: viewOfNew(order, ids, deps.siteUrl), replayed: false }))
         },
         (err: unknown) => {
           if (slot !== null) pending.delete(slot)
+          bookings.release(order.track_token)
+          if (e.stock) giveBack.push(...e.stock)
           // A coupon's refusal (used up meanwhile) is the answer; anything else is a bug.
           if (err instanceof ApiError) return nact.dispatch(replyTo, fail(err))
           deps.log.error({ err, storeId }, 'order insert failed')

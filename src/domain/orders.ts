@@ -4,8 +4,10 @@ import { toCents } from './money.ts'
 import { initialDeliveryStatus, stamp, type DeliveryStatus, type Timeline } from './order-state.ts'
 import { priceLines, type LineInput, type PricedItem, type PricedLine } from './pricing.ts'
 import type { Vertical } from './verticals.ts'
+import { fulfillmentErrors, type FulfillmentInput } from './fulfillment.ts'
 
-export interface OrderInput {
+/** Mode fields (room, shipping address, slot, appointment): src/domain/fulfillment.ts. */
+export interface OrderInput extends Omit<FulfillmentInput, 'type'> {
   type: string
   customer_name?: string | null
   phone?: string | null
@@ -16,6 +18,8 @@ export interface OrderInput {
   source?: string | null
   coupon_code?: string | null
   client_uuid?: string | null
+  /** The buyer is old enough for the order's age-restricted items (src/domain/age-gate.ts). */
+  age_confirmed?: boolean | null
   items: LineInput[]
 }
 
@@ -50,6 +54,7 @@ export function draftOrder(vertical: Vertical, menu: ReadonlyMap<number, PricedI
   }
   if (input.type === 'on-table' && blank(input.table_number)) errors.table_number = ['A table number is required for on-table orders.']
   if (input.type === 'delivery' && blank(input.address)) errors.address = ['An address is required for delivery orders.']
+  Object.assign(errors, fulfillmentErrors(input))
   const priced = priceLines(menu, input.items)
   if (!priced.ok) Object.assign(errors, priced.errors)
   if (Object.keys(errors).length > 0 || !priced.ok) return { ok: false, errors }

@@ -3,8 +3,9 @@
  * any sold-out or foreign item rejects the whole order.
  */
 import type { FieldErrors } from '../errors.ts'
+import type { StockBatch } from './stock.ts'
 
-export interface MenuVariant { id: number; name: string; price: number | null }
+export interface MenuVariant { id: number; name: string; price: number | null; stock?: number | null }
 export interface MenuExtra { id: number; name: string; price: number }
 export interface PricedItem {
   id: number
@@ -14,6 +15,11 @@ export interface PricedItem {
   station: string | null
   variants: readonly MenuVariant[]
   extras: readonly MenuExtra[]
+  /** Goods stock (domain/stock.ts): null or absent untracked; batches for `expiry` items. */
+  stock?: number | null
+  batches?: readonly StockBatch[]
+  /** Minimum buyer age (age_gate verticals, src/domain/age-gate.ts); null or absent: not restricted. */
+  min_age?: number | null
 }
 
 export interface LineInput { item_id: number; quantity: number; variation?: number | null; extras?: number[]; note?: string | null }

@@ -19,6 +19,8 @@ const obj = (properties: Record<string, Schema>, optional: string[] = []): Schem
 
 const KITCHEN = { type: 'string', enum: ['new', 'preparing', 'ready', 'delivered', 'completed', 'cancelled'] }
 const orderRef = { order_id: int, restaurant_id: int }
+/** Which front door booked (or cancelled) a reservation. */
+const BOOKING_SOURCE = { type: 'string', enum: ['owner', 'staff', 'customer'] }
 const deliveryData = obj({
   ...orderRef,
   delivery_status: { type: 'string', enum: ['out_for_delivery', 'delivered', 'failed'] },
@@ -62,10 +64,15 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
     emitted: true,
   },
   'order.paid': {
-    when: 'an order becomes fully paid (gateway or split-bill checkout)',
-    data: obj({ ...orderRef, total: money, paid_at: dateTime }),
-    example: { order_id: 1042, restaurant_id: 7, total: '24.50', paid_at: '2026-11-22T20:30:00.000+00:00' },
-    emitted: false,
+    when: 'an order becomes fully paid: the payment (cash, card, online, by amount or by lines, any route) whose amount first makes the succeeded payments cover the total; once per order',
+    data: obj({
+      ...orderRef, total: money, paid_at: dateTime,
+      amount_paid: { ...money, description: 'sum of the succeeded payments (tips excluded); more than `total` only if an online payment settled after the order was already covered' },
+      tips: { ...money, description: 'sum of the succeeded payments\' tips, on top of the total' },
+      methods: { type: 'array', items: { type: 'string', enum: ['cash', 'card', 'online'] }, description: 'methods of the succeeded payments, first use first' },
+    }),
+    example: { order_id: 1042, restaurant_id: 7, total: '24.50', paid_at: '2026-11-22T20:30:00.000+00:00', amount_paid: '24.50', tips: '3.00', methods: ['card', 'cash'] },
+    emitted: true,
   },
   'order.driver_assigned': {
     when: 'a delivery is assigned a driver (owner assign, a driver claim, or an accepted offer)',
@@ -93,21 +100,22 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
   },
   'refund.completed': {
     when: 'an order refund completed',
-    data: obj({ refund_id: int, ...orderRef, amount: money, reason: nullable(str), completed_at: dateTime }),
-    example: { refund_id: 12, order_id: 1042, restaurant_id: 7, amount: '5.00', reason: 'missing item', completed_at: '2026-11-22T21:00:00.000+00:00' },
-    emitted: false,
+    // One per refund row: a refund spread over several payments emits one per payment (docs/operations.md "Refunds").
+    data: obj({ refund_id: int, ...orderRef, amount: money, method: { type: 'string', enum: ['cash', 'card', 'online'] }, reason: nullable(str), completed_at: dateTime }),
+    example: { refund_id: 12, order_id: 1042, restaurant_id: 7, amount: '5.00', method: 'card', reason: 'missing item', completed_at: '2026-11-22T21:00:00.000+00:00' },
+    emitted: true,
   },
   'reservation.created': {
     when: 'a table reservation is created',
-    data: obj({ reservation_id: int, restaurant_id: int, party_size: int, reserved_for: dateTime, guest_name: nullable(str) }),
-    example: { reservation_id: 88, restaurant_id: 7, party_size: 4, reserved_for: '2026-11-23T19:30:00.000+00:00', guest_name: 'Ada' },
-    emitted: false,
+    data: obj({ reservation_id: int, restaurant_id: int, party_size: int, reserved_for: dateTime, ends_at: dateTime, guest_name: nullable(str), table_id: nullable(int), customer_id: nullable(int), source: BOOKING_SOURCE }),
+    example: { reservation_id: 88, restaurant_id: 7, party_size: 4, reserved_for: '2026-11-23T19:30:00.000+00:00', ends_at: '2026-11-23T21:00:00.000+00:00', guest_name: 'Ada', table_id: 3, customer_id: null, source: 'owner' },
+    emitted: true,
   },
   'reservation.cancelled': {
     when: 'a table reservation is cancelled',
-    data: obj({ reservation_id: int, restaurant_id: int, reserved_for: dateTime, reason: nullable(str) }),
-    example: { reservation_id: 88, restaurant_id: 7, reserved_for: '2026-11-23T19:30:00.000+00:00', reason: null },
-    emitted: false,
+    data: obj({ reservation_id: int, restaurant_id: int, reserved_for: dateTime, reason: nullable(str), table_id: nullable(int), customer_id: nullable(int), source: { ...BOOKING_SOURCE, description: 'who cancelled it' } }),
+    example: { reservation_id: 88, restaurant_id: 7, reserved_for: '2026-11-23T19:30:00.000+00:00', reason: null, table_id: 3, customer_id: null, source: 'customer' },
+    emitted: true,
   },
   'customer.created': {
     when: 'a new customer record is created (customer app registration, the first SMS-code sign-in of a phone, or the store adding one to its CRM)',
@@ -117,15 +125,23 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
   },
   'shift.opened': {
     when: 'a cash-drawer/POS shift is opened',
-    data: obj({ shift_id: int, restaurant_id: int, staff_id: nullable(int), opened_at: dateTime, opening_float: money }),
-    example: { shift_id: 31, restaurant_id: 7, staff_id: 2, opened_at: '2026-11-22T08:00:00.000+00:00', opening_float: '150.00' },
-    emitted: false,
+    // staff_id: who opened it (null: the owner); register: the drawer (docs/operations.md "Cash shifts").
+    data: obj({ shift_id: int, restaurant_id: int, register: str, staff_id: nullable(int), opened_at: dateTime, opening_float: money }),
+    example: { shift_id: 31, restaurant_id: 7, register: 'main', staff_id: 2, opened_at: '2026-11-22T08:00:00.000+00:00', opening_float: '150.00' },
+    emitted: true,
   },
   'shift.closed': {
     when: 'a cash-drawer/POS shift is closed',
-    data: obj({ shift_id: int, restaurant_id: int, staff_id: nullable(int), opened_at: dateTime, closed_at: dateTime, closing_total: money }),
-    example: { shift_id: 31, restaurant_id: 7, staff_id: 2, opened_at: '2026-11-22T08:00:00.000+00:00', closed_at: '2026-11-22T16:00:00.000+00:00', closing_total: '1320.40' },
-    emitted: false,
+    // staff_id: who closed it (null: the owner); closing_total = counted_cash; over_short = counted − expected.
+    data: obj({
+      shift_id: int, restaurant_id: int, register: str, staff_id: nullable(int), opened_at: dateTime, closed_at: dateTime,
+      opening_float: money, closing_total: money, expected_cash: money, counted_cash: money, over_short: money,
+    }),
+    example: {
+      shift_id: 31, restaurant_id: 7, register: 'main', staff_id: 2, opened_at: '2026-11-22T08:00:00.000+00:00', closed_at: '2026-11-22T16:00:00.000+00:00',
+      opening_float: '150.00', closing_total: '1320.40', expected_cash: '1321.00', counted_cash: '1320.40', over_short: '-0.60',
+    },
+    emitted: true,
   },
   'menu.updated': {
     when: 'a menu item, category or variant is created, updated or deleted (owner or staff)',

@@ -28,8 +28,11 @@ export interface Binding {
   headers?: Array<{ name: string; description: string }>
   /** Summary override when one operation has several addresses that read differently. */
   summary?: string
-  /** Body formats accepted besides JSON, by media type: each turns the raw body into the JSON input (or throws an ApiError). */
-  decoders?: Record<string, (body: Buffer) => unknown>
+  /**
+   * Body formats accepted besides JSON, by media type: each turns the raw body into the JSON input (or throws an ApiError).
+   * A decoder for `application/json` itself gets the raw bytes and the request headers (a signed provider webhook).
+   */
+  decoders?: Record<string, (body: Buffer, headers: Readonly<Record<string, string>>) => unknown>
 }
 
 /** What the pipeline needs of a bound route beyond the plain route fields. */

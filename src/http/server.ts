@@ -278,7 +278,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs).then((buf) => {
             // Another body format a binding accepts besides JSON (a theme as application/zip), decoded to the same input.
             const decode = route.binding?.decoders?.[ctype.split(';')[0]!.trim().toLowerCase()]
-            if (decode && buf.length > 0) return decode(buf)
+            if (decode && buf.length > 0) return decode(buf, headers)
             if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
             if (buf.length === 0) return undefined
             return parseJsonBody(buf) // 400 for nesting deeper than MAX_NESTING, before JSON.parse

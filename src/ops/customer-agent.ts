@@ -17,6 +17,11 @@ import { pricingIndex, type StoreRow } from '../storage/stores.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { nowIso } from '../storage/db.ts'
 import type { OrderRow } from '../storage/orders.ts'
+import { reservationReads } from '../storage/reservations.ts'
+import { ReservationSchema, reservationView } from './reservations.ts'
+
+/** my_bookings answers at most this many (upcoming ones first). */
+const BOOKINGS_MAX = 50
 
 const tag = 'Customer app'
 const customer: Access = { customer: true }
@@ -118,12 +123,14 @@ export const reorderCustomerOrder = defineOp({
 
 export const listCustomerBookings = defineOp({
   id: 'customer.bookings.list', tag, access: customer, scope: [],
-  summary: 'The customer\'s table bookings (none yet: the platform has no reservations)',
-  description: 'Always an empty list for now: reservations do not exist on the platform yet, so no customer has a booking. The answer keeps this shape once they do.',
-  output: { type: 'array', items: { type: 'object' } },
+  summary: 'The customer\'s own table bookings: upcoming first (soonest first), then past ones (latest first)',
+  description: 'At most 50. Each is a reservation as the customer app shows it (`GET /customer/reservations`): table, party size, start and end in the store\'s time zone, status (booked, seated, completed, cancelled, no_show).',
+  output: { type: 'array', items: ReservationSchema },
   run: (ctx) => {
-    customerOf(ctx)
-    return [] as unknown[]
+    const me = customerOf(ctx)
+    const store = ctx.svc.stores.byId(me.storeId)
+    if (!store) throw notFound('restaurant')
+    return reservationReads.ofCustomer(ctx.svc.db, store.id, me.customerId, nowIso(), BOOKINGS_MAX).map((r) => reservationView(ctx.svc.db, store, r))
   },
 })
 

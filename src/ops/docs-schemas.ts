@@ -65,14 +65,15 @@ export const StoreDetailSchema = named('StoreDetail', {
 })
 
 export const VariantSchema = named('MenuItemVariant', obj({
-  id: int, item_id: int, name: str, price: nullable(num), sku: nullable(str), stock: nullable(int), position: int, created_at: dateTime, updated_at: dateTime,
+  id: int, item_id: int, name: str, price: nullable(num), sku: nullable(str), stock: nullable(int), is_sold_out: bool, position: int, created_at: dateTime, updated_at: dateTime,
 }))
 export const ExtraSchema = named('MenuItemExtra', obj({ id: int, name: str, price: num, group: nullable(str) }))
 
 export const ItemSchema = named('MenuItem', obj(
   {
     id: int, category_id: int, name: str, description: str, price: num, position: int, is_sold_out: bool, is_popular: bool,
-    is_vegan: bool, is_halal: bool, calories: nullable(int), brand: nullable(str), stock: nullable(int), sku: nullable(str), variant_count: int,
+    is_vegan: bool, is_halal: bool, calories: nullable(int), brand: nullable(str), brand_id: nullable(int), stock: { ...nullable(int), description: 'Goods stores: units left (null: untracked); for an item with expiry batches, the unexpired quantity. At 0 the item is sold out.' }, sku: nullable(str), variant_count: int,
+    min_age: { ...nullable(int), description: 'Age-restricted item (age_gate verticals): orders holding it need `age_confirmed: true`.' },
     images: arr(str), variations: arr(VariantSchema), extras: arr(ExtraSchema),
   },
   ['id', 'category_id', 'name', 'price', 'is_sold_out', 'is_popular', 'variations', 'extras'],
@@ -81,7 +82,7 @@ export const ItemSchema = named('MenuItem', obj(
 export const MenuCategorySchema = named('MenuCategory', obj({ id: int, name: str, position: int, station: nullable(str), items: arr(ItemSchema) }))
 export const MenuSchema = arr(MenuCategorySchema)
 
-export const MenuChangeSchema = named('MenuChange', obj({ entity: { type: 'string', enum: ['category', 'item', 'variant'] }, change: { type: 'string', enum: ['created', 'updated', 'deleted'] }, id: int }))
+export const MenuChangeSchema = named('MenuChange', obj({ entity: { type: 'string', enum: ['category', 'item', 'variant', 'batch'] }, change: { type: 'string', enum: ['created', 'updated', 'deleted'] }, id: int }))
 
 const LineSchema = named('OrderLine', obj({
   id: int, item_id: int, name: str, variation: nullable(obj({ id: int, name: str })), quantity: int, unit_price: num,
@@ -96,11 +97,18 @@ export const OrderSchema = named('Order', obj(
     delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
     is_paid: bool, customer_id: nullable(int), customer_name: nullable(str), phone: nullable(str), table_number: nullable(str), address: nullable(str),
     note: nullable(str), source: nullable(str), coupon_code: nullable(str), subtotal: num, discount: num, tip_amount: num, total: num,
+    refunded: { type: 'number', description: 'What completed refunds gave back (docs/operations.md "Refunds").' },
     items: arr(LineSchema), extras: arr(obj({ id: int, name: str, price: num, line_id: int })),
     driver: nullable(obj({ id: int, name: str, phone: str })), timeline: { type: 'object', additionalProperties: str },
     created_at: dateTime, updated_at: dateTime,
     track_token: { type: 'string', description: 'Capability for the public tracking view and socket.' },
     track_url: { type: 'string', format: 'uri', description: 'Public tracking page.' },
+    // Fulfillment modes (docs/verticals.md "Fulfillment modes"): null where the order's mode has none.
+    room_number: nullable(str),
+    shipping_address: nullable(obj({ name: str, line1: str, line2: nullable(str), city: str, postal_code: str, country: str, phone: nullable(str) }, ['name', 'line1', 'city', 'postal_code', 'country'])),
+    shipping_fee: { type: 'number', description: '`ship` orders: the shipping fee (store settings `shipping`), included in `total`' },
+    slot: nullable(obj({ start: dateTime, end: nullable(dateTime), kind: { type: 'string', enum: ['pickup', 'dropoff'] } })),
+    appointment: nullable(obj({ start: dateTime, end: nullable(dateTime) })),
   },
   ['id', 'restaurant_id', 'type', 'status', 'delivery_status', 'is_paid', 'total', 'items', 'extras', 'driver', 'timeline', 'created_at'],
 ))
@@ -114,6 +122,10 @@ export const TrackingSchema = named('Tracking', obj(
     // For the tracking page's map (docs/tracking-page.md): the store always, the destination while the driver is visible.
     store: obj({ name: str, lat: nullable(num), lng: nullable(num) }),
     destination: obj({ lat: num, lng: num }),
+    // Fulfillment modes (docs/verticals.md): present when the order's mode has them.
+    order_type: { type: 'string', enum: [...ORDER_TYPES] }, room_number: str, slot: obj({ start: dateTime, end: nullable(dateTime), kind: { type: 'string', enum: ['pickup', 'dropoff'] } }),
+    appointment: obj({ start: dateTime, end: nullable(dateTime) }),
+    shipment: nullable(obj({ status: str, carrier: nullable(str), tracking_number: nullable(str), tracking_url: nullable(str), timeline: arr(obj({ status: str, at: dateTime }, ['status', 'at'])), updated_at: dateTime })),
   },
   ['id', 'status', 'delivery_status', 'is_paid', 'total', 'timeline', 'items'],
 ))
@@ -121,7 +133,7 @@ export const TrackingSchema = named('Tracking', obj(
 export const AnalyticsSchema = named('Analytics', obj({
   range: obj({ from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } }),
   orders: obj({ total: int, paid: int, by_status: { type: 'object', additionalProperties: int }, by_type: { type: 'object', additionalProperties: int } }),
-  revenue: obj({ gross: num, paid: num, avg_order_value: num }),
+  revenue: obj({ gross: num, paid: num, refunded: num, net: num, avg_order_value: num }, ['gross', 'paid', 'avg_order_value']),
   top_items: arr(obj({ item_id: int, name: str, quantity: int })),
 }))
 

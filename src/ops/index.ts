@@ -6,8 +6,12 @@
 import type { Op } from './op.ts'
 import { deliveryFamilyOps } from './delivery-family.ts'
 import { menuOpsList } from './menu.ts'
+import { fitmentOps } from './fitments.ts'
 import { menuReadOps } from './menu-read.ts'
+import { brandOps } from './brands.ts'
 import { orderOps } from './orders.ts'
+import { shipmentOps } from './shipments.ts'
+import { slotOps } from './slots.ts'
 import { storeOps } from './stores.ts'
 import { storefrontOps } from './storefront.ts'
 import { customerOrderOps } from './customer-orders.ts'
@@ -39,12 +43,19 @@ import { analyticsDailyOps } from './analytics-daily.ts'
 import { appOps } from './apps.ts'
 import { appBillingOps } from './app-billing.ts'
 import { appUninstallOps } from './app-uninstall.ts'
+import { guestOps } from './guests.ts'
+import { paymentOps } from './payments.ts'
+import { shiftOps } from './shifts.ts'
+import { refundOps } from './refunds.ts'
+import { reservationOps } from './reservations.ts'
+import { tableOps } from './tables.ts'
+import { customerReservationOps } from './customer-reservations.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
   ...staffOps, ...staffAdminOps, ...pinDeviceOps, ...integrationOps, ...kdsOps,
-  ...menuOpsList, ...menuReadOps,
-  ...orderOps,
+  ...menuOpsList, ...menuReadOps, ...brandOps, ...fitmentOps,
+  ...orderOps, ...shipmentOps, ...slotOps,
   ...storeOps,
   ...storefrontOps,
   ...customerOrderOps,
@@ -65,4 +76,8 @@ export const ALL_OPS: readonly Op[] = [
   ...ownerTokenOps, ...analyticsDailyOps,
   ...appOps,
   ...appBillingOps, ...appUninstallOps,
+  ...guestOps,
+  ...paymentOps,
+  ...shiftOps, ...refundOps,
+  ...tableOps, ...reservationOps, ...customerReservationOps,
 ]

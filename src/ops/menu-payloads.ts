@@ -43,8 +43,12 @@ const itemFields = {
   is_halal: v.optional(v.boolean()),
   calories: Nullable(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100_000))),
   brand: Nullable(ShortText(120)),
+  /** One of the store's brands (GET /restaurants/{id}/brands); `brand` alone names one by name, found or created. */
+  brand_id: Nullable(Id),
   stock: Nullable(v.pipe(v.number(), v.integer(), v.minValue(0))),
   sku: Nullable(ShortText(80)),
+  /** Minimum buyer age (age_gate verticals only; issue 18 item 4): orders need `age_confirmed: true`. */
+  min_age: Nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(99))),
   images: v.optional(v.pipe(v.array(v.pipe(v.string(), v.url(), v.maxLength(2000))), v.maxLength(20))),
   extras: v.optional(v.pipe(v.array(Extra), v.maxLength(100))),
 }

@@ -2,6 +2,7 @@
  * Public operations (api-v1 §4.4): no credential. The menu without sold-out items, and tracking
  * by the order's unguessable token (the token is the capability; an unknown one is a 404).
  */
+import { VehicleQuerySchema, menuForVehicle } from './fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from './op.ts'
 import { storeOf } from './scope.ts'
@@ -18,10 +19,11 @@ const tag = 'Public'
 
 export const getPublicMenu = defineOp({
   id: 'public.menu.get', tag, summary: 'A store\'s active menu (sold-out items excluded)', access: { public: true }, scope: ['store'],
-  output: MenuSchema,
-  run: (ctx) => {
+  description: 'Car parts stores: `?make=&model=&year=&engine=` keeps only the items fitting that vehicle, plus universal ones (docs/verticals.md "Fitments").',
+  input: VehicleQuerySchema, output: MenuSchema,
+  run: (ctx, input) => {
     const store = storeOf(ctx)
-    return menuView(ctx.svc.stores.menu(store.id), verticalOf(store.store_type), false)
+    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), false)
   },
 })
 

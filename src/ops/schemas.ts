@@ -3,6 +3,7 @@ import * as v from 'valibot'
 import { ORDER_TYPES } from '../domain/verticals.ts'
 import { hasAtMostTwoDecimals } from '../domain/money.ts'
 import { envelopeOf, named } from './docs-schemas.ts'
+import { fulfillmentFields } from './fulfillment-schemas.ts'
 
 export const Id = v.pipe(v.number(), v.integer(), v.minValue(1))
 export const Money = v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000), v.check(hasAtMostTwoDecimals, 'Use at most two decimals.'))
@@ -51,6 +52,9 @@ const orderFields = {
   note: Nullable(ShortText(1000)),
   source: Nullable(ShortText(60)),
   client_uuid: Nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(255))),
+  /** The buyer is old enough for the order's age-restricted items (`min_age`); without it such an order is 422 `age_confirmation_required`. */
+  age_confirmed: Nullable(v.pipe(v.boolean(), v.description('The buyer is at least the highest `min_age` of the order\'s items (age-restricted items, docs/verticals.md). Required as `true` when any item has a `min_age`, else 422 `age_confirmation_required`.'))),
+  ...fulfillmentFields,
 }
 
 /** Create-order input (api-v1 §2.4), owner and customer routes. */

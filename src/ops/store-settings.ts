@@ -14,6 +14,9 @@ import { normalizePhone, validLatLng } from '../domain/delivery.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
 import type { Services } from '../services.ts'
 import { named } from './docs-schemas.ts'
+import { fulfillmentSettings } from './fulfillment-schemas.ts'
+import { BookingRulesInput, BookingRulesSchema } from './reservation-rules.ts'
+import { rulesOf } from '../domain/reservations.ts'
 
 const tag = 'Restaurants'
 /** api-v1 §8-style bounds, chosen so a settings document stays small. */
@@ -69,7 +72,9 @@ const SettingsBody = v.object({
   email: Nullable(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.email(), v.maxLength(254))),
   city: Nullable(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100))),
   // Where the store is, for the tracking page's map (docs/tracking-page.md); lat and lng together.
+  reservations: Nullable(BookingRulesInput),
   location: Nullable(v.strictObject({ lat: v.pipe(v.number(), v.minValue(-90), v.maxValue(90)), lng: v.pipe(v.number(), v.minValue(-180), v.maxValue(180)) })),
+  ...fulfillmentSettings,
 })
 
 /** All seven days, in order, a missing one as `[]` (closed), so a stored week reads unambiguously. */
@@ -99,6 +104,7 @@ export const StoreSettingsSchema = {
     email: { type: ['string', 'null'] },
     city: { type: ['string', 'null'] },
     location: { type: ['object', 'null'], description: 'Where the store is (the tracking page shows it on the map)', properties: { lat: { type: 'number' }, lng: { type: 'number' } } },
+    reservations: BookingRulesSchema,
     open_now: { type: 'boolean', description: 'Would a storefront or customer order be accepted now?' },
     closed_reason: { type: ['string', 'null'], enum: ['hours', 'holiday', 'not_accepting', null] },
     next_opening: { type: ['string', 'null'], format: 'date-time', description: 'When closed: the next opening, ISO 8601 in the store\'s time zone (null when open or not known)' },
@@ -149,6 +155,7 @@ export function settingsView(store: StoreRow, at: Date = new Date()) {
     email: str(s.email),
     city: store.city,
     location: storeLocation(s),
+    reservations: rulesOf(s),
     open_now: h.open_now,
     closed_reason: h.closed_reason,
     next_opening: h.next_opening,
@@ -171,7 +178,7 @@ export const getStoreSettings = defineOp({
 
 export const updateStoreSettings = defineOp({
   id: 'stores.settings.update', tag, summary: 'Change some settings (keys left out stay; null clears one)',
-  description: 'Body: any of `timezone` (IANA), `business_hours` (`{mon: [["11:00","22:00"]], …}`; null = always open), `holidays` (`[{date, note?} | {from, to, note?}]`), `prep_minutes` (1–240), `accepting_orders`, `public_listing`, `address`, `phone`, `email`, `city`, `location` (`{lat, lng}`). Invalid input: 422 and nothing changes. Other keys of the store\'s settings (e.g. `driver_fee`) are kept.',
+  description: 'Body: any of `timezone` (IANA), `business_hours` (`{mon: [["11:00","22:00"]], …}`; null = always open), `holidays` (`[{date, note?} | {from, to, note?}]`), `prep_minutes` (1–240), `accepting_orders`, `public_listing`, `address`, `phone`, `email`, `city`, `location` (`{lat, lng}`), `reservations` (booking rules: docs/operations.md "Reservations"). Invalid input: 422 and nothing changes. Other keys of the store\'s settings (e.g. `driver_fee`) are kept.',
   access: { owner: 'restaurants:write' }, scope: ['store'], input: SettingsBody, output: StoreSettingsSchema,
   run: async (ctx, { city, ...patch }) => settingsView(await writeSettings(ctx.svc, storeOf(ctx).id, patch, city)),
 })

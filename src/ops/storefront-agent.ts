@@ -18,7 +18,7 @@ import { fromCents, toCents } from '../domain/money.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { basePrepMinutes, integrationStatus } from '../domain/integration.ts'
 import { integrationRow } from '../storage/staff.ts'
-import { itemView, parseSettings, storeUrl, type StoreRow } from '../storage/stores.ts'
+import { itemView, parseSettings, soldOut, storeUrl, type StoreRow } from '../storage/stores.ts'
 import { trackingView } from '../storage/tracking.ts'
 import { nowIso } from '../storage/db.ts'
 import type { OpCtx } from './op.ts'
@@ -115,7 +115,7 @@ export const listStorefrontCategories = defineOp({
     const menu = ctx.svc.stores.menu(storeOf(ctx).id)
     return menu.categories.map((c) => {
       const items = menu.items.filter((i) => i.category_id === c.id)
-      return { id: c.id, name: c.name, item_count: items.length, available_count: items.filter((i) => i.is_sold_out !== 1).length }
+      return { id: c.id, name: c.name, item_count: items.length, available_count: items.filter((i) => !soldOut(i, menu.variants.get(i.id))).length }
     })
   },
 })
@@ -145,7 +145,7 @@ export const searchStorefrontMenu = defineOp({
     const out = []
     for (const i of menu.items) {
       if (out.length >= SEARCH_MAX) break
-      if (!q.include_sold_out && i.is_sold_out === 1) continue
+      if (!q.include_sold_out && soldOut(i, menu.variants.get(i.id))) continue
       if (q.category_id !== undefined && i.category_id !== q.category_id) continue
       const text = `${i.name} ${i.description}`.toLowerCase()
       if (!words.every((w) => text.includes(w))) continue

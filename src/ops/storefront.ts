@@ -3,6 +3,7 @@
  * with the store's storefront token (scopes `menu:read`, `order:write`). The token's store is the
  * only store it reaches: no operation takes a store id.
  */
+import { VehicleQuerySchema, menuForVehicle } from './fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from './op.ts'
 import { storeOf, storefrontOf } from './scope.ts'
@@ -42,10 +43,12 @@ export const StorefrontOrderSchema = v.object({
 export const getStorefrontMenu = defineOp({
   id: 'storefront.menu.get', tag, access: { storefront: 'menu:read' }, scope: ['store'], output: MenuSchema,
   summary: 'The token\'s store menu: items with variations, extras, extra groups and gallery (sold-out items flagged)',
-  // The menu with what a storefront renders: extras grouped, and a gallery per item.
-  run: (ctx) => {
+  // The menu with what a storefront renders: extras grouped, and a gallery per item. Car parts
+  // stores: `?make=&model=&year=&engine=` keeps the items fitting that vehicle (docs/verticals.md).
+  input: VehicleQuerySchema,
+  run: (ctx, input) => {
     const store = storeOf(ctx)
-    return menuView(ctx.svc.stores.menu(store.id), verticalOf(store.store_type), true).map((c) => ({
+    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true).map((c) => ({
       ...c,
       items: c.items.map((i) => {
         const groups = new Map<string, typeof i.extras>()

@@ -2,6 +2,7 @@
  * Store reads (api-v1 §4.2): the owner's stores, one store in detail, its menu, and the sales
  * report (§2.6) that the owner and staff (§4.7) routes share.
  */
+import { VehicleQuerySchema, menuForVehicle } from './fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from './op.ts'
 import { ownerOf, storeOf } from './scope.ts'
@@ -44,10 +45,11 @@ export const getStore = defineOp({
 
 export const getMenu = defineOp({
   id: 'menu.get', tag: 'Menu', summary: 'The menu: categories with their items (sold-out included)', access: { owner: 'menu:read' }, scope: ['store'],
-  output: MenuSchema,
-  run: (ctx) => {
+  description: 'Car parts stores: `?make=&model=&year=&engine=` keeps only the items fitting that vehicle, plus universal ones (docs/verticals.md "Fitments").',
+  input: VehicleQuerySchema, output: MenuSchema,
+  run: (ctx, input) => {
     const store = storeOf(ctx)
-    return menuView(ctx.svc.stores.menu(store.id), verticalOf(store.store_type), true)
+    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true)
   },
 })
 

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
-import { storeUrl } from '../storage/stores.ts'
+import { soldOut, storeUrl } from '../storage/stores.ts'
 import type { CustomerPrincipal } from '../auth/customer.ts'
 import type { StorefrontPrincipal } from '../auth/storefront.ts'
 import type { Principal } from '../auth/principals.ts'
@@ -92,7 +92,7 @@ function menuObject(svc: Services, store: StoreRow) {
     const images = JSON.parse(i.images) as string[]
     return {
       id: i.id, name: i.name, description: i.description ?? '', price: i.price, url: paths.item(i.id), image_url: images[0] ?? null,
-      category_id: i.category_id, available: i.is_sold_out !== 1,
+      category_id: i.category_id, available: !soldOut(i, menu.variants.get(i.id)),
       dietary: food ? [...(i.is_vegan ? ['vegan'] : []), ...(i.is_halal ? ['halal'] : [])] : [],
       attributes: food ? {} : Object.fromEntries(Object.entries({ brand: i.brand, sku: i.sku }).filter(([, x]) => x != null)),
       variations: (menu.variants.get(i.id) ?? []).map((v) => ({ id: v.id, name: v.name, price: v.price ?? i.price })),
@@ -130,7 +130,7 @@ export function pricedCart(svc: Services, store: StoreRow, cart: WebCart) {
     }
   })
   const paths = sitePaths(svc, store)
-  const empty = { lines: [], item_count: 0, subtotal: 0, discount: 0, total: 0, coupon: null, url: paths.cart, checkout_url: paths.checkout }
+  const empty = { lines: [], item_count: 0, subtotal: 0, discount: 0, total: 0, coupon: null, min_age: null, url: paths.cart, checkout_url: paths.checkout }
   if (ok.length === 0) return { object: empty, problems, lines: ok }
   let draft = draftCart(svc, store, { type, items: ok.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras })) }, now)
   let coupon: string | null = null
@@ -145,9 +145,16 @@ export function pricedCart(svc: Services, store: StoreRow, cart: WebCart) {
     })),
     item_count: draft.lines.reduce((n, l) => n + l.quantity, 0),
     subtotal: draft.subtotal, discount: draft.discount, total: draft.total, coupon,
+    // Age-restricted items (issue 18 item 4): the checkout shows its "old enough" box when set.
+    min_age: cartMinAge(svc, store, draft.lines.map((l) => l.item_id)),
     url: paths.cart, checkout_url: paths.checkout,
   }
   return { object, problems, lines: ok }
+}
+
+function cartMinAge(svc: Services, store: StoreRow, itemIds: number[]): number | null {
+  const ages = svc.stores.menu(store.id).items.filter((i) => itemIds.includes(i.id) && i.min_age != null).map((i) => i.min_age!)
+  return ages.length > 0 ? Math.max(...ages) : null
 }
 
 function customerObject(svc: Services, p: CustomerPrincipal | null) {
@@ -218,9 +225,10 @@ export const itemExists = (svc: Services, store: StoreRow, itemId: number): bool
 
 /** Check a line can be ordered now (sold out, unknown variation or extra → the reason). */
 export function lineProblem(svc: Services, store: StoreRow, line: { item_id: number; quantity: number; variation: number | null; extras: number[] }): string | null {
-  const item = svc.stores.menu(store.id).items.find((i) => i.id === line.item_id)
+  const menu = svc.stores.menu(store.id)
+  const item = menu.items.find((i) => i.id === line.item_id)
   if (!item) return 'This item is not on the menu.'
-  if (item.is_sold_out === 1) return `${item.name} is sold out.`
+  if (soldOut(item, menu.variants.get(item.id))) return `${item.name} is sold out.`
   try {
     draftCart(svc, store, { type: pricingType(store), items: [line] }, new Date().toISOString())
     return null
@@ -274,6 +282,8 @@ export async function placeWebsiteOrder(svc: Services, store: StoreRow, visitor:
   const common = {
     type, items, customer_name: text(form, 'customer_name'), phone: text(form, 'customer_phone'), note: text(form, 'note'), tip_amount: tip,
     table_number: type === 'on-table' ? text(form, 'table_number') : null, source: 'website',
+    // The checkout's "I am old enough" box (issue 18 item 4): the store actor asks for it when the cart holds `min_age` items.
+    age_confirmed: form.age_confirmed === 'on',
   }
   // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
   // form is another key, so fixing a refused post is never an idempotency conflict.

@@ -20,12 +20,18 @@ export function analyticsSummary(db: Db, storeId: number, range: AnalyticsRange)
   const top = db.prepare(`SELECT l.item_id, l.name, SUM(l.quantity) AS quantity FROM order_lines l JOIN orders o ON o.id = l.order_id
     WHERE o.store_id = ? AND o.created_at >= ? AND o.created_at < ? AND o.status != 'cancelled'
     GROUP BY l.item_id ORDER BY quantity DESC, l.item_id LIMIT 10`).all(storeId, lo, hi) as Array<{ item_id: number; name: string; quantity: number }>
+  // Money given back in the range, by when the refund completed (issue 17 item 2; docs/operations.md "Refunds").
+  const refunded = db.prepare(`SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE store_id = ? AND status = 'completed' AND completed_at >= ? AND completed_at < ?`)
+    .pluck().get(storeId, lo, hi) as number
   return {
     range,
     orders: { total: totals.total, paid: totals.paid, by_status: group('status'), by_type: group('type') },
     revenue: {
       gross: fromCents(totals.gross),
       paid: fromCents(totals.paid_revenue),
+      // gross and paid keep their meaning (order totals); refunded is what went back, net = paid − refunded.
+      refunded: fromCents(refunded),
+      net: fromCents(totals.paid_revenue - refunded),
       avg_order_value: totals.billable === 0 ? 0 : fromCents(Math.round(totals.gross / totals.billable)),
     },
     top_items: top,

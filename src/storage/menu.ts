@@ -3,6 +3,10 @@ import { stmt, type Db } from './db.ts'
 import { ApiError, notFound } from '../errors.ts'
 import type { CategoryRow, ExtraRow, ItemRow, VariantRow } from './stores.ts'
 import { requireQuota } from './entitlements.ts'
+import { resolveBrand } from './brands.ts'
+import { deleteBatch, insertBatch } from './stock.ts'
+import { batchesRefused, fieldsOutsideVertical } from '../domain/item-fields.ts'
+import { STORE_TYPES, verticalOf } from '../domain/verticals.ts'
 
 export interface CategoryData { name?: string; position?: number; station?: string | null }
 export interface ExtraData { id?: number; name: string; price: number; group?: string | null }
@@ -19,9 +23,13 @@ export interface ItemData {
   is_halal?: boolean
   calories?: number | null
   brand?: string | null
+  /** One of the store's brands (migration 020); `brand` alone names one, found or created. */
+  brand_id?: number | null
   stock?: number | null
   sku?: string | null
   images?: string[]
+  /** Minimum buyer age, age_gate verticals only (migration 021); null clears it. */
+  min_age?: number | null
   /** Replaces the item's extras when present. */
   extras?: ExtraData[]
   /** Replaces the item's variations when present (on create only; afterwards use the variants routes). */
@@ -40,9 +48,12 @@ export type MenuOp =
   | { op: 'variant.create'; itemId: number; data: VariantData & { name: string } }
   | { op: 'variant.update'; itemId: number; id: number; data: VariantData }
   | { op: 'variant.delete'; itemId: number; id: number }
+  /** Expiry batches (`expiry` verticals, docs/verticals.md "Expiry"). */
+  | { op: 'batch.create'; itemId: number; data: { batch_code?: string | null; expires_on: string; quantity: number } }
+  | { op: 'batch.delete'; itemId: number; id: number }
 
 export interface MenuChange {
-  entity: 'category' | 'item' | 'variant'
+  entity: 'category' | 'item' | 'variant' | 'batch'
   change: 'created' | 'updated' | 'deleted'
   id: number
 }
@@ -88,6 +99,26 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
   const insertVariant = (itemId: number, d: VariantData & { name: string }, pos: number) =>
     Number(stmt(db, 'INSERT INTO item_variants (item_id, name, price, sku, stock, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(itemId, d.name, d.price ?? null, d.sku ?? null, d.stock ?? null, d.position ?? pos, now, now).lastInsertRowid)
+  /** `min_age` is for stores whose vertical has `age_gate` (issue 18 item 4); elsewhere 422 `not_for_store_type`, like the other fields. */
+  const minAge = (itemId: number, value: number | null | undefined) => {
+    if (value === undefined) return
+    const type = stmt<[number], string>(db, 'SELECT store_type FROM stores WHERE id = ?').pluck().get(storeId) ?? 'restaurant'
+    if (value !== null && !verticalOf(type).capabilities.age_gate) {
+      const gated = STORE_TYPES.filter((t) => verticalOf(t).capabilities.age_gate).join(', ')
+      throw new ApiError('not_for_store_type', undefined, { min_age: [`Only ${gated} stores sell age-restricted items.`] })
+    }
+    stmt(db, 'UPDATE menu_items SET min_age = ? WHERE id = ?').run(value, itemId)
+  }
+  /** The store's vertical decides which fields and resources apply (issue 18 item 1; src/domain/item-fields.ts). */
+  const vertical = () => verticalOf(stmt<[number], string>(db, 'SELECT store_type FROM stores WHERE id = ?').pluck().get(storeId) ?? 'restaurant')
+  const checkFields = (d: ItemData | VariantData) => {
+    const errors = fieldsOutsideVertical(vertical(), d as Record<string, unknown>)
+    ;('variations' in d ? d.variations ?? [] : []).forEach((vr, i) => {
+      for (const [k, m] of Object.entries(fieldsOutsideVertical(vertical(), vr as Record<string, unknown>))) errors[`variations.${i}.${k}`] = m
+    })
+    if (Object.keys(errors).length > 0) throw new ApiError('not_for_store_type', undefined, errors)
+  }
+  const brandOf = (d: ItemData) => resolveBrand(db, storeId, d, now)
   const update = (table: string, id: number, cols: Record<string, unknown>) => {
     const entries = Object.entries(cols).filter(([, v]) => v !== undefined)
     if (entries.length === 0) return
@@ -113,7 +144,9 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
       return { entity: 'category', change: 'deleted', id: op.id }
     }
     case 'item.create': {
-      const d = { ...op.data, category_id: op.data.category_id ?? defaultCategory() }
+      checkFields(op.data)
+      const brand = brandOf(op.data)
+      const d = { ...op.data, ...brand, category_id: op.data.category_id ?? defaultCategory() }
       bodyCategory(d.category_id)
       // The plan's menu_items quota, inside the transaction that inserts (docs/billing.md): every front
       // door (owner, staff, MCP) writes items through here, so concurrent creates cannot pass it together.
@@ -124,20 +157,25 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
         .run(storeId, d.category_id, d.name, d.description ?? '', d.price, position, bool(d.is_sold_out) ?? 0, bool(d.is_popular) ?? 0,
           bool(d.is_vegan) ?? 0, bool(d.is_halal) ?? 0, d.calories ?? null, d.brand ?? null, d.stock ?? null, d.sku ?? null,
           JSON.stringify(d.images ?? []), now, now).lastInsertRowid)
+      if (brand) stmt(db, 'UPDATE menu_items SET brand_id = ? WHERE id = ?').run(brand.brand_id, id)
       if (d.extras) replaceExtras(id, d.extras)
+      minAge(id, d.min_age)
       d.variations?.forEach((vr, pos) => insertVariant(id, { ...vr, name: vr.name ?? `Option ${pos + 1}` }, pos))
       return { entity: 'item', change: 'created', id }
     }
     case 'item.update': {
       item(op.id)
-      const d = op.data
+      checkFields(op.data)
+      const brand = brandOf(op.data)
+      const d = { ...op.data, ...brand }
       if (d.category_id !== undefined) bodyCategory(d.category_id)
       update('menu_items', op.id, {
         category_id: d.category_id, name: d.name, description: d.description, price: d.price, position: d.position,
         is_sold_out: bool(d.is_sold_out), is_popular: bool(d.is_popular), is_vegan: bool(d.is_vegan), is_halal: bool(d.is_halal),
-        calories: d.calories, brand: d.brand, stock: d.stock, sku: d.sku, images: d.images && JSON.stringify(d.images), updated_at: now,
+        calories: d.calories, brand: d.brand, brand_id: brand?.brand_id, stock: d.stock, sku: d.sku, images: d.images && JSON.stringify(d.images), updated_at: now,
       })
       if (d.extras) replaceExtras(op.id, d.extras)
+      minAge(op.id, d.min_age)
       return { entity: 'item', change: 'updated', id: op.id }
     }
     case 'item.delete':
@@ -152,17 +190,29 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
     }
     case 'variant.create': {
       item(op.itemId)
+      checkFields(op.data)
       const pos = stmt(db, 'SELECT COALESCE(MAX(position) + 1, 0) FROM item_variants WHERE item_id = ?').pluck().get(op.itemId) as number
       return { entity: 'variant', change: 'created', id: insertVariant(op.itemId, op.data, pos) }
     }
     case 'variant.update':
       variant(op.itemId, op.id)
+      checkFields(op.data)
       update('item_variants', op.id, { name: op.data.name, price: op.data.price, sku: op.data.sku, stock: op.data.stock, position: op.data.position, updated_at: now })
       return { entity: 'variant', change: 'updated', id: op.id }
     case 'variant.delete':
       variant(op.itemId, op.id)
       stmt(db, 'DELETE FROM item_variants WHERE id = ?').run(op.id)
       return { entity: 'variant', change: 'deleted', id: op.id }
+    case 'batch.create': {
+      item(op.itemId)
+      const refused = batchesRefused(vertical())
+      if (refused) throw new ApiError('not_for_store_type', refused)
+      return { entity: 'batch', change: 'created', id: insertBatch(db, op.itemId, op.data, now) }
+    }
+    case 'batch.delete':
+      item(op.itemId)
+      if (!deleteBatch(db, op.itemId, op.id)) throw notFound('batch')
+      return { entity: 'batch', change: 'deleted', id: op.id }
     default: {
       const never: never = op
       throw new Error(`unknown menu op ${JSON.stringify(never)}`)

@@ -4,8 +4,10 @@ import { nowIso, stmt, type Db } from './db.ts'
 import { fromCents } from '../domain/money.ts'
 import type { PricedLine } from '../domain/pricing.ts'
 import type { Timeline } from '../domain/order-state.ts'
+import type { Fulfillment } from '../domain/fulfillment.ts'
+import { fulfillmentColumns, fulfillmentView, type FulfillmentColumns } from './fulfillment.ts'
 
-export interface OrderRow {
+export interface OrderRow extends FulfillmentColumns {
   id: number
   store_id: number
   type: string
@@ -24,6 +26,8 @@ export interface OrderRow {
   discount: number
   tip_amount: number
   total: number
+  /** Cents given back by completed refunds (migration 023). */
+  refunded: number
   driver_id: number | null
   track_token: string
   timeline: string
@@ -70,6 +74,8 @@ export interface NewOrder {
   timeline: Timeline
   created_at: string
   lines: PricedLine[]
+  /** Room, shipping, slot or appointment (src/domain/fulfillment.ts); absent for the other modes. */
+  fulfillment?: Fulfillment | undefined
 }
 
 const prepared = new WeakMap<Db, ReturnType<typeof prepare>>()
@@ -140,6 +146,7 @@ export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | n
     discount: fromCents(o.discount),
     tip_amount: fromCents(o.tip_amount),
     total: fromCents(o.total),
+    refunded: fromCents(o.refunded),
     items,
     extras: items.flatMap((l) => l.extras.map((e) => ({ ...e, line_id: l.id }))),
     driver,
@@ -148,6 +155,7 @@ export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | n
     updated_at: o.updated_at,
     track_token: o.track_token,
     track_url: trackUrl(siteUrl, o.track_token),
+    ...fulfillmentView(o),
   }
 }
 
@@ -229,13 +237,21 @@ export type OrderQueries = ReturnType<typeof createOrderQueries>
 /** The full view of an order just inserted, built from memory (no read-back on the hot path). */
 export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, siteUrl: string) {
   const row: OrderRow = {
-    ...o, id: ids.id, is_paid: o.is_paid ? 1 : 0, driver_id: null, timeline: JSON.stringify(o.timeline), updated_at: o.created_at,
+    ...o, ...fulfillmentColumns(o.fulfillment), id: ids.id, is_paid: o.is_paid ? 1 : 0, refunded: 0, driver_id: null, timeline: JSON.stringify(o.timeline), updated_at: o.created_at,
   } as OrderRow & { lines?: unknown }
   const kds = JSON.stringify({ queued_at: o.created_at })
   const lines: LineRow[] = o.lines.map((l, i) => ({
     ...l, id: ids.lineIds[i]!, order_id: ids.id, extras: JSON.stringify(l.extras), kds_state: 'queued', kds_timeline: kds,
   }))
   return orderView(row, lines, null, siteUrl)
+}
+
+/**
+ * `is_paid`, written only by the order's actor in the transaction of the payment that covered the
+ * total (src/actors/order-payments.ts; storefront orders start unpaid, api-v1 §2.4).
+ */
+export function setPaid(db: Db, orderId: number, isPaid: boolean): void {
+  stmt(db, 'UPDATE orders SET is_paid = ? WHERE id = ?').run(isPaid ? 1 : 0, orderId)
 }
 
 /** An idempotency key already used (api-v1 §2.4 "Idempotency"): the request's hash and the order it made. */

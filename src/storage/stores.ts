@@ -5,6 +5,9 @@ import { ApiError } from '../errors.ts'
 import { fromCents } from '../domain/money.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
 import type { PricedItem } from '../domain/pricing.ts'
+import { sellableStock } from '../domain/stock.ts'
+import { localDay, timeZoneOf } from '../domain/business-hours.ts'
+import { itemBatches, storeBatches, toStockBatch, type BatchRow } from './stock.ts'
 
 export interface StoreRow {
   id: number
@@ -38,6 +41,10 @@ export interface ItemRow {
   stock: number | null
   sku: string | null
   images: string
+  /** Migration 020: the brand (`brand` holds its name, kept in step by src/storage/brands.ts). */
+  brand_id?: number | null
+  /** Migration 021: minimum buyer age (age_gate verticals); null: not restricted. */
+  min_age?: number | null
   created_at: string
   updated_at: string
 }
@@ -96,14 +103,19 @@ export function createStoreQueries(db: Db) {
     /** One item of a store with its variants and extras, or undefined. */
     item(storeId: number, itemId: number) {
       const item = q.item.get(itemId, storeId)
-      return item && { item, variants: q.itemVariants.all(itemId), extras: q.itemExtras.all(itemId) }
+      if (!item) return undefined
+      const batches = itemBatches(db, itemId)
+      return { item: withBatchStock(item, batches, storeToday(q.byId.get(storeId))), variants: q.itemVariants.all(itemId), extras: q.itemExtras.all(itemId), batches }
     },
     variant: (itemId: number, id: number) => q.variant.get(id, itemId),
     /** The whole menu of a store, with each item's variants and extras, in display order. */
     menu(storeId: number): StoreMenu {
       const variants = groupBy(q.variants.all(storeId), (v) => v.item_id)
       const extras = groupBy(q.extras.all(storeId), (e) => e.item_id)
-      return { categories: q.categories.all(storeId), items: q.items.all(storeId), variants, extras }
+      const batches = storeBatches(db, storeId)
+      const today = storeToday(q.byId.get(storeId))
+      const items = q.items.all(storeId).map((i) => withBatchStock(i, batches.get(i.id), today))
+      return { categories: q.categories.all(storeId), items, variants, extras, batches }
     },
   }
 }
@@ -168,6 +180,22 @@ export interface StoreMenu {
   items: ItemRow[]
   variants: Map<number, VariantRow[]>
   extras: Map<number, ExtraRow[]>
+  /** Expiry batches by item (migration 020); absent: none. */
+  batches?: Map<number, BatchRow[]>
+}
+
+/** The store's local date (YYYY-MM-DD) now: what an expiry batch is compared with (docs/verticals.md "Expiry"). */
+export const storeToday = (store: Pick<StoreRow, 'settings'> | undefined, at = new Date()): string =>
+  localDay(timeZoneOf(parseSettings(store?.settings)), at).date
+
+/** An item with expiry batches shows as its `stock` what is sellable today (sum of unexpired batches). */
+function withBatchStock(i: ItemRow, batches: readonly BatchRow[] | undefined, today: string): ItemRow {
+  return batches && batches.length > 0 ? { ...i, stock: sellableStock({ batches }, today) } : i
+}
+
+/** Sold out as clients see it (api-v1 §2.3): the owner's flag, no stock left, or every variant at zero. */
+export function soldOut(i: Pick<ItemRow, 'is_sold_out' | 'stock'>, variants: readonly Pick<VariantRow, 'stock'>[] = []): boolean {
+  return i.is_sold_out === 1 || i.stock === 0 || (variants.length > 0 && variants.every((v) => v.stock === 0))
 }
 
 function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
@@ -185,19 +213,22 @@ function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
 export function pricingIndex(menu: StoreMenu): Map<number, PricedItem> {
   const stations = new Map(menu.categories.map((c) => [c.id, c.station]))
   const index = new Map<number, PricedItem>()
-  for (const i of menu.items) index.set(i.id, pricedItem(i, stations.get(i.category_id) ?? null, menu.variants.get(i.id), menu.extras.get(i.id)))
+  for (const i of menu.items) index.set(i.id, pricedItem(i, stations.get(i.category_id) ?? null, menu.variants.get(i.id), menu.extras.get(i.id), menu.batches?.get(i.id)))
   return index
 }
 
-function pricedItem(i: ItemRow, station: string | null, variants: VariantRow[] = [], extras: ExtraRow[] = []): PricedItem {
+function pricedItem(i: ItemRow, station: string | null, variants: VariantRow[] = [], extras: ExtraRow[] = [], batches: BatchRow[] = []): PricedItem {
   return {
     id: i.id,
     name: i.name,
     price: i.price,
     is_sold_out: i.is_sold_out === 1,
     station,
-    variants: variants.map((v) => ({ id: v.id, name: v.name, price: v.price })),
+    variants: variants.map((v) => ({ id: v.id, name: v.name, price: v.price, stock: v.stock })),
     extras: extras.map((e) => ({ id: e.id, name: e.name, price: e.price })),
+    stock: i.stock,
+    batches: batches.map(toStockBatch),
+    min_age: i.min_age ?? null,
   }
 }
 
@@ -212,16 +243,18 @@ export interface HeldMenu { menu: StoreMenu; index: Map<number, PricedItem> }
  * (position, id) order. Returns null when the change reaches beyond the item (its category is not
  * held: a category was created on the way), and the caller re-reads everything.
  */
-export function withItemChanged(held: HeldMenu, itemId: number, found: { item: ItemRow; variants: VariantRow[]; extras: ExtraRow[] } | undefined): HeldMenu | null {
+export function withItemChanged(held: HeldMenu, itemId: number, found: { item: ItemRow; variants: VariantRow[]; extras: ExtraRow[]; batches?: BatchRow[] } | undefined): HeldMenu | null {
   const { menu } = held
   const category = found && menu.categories.find((c) => c.id === found.item.category_id)
   if (found && !category) return null
   const items = menu.items.filter((i) => i.id !== itemId)
   const variants = new Map(menu.variants)
   const extras = new Map(menu.extras)
+  const batches = new Map(menu.batches)
   const index = new Map(held.index)
   variants.delete(itemId)
   extras.delete(itemId)
+  batches.delete(itemId)
   index.delete(itemId)
   if (found) {
     const { item } = found
@@ -229,13 +262,14 @@ export function withItemChanged(held: HeldMenu, itemId: number, found: { item: I
     items.splice(at === -1 ? items.length : at, 0, item)
     if (found.variants.length > 0) variants.set(itemId, found.variants)
     if (found.extras.length > 0) extras.set(itemId, found.extras)
-    index.set(itemId, pricedItem(item, category!.station, found.variants, found.extras))
+    if (found.batches && found.batches.length > 0) batches.set(itemId, found.batches)
+    index.set(itemId, pricedItem(item, category!.station, found.variants, found.extras, found.batches))
   }
-  return { menu: { categories: menu.categories, items, variants, extras }, index }
+  return { menu: { categories: menu.categories, items, variants, extras, batches }, index }
 }
 
 export const variantView = (v: VariantRow) => ({
-  id: v.id, item_id: v.item_id, name: v.name, price: v.price == null ? null : fromCents(v.price), sku: v.sku, stock: v.stock, position: v.position,
+  id: v.id, item_id: v.item_id, name: v.name, price: v.price == null ? null : fromCents(v.price), sku: v.sku, stock: v.stock, is_sold_out: v.stock === 0, position: v.position,
   created_at: v.created_at, updated_at: v.updated_at,
 })
 export const extraView = (e: ExtraRow) => ({ id: e.id, name: e.name, price: fromCents(e.price), group: e.group_name })
@@ -249,20 +283,22 @@ export function itemView(i: ItemRow, vertical: Vertical, variants: VariantRow[] 
     description: i.description,
     price: fromCents(i.price),
     position: i.position,
-    is_sold_out: i.is_sold_out === 1,
+    is_sold_out: soldOut(i, variants),
     is_popular: i.is_popular === 1,
   }
   const fields = vertical.capabilities.food_fields
     ? { is_vegan: i.is_vegan === 1, is_halal: i.is_halal === 1, calories: i.calories }
-    : { brand: i.brand, stock: i.stock, sku: i.sku, variant_count: variants.length }
-  return { ...base, ...fields, images: JSON.parse(i.images) as string[], variations: variants.map(variantView), extras: extras.map(extraView) }
+    : { brand: i.brand, brand_id: i.brand_id ?? null, stock: i.stock, sku: i.sku, variant_count: variants.length }
+  // Age-restricted items (issue 18 item 4): clients see `min_age` to ask for the confirmation an order needs.
+  const age = vertical.capabilities.age_gate || i.min_age != null ? { min_age: i.min_age ?? null } : {}
+  return { ...base, ...fields, ...age, images: JSON.parse(i.images) as string[], variations: variants.map(variantView), extras: extras.map(extraView) }
 }
 
 /** Categories with their items; `includeSoldOut: false` for the public menu (api-v1 §4.4). */
 export function menuView(menu: StoreMenu, vertical: Vertical, includeSoldOut: boolean) {
   const byCat = new Map<number, ReturnType<typeof itemView>[]>()
   for (const i of menu.items) {
-    if (!includeSoldOut && i.is_sold_out === 1) continue
+    if (!includeSoldOut && soldOut(i, menu.variants.get(i.id))) continue
     const list = byCat.get(i.category_id) ?? []
     list.push(itemView(i, vertical, menu.variants.get(i.id), menu.extras.get(i.id)))
     byCat.set(i.category_id, list)

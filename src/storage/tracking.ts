@@ -13,6 +13,7 @@ import { fromCents } from '../domain/money.ts'
 import { deliveryCode } from '../auth/delivery-code.ts'
 import { validLatLng } from '../domain/delivery.ts'
 import type { LatLng } from '../domain/eta.ts'
+import { trackingShipment } from './shipments.ts'
 
 type DriverLoc = { name: string; lat: number | null; lng: number | null; location_updated_at: string | null }
 const driverStmts = new WeakMap<Db, import('better-sqlite3').Statement<[number], DriverLoc>>()
@@ -55,6 +56,12 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
     timeline: JSON.parse(o.timeline) as Record<string, string>,
     items: svc.orders.lines(o.id).map((l) => ({ name: l.name, quantity: l.quantity })),
   }
+  // The order's mode in a fitting form (docs/verticals.md): room, slot, appointment, the parcel (never its address).
+  view.order_type = o.type // not `type`: socket frames use that key for the frame kind
+  if (o.room_number) view.room_number = o.room_number
+  if (o.slot_start) view.slot = { start: o.slot_start, end: o.slot_end ?? null, kind: o.slot_kind ?? 'pickup' }
+  if (o.appointment_start) view.appointment = { start: o.appointment_start, end: o.appointment_end ?? null }
+  if (o.type === 'ship') view.shipment = trackingShipment(svc.db, o.id)
   const store = storePlace(svc.db, o.store_id)
   if (store) view.store = store
   if (o.driver_id != null && driverVisible(status)) {

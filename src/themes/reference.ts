@@ -144,6 +144,7 @@ export const OBJECTS: readonly ObjectRef[] = [
         f('discount', 'money', 'coupon discount, minor units'),
         f('total', 'money', 'what the customer pays, minor units'),
         f('coupon', 'string', 'applied coupon code, or nil', { nullable: true }),
+        f('min_age', 'integer', 'highest minimum buyer age of the cart\'s items, or nil: checkout then needs the `age_confirmed` box', { nullable: true }),
         f('url', 'url', 'address of the cart page'),
         f('checkout_url', 'url', 'address of the checkout page'),
       ],

@@ -164,6 +164,10 @@ export class Realtime implements RealtimeSink {
     else this.sessions.revalidate(subject.store(scope.storeId))
   }
 
+  trackingChanged(orderId: number): void {
+    this.touch(orderId)
+  }
+
   orderChanged(prev: OrderState, next: OrderState): void {
     this.touch(next.id)
     if (!driverVisible(next.deliveryStatus)) this.trails.forget(next.id)

@@ -102,6 +102,26 @@ export function createMenu(db: Db, storeId: number): FixtureMenu {
   }
 }
 
+/** A brand of a store (migration 020), written straight in: any store type. */
+export function createBrand(db: Db, storeId: number, name: string): number {
+  const now = nowIso()
+  return Number(db.prepare('INSERT INTO brands (store_id, name, slug, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
+    .run(storeId, name, `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${uniq()}`, now, now).lastInsertRowid)
+}
+
+/** An expiry batch of an item (migration 020), `expiresOn` YYYY-MM-DD. */
+export function createBatch(db: Db, itemId: number, expiresOn: string, quantity: number, code: string | null = null): number {
+  return Number(db.prepare('INSERT INTO item_batches (item_id, batch_code, expires_on, quantity, created_at) VALUES (?, ?, ?, ?, ?)')
+    .run(itemId, code, expiresOn, quantity, nowIso()).lastInsertRowid)
+}
+
+/** A fitment (vehicle) of a store (migration 021); the table takes any store, the routes only car parts stores'. */
+export function createFitment(db: Db, storeId: number, make = 'Volkswagen', model = 'Golf', yearFrom = 2013, yearTo = 2020): number {
+  const now = nowIso()
+  return Number(db.prepare('INSERT INTO fitments (store_id, make, model, year_from, year_to, engine, created_at, updated_at) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)')
+    .run(storeId, make, model, yearFrom, yearTo, now, now).lastInsertRowid)
+}
+
 /**
  * A plan of the test's own (not in the platform catalog), e.g. one without a feature to test its
  * refusal; put an account on it with setAccountPlan(db, ownerId, key).
@@ -201,7 +221,11 @@ export function envelopeProblem(body: unknown, code: string): string | null {
   // `details`: machine-readable facts of a refusal, e.g. which plan limit (docs/billing.md).
   if ('details' in b && (!b.details || typeof b.details !== 'object')) return '`details` is not an object'
   if ('errors' in b) {
-    if (code !== 'validation_failed' && code !== 'idempotency_key_reused' && code !== 'category_not_empty' && code !== 'invalid_transition') return '`errors` on a non-validation error'
+    // Payments name the field too (docs/errors.md: overpayment → amount, lines_already_paid → lines.N.quantity).
+    const fielded = ['validation_failed', 'idempotency_key_reused', 'category_not_empty', 'invalid_transition', 'overpayment', 'lines_already_paid', 'online_payments_unavailable',
+      // Goods (docs/errors.md): out_of_stock → items.N.quantity, not_for_store_type → the fields the vertical does not use.
+      'out_of_stock', 'not_for_store_type']
+    if (!fielded.includes(code)) return '`errors` on a non-validation error'
     const e = b.errors as Record<string, unknown>
     if (!e || typeof e !== 'object') return '`errors` is not an object'
     for (const [k, v] of Object.entries(e)) if (!Array.isArray(v) || !v.every((m) => typeof m === 'string')) return `errors.${k} is not an array of strings`

@@ -15,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { TestServer } from './server.ts'
-import { createCustomer, createDriver, createMenu, createOwner, createStaff, createStore, createStorefrontToken, tokenFor, type FixtureMenu } from './fixtures.ts'
+import { createBatch, createBrand, createFitment, createCustomer, createDriver, createMenu, createOwner, createStaff, createStore, createStorefrontToken, tokenFor, type FixtureMenu } from './fixtures.ts'
 import { enrollDevice } from './pin-devices.ts'
 import { createShellToken, createTestApp, installTestApp, signedIn } from './apps.ts'
 import { paramsOf, type Route } from './routes.ts'
@@ -69,6 +69,13 @@ export interface Side {
   webhookDeliveryId: number
   couponId: number
   giftCardId: number
+  /** An open cash shift of the store (docs/operations.md "Cash shifts"). */
+  shiftId: number
+  /** A table of the store and a customer's booking on it (docs/operations.md "Reservations"). */
+  tableId: number
+  reservationId: number
+  /** A second booking, for the staff routes (so owner and staff controls each have a booked one). */
+  staffReservationId: number
   appId: number
   installationId: number
   ownerTokenId: number
@@ -78,6 +85,11 @@ export interface Side {
   /** A reseller plan of this account (`plan_id` of POST /reseller/customers). */
   resellerPlanId: number
   offerId: number
+  /** A brand of the store and an expiry batch of its burger (docs/verticals.md). */
+  brandId: number
+  batchId: number
+  /** A fitment (vehicle) row of the store (its routes answer only for car parts stores). */
+  fitmentId: number
   /** An order line of `orders.takeaway` (the kitchen display's `{itemId}`). */
   kdsLineId: number
   handoffNonce: string
@@ -119,6 +131,10 @@ async function buildSide(s: TestServer, letter: 'A' | 'B'): Promise<Side> {
   const title = `${m} Bistro`
   const store = createStore(db, ownerId, { title, settings: { driver_fee: 2 } })
   const menu = createMenu(db, store.id)
+  const brandId = createBrand(db, store.id, `${m} Brand`)
+  const batchId = createBatch(db, menu.burger.id, '2999-12-31', 10_000_000)
+  // A fitment row of the store (docs/verticals.md "Fitments"): B's tokens must get 404 for it like for anything of A's.
+  const fitmentId = createFitment(db, store.id)
   const driver = createDriver(db, ownerId, store.id, { onShift: true })
   db.prepare('UPDATE drivers SET name = ? WHERE id = ?').run(`${m} Driver`, driver.id)
   const staff = createStaff(db, store.id, { role: 'manager' })
@@ -158,6 +174,10 @@ async function buildSide(s: TestServer, letter: 'A' | 'B'): Promise<Side> {
   const customerOrder = await api('POST', '/customer/orders', { type: 'takeaway', items: [{ item_id: menu.fries, quantity: 1 }] }, customer.token) as Order
   const coupon = await api('POST', `/restaurants/${store.id}/coupons`, { code: `${letter}${tag()}`, kind: 'percent', value: 10 })
   const giftCard = await api('POST', `/restaurants/${store.id}/gift-cards`, { amount: 10 })
+  const shift = await api('POST', `/restaurants/${store.id}/shifts`, { opening_float: 100 })
+  const table = await api('POST', `/restaurants/${store.id}/tables`, { name: `${letter}1`, capacity: 4 })
+  const reservation = await api('POST', '/customer/reservations', { party_size: 2, starts_at: `${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T19:00:00Z` }, customer.token)
+  const staffReservation = await api('POST', `/restaurants/${store.id}/reservations`, { name: `${m} Booker`, party_size: 2, starts_at: `${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T21:00:00Z` })
   const endpoint = await api('POST', '/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['*'] })
   // The ping queues a delivery on the endpoint: its id is the `{deliveryId}` of the delivery routes.
   await api('POST', `/webhook-endpoints/${endpoint.id}/ping`)
@@ -181,9 +201,9 @@ async function buildSide(s: TestServer, letter: 'A' | 'B'): Promise<Side> {
   return {
     ownerId, storeId: store.id, slug: store.slug, title, menu, orders, driverId: driver.id, staffId: staff.id, customerId: customer.id,
     addressId: Number(address.id), storefrontTokenId, deviceId: device.id, endpointId: Number(endpoint.id), webhookDeliveryId,
-    couponId: Number(coupon.id), giftCardId: Number(giftCard.id), appId: app.id, installationId: installed.installation.id, ownerTokenId,
+    couponId: Number(coupon.id), giftCardId: Number(giftCard.id), shiftId: Number(shift.id), tableId: Number(table.id), reservationId: Number(reservation.id), staffReservationId: Number(staffReservation.id), appId: app.id, installationId: installed.installation.id, ownerTokenId,
     sessionId: session.sessionId, managedAccountId, managedSubscriptionId,
-    resellerPlanId: Number(plan.id), offerId, kdsLineId, handoffNonce, verifyEmailToken, resetPasswordToken, tokens, markers, secrets,
+    resellerPlanId: Number(plan.id), brandId, batchId, fitmentId, offerId, kdsLineId, handoffNonce, verifyEmailToken, resetPasswordToken, tokens, markers, secrets,
   }
 }
 
@@ -206,11 +226,15 @@ function baseIds(x: Side): Record<string, string | number> {
     id: x.storeId, restaurantId: x.storeId, store: x.slug, slug: x.slug,
     categoryId: x.menu.categoryId, itemId: x.menu.burger.id, item: x.menu.burger.id, variantId: x.menu.burger.double,
     orderId: x.orders.takeaway.id, offerId: x.offerId, customerId: x.customerId, staffId: x.staffId, couponId: x.couponId,
-    giftCardId: x.giftCardId, deviceId: x.deviceId, tokenId: x.storefrontTokenId, deliveryId: x.webhookDeliveryId,
+    giftCardId: x.giftCardId, brandId: x.brandId, batchId: x.batchId, fitmentId: x.fitmentId, shiftId: x.shiftId, tableId: x.tableId, reservationId: x.reservationId, deviceId: x.deviceId, tokenId: x.storefrontTokenId, deliveryId: x.webhookDeliveryId,
     addressId: x.addressId, address: x.addressId, appId: x.appId,
+    // A guest (docs/operations.md "Guests and segments"): the account's customer as a guest id.
+    guest: `c${x.customerId}`,
     trackToken: x.orders.delivery.track_token, nonce: x.handoffNonce,
     // The documentation pages (/docs/guides/{name}, /docs/assets/{file}) name no account's data: any value.
     name: 'index', file: 'index.css',
+    // The payment provider of a webhook address (/payments/webhooks/{provider}): the development one.
+    provider: 'dev',
   }
 }
 
@@ -224,6 +248,7 @@ export function idsOf(x: Side, r: Pick<Route, 'path'>): Record<string, string | 
   if (/deliver|assign|offers|pod-|claim/.test(r.path)) ids.orderId = x.orders.delivery.id
   if (r.path.startsWith('/customer/orders/')) ids.orderId = x.orders.customer.id
   if (r.path.startsWith('/staff/kds/items/')) ids.itemId = x.kdsLineId
+  if (r.path.startsWith('/staff/reservations/')) ids.reservationId = x.staffReservationId
   // `{token}` is whatever credential the address is about: a track token, an emailed link's token.
   if (/^\/(track|t)\/\{token\}/.test(r.path)) ids.token = x.orders.delivery.track_token
   if (r.path.startsWith('/verify-email/')) ids.token = x.verifyEmailToken

@@ -13,7 +13,7 @@ const vertical = {
 }
 const store = { id: 7, title: 'Luigi\'s Trattoria', slug: 'luigis', url: `${site}/s/luigis`, template: 'classic', created_at: at, store_type: 'restaurant', vertical }
 
-const variant = (id: number, name: string, price: number | null) => ({ id, item_id: 41, name, price, sku: null, stock: null, position: 0, created_at: at, updated_at: at })
+const variant = (id: number, name: string, price: number | null) => ({ id, item_id: 41, name, price, sku: null, stock: null, is_sold_out: false, position: 0, created_at: at, updated_at: at })
 const burger = {
   id: 41, category_id: 3, name: 'Burger', description: 'Beef, brioche bun', price: 10, position: 0, is_sold_out: false, is_popular: true,
   is_vegan: false, is_halal: false, calories: 780, images: [], variations: [variant(90, 'Single', null), variant(91, 'Double', 15)],

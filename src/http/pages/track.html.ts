@@ -65,6 +65,7 @@ ul#items{padding-left:1.1rem;margin:.3rem 0}
 <p class="muted" id="status-line"></p>
 <p id="eta" role="status" aria-live="polite"></p>
 <section class="card"><ol id="timeline"></ol></section>
+<section class="card" id="mode-card" hidden><div class="muted" id="mode-label"></div><div id="mode-text"></div><div class="muted" id="mode-detail"></div></section>
 <section class="card" id="code-card" hidden><div class="muted">Your delivery code — tell it to the driver at the door</div><div id="code"></div></section>
 <section class="card" id="driver-card" hidden>
   <div class="row"><strong id="driver-name"></strong><span class="muted" id="driver-updated"></span></div>
@@ -126,6 +127,15 @@ ul#items{padding-left:1.1rem;margin:.3rem 0}
     }
     $('code-card').hidden = !v.delivery_code
     $('code').textContent = v.delivery_code || ''
+    // The order's fulfillment mode in a fitting form (docs/verticals.md): room, slot, appointment, parcel.
+    const mode = v.room_number ? ['Room service', 'Room ' + v.room_number, '']
+      : v.slot ? [v.slot.kind === 'dropoff' ? 'Drop-off slot' : 'Pickup slot', time(v.slot.start) + (v.slot.end ? ' – ' + time(v.slot.end) : ''), new Date(v.slot.start).toLocaleDateString()]
+      : v.appointment ? ['Appointment', time(v.appointment.start) + (v.appointment.end ? ' – ' + time(v.appointment.end) : ''), new Date(v.appointment.start).toLocaleDateString()]
+      : v.shipment ? ['Shipment', v.shipment.status.replace(/_/g, ' '), [v.shipment.carrier, v.shipment.tracking_number].filter(Boolean).join(' · ')]
+      : null
+    $('mode-card').hidden = !mode
+    if (mode) { $('mode-label').textContent = mode[0]; $('mode-text').textContent = mode[1]; $('mode-detail').textContent = mode[2] }
+    if (v.shipment) $('mode-card').dataset.status = v.shipment.status
     const items = $('items'); items.textContent = ''
     for (const it of v.items || []) { const li = document.createElement('li'); li.textContent = it.quantity + ' × ' + it.name; items.append(li) }
     $('total').textContent = typeof v.total === 'number' ? v.total.toFixed(2) : ''

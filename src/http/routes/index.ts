@@ -9,7 +9,10 @@ import { readyzRoutes } from './readyz.ts'
 import { meRoutes } from './me.ts'
 import { restaurantRoutes } from './restaurants.ts'
 import { menuRoutes } from './menu.ts'
+import { brandRoutes } from './brands.ts'
+import { fitmentRoutes } from './fitments.ts'
 import { orderRoutes } from './orders.ts'
+import { shipmentRoutes } from './shipments.ts'
 import { analyticsRoutes } from './analytics.ts'
 import { publicRoutes } from './public.ts'
 import { pageRoutes } from './pages.ts'
@@ -47,6 +50,11 @@ import { appGroupRoutes } from './app-group.ts'
 import { ownerTokenRoutes } from './owner-tokens.ts'
 import { analyticsDailyRoutes } from './analytics-daily.ts'
 import { dashboardRoutes } from './dashboard.ts'
+import { guestRoutes } from './guests.ts'
+import { reservationRoutes } from './reservations.ts'
+import { paymentRoutes } from './payments.ts'
+import { shiftRoutes } from './shifts.ts'
+import { refundRoutes } from './refunds.ts'
 
 /** `appGroup: false` (APP_GROUP=0) leaves the app group out: 404, and absent from discovery and OpenAPI. */
 export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
@@ -57,6 +65,8 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
     ...(meRoutes as Route[]),
     ...(restaurantRoutes as Route[]),
     ...(menuRoutes as Route[]),
+    ...(brandRoutes as Route[]),
+    ...(fitmentRoutes as Route[]),
     ...(orderRoutes as Route[]),
     ...(analyticsRoutes as Route[]),
     ...(publicRoutes as Route[]),
@@ -71,6 +81,7 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
     ...(staffAuthRoutes as Route[]),
     ...(pinDeviceRoutes as Route[]),
     ...(staffRoutes as Route[]),
+    ...(shipmentRoutes as Route[]),
     ...(staffKdsRoutes as Route[]),
     ...(staffPushRoutes as Route[]),
     ...(staffIntegrationRoutes as Route[]),
@@ -99,6 +110,10 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
     ...(ownerTokenRoutes as Route[]),
     ...(analyticsDailyRoutes as Route[]),
     ...(dashboardRoutes as Route[]),
+    // Guests and segments (issue 17 item 5).
+    ...(guestRoutes as Route[]),
+    ...(reservationRoutes as Route[]),
+    ...(paymentRoutes as Route[]),
     // Owner sign-in, sign-up and the dashboard's session (issue 14).
     ...(ownerAuthRoutes as Route[]),
     // Third-party apps: usage billing, installations, uninstall (issue 16).
@@ -107,6 +122,10 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
     // Third-party apps: developers, review, marketplace, OAuth (issue 16, docs/apps.md).
     ...(appRoutes as Route[]),
     ...(oauthRoutes as Route[]),
+    // Cash shifts (issue 17 item 3).
+    ...(shiftRoutes as Route[]),
+    // Refunds (issue 17 item 2).
+    ...(refundRoutes as Route[]),
     ...(devRoutes(() => routes) as Route[]),
   )
   // The owner's mobile shell (api-v1 §4.9, docs/app-shell.md), unless the deployment switched it off.
