@@ -13,7 +13,9 @@ import { parseArgs } from 'node:util'
 import { formatTable, writeResult, type Scenario, type ScenarioOptions, type ScenarioResult } from './lib/scenario.ts'
 
 /** Known scenarios, in the order `npm run bench` runs them. */
-const KNOWN = ['orders', 'webhooks', 'tracking', 'kds', 'catalog-search', 'mcp'] as const
+const KNOWN = ['orders', 'webhooks', 'tracking', 'kds', 'catalog-search', 'mcp', 'fitment-filter', 'stock-contention', 'guests'] as const
+/** Short names: `npm run bench -- fitment` runs bench/fitment-filter.ts. */
+const ALIASES: Record<string, string> = { fitment: 'fitment-filter', stock: 'stock-contention' }
 
 const USAGE = `usage: npm run bench -- [scenario…] [options]
 scenarios: ${KNOWN.join(', ')} (those whose bench/<name>.ts exists; default: all present)
@@ -81,7 +83,7 @@ async function main(): Promise<number> {
   const scenarios: Loaded[] = []
   for (const name of names) {
     if (!/^[\w-]+$/.test(name)) throw new Error(`bad scenario name "${name}"`)
-    const s = await load(name)
+    const s = await load(ALIASES[name] ?? name)
     if (s) scenarios.push(s)
     else if (positionals.length) throw new Error(`no scenario bench/${name}.ts`)
   }

@@ -78,3 +78,23 @@ t.test('batches only where the vertical has expiry; bad input and other owners',
   isError(t, await s.req('POST', `/restaurants/${pharmacy.storeId}/menu/items/${pharmacy.menu.fries}/batches`, { token: retail.token, body: { bad: true } }), 404, 'not_found')
   isError(t, await api('GET', `${base}/${retail.menu.fries}/batches`), 404, 'not_found')
 })
+
+t.test('a cancellation reaching a store actor that was passivated meanwhile does not count its units twice', async (t) => {
+  // Review fix: the store actor used to add `stock_returned` moves to counts it had just loaded from
+  // SQLite, which already held them. The doubled batch was then picked first (FEFO), the insert's guard
+  // refused it, and orders the other batch could fill were answered 422 until the actor reloaded.
+  const item = (await api('POST', base, { name: 'Ibuprofen', price: 3, category_id: cat })).body
+  const soon = (await api('POST', `${base}/${item.id}/batches`, { expires_on: day(5), quantity: 2 })).body
+  const late = (await api('POST', `${base}/${item.id}/batches`, { expires_on: day(40), quantity: 5 })).body
+  const first = await order([{ item_id: item.id, quantity: 2 }])
+  t.equal(first.status, 200, first.text)
+  t.same([qty(soon.id), qty(late.id)], [0, 5])
+  s.app.svc.actors.stores.evict(pharmacy.storeId)
+  t.equal((await api('PUT', `/restaurants/${pharmacy.storeId}/orders/${first.body.id}/status`, { status: 'cancelled' })).status, 200)
+  t.same([qty(soon.id), qty(late.id)], [2, 5], 'units back in SQLite')
+  const next = await order([{ item_id: item.id, quantity: 3 }])
+  t.equal(next.status, 200, `two from the first batch and one from the next are sellable: ${next.text}`)
+  t.same([qty(soon.id), qty(late.id)], [0, 4])
+  isError(t, await order([{ item_id: item.id, quantity: 5 }]), 422, 'out_of_stock')
+  t.equal((await order([{ item_id: item.id, quantity: 4 }])).status, 200, 'the held counts match SQLite')
+})

@@ -215,3 +215,15 @@ t.test('a plan without reservations: 403 feature_not_in_plan', async (t) => {
     t.equal(res.body.code, 'feature_not_in_plan')
   }
 })
+
+t.test('two seats of one booking at once: one wins, the loser\'s order is not left open (review fix)', async (t) => {
+  const e = createAccount(db)
+  const ER = `/restaurants/${e.storeId}`
+  await ok(s.req('POST', `${ER}/tables`, { token: e.token, body: { name: '21', capacity: 2 } }))
+  const r4 = await ok(s.req('POST', `${ER}/reservations`, { token: e.token, body: { name: 'Di', party_size: 2, starts_at: at(2, '13:00') } }))
+  const seats = await Promise.all([1, 2].map(() => s.req('POST', `${ER}/reservations/${r4.id}/seat`, { token: e.token, body: {} })))
+  t.same(seats.map((x) => x.status).sort(), [200, 422], 'one seat wins')
+  const won = seats.find((x) => x.status === 200)!.body
+  const open = db.prepare("SELECT id FROM orders WHERE store_id = ? AND status != 'cancelled'").pluck().all(e.storeId)
+  t.same(open, [won.order_id], 'only the winner\'s order stays open at the table')
+})

@@ -17,6 +17,11 @@ export interface LoadSpec {
   durationSec: number
   /** Offered rate over all connections (autocannon `overallRate`); closed loop when absent. */
   rate?: number
+  /**
+   * Send exactly this many requests and wait for every answer (autocannon `amount`; `durationSec`
+   * is then ignored): nothing is cut off in flight, so a caller can reconcile every response.
+   */
+  amount?: number
 }
 
 export interface LoadResult {
@@ -48,6 +53,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     let n = 0
     const statuses: Record<string, number> = {}
     const started = process.hrtime.bigint()
+    let lastAt = started
     const inst = autocannon(
       {
         url: spec.url,
@@ -56,11 +62,13 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         duration: spec.durationSec,
         timeout: 10,
         requests: spec.requests,
+        ...(spec.amount ? { amount: spec.amount } : {}),
         ...(spec.rate ? { overallRate: spec.rate, ignoreCoordinatedOmission: true } : {}),
       },
       (err, res) => {
         if (err) return reject(err)
-        const durationSec = Number(process.hrtime.bigint() - started) / 1e9
+        // With `amount`, autocannon reports on its next 1 s tick after the last answer: time to that answer.
+        const durationSec = Number((spec.amount ? lastAt : process.hrtime.bigint()) - started) / 1e9
         const sorted = lat.subarray(0, n).sort()
         let sum = 0
         for (let i = 0; i < n; i++) sum += sorted[i]!
@@ -81,6 +89,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     )
     inst.on('response', (_client, statusCode, _bytes, responseTime) => {
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1
+      if (spec.amount) lastAt = process.hrtime.bigint()
       if (statusCode < 200 || statusCode > 299) return
       if (n === lat.length) {
         const bigger = new Float64Array(lat.length * 2)

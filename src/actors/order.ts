@@ -8,7 +8,7 @@ import { fail, ok } from './system.ts'
 import { ApiError } from '../errors.ts'
 import { deliveryEventFor, stamp, type DeliveryStatus, type KitchenStatus, type Timeline } from '../domain/order-state.ts'
 import type { Services } from '../services.ts'
-import { nowIso } from '../storage/db.ts'
+import { nowIso, type Db } from '../storage/db.ts'
 import type { OrderRow, OrderView } from '../storage/orders.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
 import { afterOrderChange, deliveryInfoOf, deliveryWriter, reduceDelivery, DELIVERY_MSG_TYPES, NO_DELIVERY, type DeliveryInfo, type DeliveryMsg, type OfferChanges, type OfferWrite, type OrderCtx } from './order-delivery.ts'
@@ -19,7 +19,7 @@ import { paymentBook, paymentOf, writeRows, type RowWrite } from '../storage/pay
 import { setPaid } from '../storage/orders.ts'
 import { reduceRefund, REFUND_MSG_TYPES, type RefundCtx, type RefundMsg } from './order-refunds.ts'
 import { refundBook, refundOf } from '../storage/refunds.ts'
-import type { PaymentBook } from '../domain/payments.ts'
+import type { LinePick, PaymentBook } from '../domain/payments.ts'
 import { restockLines, restockOrder } from '../storage/stock.ts'
 import type { StockMove } from '../domain/stock.ts'
 
@@ -225,8 +225,10 @@ export function orderHandler(svc: Services, orderId: number) {
           if (next.delivery && next.delivery !== prev.delivery) deliveries.save(next.id, next.delivery, now)
           if (d.offers) offers = deliveries.offers(next.id, next.storeId, d.offers, now)
           if (d.rows) written = writeRows(db, next.id, next.storeId, d.rows, now)
-          // Goods refunded by lines go back on the shelf with the refund (docs/verticals.md "Stock and variants").
-          for (const r of d.rows ?? []) if (r.kind === 'refund.insert' && r.refund.lines) restocked.push(...restockLines(db, next.id, refundedItems(svc, next.id, r.refund.lines)))
+          // Goods refunded by lines go back on the shelf when the refund completes (docs/verticals.md "Stock
+          // and variants"): at once for cash and card, when the provider confirms for online ones, so a
+          // failed online refund (whose units can be refunded again) never puts them back twice.
+          for (const lines of completedRefundLines(db, next.id, d.rows ?? [])) restocked.push(...restockLines(db, next.id, refundedItems(svc, next.id, lines)))
           if (Boolean(next.isPaid) !== Boolean(prev.isPaid)) setPaid(db, next.id, next.isPaid === true)
           // A cancellation puts back what the order took from stock, in the same transaction (docs/verticals.md).
           if (next.status === 'cancelled' && prev.status !== 'cancelled') restocked.push(...restockOrder(db, next.id))
@@ -254,11 +256,19 @@ export function orderHandler(svc: Services, orderId: number) {
   }
 }
 
-/**
- * Tell the store actor what a committed change put back in stock, before the reply leaves, so an order
- * placed after it sees the counts (src/actors/store.ts `stock_returned`). A removed store has no menu to
- * keep in step: its refusal is ignored. The refunds flow calls this after `restockLines` too.
- */
+/** The refunded lines of the refunds these rows complete: new completed refunds, and pending ones settled as completed. */
+function completedRefundLines(db: Db, orderId: number, rows: readonly RowWrite[]): LinePick[][] {
+  const out: LinePick[][] = []
+  for (const r of rows) {
+    if (r.kind === 'refund.insert' && r.refund.status === 'completed' && r.refund.lines) out.push(r.refund.lines)
+    if (r.kind === 'refund.settle' && r.status === 'completed') {
+      const row = refundOf(db, orderId, r.id)
+      if (row?.lines) out.push((JSON.parse(row.lines) as Array<{ line_id: number; quantity: number }>).map((l) => ({ lineId: l.line_id, quantity: l.quantity })))
+    }
+  }
+  return out
+}
+
 /** The items (and variants) behind refunded order lines, for putting their stock back. */
 function refundedItems(svc: Services, orderId: number, picks: readonly { lineId: number; quantity: number }[]) {
   const lines = new Map(svc.orders.lines(orderId).map((l) => [l.id, l]))
@@ -268,6 +278,12 @@ function refundedItems(svc: Services, orderId: number, picks: readonly { lineId:
   })
 }
 
+/**
+ * Tell the store actor what a committed change put back in stock, before the reply leaves, so an order
+ * placed after it sees the counts (src/actors/store.ts `stock_returned`). A removed store has no menu to
+ * keep in step: its refusal is ignored. Line refunds go through it too (the order
+ * actor's shell restocks them).
+ */
 export async function stockReturned(svc: Pick<Services, 'actors' | 'log'>, storeId: number, moves: StockMove[]): Promise<void> {
   try {
     await svc.actors.stores.ask<null>(storeId, (replyTo) => ({ type: 'stock_returned', moves, replyTo }))

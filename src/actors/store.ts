@@ -73,7 +73,8 @@ export type StoreMsg =
   | { type: 'get_menu'; replyTo: Ref<Result<MenuSnapshot>> }
   /**
    * Stock an order gave back, already committed (a cancellation, a refund: src/storage/stock.ts
-   * `restockOrder`, `restockLines`): the held counts follow without re-reading the menu.
+   * `restockOrder`, `restockLines`): the items it touches are re-read, not adjusted by the moves, as
+   * the held counts may already include them (an actor loaded after the commit, e.g. once passivated).
    */
   | { type: 'stock_returned'; moves: StockMove[]; replyTo: Ref<Result<null>> }
   | CouponMsg
@@ -114,6 +115,8 @@ export type StoreEffect =
   | CouponEffect
   /** A table or reservation write: decided and written in one transaction (store-reservations.ts). */
   | { kind: 'reservation'; msg: ReservationMsg }
+  /** Committed stock came back (`stock_returned`): re-read these items, less what orders still committing took. */
+  | { kind: 'reread_stock'; itemIds: number[] }
 
 /** The transition's outcome: `reply` when the answer is known now (a refusal, a read), else the effect's. */
 export interface StoreStep { state: StoreState; reply?: Result<unknown>; effects: StoreEffect[] }
@@ -134,7 +137,7 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
     case 'get_menu':
       return { state: s, reply: ok({ store: s.store, vertical: s.vertical, menu: s.menu }), effects: [] }
     case 'stock_returned':
-      return { state: { ...s, index: withMoves(s.index, msg.moves, 1) }, reply: ok(null), effects: [] }
+      return { state: s, reply: ok(null), effects: [{ kind: 'reread_stock', itemIds: [...new Set(msg.moves.map((m) => m.item_id))] }] }
     case 'settings_write':
       return { state: s, effects: [{ kind: 'settings_write', patch: msg.patch, city: msg.city, fields: msg.fields }] }
     case 'coupon_create':
@@ -248,6 +251,8 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
   const bookings = new InFlightBookings()
   /** Stock held back for orders whose insert failed after pricing: returned to the held counts at the next message. */
   const giveBack: StockMove[] = []
+  /** Stock taken by orders still committing (track token → moves): held already, not yet in SQLite. */
+  const takenInFlight = new Map<string, StockMove[]>()
 
   return async (state: StoreState | null, msg: StoreMsg): Promise<StoreState | null> => {
     const replyTo = msg.replyTo as Ref<Result<unknown>>
@@ -286,6 +291,9 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           // Awaited: the next booking of this store is checked against this one (no double booking).
           nact.dispatch(replyTo, await applyReservationMsg(deps, storeId, step.state.store.owner_id, e.msg, now))
           break
+        case 'reread_stock':
+          next = rereadStock(step.state, e.itemIds)
+          break
         default: {
           const never: never = e
           return never
@@ -317,6 +325,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     const slot = idem ? idempotencySlot(idem) : null
     if (idem && slot !== null) pending.set(slot, idem.hash)
     bookings.hold(order)
+    if (e.stock && e.stock.length > 0) takenInFlight.set(order.track_token, e.stock)
     let event!: OutboxEvent
     deps.committer
       .write((db) => {
@@ -336,12 +345,14 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
         (ids) => {
           if (slot !== null) pending.delete(slot)
           bookings.release(order.track_token)
+          takenInFlight.delete(order.track_token)
           deps.events.publish([event])
           nact.dispatch(replyTo, ok({ order: viewOfNew(order, ids, deps.siteUrl), replayed: false }))
         },
         (err: unknown) => {
           if (slot !== null) pending.delete(slot)
           bookings.release(order.track_token)
+          takenInFlight.delete(order.track_token)
           if (e.stock) giveBack.push(...e.stock)
           // A coupon's refusal (used up meanwhile) is the answer; anything else is a bug.
           if (err instanceof ApiError) return nact.dispatch(replyTo, fail(err))
@@ -349,6 +360,24 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           nact.dispatch(replyTo, fail(new ApiError('internal_error')))
         },
       )
+  }
+
+  /**
+   * The held counts of `itemIds` as SQLite has them now (restock included), less what orders still
+   * committing took from them: correct whether or not the held copy already saw the restock.
+   */
+  function rereadStock(state: StoreState, itemIds: readonly number[]): StoreState | null {
+    let held: { menu: StoreMenu; index: Map<number, PricedItem> } | null = state
+    for (const id of itemIds) {
+      held = held && withItemChanged(held, id, deps.stores.item(storeId, id))
+    }
+    const inFlight = [...takenInFlight.values()].flat()
+    if (!held) {
+      const fresh = loadStoreState(deps, storeId)
+      return fresh && { ...fresh, index: withMoves(fresh.index, inFlight, -1) }
+    }
+    const touched = new Set(itemIds)
+    return { ...state, ...held, index: withMoves(held.index, inFlight.filter((m) => touched.has(m.item_id)), -1) }
   }
 
   /** Settings writes are awaited: the next order is checked against the hours as written. */

@@ -253,7 +253,16 @@ export const seatReservation = defineOp({
       storeId: store.id, caller: `reservation:${r.id}`, ignoreHours: true, customerId: r.customer_id,
       input: { type: 'on-table', table_number: table.name, customer_name: r.name, phone: r.phone, note: r.note, source: 'reservation', items: items ?? [] },
     })).value
-    const seated = await move(ctx, store.id, r.id, 'seated', { orderId: order.id, tableId: table.id })
+    let seated: ReservationRow
+    try {
+      seated = await move(ctx, store.id, r.id, 'seated', { orderId: order.id, tableId: table.id })
+    } catch (err) {
+      // The order was opened before the store actor decided the seat (the status check above is
+      // outside it): when a concurrent seat won, or the table was refused, this request's order is
+      // not left open at the table — it is cancelled through its actor, then the refusal answers.
+      await ctx.svc.actors.orders.ask(order.id, (replyTo) => ({ type: 'set_status', status: 'cancelled', replyTo })).catch(() => undefined)
+      throw err
+    }
     return { ...reservationView(ctx.svc.db, store, seated), order }
   },
 })

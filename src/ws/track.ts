@@ -25,7 +25,7 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
   const hub = rt.hub
   const snapshot = (ws: WebSocket<TrackSocket>, type: 'snapshot' | 'status') => {
     const row = svc.orders.row(ws.getUserData().orderId)
-    if (row) hub.send(ws, { type, ...trackingView(svc, row) })
+    if (row) hub.send(ws, { ...trackingView(svc, row), type }) // the frame kind wins over any view key
   }
 
   app.ws<TrackSocket>('/api/v1/ws/track/:token', guarded('track', svc, {

@@ -57,7 +57,7 @@ t.test('stock allocation: all or nothing, FEFO, expired excluded, moves reversib
   const got = allocateStock(items, [{ item_id: 2, variant_id: null, quantity: 2 }, { item_id: 1, variant_id: 11, quantity: 3 }], today)
   if (!got.ok) return t.fail('allocated')
   t.same(got.moves.filter((m) => m.counter === 'batch').map((m) => [m.batch_id, m.quantity]), [[6, 1], [7, 1]], 'first-expiring unexpired batch first')
-  const after = withMoves(items, got.moves, -1)
+  const after = withMoves(new Map(items), got.moves, -1) // in place: keep `items` as the before
   t.equal(after.get(1)!.stock, 0)
   t.equal(sellableStock(after.get(2)!, today), 1)
   t.same(withMoves(after, got.moves, 1), items, 'putting the moves back restores the counts')
