@@ -169,3 +169,11 @@ t.test('goods fields only where the vertical has goods_fields, food fields only 
   t.match(made.body, { stock: 4, sku: 'Y-1', brand: 'Yoyodyne', variant_count: 0 })
   t.type(made.body.brand_id, 'number', 'a brand named by name is found or created')
 })
+
+t.test('a stock count must stay an exact integer: above a billion is refused, nothing written', async (t) => {
+  const before = db.prepare('SELECT COUNT(*) FROM menu_items').pluck().get()
+  const r = await s.req('POST', `/restaurants/${retail.storeId}/menu/items`, { token: retail.token, body: { name: 'Infinite', price: 1, stock: 1e308, category_id: cat } })
+  isError(t, r, 422, 'validation_failed')
+  t.ok(r.body.errors?.stock, 'keyed by stock')
+  t.equal(db.prepare('SELECT COUNT(*) FROM menu_items').pluck().get(), before)
+})

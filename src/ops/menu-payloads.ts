@@ -12,6 +12,9 @@ import { itemView, variantView } from '../storage/stores.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import type { StoreRow } from '../storage/stores.ts'
 
+/** A stock count stays an exact integer in SQLite (a huge number would be stored as a float and never run out). */
+const MAX_STOCK = 1_000_000_000
+
 const Position = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100_000))
 const Station = Nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(40)))
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(160))
@@ -24,7 +27,7 @@ const VariantBody = {
   name: Name,
   price: Nullable(Money),
   sku: Nullable(ShortText(80)),
-  stock: Nullable(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  stock: Nullable(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_STOCK))),
   position: v.optional(Position),
 }
 export const VariantCreate = v.object(VariantBody)
@@ -45,7 +48,7 @@ const itemFields = {
   brand: Nullable(ShortText(120)),
   /** One of the store's brands (GET /restaurants/{id}/brands); `brand` alone names one by name, found or created. */
   brand_id: Nullable(Id),
-  stock: Nullable(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  stock: Nullable(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_STOCK))),
   sku: Nullable(ShortText(80)),
   /** Minimum buyer age (age_gate verticals only; issue 18 item 4): orders need `age_confirmed: true`. */
   min_age: Nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(99))),
