@@ -89,6 +89,19 @@ t.test('staff: with `orders` they ship; without it 403', async (t) => {
   isError(t, await s.req('GET', `/staff/orders/${o.id}/shipment`, { token: elsewhere.token }), 404, 'not_found')
 })
 
+t.test("a cancelled order's parcel does not go out; one on its way can only come back", async (t) => {
+  const o = await ship()
+  const move = (status: string) => s.req('POST', `${base(a, o.id)}/status`, { token: a.token, body: { status } })
+  t.equal((await move('label_created')).status, 200)
+  t.equal((await s.req('PUT', `/restaurants/${a.storeId}/orders/${o.id}/status`, { token: a.token, body: { status: 'cancelled' } })).status, 200)
+  const out = await move('in_transit')
+  isError(t, out, 422, 'invalid_transition')
+  t.equal((await s.req('GET', base(a, o.id), { token: a.token })).body.status, 'label_created', 'nothing moved')
+  const back = await move('failed')
+  t.equal(back.status, 200, back.text)
+  t.equal((await move('returned')).status, 200)
+})
+
 t.test('the tracking page shows the parcel and follows its moves (Chromium)', async (t) => {
   const { launchChromium } = await import('./helpers/browser.ts')
   const browser = await launchChromium()

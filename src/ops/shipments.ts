@@ -95,12 +95,16 @@ export const setShipmentTrackingOp = defineOp({
 
 export const moveShipmentOp = defineOp({
   id: 'shipments.status.set', tag, summary: 'Move an order\'s shipment to its next state',
-  description: 'pending → label_created → in_transit → out_for_delivery → delivered; `failed` on the way (then back to in_transit, or returned); `returned` from transit. delivered and returned are final. Another move: 422 `invalid_transition` (`details.allowed` lists the next states); a concurrent move that won: 409 `conflict`.',
+  description: 'pending → label_created → in_transit → out_for_delivery → delivered; `failed` on the way (then back to in_transit, or returned); `returned` from transit. delivered and returned are final. A cancelled order\'s shipment may only become `returned` or `failed`. Another move: 422 `invalid_transition` (`details.allowed` lists the next states); a concurrent move that won: 409 `conflict`.',
   access: { owner: 'orders:write', staff: 'orders' }, scope: ['store', 'order'],
   input: v.object({ status: v.picklist(SHIPMENT_STATUSES), note: v.optional(v.nullable(v.pipe(v.string(), v.trim(), v.maxLength(500)))) }),
   output: ShipmentSchema,
   run: async (ctx, { status, note }) => {
     const row = shipmentOf(ctx)
+    // A cancelled order's parcel does not go out any more; one already on its way can only come back.
+    if (orderOf(ctx).status === 'cancelled' && status !== 'returned' && status !== 'failed') {
+      throw new ApiError('invalid_transition', 'The order is cancelled: its shipment can only be marked returned or failed.', { status: ['The order is cancelled.'] }, undefined, { from: row.status, allowed: nextStatuses(row.status).filter((x) => x === 'returned' || x === 'failed') })
+    }
     if (!canMove(row.status, status)) {
       throw new ApiError('invalid_transition', `A ${row.status} shipment cannot become ${status}.`, { status: [`Allowed next: ${nextStatuses(row.status).join(', ') || 'none (final)'}.`] }, undefined, { from: row.status, allowed: nextStatuses(row.status) })
     }
