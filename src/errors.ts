@@ -57,6 +57,7 @@ export const ERROR_CATALOG = {
   online_payments_unavailable: { status: 422, message: 'Online payments are not available on this server.' },
   order_cancelled: { status: 409, message: 'The order is cancelled; it cannot be paid.' },
   order_already_paid: { status: 409, message: 'The order is already fully paid.' },
+  payment_pending: { status: 409, message: 'An online checkout for this balance is still open; cancel it or wait for it.' },
   payment_signature_invalid: { status: 400, message: 'The payment provider webhook signature is missing, wrong or too old.' },
   // Staff and customer sign-in (docs/staff.md, docs/customers.md).
   two_factor_required: { status: 401, message: 'This account has two-factor sign-in on: send `totp_code` too.' },

@@ -28,6 +28,13 @@ async function customerOrder(token = me.token) {
 const payment = (id: number) => db.prepare('SELECT * FROM payments WHERE id = ?').get(id) as Record<string, any>
 const webhook = (raw: string, headers: Record<string, string>) => s.req('POST', '/payments/webhooks/dev', { raw, headers: { 'content-type': 'application/json', ...headers } })
 const paidEvents = (orderId: number) => outbox(db, 'order.paid').filter((e) => e.data.order_id === orderId).length
+const dev = () => s.app.svc.payments as DevPaymentProvider
+const refunded = (orderId: number) => db.prepare("SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_id = ? AND status = 'completed'").pluck().get(orderId) as number
+const refundEvents = (orderId: number) => outbox(db, 'refund.completed').filter((e) => e.data.order_id === orderId)
+const complete = (start: { body: any }) => s.req('POST', '/payments/dev/complete', { body: { provider_ref: start.body.payment.provider_ref, client_secret: start.body.client_action.client_secret } })
+const ownerPay = (orderId: number, body: unknown) => s.req('POST', `/restaurants/${a.storeId}/orders/${orderId}/payments`, { token: a.token, body })
+/** The money kept (cents): what succeeded payments took minus completed refunds. */
+const kept = (orderId: number) => (db.prepare("SELECT COALESCE(SUM(amount), 0) FROM payments WHERE order_id = ? AND status = 'succeeded'").pluck().get(orderId) as number) - refunded(orderId)
 
 t.test('a customer pays its own order online: pending, then paid by the signed webhook, once', async (t) => {
   const o = await customerOrder()
@@ -78,21 +85,131 @@ t.test('the dev checkout completes or fails with the client secret; a failure pa
   t.match(failed.body, { status: 'failed' })
   const cash = await s.req('POST', `/staff/orders/${o.id}/payments`, { token: staff.token, body: { method: 'cash', lines: [{ line_id: o.items[0]!.id, quantity: 1 }] } })
   t.equal(cash.status, 200, 'the failed payment gave its lines back')
-  // A late "succeeded" for the failed payment changes nothing.
-  const late = await s.req('POST', '/payments/dev/complete', { body: { provider_ref, client_secret: start.body.client_action.client_secret } })
-  t.match(late.body, { status: 'failed' })
   t.same(cash.body.balance, { total: 16, paid: 10, balance_due: 6, tips: 0, is_paid: false })
+  // A late "succeeded" for the failed payment: the money was taken, so it is recorded and given back in full.
+  const late = await s.req('POST', '/payments/dev/complete', { body: { provider_ref, client_secret: start.body.client_action.client_secret } })
+  t.match(late.body, { status: 'succeeded' })
+  t.match(payment(start.body.payment.id), { status: 'succeeded', excess: 1000 })
+  t.same((await s.req('GET', `/staff/orders/${o.id}/payments`, { token: staff.token })).body.balance, { total: 16, paid: 20, balance_due: 6, tips: 0, is_paid: false }, 'it does not count: 6 still due')
+  t.equal(refunded(o.id), 1000)
 
   const rest = await s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} })
   t.equal(rest.body.payment.amount, 6, 'the customer pays the balance')
   const done = await s.req('POST', '/payments/dev/complete', { body: { provider_ref: rest.body.payment.provider_ref, client_secret: rest.body.client_action.client_secret } })
   t.match(done.body, { status: 'succeeded' })
   t.equal(paidEvents(o.id), 1)
-  t.equal((s.app.svc.payments as DevPaymentProvider).refunds.length, 0)
+  t.same(dev().refunds.filter((r) => r.payment_ref === provider_ref).map((r) => r.amount), [1000], 'the provider refunded the late payment in full')
+  t.equal(dev().refunds.filter((r) => r.payment_ref === rest.body.payment.provider_ref).length, 0)
 })
 
 t.test('a customer cannot pay another customer\'s order', async (t) => {
   const o = await customerOrder(other.token)
   isError(t, await s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} }), 404, 'not_found', 'another customer\'s order')
   t.equal(db.prepare('SELECT COUNT(*) FROM payments WHERE order_id = ?').pluck().get(o.id), 0)
+})
+
+t.test('issue 17 review (a): cash for the full amount while an online payment is pending; the late success is refunded', async (t) => {
+  const o = await customerOrder()
+  const online = await s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} })
+  t.match(online.body.payment, { status: 'pending', amount: 16 })
+  const cash = await ownerPay(o.id, { method: 'cash', amount: 16 })
+  t.equal(cash.status, 200, 'a pending checkout does not block the till')
+  t.equal(cash.body.balance.is_paid, true)
+  const late = await complete(online)
+  t.match(late.body, { status: 'succeeded' })
+  t.match(payment(online.body.payment.id), { status: 'succeeded', excess: 1600 })
+  t.equal(kept(o.id), 1600, 'paid − refunded == total')
+  const bal = (await s.req('GET', `/restaurants/${a.storeId}/orders/${o.id}/payments`, { token: a.token })).body.balance
+  t.equal(bal.paid - refunded(o.id) / 100, bal.total, 'balance paid − refunded == total')
+  t.same(dev().refunds.filter((r) => r.payment_ref === online.body.payment.provider_ref).map((r) => r.amount), [1600], 'the provider gave the excess back')
+  t.match(refundEvents(o.id), [{ data: { amount: '16.00', method: 'online', reason: 'overpayment' } }])
+  t.equal(paidEvents(o.id), 1, 'order.paid once')
+  const list = await s.req('GET', `/restaurants/${a.storeId}/orders/${o.id}/refunds`, { token: a.token })
+  t.match(list.body, { refunded: 16, refundable: 16 }, 'the cash is still refundable, the excess is not')
+})
+
+t.test('an online payment partly beyond the total: only the excess goes back', async (t) => {
+  const o = await customerOrder()
+  const online = await ownerPay(o.id, { method: 'online', amount: 16 })
+  t.equal(online.status, 200, online.text)
+  isError(t, await ownerPay(o.id, { method: 'online', amount: 1 }), 409, 'payment_pending', 'open checkouts already ask for the balance')
+  t.equal((await ownerPay(o.id, { method: 'cash', amount: 10 })).status, 200)
+  t.match((await complete(online)).body, { status: 'succeeded' })
+  t.match(payment(online.body.payment.id), { excess: 1000 })
+  t.equal(kept(o.id), 1600, 'paid − refunded == total')
+  t.equal(refunded(o.id), 1000)
+  t.equal(paidEvents(o.id), 1, 'the online payment covered the total: paid once')
+  t.equal((await s.req('GET', `/track/${o.track_token}`)).body.is_paid, true)
+})
+
+t.test('issue 17 review (a): a double tap opens one checkout; the second is 409 payment_pending', async (t) => {
+  const o = await customerOrder()
+  const [x, y] = await Promise.all([0, 1].map(() => s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} })))
+  const statuses = [x!.status, y!.status].sort()
+  t.same(statuses, [200, 409], 'one checkout, one refusal')
+  const refused = x!.status === 409 ? x! : y!
+  t.equal(refused.body.code, 'payment_pending')
+  t.equal(db.prepare('SELECT COUNT(*) FROM payments WHERE order_id = ?').pluck().get(o.id), 1, 'one payment recorded')
+  // Partial pending: an online amount above balance − pending is an overpayment; cash is not held back.
+  const p = await customerOrder()
+  const part = await ownerPay(p.id, { method: 'online', amount: 10 })
+  isError(t, await ownerPay(p.id, { method: 'online', amount: 7 }), 422, 'overpayment', 'more than balance − pending')
+  const rest = await s.req('POST', `/customer/orders/${p.id}/pay`, { token: me.token, body: {} })
+  t.equal(rest.body.payment.amount, 6, 'the customer checkout asks for balance − pending')
+  t.equal((await ownerPay(p.id, { method: 'card', amount: 16 })).status, 200, 'the till is not blocked')
+  await complete(part)
+  await complete(rest)
+  t.equal(kept(p.id), 1600, 'paid − refunded == total')
+  t.equal(paidEvents(p.id), 1)
+})
+
+t.test('issue 17 review (b): a payment started before the order was cancelled and completed after is refunded in full', async (t) => {
+  const o = await customerOrder()
+  const online = await s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} })
+  t.equal((await s.req('PUT', `/restaurants/${a.storeId}/orders/${o.id}/status`, { token: a.token, body: { status: 'cancelled' } })).status, 200)
+  t.match((await complete(online)).body, { status: 'succeeded' })
+  t.match(payment(online.body.payment.id), { status: 'succeeded', excess: 1600 })
+  t.equal(kept(o.id), 0, 'paid − refunded == total')
+  t.equal(paidEvents(o.id), 0, 'no order.paid for a cancelled order')
+  t.equal(db.prepare('SELECT is_paid FROM orders WHERE id = ?').pluck().get(o.id), 0, 'never is_paid')
+  t.equal((await s.req('GET', `/track/${o.track_token}`)).body.is_paid, false)
+  t.match(refundEvents(o.id), [{ data: { amount: '16.00', reason: 'order cancelled' } }])
+  t.same(dev().refunds.filter((r) => r.payment_ref === online.body.payment.provider_ref).map((r) => r.amount), [1600])
+})
+
+t.test('cancelling a pending payment: owner and staff, 404 elsewhere, 422 when not pending, a late success refunded', async (t) => {
+  const o = await customerOrder()
+  const first = await s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} })
+  const id = first.body.payment.id as number
+  const b = createAccount(db)
+  const bOrder = await s.req('POST', `/restaurants/${b.storeId}/orders`, { token: b.token, body: { type: 'takeaway', customer_name: 'B', phone: '+15550001111', items: [{ item_id: b.menu.fries, quantity: 1 }] } })
+  isError(t, await s.req('POST', `/restaurants/${b.storeId}/orders/${bOrder.body.id}/payments/${id}/cancel`, { token: b.token }), 404, 'not_found', 'another store\'s payment through its own order')
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/orders/${o.id}/payments/${id}/cancel`, { token: b.token }), 404, 'not_found', 'another owner')
+  const otherOrder = await customerOrder()
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/orders/${otherOrder.id}/payments/${id}/cancel`, { token: a.token }), 404, 'not_found', 'a payment of another order')
+
+  const cancelled = await s.req('POST', `/restaurants/${a.storeId}/orders/${o.id}/payments/${id}/cancel`, { token: a.token })
+  t.equal(cancelled.status, 200, cancelled.text)
+  t.match(cancelled.body, { payment: { id, status: 'failed' }, balance: { balance_due: 16, is_paid: false } })
+  isError(t, await s.req('POST', `/staff/orders/${o.id}/payments/${id}/cancel`, { token: staff.token }), 422, 'invalid_transition', 'not pending any more')
+  isError(t, await complete(first), 404, 'not_found', 'the dev provider forgot the cancelled checkout')
+
+  // Staff cancel the next one; its payer completes it anyway (a provider without cancel): refunded in full.
+  const second = await s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} })
+  t.equal(second.status, 200, 'the balance is free again after the cancel')
+  const signed = dev().complete(second.body.payment.provider_ref, second.body.client_action.client_secret, 'succeeded')!
+  const byStaff = await s.req('POST', `/staff/orders/${o.id}/payments/${second.body.payment.id}/cancel`, { token: staff.token })
+  t.match(byStaff.body, { payment: { status: 'failed' } })
+  const late = await webhook(signed.raw, signed.headers)
+  t.match(late.body, { status: 'succeeded' })
+  t.match(payment(second.body.payment.id), { status: 'succeeded', excess: 1600 })
+  t.match(refundEvents(o.id), [{ data: { amount: '16.00', reason: 'payment cancelled' } }])
+  t.equal(refunded(o.id), 1600)
+  t.same((await s.req('GET', `/staff/orders/${o.id}/payments`, { token: staff.token })).body.balance, { total: 16, paid: 16, balance_due: 16, tips: 0, is_paid: false }, 'nothing counts')
+  isError(t, await s.req('POST', `/staff/orders/${o.id}/payments/${second.body.payment.id}/cancel`, { token: staff.token }), 422, 'invalid_transition', 'a succeeded payment')
+  t.equal(paidEvents(o.id), 0)
+  // A cashier without `orders` cannot cancel.
+  const noPerm = createStaff(db, a.storeId, { role: 'cashier', permissions: { revoke: ['orders'] } })
+  const third = await s.req('POST', `/customer/orders/${o.id}/pay`, { token: me.token, body: {} })
+  t.equal((await s.req('POST', `/staff/orders/${o.id}/payments/${third.body.payment.id}/cancel`, { token: noPerm.token })).status, 403)
 })

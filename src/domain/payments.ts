@@ -18,8 +18,15 @@ export interface LinePick { lineId: number; quantity: number }
 export interface PaymentBook {
   /** The order total (cents): what the payments must cover; tips are on top. */
   total: number
-  /** Sum of succeeded amounts. */
+  /** Sum of succeeded amounts: the money taken. */
   paid: number
+  /**
+   * The part of `paid` that does not count toward the total: money a provider took after the payment
+   * or the order was cancelled, or beyond the total, given straight back (payments.excess, migration 024).
+   */
+  excess: number
+  /** Sum of the amounts of online payments still pending at the provider. */
+  pending: number
   /** Sum of succeeded tips. */
   tips: number
   /** Methods of the succeeded payments, first use first (for `order.paid`). */
@@ -65,8 +72,24 @@ export function unitsDue(due: number, quantity: number, from: number, count: num
   return s
 }
 
-export const balanceOf = (b: PaymentBook): number => Math.max(0, b.total - b.paid)
-export const isCovered = (b: PaymentBook): boolean => b.paid >= b.total
+/** What counts toward the total: the money taken minus what was given straight back as excess. */
+export const countedOf = (b: PaymentBook): number => b.paid - b.excess
+export const balanceOf = (b: PaymentBook): number => Math.max(0, b.total - countedOf(b))
+export const isCovered = (b: PaymentBook): boolean => countedOf(b) >= b.total
+/**
+ * What a new online payment may still ask for: the balance less the online checkouts still open, so
+ * two checkouts for the same balance (a double tap) cannot both be charged. Cash and card at the till
+ * are not limited by pending checkouts (an abandoned one must not block the till).
+ */
+export const onlineBalanceOf = (b: PaymentBook): number => Math.max(0, balanceOf(b) - b.pending)
+
+/**
+ * How much of a payment of `amount` the provider confirmed can count toward the total: none when the
+ * order or the payment was cancelled meanwhile, else up to the balance. The rest is the excess,
+ * refunded at once through that payment.
+ */
+export const excessOf = (b: PaymentBook, amount: number, countable: boolean): number =>
+  countable ? Math.max(0, amount - balanceOf(b)) : amount
 
 /** The balance split evenly into `n` parts (`?split=N`). */
 export const evenSplit = (b: PaymentBook, n: number): number[] => distribute(balanceOf(b), n)

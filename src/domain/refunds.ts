@@ -17,7 +17,11 @@ export interface RefundBook {
   refundedUnits: Record<number, number>
 }
 
-export interface RefundRequest { amount: number | null; lines: LinePick[] | null; method: PaymentMethod | null }
+/**
+ * `paymentId`: only through that payment (the excess of an online payment that could not count in
+ * full goes back through the payment that took it, src/actors/order-payments.ts), else newest first.
+ */
+export interface RefundRequest { amount: number | null; lines: LinePick[] | null; method: PaymentMethod | null; paymentId?: number | null }
 /** One refund row: `amount` of it goes back through payment `paymentId`. */
 export interface RefundPart { paymentId: number; method: PaymentMethod; amount: number }
 
@@ -40,7 +44,8 @@ export function paidUnits(book: PaymentBook): Record<number, number> {
  * The refund a request asks for, split over the payments it goes back through (newest first), or
  * why not. No amount and no lines: everything still refundable (a full refund).
  */
-export function planRefund(book: PaymentBook, rb: RefundBook, req: RefundRequest): RefundPlan {
+export function planRefund(book: PaymentBook, rb0: RefundBook, req: RefundRequest): RefundPlan {
+  const rb = req.paymentId == null ? rb0 : { ...rb0, payments: rb0.payments.filter((p) => p.id === req.paymentId) }
   const limit = refundable(rb, req.method)
   const refuse = (code: 'refund_exceeds_paid' | 'validation_failed', field: string, message: string): RefundPlan => ({ ok: false, code, field, message, refundable: limit })
   let amount: number

@@ -10,8 +10,9 @@ import { orderOf, storeOf } from './scope.ts'
 import { Id, Money } from './schemas.ts'
 import { ApiError, notFound } from '../errors.ts'
 import { fromCents, hasAtMostTwoDecimals, toCents } from '../domain/money.ts'
-import { balanceOf, billLines, evenSplit, PAYMENT_METHODS, type PaymentBook } from '../domain/payments.ts'
-import { linesOf, paymentBook, paymentByRef, paymentsOf, type PaymentRow } from '../storage/payments.ts'
+import { balanceOf, billLines, evenSplit, onlineBalanceOf, PAYMENT_METHODS, type PaymentBook } from '../domain/payments.ts'
+import { linesOf, paymentBook, paymentByRef, paymentOf, paymentsOf, type PaymentRow } from '../storage/payments.ts'
+import { sendOnlineRefunds } from './refunds.ts'
 import { orderStateOf } from '../actors/order.ts'
 import { reducePayment, type PaymentReply, type PayRequest } from '../actors/order-payments.ts'
 import { nowIso } from '../storage/db.ts'
@@ -29,6 +30,7 @@ const paymentView = (p: PaymentRow) => ({
   id: p.id, order_id: p.order_id, method: p.method, amount: fromCents(p.amount), tip_amount: fromCents(p.tip_amount), status: p.status,
   lines: p.lines ? linesOf(p).map((l) => ({ line_id: l.lineId, quantity: l.quantity })) : null,
   provider: p.provider, provider_ref: p.provider_ref, shift_id: p.shift_id, staff_id: p.staff_id, created_at: p.created_at, completed_at: p.completed_at,
+  excess: fromCents(p.excess),
 })
 const balanceView = (b: PaymentBook, isPaid: boolean) => ({
   total: fromCents(b.total), paid: fromCents(b.paid), balance_due: fromCents(balanceOf(b)), tips: fromCents(b.tips), is_paid: isPaid,
@@ -45,6 +47,7 @@ const PaymentSchema = {
     lines: nullable({ type: 'array', items: { type: 'object', properties: { line_id: int, quantity: int } } }),
     provider: nullable({ type: 'string' }), provider_ref: nullable({ type: 'string' }), shift_id: nullable(int), staff_id: nullable(int),
     created_at: { type: 'string', format: 'date-time' }, completed_at: nullable({ type: 'string', format: 'date-time' }),
+    excess: { ...num, description: 'what of `amount` could not count toward the total (the order or the payment was cancelled, or it went beyond the total) and was given straight back by a refund through this payment' },
   },
 }
 const BalanceSchema = { type: 'object', required: ['total', 'paid', 'balance_due', 'tips', 'is_paid'], properties: { total: num, paid: num, balance_due: num, tips: num, is_paid: { type: 'boolean' } } }
@@ -94,7 +97,11 @@ async function pay(ctx: OpCtx, order: OrderRow, req: PayRequest) {
     action = started.action
     req = { ...req, amount, provider: ctx.svc.payments.name, providerRef: started.ref }
   }
-  const r = await ctx.svc.actors.orders.ask<PaymentReply>(order.id, (replyTo) => ({ type: 'pay', payment: req, replyTo }))
+  const r = await ctx.svc.actors.orders.ask<PaymentReply>(order.id, (replyTo) => ({ type: 'pay', payment: req, replyTo })).catch(async (err: unknown) => {
+    // Refused in order (e.g. a second checkout won the race): close the checkout just started, so it cannot be paid.
+    if (req.providerRef) await closeCheckout(ctx, req.providerRef)
+    throw err
+  })
   const row = paymentsOf(ctx.svc.db, order.id).find((p) => p.id === r.written[0])
   if (!row) throw new ApiError('internal_error', 'The payment was not recorded.')
   return { payment: paymentView(row), balance: balanceView(bookOf(ctx, order), r.order.is_paid), ...(action ? { client_action: action } : {}) }
@@ -156,7 +163,8 @@ export const customerPay = defineOp({
     const order = orderOf(ctx)
     const book = bookOf(ctx, order)
     return pay(ctx, order, {
-      method: 'online', amount: balanceOf(book) || null, tip: toCents(tip_amount ?? 0), lines: null, register: null, staffId: null, provider: null, providerRef: null,
+      // The balance less open checkouts; none left answers 409 `payment_pending` (a double tap).
+      method: 'online', amount: onlineBalanceOf(book) || null, tip: toCents(tip_amount ?? 0), lines: null, register: null, staffId: null, provider: null, providerRef: null,
     })
   },
 })
@@ -171,10 +179,39 @@ async function settle(ctx: OpCtx, provider: string, raw: string, headers: Readon
   const row = paymentByRef(ctx.svc.db, p.name, event.ref)
   // Not recorded (yet): a 404 makes the provider retry later.
   if (!row) throw notFound('payment')
-  await ctx.svc.actors.orders.ask<PaymentReply>(row.order_id, (replyTo) => ({ type: 'settle_payment', paymentId: row.id, outcome: event.outcome, replyTo }))
-  const now = paymentsOf(ctx.svc.db, row.order_id).find((x) => x.id === row.id)
+  const r = await ctx.svc.actors.orders.ask<PaymentReply>(row.order_id, (replyTo) => ({ type: 'settle_payment', paymentId: row.id, outcome: event.outcome, replyTo }))
+  // A success that could not count in full reserved a refund of its excess (the rows after the
+  // payment's own, src/actors/order-payments.ts `succeeded`): the provider gives it back now. A failed
+  // refund is released and stays refundable by hand (docs/operations.md "Refunds"); the event is still received.
+  if (r.written.length > 1) await sendOnlineRefunds(ctx, row.order_id, r.written.slice(1))
+  const now = paymentOf(ctx.svc.db, row.order_id, row.id)
   return { received: true, payment_id: row.id, status: now?.status ?? row.status }
 }
+
+/** Tell the provider (if it can be told) that a checkout is closed; a failure only leaves it to be refunded if paid. */
+async function closeCheckout(ctx: OpCtx, ref: string): Promise<void> {
+  try {
+    await ctx.svc.payments.cancel?.(ref)
+  } catch (err) {
+    ctx.svc.log.warn({ err, ref }, 'provider checkout cancel failed')
+  }
+}
+
+export const cancelPayment = defineOp({
+  id: 'orders.payments.cancel', tag, summary: 'Cancel a pending online payment',
+  description: 'Closes an online checkout the payer abandoned (or a double one), so its amount no longer holds the balance: the payment becomes `failed` (cancelled), its lines are free again, and the provider is told to close the checkout. Only a `pending` payment: 422 `invalid_transition` otherwise. A payment of another order or store: 404. If the provider still takes the money later, the payment is recorded and refunded in full (docs/operations.md "Online payments and the payment provider").',
+  access: write, scope: ['store', 'order'],
+  input: v.object({ payment_id: Id }),
+  output: { type: 'object', required: ['payment', 'balance'], properties: { payment: PaymentSchema, balance: BalanceSchema } },
+  run: async (ctx, { payment_id }) => {
+    const order = orderOf(ctx)
+    const row = paymentOf(ctx.svc.db, order.id, payment_id)
+    if (!row) throw notFound('payment')
+    const r = await ctx.svc.actors.orders.ask<PaymentReply>(order.id, (replyTo) => ({ type: 'settle_payment', paymentId: row.id, outcome: 'failed', cancel: true, replyTo }))
+    if (row.provider === ctx.svc.payments.name && row.provider_ref) await closeCheckout(ctx, row.provider_ref)
+    return { payment: paymentView(paymentOf(ctx.svc.db, order.id, row.id)!), balance: balanceView(bookOf(ctx, order), r.order.is_paid) }
+  },
+})
 
 const WebhookOut = { type: 'object', required: ['received'], properties: { received: { type: 'boolean' }, payment_id: nullable(int), status: nullable({ type: 'string' }) } }
 
@@ -202,4 +239,4 @@ export const devComplete = defineOp({
   },
 })
 
-export const paymentOps = [createPayment, listPayments, getBill, customerPay, providerWebhook, devComplete]
+export const paymentOps = [createPayment, listPayments, getBill, customerPay, cancelPayment, providerWebhook, devComplete]

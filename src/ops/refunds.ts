@@ -95,30 +95,41 @@ export const createRefund = defineOp({
         method: input.method ?? null, reason: input.reason ?? null, register: input.register ?? DEFAULT_REGISTER, staffId,
       },
     }))
-    // Online parts were reserved `pending`; the provider is asked outside the actor (it is I/O).
-    let failed: number | null = null
-    for (const id of reply.written) {
-      const row = refundsOf(ctx.svc.db, order.id).find((r) => r.id === id)
-      if (!row || row.status !== 'pending') continue
-      const payment = row.payment_id === null ? undefined : paymentOf(ctx.svc.db, order.id, row.payment_id)
-      let outcome: 'completed' | 'failed' = 'failed'
-      let providerRef: string | null = null
-      try {
-        if (!payment?.provider_ref) throw new Error('online payment without a provider reference')
-        const r = await ctx.svc.payments.refund(payment.provider_ref, row.amount)
-        providerRef = r.ref
-        // A provider that answers `pending` settles later; this server records it completed only when it says so.
-        if (r.status === 'pending') continue
-        outcome = 'completed'
-      } catch (err) {
-        ctx.svc.log.warn({ err, orderId: order.id, refundId: id }, 'provider refund failed')
-      }
-      await ctx.svc.actors.orders.ask<PaymentReply>(order.id, (replyTo) => ({ type: 'settle_refund', refundId: id, outcome, providerRef, replyTo }))
-      if (outcome === 'failed') failed = id
-    }
+    const failed = await sendOnlineRefunds(ctx, order.id, reply.written)
     if (failed !== null) throw new ApiError('refund_failed', undefined, undefined, undefined, { refund_id: failed, ...refundsOut(ctx, order.id, reply.written) })
     return refundsOut(ctx, order.id, reply.written)
   },
 })
+
+/**
+ * Ask the payment provider for the online refunds `ids` that the order's actor reserved `pending`,
+ * outside the actor (it is I/O), and settle each through the actor: completed, or failed and
+ * released. Rows not pending are skipped. Returns the id of the last refund that failed, or null.
+ * Used by refunds here and by the excess of an online payment that could not count in full
+ * (src/ops/payments.ts).
+ */
+export async function sendOnlineRefunds(ctx: OpCtx, orderId: number, ids: readonly number[]): Promise<number | null> {
+  let failed: number | null = null
+  for (const id of ids) {
+    const row = refundsOf(ctx.svc.db, orderId).find((r) => r.id === id)
+    if (!row || row.status !== 'pending') continue
+    const payment = row.payment_id === null ? undefined : paymentOf(ctx.svc.db, orderId, row.payment_id)
+    let outcome: 'completed' | 'failed' = 'failed'
+    let providerRef: string | null = null
+    try {
+      if (!payment?.provider_ref) throw new Error('online payment without a provider reference')
+      const r = await ctx.svc.payments.refund(payment.provider_ref, row.amount)
+      providerRef = r.ref
+      // A provider that answers `pending` settles later; this server records it completed only when it says so.
+      if (r.status === 'pending') continue
+      outcome = 'completed'
+    } catch (err) {
+      ctx.svc.log.warn({ err, orderId, refundId: id }, 'provider refund failed')
+    }
+    await ctx.svc.actors.orders.ask<PaymentReply>(orderId, (replyTo) => ({ type: 'settle_refund', refundId: id, outcome, providerRef, replyTo }))
+    if (outcome === 'failed') failed = id
+  }
+  return failed
+}
 
 export const refundOps = [listRefunds, createRefund]

@@ -41,6 +41,11 @@ export class DevPaymentProvider implements PaymentProvider {
     return { ref, action: { checkout_url: `${this.baseUrl}/payments/dev/complete`, client_secret: secret } }
   }
 
+  /** Forget the checkout: its client secret no longer completes it. */
+  async cancel(ref: string): Promise<void> {
+    this.checkouts.delete(ref)
+  }
+
   async refund(ref: string, amountCents: number): Promise<{ ref: string; status: 'completed' }> {
     const r = { ref: `devref_${randomBytes(12).toString('hex')}`, payment_ref: ref, amount: amountCents, at: new Date().toISOString() }
     this.refunds.push(r)

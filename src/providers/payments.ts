@@ -35,6 +35,12 @@ export interface PaymentProvider {
   readonly name: string
   /** Create the provider's payment; it stays pending until the provider's webhook says otherwise. */
   create(p: StartPayment): Promise<{ ref: string; action: ClientAction }>
+  /**
+   * Optional: close a checkout the store cancelled, so the payer can no longer complete it. Without
+   * it (or if the payer completes it anyway) a late success is refunded in full (docs/operations.md
+   * "Online payments and the payment provider").
+   */
+  cancel?(ref: string): Promise<void>
   /** Give back (part of) a payment's money; resolves once the provider accepted the refund. */
   refund(ref: string, amountCents: number): Promise<{ ref: string; status: 'completed' | 'pending' }>
   /**

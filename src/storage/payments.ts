@@ -28,6 +28,8 @@ export interface PaymentRow {
   staff_id: number | null
   created_at: string
   completed_at: string | null
+  /** Cents of `amount` given straight back because they could not count (migration 024). */
+  excess: number
 }
 
 export interface NewPayment {
@@ -46,7 +48,11 @@ export interface NewPayment {
 /** Rows an order-actor decision writes with the order (see the module comment). */
 export type RowWrite =
   | { kind: 'payment.insert'; payment: NewPayment }
-  | { kind: 'payment.settle'; id: number; status: 'succeeded' | 'failed' }
+  /**
+   * A pending payment settles (or is cancelled: `failed`); a succeeded one may also settle a cancelled
+   * (`failed`) one whose money the provider took after all, with `excess` cents of it going back.
+   */
+  | { kind: 'payment.settle'; id: number; status: 'succeeded' | 'failed'; excess?: number }
   | RefundWrite
 
 export const linesOf = (row: Pick<PaymentRow, 'lines'>): LinePick[] =>
@@ -69,7 +75,7 @@ export function writeRows(db: Db, orderId: number, storeId: number, rows: readon
           .run(orderId, storeId, p.method, p.amount, p.tip, p.status, lines, p.provider, p.providerRef, shiftId, p.staffId, now, p.status === 'pending' ? null : now).lastInsertRowid)
       }
       case 'payment.settle':
-        stmt(db, "UPDATE payments SET status = ?, completed_at = ? WHERE id = ? AND order_id = ? AND status = 'pending'").run(r.status, now, r.id, orderId)
+        stmt(db, "UPDATE payments SET status = ?, excess = ?, completed_at = ? WHERE id = ? AND order_id = ? AND status != 'succeeded'").run(r.status, r.excess ?? 0, now, r.id, orderId)
         return r.id
       case 'refund.insert':
       case 'refund.settle':
@@ -99,14 +105,17 @@ export function paymentBook(db: Db, orderId: number): PaymentBook | null {
   const order = stmt<[number], { total: number }>(db, 'SELECT total FROM orders WHERE id = ?').get(orderId)
   if (!order) return null
   const lines = stmt<[number], BillLine>(db, 'SELECT id, quantity, line_total AS lineTotal FROM order_lines WHERE order_id = ? ORDER BY id').all(orderId)
-  const book: PaymentBook = { total: order.total, paid: 0, tips: 0, methods: [], lines, paidUnits: {} }
+  const book: PaymentBook = { total: order.total, paid: 0, excess: 0, pending: 0, tips: 0, methods: [], lines, paidUnits: {} }
   for (const p of paymentsOf(db, orderId)) {
+    if (p.status === 'pending') book.pending += p.amount
     if (p.status === 'succeeded') {
       book.paid += p.amount
+      book.excess += p.excess
       book.tips += p.tip_amount
       if (!book.methods.includes(p.method)) book.methods.push(p.method)
     }
-    if (p.status !== 'failed') for (const l of linesOf(p)) book.paidUnits[l.lineId] = (book.paidUnits[l.lineId] ?? 0) + l.quantity
+    // A failed (or cancelled) payment holds no lines, nor one whose money all went back as excess.
+    if (p.status === 'pending' || (p.status === 'succeeded' && p.excess < p.amount)) for (const l of linesOf(p)) book.paidUnits[l.lineId] = (book.paidUnits[l.lineId] ?? 0) + l.quantity
   }
   return book
 }

@@ -90,6 +90,8 @@ export interface Side {
   batchId: number
   /** A fitment (vehicle) row of the store (its routes answer only for car parts stores). */
   fitmentId: number
+  /** A (cash, one cent) payment of `orders.takeaway` (`{paymentId}`, docs/operations.md "Payments"). */
+  paymentId: number
   /** An order line of `orders.takeaway` (the kitchen display's `{itemId}`). */
   kdsLineId: number
   handoffNonce: string
@@ -170,6 +172,7 @@ async function buildSide(s: TestServer, letter: 'A' | 'B'): Promise<Side> {
   await api('POST', `/restaurants/${store.id}/orders/${offered.id}/offers`, { driver_ids: [driver.id] })
   const offerId = db.prepare('SELECT MAX(id) FROM delivery_offers WHERE order_id = ?').pluck().get(offered.id) as number
   const kdsLineId = db.prepare('SELECT MIN(id) FROM order_lines WHERE order_id = ?').pluck().get(takeaway.id) as number
+  const paymentId = Number((await api('POST', `/restaurants/${store.id}/orders/${takeaway.id}/payments`, { method: 'cash', amount: 0.01 })).payment.id)
   const address = await api('POST', '/customer/addresses', { address: `${m} Home Lane 3`, label: `${m} home` }, customer.token)
   const customerOrder = await api('POST', '/customer/orders', { type: 'takeaway', items: [{ item_id: menu.fries, quantity: 1 }] }, customer.token) as Order
   const coupon = await api('POST', `/restaurants/${store.id}/coupons`, { code: `${letter}${tag()}`, kind: 'percent', value: 10 })
@@ -203,7 +206,7 @@ async function buildSide(s: TestServer, letter: 'A' | 'B'): Promise<Side> {
     addressId: Number(address.id), storefrontTokenId, deviceId: device.id, endpointId: Number(endpoint.id), webhookDeliveryId,
     couponId: Number(coupon.id), giftCardId: Number(giftCard.id), shiftId: Number(shift.id), tableId: Number(table.id), reservationId: Number(reservation.id), staffReservationId: Number(staffReservation.id), appId: app.id, installationId: installed.installation.id, ownerTokenId,
     sessionId: session.sessionId, managedAccountId, managedSubscriptionId,
-    resellerPlanId: Number(plan.id), brandId, batchId, fitmentId, offerId, kdsLineId, handoffNonce, verifyEmailToken, resetPasswordToken, tokens, markers, secrets,
+    resellerPlanId: Number(plan.id), brandId, batchId, fitmentId, offerId, kdsLineId, paymentId, handoffNonce, verifyEmailToken, resetPasswordToken, tokens, markers, secrets,
   }
 }
 
@@ -227,7 +230,7 @@ function baseIds(x: Side): Record<string, string | number> {
     categoryId: x.menu.categoryId, itemId: x.menu.burger.id, item: x.menu.burger.id, variantId: x.menu.burger.double,
     orderId: x.orders.takeaway.id, offerId: x.offerId, customerId: x.customerId, staffId: x.staffId, couponId: x.couponId,
     giftCardId: x.giftCardId, brandId: x.brandId, batchId: x.batchId, fitmentId: x.fitmentId, shiftId: x.shiftId, tableId: x.tableId, reservationId: x.reservationId, deviceId: x.deviceId, tokenId: x.storefrontTokenId, deliveryId: x.webhookDeliveryId,
-    addressId: x.addressId, address: x.addressId, appId: x.appId,
+    addressId: x.addressId, address: x.addressId, appId: x.appId, paymentId: x.paymentId,
     // A guest (docs/operations.md "Guests and segments"): the account's customer as a guest id.
     guest: `c${x.customerId}`,
     trackToken: x.orders.delivery.track_token, nonce: x.handoffNonce,

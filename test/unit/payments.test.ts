@@ -5,7 +5,7 @@ import { reducePayment, type PayRequest } from '../../src/actors/order-payments.
 import type { OrderState } from '../../src/actors/order.ts'
 
 const book = (over: Partial<PaymentBook> = {}): PaymentBook => ({
-  total: 3400, paid: 0, tips: 0, methods: [], paidUnits: {},
+  total: 3400, paid: 0, excess: 0, pending: 0, tips: 0, methods: [], paidUnits: {},
   lines: [{ id: 1, quantity: 3, lineTotal: 3000 }, { id: 2, quantity: 1, lineTotal: 300 }], ...over,
 })
 
@@ -60,7 +60,7 @@ t.test('online payments are pending until settled; a settle is idempotent', asyn
   if (!d.ok) throw d.error
   t.equal(d.state.payments!.paid, 0, 'pending pays nothing yet')
   t.same(d.events, [])
-  const row = { id: 5, order_id: 7, store_id: 3, method: 'online' as const, amount: 3400, tip_amount: 0, status: 'pending' as const, lines: null, provider: 'dev', provider_ref: 'r1', shift_id: null, staff_id: null, created_at: 'x', completed_at: null }
+  const row = { id: 5, order_id: 7, store_id: 3, method: 'online' as const, amount: 3400, tip_amount: 0, status: 'pending' as const, lines: null, provider: 'dev', provider_ref: 'r1', shift_id: null, staff_id: null, created_at: 'x', completed_at: null, excess: 0 }
   const settle = (s: OrderState, status: 'pending' | 'succeeded') => reducePayment(s, { type: 'settle_payment', paymentId: 5, outcome: 'succeeded', replyTo: null as never }, 'now', { payment: { ...row, status } })
   const ok = settle(d.state, 'pending')
   if (!ok.ok) throw ok.error

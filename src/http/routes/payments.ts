@@ -14,8 +14,10 @@ const webhookHeaders = (h: Readonly<Record<string, string>>) => Object.fromEntri
 export const paymentRoutes = [
   bind(payments.createPayment, { method: 'POST', path: '/restaurants/{id}/orders/{orderId}/payments', auth: 'owner', ids: order }),
   bind(payments.listPayments, { method: 'GET', path: '/restaurants/{id}/orders/{orderId}/payments', auth: 'owner', ids: order }),
+  bind(payments.cancelPayment, { method: 'POST', path: '/restaurants/{id}/orders/{orderId}/payments/{paymentId}/cancel', auth: 'owner', ids: order, params: { paymentId: 'payment_id' } }),
   bind(payments.getBill, { method: 'GET', path: '/restaurants/{id}/orders/{orderId}/bill', auth: 'owner', ids: order }),
   bind(payments.createPayment, { method: 'POST', path: '/staff/orders/{orderId}/payments', auth: 'staff', ids: staffOrder }),
+  bind(payments.cancelPayment, { method: 'POST', path: '/staff/orders/{orderId}/payments/{paymentId}/cancel', auth: 'staff', ids: staffOrder, params: { paymentId: 'payment_id' } }),
   bind(payments.listPayments, { method: 'GET', path: '/staff/orders/{orderId}/payments', auth: 'staff', ids: staffOrder }),
   bind(payments.getBill, { method: 'GET', path: '/staff/orders/{orderId}/bill', auth: 'staff', ids: staffOrder }),
   bind(payments.customerPay, { method: 'POST', path: '/customer/orders/{orderId}/pay', auth: 'customer', ids: staffOrder }),
