@@ -5,6 +5,7 @@
  * `order.paid`; the owner and staff addresses bind the same operations. Reads come from SQLite.
  */
 import * as v from 'valibot'
+import { Register } from './shifts.ts'
 import { defineOp, type OpCtx } from './op.ts'
 import { orderOf, storeOf } from './scope.ts'
 import { Id, Money } from './schemas.ts'
@@ -58,7 +59,6 @@ const PaidSchema = { type: 'object', required: ['payment', 'balance'], propertie
 
 /** More than zero, at most two decimals (422 otherwise). */
 const Amount = v.pipe(v.number(), v.check((n) => n > 0, 'Must be more than 0.'), v.maxValue(1_000_000), v.check(hasAtMostTwoDecimals, 'Use at most two decimals.'))
-const Register = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(40))
 const Lines = v.pipe(v.array(v.object({ line_id: Id, quantity: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(999)) })), v.minLength(1), v.maxLength(200))
 
 const PayInput = v.object({
