@@ -1,19 +1,26 @@
 /**
  * Bench runner: `npm run bench [-- <scenario…>] [--duration S] [--warmup S] [--connections N]
  * [--rate R] [--rate-duration S] [--only KEY,…]`. Runs the named scenarios (default: every one
- * present), prints a table per scenario and writes bench/results/<timestamp>-<name>.json.
+ * present), prints a table per scenario and writes bench/results/<timestamp>-<name>.json, a chart
+ * per scenario (<timestamp>-<name>.svg and .png) and a summary of the run (<timestamp>-summary.md).
+ * Long steps show progress on stderr (bench/lib/progress.ts; BENCH_PROGRESS=0 turns it off).
  *
  * Scenarios are found by file: bench/<name>.ts exporting `scenario` (or a default export) that is
  * a `Scenario` (bench/lib/scenario.ts), or a `run(opts)` function returning a `ScenarioResult`.
  * Files that are absent are skipped, so the runner works whatever scenarios exist.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { formatTable, writeResult, type Scenario, type ScenarioOptions, type ScenarioResult } from './lib/scenario.ts'
+import { writeChart } from './lib/chart.ts'
+import { machineInfo } from './lib/machine.ts'
+import { setPhase } from './lib/progress.ts'
+import { formatTable, RESULTS_DIR, writeResult, type Scenario, type ScenarioOptions, type ScenarioResult } from './lib/scenario.ts'
+import { summaryMarkdown, type SummaryEntry } from './lib/summary.ts'
 
 /** Known scenarios, in the order `npm run bench` runs them. */
-const KNOWN = ['orders', 'webhooks', 'tracking', 'kds', 'catalog-search', 'mcp', 'fitment-filter', 'stock-contention', 'guests'] as const
+const KNOWN = ['orders', 'webhooks', 'tracking', 'kds', 'catalog-search', 'mcp', 'fitment-filter', 'stock-contention', 'guests', 'cold-start'] as const
 /** Short names: `npm run bench -- fitment` runs bench/fitment-filter.ts. */
 const ALIASES: Record<string, string> = { fitment: 'fitment-filter', stock: 'stock-contention' }
 
@@ -76,7 +83,11 @@ async function main(): Promise<number> {
     rate: Math.round(num(values.rate, 5000, 'rate')),
     rateDuration: num(values['rate-duration'], quick ? 3 : 10, 'rate-duration'),
     only: values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : [],
-    log: (line) => console.log(line),
+    log: (line) => {
+      // The line names the phase that follows (warm-up, measured run, cache build): load bars use it as their label.
+      setPhase(line)
+      console.log(line)
+    },
   }
 
   const names = positionals.length ? positionals : [...KNOWN]
@@ -92,18 +103,40 @@ async function main(): Promise<number> {
   console.log(`bench: ${scenarios.map((s) => s.name).join(', ')} on ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
   console.log('note: the load generators run on this same machine (in this process or in child processes, as each scenario says), sharing its CPU cores with the server under test.')
   let failed = 0
+  const runStartedAt = new Date()
+  const entries: SummaryEntry[] = []
   for (const s of scenarios) {
     const startedAt = new Date()
     try {
       const result = await s.run(opts)
       console.log(`\n${formatTable(result)}`)
-      console.log(`\nresults: ${writeResult(result, opts, startedAt)}`)
+      const json = writeResult(result, opts, startedAt)
+      console.log(`\nresults: ${json}`)
+      entries.push({ name: s.name, result, json, ...(await chart(result, json, startedAt)) })
     } catch (err) {
       failed++
       console.error(`\n[${s.name}] failed: ${(err as Error).stack ?? String(err)}`)
+      entries.push({ name: s.name, error: (err as Error).message ?? String(err) })
     }
   }
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  const summary = join(RESULTS_DIR, `${runStartedAt.toISOString().replace(/[:.]/g, '-')}-summary.md`)
+  const { log: _log, ...options } = opts
+  writeFileSync(summary, summaryMarkdown({ startedAt: runStartedAt, finishedAt: new Date(), machine: machineInfo(), options, entries }))
+  console.log(`\nsummary: ${summary}`)
   return failed ? 1 : 0
+}
+
+/** The scenario's chart next to its JSON; a chart that fails to render is reported, not fatal (the numbers are already saved). */
+async function chart(result: ScenarioResult, json: string, startedAt: Date): Promise<{ svg: string | null; png: string | null }> {
+  try {
+    const files = await writeChart(result, json.replace(/\.json$/, ''), `${startedAt.toISOString()} · ${cpus().length} × ${cpus()[0]?.model?.trim() ?? '?'} · Node ${process.version}`)
+    if (files) console.log(`chart: ${files.svg} (+ .png)`)
+    return files ?? { svg: null, png: null }
+  } catch (err) {
+    console.error(`[${result.name}] chart not written: ${(err as Error).message}`)
+    return { svg: null, png: null }
+  }
 }
 
 main().then((code) => process.exit(code), (err: unknown) => {

@@ -8,6 +8,7 @@
  * `ceil(1 / perConnectionRate)`), which would invent samples.
  */
 import autocannon, { type Request } from 'autocannon'
+import { currentPhase, progress, timedProgress } from './progress.ts'
 
 export interface LoadSpec {
   url: string
@@ -22,6 +23,8 @@ export interface LoadSpec {
    * is then ignored): nothing is cut off in flight, so a caller can reconcile every response.
    */
   amount?: number
+  /** Label of the progress bar (default: the phase the scenario last logged). */
+  label?: string
 }
 
 export interface LoadResult {
@@ -54,6 +57,10 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     const statuses: Record<string, number> = {}
     const started = process.hrtime.bigint()
     let lastAt = started
+    // Progress (stderr, redrawn from a timer): one counter increment per response, nothing else on the measured path.
+    let answered = 0
+    const label = spec.label ?? (currentPhase() || `load: ${spec.rate ? `${spec.rate}/s offered` : 'closed loop'}, ${spec.connections} conns`)
+    const stopProgress = spec.amount ? polled(label, spec.amount, () => answered) : timedProgress(label, spec.durationSec, () => answered)
     const inst = autocannon(
       {
         url: spec.url,
@@ -66,6 +73,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         ...(spec.rate ? { overallRate: spec.rate, ignoreCoordinatedOmission: true } : {}),
       },
       (err, res) => {
+        stopProgress()
         if (err) return reject(err)
         // With `amount`, autocannon reports on its next 1 s tick after the last answer: time to that answer.
         const durationSec = Number((spec.amount ? lastAt : process.hrtime.bigint()) - started) / 1e9
@@ -89,6 +97,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     )
     inst.on('response', (_client, statusCode, _bytes, responseTime) => {
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1
+      answered++
       if (spec.amount) lastAt = process.hrtime.bigint()
       if (statusCode < 200 || statusCode > 299) return
       if (n === lat.length) {
@@ -99,4 +108,16 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
       lat[n++] = responseTime
     })
   })
+}
+
+/** A counted bar for `amount` runs, polled twice a second. */
+function polled(label: string, total: number, read: () => number): () => void {
+  const bar = progress(label, total, 'responses')
+  const timer = setInterval(() => bar.set(read()), 500)
+  timer.unref()
+  return () => {
+    clearInterval(timer)
+    bar.set(read())
+    bar.done()
+  }
 }

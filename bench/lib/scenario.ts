@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { gitCommit } from './machine.ts'
 
 /** Options every scenario understands; each may ignore what does not apply to it. */
 export interface ScenarioOptions {
@@ -49,6 +50,12 @@ export interface BenchRow {
   serverCpuPct: number | null
   /** Anything else worth keeping in the JSON (commit batches, row checks, ...). */
   extra?: Record<string, unknown>
+  /**
+   * For the chart (bench/lib/chart.ts), where the name does not say it: whether this row is the
+   * conventional baseline, and the series it belongs to. Derived from the name when absent.
+   */
+  role?: 'ours' | 'baseline'
+  series?: string
 }
 
 export interface ScenarioResult {
@@ -104,6 +111,8 @@ export function writeResult(r: ScenarioResult, opts: ScenarioOptions, startedAt:
     cpuModel: cpus()[0]?.model ?? 'unknown',
     loadavgAtEnd: loadavg(),
     loadGenerator: r.loadGenerator ?? 'autocannon in the bench process, on the same machine (shares the CPU cores with the server)',
+    // The code measured (`+dirty`: with uncommitted changes); the README table cites it (tools/bench-readme.ts).
+    commit: gitCommit(),
   }
   writeFileSync(file, JSON.stringify({ startedAt: startedAt.toISOString(), machine, options, ...r }, null, 2) + '\n')
   return file
