@@ -12,7 +12,7 @@ import { storeOf } from './scope.ts'
 import { Birthday, Consents, CustomerSchema, customerView } from './customer-schemas.ts'
 import { ApiError } from '../errors.ts'
 import { normalizePhone } from '../domain/delivery.ts'
-import { hashSecret, hashSecretSync, verifySecret } from '../auth/passwords.ts'
+import { dummyHash, hashSecret, verifySecret } from '../auth/passwords.ts'
 import { OTP, OTP_PER_PHONE, hashOtp, issueCustomerToken, newOtpCode, otpMatches } from '../auth/customer.ts'
 import { phoneLimit, type Window } from '../auth/phone-limits.ts'
 import type { Services } from '../services.ts'
@@ -48,9 +48,6 @@ const verifiesPerPhone = phoneLimit(OTP_PER_PHONE.verify)
 const describe = (ws: readonly Window[]) => ws.map((w) => `${w.limit} per ${w.periodMs >= 3_600_000 ? `${w.periodMs / 3_600_000} hours` : `${w.periodMs / 60_000} minutes`}`).join(' and ')
 
 const TokenSchema = { type: 'object', required: ['token', 'customer'], properties: { token: { type: 'string' }, customer: CustomerSchema, created: { type: 'boolean' } } }
-/** Verified against when the email is unknown, so a miss costs as long as a wrong password. */
-const DUMMY_HASH = hashSecretSync('not-a-real-password')
-
 /** Insert a customer and its `customer.created` event (api-v1 §6) in the caller's write. */
 function insertCustomer(db: Db, store: StoreRow, c: NewCustomer, source: 'register' | 'otp', events: OutboxEvent[]): number {
   const id = customers.insert(db, store.id, c, nowIso())
@@ -89,7 +86,7 @@ export const login = defineOp({
   description: 'Signing in again on the same `device` replaces that device\'s token; other devices stay signed in. Wrong credentials: 401. 10 per minute.',
   run: async (ctx, body) => {
     const row = customers.byEmail(ctx.svc.db, storeOf(ctx).id, body.email)
-    const good = await verifySecret(body.password, row?.password_hash ?? DUMMY_HASH)
+    const good = await verifySecret(body.password, row?.password_hash ?? await dummyHash())
     if (!row || !row.password_hash || !good) throw new ApiError('unauthenticated', 'Wrong email or password.')
     const token = await ctx.svc.committer.write((db) => issueCustomerToken(db, row.id, body.device))
     return signedIn(ctx.svc, row.id, token)

@@ -9,7 +9,7 @@ import { staffOf, storeOf } from './scope.ts'
 import { RateLimiter } from '../ratelimit.ts'
 import { perServer } from '../per-server.ts'
 import { ApiError } from '../errors.ts'
-import { hashSecretSync, verifySecret } from '../auth/passwords.ts'
+import { dummyHash, verifySecret } from '../auth/passwords.ts'
 import {
   hashPin, issueStaffToken, newTotpSecret, saltOf, sameHash, storePinSalt, totpUri, verifyTotp, TOTP_PARAMS,
 } from '../auth/staff.ts'
@@ -66,8 +66,6 @@ const LoginInput = v.object({
 /** `device` is the key of a device enrolled for PIN sign-in (docs/staff.md "PIN devices"). */
 const PinInput = v.object({ pin: v.pipe(v.string(), v.regex(/^\d{4,8}$/, 'A PIN is 4 to 8 digits.')), device: Device })
 
-/** Spent on unknown emails too, so the answer time does not reveal which emails exist. */
-const DUMMY_HASH = hashSecretSync('not-a-real-password')
 const wrongCode = () => new ApiError('unauthenticated', 'Wrong or already used two-factor code.')
 
 export const signInWithPassword = defineOp({
@@ -77,7 +75,7 @@ export const signInWithPassword = defineOp({
   run: async (ctx, input) => {
     const { svc } = ctx
     const row = staffByEmail(svc.db, storeOf(ctx).id, input.email)
-    const good = await verifySecret(input.password, row?.password_hash ?? DUMMY_HASH)
+    const good = await verifySecret(input.password, row?.password_hash ?? await dummyHash())
     if (!row || !good) throw new ApiError('unauthenticated', 'Wrong email or password.')
     let step: number | null = null
     if (row.totp_secret) {
