@@ -63,6 +63,7 @@ const aFitment = createFitment(db, a.storeId)
 const aBrand = createBrand(db, a.storeId, 'A Brand')
 const aBatch = createBatch(db, a.menu.burger.id, '2999-12-31', 1000)
 const aTable = await viaApi('POST', `/restaurants/${a.storeId}/tables`, { name: 'A1', capacity: 4 })
+const aPayment = await viaApi('POST', `/restaurants/${a.storeId}/orders/${aOrder.id}/payments`, { amount: 0.01, method: 'cash' })
 const aReservation = await viaApi('POST', `/restaurants/${a.storeId}/reservations`, { name: 'A Booker', party_size: 2, starts_at: `${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T19:00:00Z` })
 
 /** A's ids by path parameter; `{id}` depends on the family of the path. */
@@ -72,7 +73,7 @@ function fixtureIds(r: Route): Record<string, number | string> | string {
     categoryId: a.menu.categoryId, itemId: a.menu.burger.id, variantId: a.menu.burger.double, restaurantId: a.storeId,
     staffId: aStaff.id, customerId: aCustomer.id, tokenId: aStorefrontTokenId,
     couponId: aCoupon?.id, giftCardId: aGiftCard?.id, deviceId: aDevice?.id, shiftId: aShift?.id, fitmentId: aFitment,
-    brandId: aBrand, batchId: aBatch, tableId: aTable.id, reservationId: aReservation.id, guest: `c${aCustomer.id}`,
+    brandId: aBrand, batchId: aBatch, tableId: aTable.id, reservationId: aReservation.id, paymentId: aPayment.payment.id, guest: `c${aCustomer.id}`,
     deliveryId: 1,
   }
   if (r.path.startsWith('/restaurants/{id}')) ids.id = a.storeId

@@ -44,9 +44,10 @@ const ownerPost = async (path: string, body: unknown) => (await s.req('POST', `/
 const shiftA = await ownerPost('/shifts', { opening_float: 50 })
 const tableA = await ownerPost('/tables', { name: 'A1', capacity: 4 })
 const reservationA = await ownerPost('/reservations', { name: 'Booker', party_size: 2, starts_at: `${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T19:00:00Z` })
+const paymentA = (await s.req('POST', `/restaurants/${a.storeId}/orders/${orderA.id}/payments`, { token: a.token, body: { amount: 0.01, method: 'cash' } })).body.payment
 const idsA: Record<string, number | string> = {
   orderId: orderA.id, itemId: a.menu.fries, categoryId: a.menu.categoryId, couponId: couponA.id, deviceId: deviceA.id, customerId: customerA.id,
-  shiftId: shiftA.id, tableId: tableA.id, reservationId: reservationA.id, guest: `c${customerA.id}`,
+  shiftId: shiftA.id, tableId: tableA.id, reservationId: reservationA.id, paymentId: paymentA.id, guest: `c${customerA.id}`,
 }
 /**
  * What a member WITH the permission gets where the answer is not a 200 for another reason than
