@@ -21,6 +21,7 @@ import { RESULTS_DIR } from './lib/scenario.ts'
 import { quantile } from './lib/load.ts'
 import { rng } from './lib/rng.ts'
 import { startApp, withBenchDir } from './lib/proc.ts'
+import { progress } from './lib/progress.ts'
 import { migrate } from '../src/storage/db.ts'
 import { createOwnerToken } from '../src/seed.ts'
 import { setAccountPlan, syncPlatformPlans } from '../src/storage/plans.ts'
@@ -81,13 +82,15 @@ function build(path: string, itemCount: number, log: (s: string) => void): Cache
       VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)`)
     const links: [number, number][] = []
     const universal: number[] = []
+    const bar = progress('building the catalogue', itemCount, 'items')
     for (let i = 0; i < itemCount; i++) {
       const id = Number(item.run(storeId, cats[i % cats.length], `${pick(SIDES)} ${pick(PARTS)} ${i}`, 500 + Math.floor(r() * 30000), i, pick(BRANDS),
         Math.floor(r() * 50), `P-${i}`, now, now).lastInsertRowid)
       if (i % 2500 === 0) universal.push(id)
       else for (let k = 0; k < 3; k++) links.push([fitments[Math.floor(r() * fitments.length)]!, id])
-      if (i % 20000 === 19999) log(`  built ${i + 1} items`)
+      bar.tick()
     }
+    bar.done()
     linkMany(db, links)
     markUniversal(db, storeId, universal)
     return { storeId, token, items: itemCount, fitments: fitments.length, links: links.length, vehicles }

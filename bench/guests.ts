@@ -22,6 +22,7 @@ import { RESULTS_DIR } from './lib/scenario.ts'
 import { quantile } from './lib/load.ts'
 import { rng } from './lib/rng.ts'
 import { startApp, withBenchDir, type Server } from './lib/proc.ts'
+import { progress } from './lib/progress.ts'
 import { migrate, nowIso } from '../src/storage/db.ts'
 import { createOwnerToken } from '../src/seed.ts'
 import { setAccountPlan, syncPlatformPlans } from '../src/storage/plans.ts'
@@ -67,6 +68,7 @@ function build(path: string, orders: number, log: (s: string) => void): Cached {
     const order = db.prepare(`INSERT INTO orders (store_id, type, status, is_paid, customer_id, customer_name, phone, subtotal, total, track_token, timeline, created_at, updated_at)
       VALUES (?, 'takeaway', ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?, ?)`)
     const pay = db.prepare("INSERT INTO payments (order_id, store_id, method, amount, status, created_at) VALUES (?, ?, 'card', ?, 'succeeded', ?)")
+    const bar = progress('building the order history', orders, 'orders')
     for (let i = 0; i < orders; i++) {
       const at = nowIso(now - Math.floor(r() * 400 * DAY))
       const kind = r()
@@ -81,8 +83,9 @@ function build(path: string, orders: number, log: (s: string) => void): Cached {
       const status = r() < 0.05 ? 'cancelled' : 'completed'
       const id = Number(order.run(storeId, status, paid ? 1 : 0, cid, name, ph, total, total, `bench-guests-${i}`, at, at).lastInsertRowid)
       if (paid && r() < 0.5) pay.run(id, storeId, total, at)
-      if (i % 25_000 === 24_999) log(`  built ${i + 1} orders`)
+      bar.tick()
     }
+    bar.done()
     const reservations = Math.round(orders / 20)
     const res = db.prepare(`INSERT INTO reservations (store_id, customer_id, name, phone, email, party_size, starts_at, ends_at, status, order_id, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, 2, ?, ?, ?, NULL, ?, ?)`)
