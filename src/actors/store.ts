@@ -171,9 +171,11 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
       return { state: s, effects: [{ kind: 'replay', orderId: ctx.seen.order_id }] }
     }
   }
+  // Parsed once per order (hours, fulfillment, the store's local day), not per use.
+  const settings = s.settings ?? parseSettings(s.store.settings)
   if (msg.ignoreHours !== true) {
     // A replay above still answers after closing time: the order was taken while open.
-    const closed = closedNotice(s.settings ?? parseSettings(s.store.settings), new Date(now))
+    const closed = closedNotice(settings, new Date(now))
     if (closed) return refuse(s, new ApiError('store_closed', closed.message, undefined, undefined, { reason: closed.reason, opens_at: closed.opens_at }))
   }
   const drafted = draftOrder(s.vertical, s.index, msg.input, now)
@@ -189,12 +191,14 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
     ;({ draft, couponId } = priced)
   }
   // Fulfillment modes (issue 18 item 5): capacity and the shipping fee, in the actor's turn.
-  const moded = withFulfillment(draft, msg.input, s.settings ?? parseSettings(s.store.settings), now, ctx.booked)
+  const moded = withFulfillment(draft, msg.input, settings, now, ctx.booked)
   if (moded instanceof ApiError) return refuse(s, moded)
   const order: NewOrder = { ...moded, store_id: s.store.id, is_paid: false, customer_id: msg.customerId, track_token: msg.trackToken, created_at: now }
   // Stock (issue 18 items 2, 4; docs/verticals.md): taken from the held counts now, so the next order
   // in this mailbox sees them while this one commits; the insert takes them in SQLite, guarded.
-  const today = localDay(timeZoneOf(s.settings ?? parseSettings(s.store.settings)), new Date(now)).date
+  // The store's local day decides which batches expired; only orders of items with batches need it.
+  const dated = order.lines.some((l) => (s.index.get(l.item_id)?.batches?.length ?? 0) > 0)
+  const today = dated ? localDay(timeZoneOf(settings), new Date(now)).date : ''
   const stock = allocateStock(s.index, order.lines, today)
   if (!stock.ok) return refuse(s, new ApiError('out_of_stock', Object.values(stock.errors)[0]?.[0], stock.errors))
   const taken = stock.moves.length > 0 ? { ...s, index: withMoves(s.index, stock.moves, -1) } : s
