@@ -53,6 +53,7 @@ t.test('cash and card succeed at once; the balance follows; order.paid fires whe
   t.equal(list.status, 200)
   t.equal(list.body.data.length, 2)
   t.same(list.body.balance, second.body.balance)
+  t.same((await s.req('GET', `/staff/orders/${o.id}/bill`, { token: staff.token })).body.balance, second.body.balance, 'the bill says paid too')
 
   await rcv.until((all) => all.some((r) => r.body.data.order_id === o.id), 5000, 'order.paid')
   const paid = rcv.of('order.paid').filter((r) => r.body.data.order_id === o.id)

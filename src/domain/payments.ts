@@ -94,6 +94,17 @@ export const excessOf = (b: PaymentBook, amount: number, countable: boolean): nu
 /** The balance split evenly into `n` parts (`?split=N`). */
 export const evenSplit = (b: PaymentBook, n: number): number[] => distribute(balanceOf(b), n)
 
+/**
+ * The index in `lines` of the line pick `i` names, or why it names none: a line not on this order, or
+ * one already named (`seen`, the lines named so far, is updated). Shared by payments and refunds by lines.
+ */
+export function pickedLine(lines: readonly BillLine[], pick: LinePick, i: number, seen: Set<number>): number | { field: string; message: string } {
+  const idx = lines.findIndex((l) => l.id === pick.lineId)
+  if (idx < 0 || seen.has(pick.lineId)) return { field: `lines.${i}.line_id`, message: idx < 0 ? `Line ${pick.lineId} is not on this order.` : `Line ${pick.lineId} is listed twice.` }
+  seen.add(pick.lineId)
+  return idx
+}
+
 export type LinesResult = { ok: true; amount: number } | { ok: false; kind: 'unknown' | 'taken'; field: string; message: string }
 
 /**
@@ -105,9 +116,8 @@ export function linesAmount(b: PaymentBook, picks: readonly LinePick[]): LinesRe
   const seen = new Set<number>()
   let amount = 0
   for (const [i, p] of picks.entries()) {
-    const idx = b.lines.findIndex((l) => l.id === p.lineId)
-    if (idx < 0 || seen.has(p.lineId)) return { ok: false, kind: 'unknown', field: `lines.${i}.line_id`, message: idx < 0 ? `Line ${p.lineId} is not on this order.` : `Line ${p.lineId} is listed twice.` }
-    seen.add(p.lineId)
+    const idx = pickedLine(b.lines, p, i, seen)
+    if (typeof idx !== 'number') return { ok: false, kind: 'unknown', ...idx }
     const line = b.lines[idx]!
     const taken = b.paidUnits[line.id] ?? 0
     if (taken + p.quantity > line.quantity) {

@@ -5,7 +5,7 @@
  * line's units are refundable only as far as they were paid: every unit once the order is paid in
  * full, else the units that line payments took (src/domain/payments.ts).
  */
-import { isCovered, lineDues, unitsDue, type LinePick, type PaymentBook, type PaymentMethod } from './payments.ts'
+import { isCovered, lineDues, pickedLine, unitsDue, type LinePick, type PaymentBook, type PaymentMethod } from './payments.ts'
 
 /** A succeeded payment as a refund sees it: what it took and what is already going back through it. */
 export interface RefundablePayment { id: number; method: PaymentMethod; amount: number; refunded: number }
@@ -56,9 +56,8 @@ export function planRefund(book: PaymentBook, rb0: RefundBook, req: RefundReques
     const seen = new Set<number>()
     amount = 0
     for (const [i, pick] of req.lines.entries()) {
-      const idx = book.lines.findIndex((l) => l.id === pick.lineId)
-      if (idx < 0 || seen.has(pick.lineId)) return refuse('validation_failed', `lines.${i}.line_id`, idx < 0 ? `Line ${pick.lineId} is not on this order.` : `Line ${pick.lineId} is listed twice.`)
-      seen.add(pick.lineId)
+      const idx = pickedLine(book.lines, pick, i, seen)
+      if (typeof idx !== 'number') return refuse('validation_failed', idx.field, idx.message)
       const line = book.lines[idx]!
       const done = rb.refundedUnits[line.id] ?? 0
       const left = (paid[line.id] ?? 0) - done

@@ -5,7 +5,7 @@
  * `order.paid`; the owner and staff addresses bind the same operations. Reads come from SQLite.
  */
 import * as v from 'valibot'
-import { Register } from './shifts.ts'
+import { Register, staffIdOf } from './shifts.ts'
 import { defineOp, type OpCtx } from './op.ts'
 import { orderOf, storeOf } from './scope.ts'
 import { Id, Money } from './schemas.ts'
@@ -71,8 +71,6 @@ const PayInput = v.object({
 
 // ---- running ----
 
-const staffIdOf = (ctx: OpCtx): number | null => (ctx.principal?.kind === 'staff' ? ctx.principal.staffId : null)
-
 /** The book as the actor would see it, for a check before an outside call and for the reads. */
 function bookOf(ctx: OpCtx, order: OrderRow): PaymentBook {
   const book = paymentBook(ctx.svc.db, order.id)
@@ -85,10 +83,10 @@ function bookOf(ctx: OpCtx, order: OrderRow): PaymentBook {
  * after the same check the actor makes (so a refused payment starts nothing there); the actor
  * checks again, in order, when it records it.
  */
-async function pay(ctx: OpCtx, order: OrderRow, req: PayRequest) {
+async function pay(ctx: OpCtx, order: OrderRow, req: PayRequest, known?: PaymentBook) {
   let action: ClientAction | undefined
   if (req.method === 'online') {
-    const book = bookOf(ctx, order)
+    const book = known ?? bookOf(ctx, order)
     const dry = reducePayment({ ...orderStateOf(order, storeOf(ctx).owner_id), payments: book }, { type: 'pay', payment: req, replyTo: null as never }, nowIso(), {})
     if (!dry.ok) throw dry.error
     const first = dry.rows?.[0]
@@ -102,7 +100,7 @@ async function pay(ctx: OpCtx, order: OrderRow, req: PayRequest) {
     if (req.providerRef) await closeCheckout(ctx, req.providerRef)
     throw err
   })
-  const row = paymentsOf(ctx.svc.db, order.id).find((p) => p.id === r.written[0])
+  const row = paymentOf(ctx.svc.db, order.id, r.written[0]!)
   if (!row) throw new ApiError('internal_error', 'The payment was not recorded.')
   return { payment: paymentView(row), balance: balanceView(bookOf(ctx, order), r.order.is_paid), ...(action ? { client_action: action } : {}) }
 }
@@ -124,7 +122,7 @@ export const listPayments = defineOp({
   output: { type: 'object', required: ['data', 'balance'], properties: { data: { type: 'array', items: PaymentSchema }, balance: BalanceSchema } },
   run: (ctx) => {
     const order = orderOf(ctx)
-    return { data: paymentsOf(ctx.svc.db, order.id).map(paymentView), balance: balanceView(bookOf(ctx, order), ctx.svc.orders.row(order.id)?.is_paid === 1) }
+    return { data: paymentsOf(ctx.svc.db, order.id).map(paymentView), balance: balanceView(bookOf(ctx, order), order.is_paid === 1) }
   },
 })
 
@@ -148,7 +146,7 @@ export const getBill = defineOp({
     return {
       order_id: order.id,
       lines: billLines(book).map((l) => ({ ...l, name: names.get(l.line_id) ?? '', due: fromCents(l.due), unpaid_due: fromCents(l.unpaid_due) })),
-      balance: balanceView(book, ctx.svc.orders.row(order.id)?.is_paid === 1),
+      balance: balanceView(book, order.is_paid === 1),
       ...(split ? { split: evenSplit(book, split).map((c, i) => ({ part: i + 1, amount: fromCents(c) })) } : {}),
     }
   },
@@ -165,7 +163,7 @@ export const customerPay = defineOp({
     return pay(ctx, order, {
       // The balance less open checkouts; none left answers 409 `payment_pending` (a double tap).
       method: 'online', amount: onlineBalanceOf(book) || null, tip: toCents(tip_amount ?? 0), lines: null, register: null, staffId: null, provider: null, providerRef: null,
-    })
+    }, book)
   },
 })
 

@@ -12,14 +12,14 @@ import { defineOp, type OpCtx } from './op.ts'
 import { orderOf } from './scope.ts'
 import { Id, Money } from './schemas.ts'
 import { named } from './docs-schemas.ts'
-import { Register } from './shifts.ts'
+import { Register, staffIdOf } from './shifts.ts'
 import { ApiError } from '../errors.ts'
 import { fromCents, toCents } from '../domain/money.ts'
 import { PAYMENT_METHODS } from '../domain/payments.ts'
 import { refundable } from '../domain/refunds.ts'
 import { DEFAULT_REGISTER } from '../storage/shifts.ts'
 import { paymentOf } from '../storage/payments.ts'
-import { refundBook, refundedTotal, refundsOf, type RefundRow } from '../storage/refunds.ts'
+import { refundBook, refundOf, refundsOf, type RefundRow } from '../storage/refunds.ts'
 import type { PaymentReply } from '../actors/order-payments.ts'
 
 const tag = 'Refunds'
@@ -57,7 +57,8 @@ function refundsOut(ctx: OpCtx, orderId: number, only?: readonly number[]) {
   const rows = refundsOf(db, orderId)
   return {
     data: (only ? rows.filter((r) => only.includes(r.id)) : rows).map(refundView),
-    refunded: fromCents(refundedTotal(db, orderId)),
+    // The order's completed refunds: summed from the rows just read, not read again.
+    refunded: fromCents(rows.reduce((sum, r) => sum + (r.status === 'completed' ? r.amount : 0), 0)),
     refundable: fromCents(refundable(refundBook(db, orderId))),
   }
 }
@@ -86,13 +87,12 @@ export const createRefund = defineOp({
     // Refunds move money out: among staff, managers only (see the header).
     if (ctx.principal?.kind === 'staff' && ctx.principal.role !== 'manager') throw new ApiError('forbidden', 'Only a manager can refund.')
     const order = orderOf(ctx)
-    const staffId = ctx.principal?.kind === 'staff' ? ctx.principal.staffId : null
     const reply = await ctx.svc.actors.orders.ask<PaymentReply>(order.id, (replyTo) => ({
       type: 'refund', replyTo,
       refund: {
         amount: input.amount === undefined ? null : toCents(input.amount),
         lines: input.lines ? input.lines.map((l) => ({ lineId: l.line_id, quantity: l.quantity })) : null,
-        method: input.method ?? null, reason: input.reason ?? null, register: input.register ?? DEFAULT_REGISTER, staffId,
+        method: input.method ?? null, reason: input.reason ?? null, register: input.register ?? DEFAULT_REGISTER, staffId: staffIdOf(ctx),
       },
     }))
     const failed = await sendOnlineRefunds(ctx, order.id, reply.written)
@@ -111,7 +111,7 @@ export const createRefund = defineOp({
 export async function sendOnlineRefunds(ctx: OpCtx, orderId: number, ids: readonly number[]): Promise<number | null> {
   let failed: number | null = null
   for (const id of ids) {
-    const row = refundsOf(ctx.svc.db, orderId).find((r) => r.id === id)
+    const row = refundOf(ctx.svc.db, orderId, id)
     if (!row || row.status !== 'pending') continue
     const payment = row.payment_id === null ? undefined : paymentOf(ctx.svc.db, orderId, row.payment_id)
     let outcome: 'completed' | 'failed' = 'failed'

@@ -68,10 +68,11 @@ export function shiftView(r: ShiftWithFigures) {
   }
 }
 
-/** The staff member acting (null: the owner), recorded as who opened or closed. */
-const staffIdOf = (ctx: OpCtx): number | null => (ctx.principal?.kind === 'staff' ? ctx.principal.staffId : null)
+/** The staff member acting (null: the owner), recorded as who opened or closed a shift, took a payment or gave a refund. */
+export const staffIdOf = (ctx: OpCtx): number | null => (ctx.principal?.kind === 'staff' ? ctx.principal.staffId : null)
 
 const shiftId = { shift_id: Id }
+const alreadyOpen = (register: string) => new ApiError('shift_already_open', `Register "${register}" already has an open shift; close it first.`)
 
 export const listShifts = defineOp({
   id: 'shifts.list', tag, summary: 'A store\'s cash shifts, newest first (30 per page); query `status`, `register`',
@@ -110,14 +111,14 @@ export const openShift = defineOp({
     try {
       row = await ctx.svc.committer.write((db) => {
         // Checked in the inserting transaction (see the header): the friendly 409 before the index's.
-        if (openShiftId(db, store.id, register) !== null) throw new ApiError('shift_already_open', `Register "${register}" already has an open shift; close it first.`)
+        if (openShiftId(db, store.id, register) !== null) throw alreadyOpen(register)
         const id = insertShift(db, { storeId: store.id, register, staffId, openingFloat: toCents(input.opening_float), now })
         const r = shiftInStore(db, store.id, id)!
         event = appendEvent(db, { ownerId: store.owner_id, storeId: store.id, ...shiftOpenedEvent(r) })
         return r
       })
     } catch (err) {
-      if (isOpenShiftConflict(err)) throw new ApiError('shift_already_open', `Register "${register}" already has an open shift; close it first.`)
+      if (isOpenShiftConflict(err)) throw alreadyOpen(register)
       throw err
     }
     ctx.svc.events.publish([event])
@@ -130,13 +131,12 @@ export const closeShiftOp = defineOp({
   description: 'Body `{counted_cash, note?}`. Records the expected cash (float + cash taken − cash refunded) and the counted cash; over/short is their difference. A closed shift cannot be closed again (409 `shift_closed`). Emits `shift.closed`.',
   access: write, scope: ['store'],
   // counted_cash is required, but checked in `run` after the shift is found: another store's shift is
-  // a 404 whatever the body says (api-v1 §1; the policy resolves only stores and orders).
+  // a 404 whatever the body says (api-v1 §1; the policy resolves only stores and orders). Found, checked
+  // and closed in one transaction, so the shift is read once.
   input: v.object({ ...shiftId, counted_cash: v.optional(Money), note: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(500)))) }), output: ShiftSchema,
   run: async (ctx, input) => {
     const store = storeOf(ctx)
-    if (!shiftInStore(ctx.svc.db, store.id, input.shift_id)) throw notFound('shift')
     const counted = input.counted_cash
-    if (counted === undefined) throw invalidField('counted_cash', 'Send the counted cash.')
     const staffId = staffIdOf(ctx)
     const now = nowIso()
     let event!: OutboxEvent
@@ -145,6 +145,7 @@ export const closeShiftOp = defineOp({
     const row = await ctx.svc.committer.write((db) => {
       const open = shiftInStore(db, store.id, input.shift_id)
       if (!open) throw notFound('shift')
+      if (counted === undefined) throw invalidField('counted_cash', 'Send the counted cash.')
       if (open.closed_at) throw new ApiError('shift_closed')
       const t = shiftTotals(figuresOf(open), toCents(counted))
       if (!closeShift(db, open.id, { staffId, expectedCash: t.expectedCash, countedCash: t.countedCash!, note: input.note ?? null, now })) throw new ApiError('shift_closed')

@@ -48,9 +48,10 @@ export type RefundWrite =
 /** Write one refund row inside the order actor's transaction; returns its id. */
 export function writeRefund(db: Db, orderId: number, storeId: number, r: RefundWrite, now: string): number {
   if (r.kind === 'refund.settle') {
-    const settled = stmt(db, "UPDATE refunds SET status = ?, provider_ref = COALESCE(?, provider_ref), completed_at = ? WHERE id = ? AND order_id = ? AND status = 'pending'")
-      .run(r.status, r.providerRef, now, r.id, orderId)
-    if (settled.changes === 1 && r.status === 'completed') addRefunded(db, orderId, stmt<[number], number>(db, 'SELECT amount FROM refunds WHERE id = ?').pluck().get(r.id)!)
+    // RETURNING: the amount of the row this settle changed (none when it was settled already), without reading it again.
+    const amount = stmt<unknown[], number>(db, "UPDATE refunds SET status = ?, provider_ref = COALESCE(?, provider_ref), completed_at = ? WHERE id = ? AND order_id = ? AND status = 'pending' RETURNING amount")
+      .pluck().get(r.status, r.providerRef, now, r.id, orderId)
+    if (amount !== undefined && r.status === 'completed') addRefunded(db, orderId, amount)
     return r.id
   }
   const f = r.refund
@@ -88,9 +89,4 @@ export function refundsOf(db: Db, orderId: number): RefundRow[] {
 
 export function refundOf(db: Db, orderId: number, id: number): RefundRow | undefined {
   return stmt<[number, number], RefundRow>(db, 'SELECT * FROM refunds WHERE id = ? AND order_id = ?').get(id, orderId)
-}
-
-/** Completed refunds of an order (cents): the order view's `refunded`. */
-export function refundedTotal(db: Db, orderId: number): number {
-  return stmt(db, "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_id = ? AND status = 'completed'").pluck().get(orderId) as number
 }

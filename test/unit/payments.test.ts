@@ -2,6 +2,7 @@
 import t from 'tap'
 import { billLines, distribute, evenSplit, lineDues, linesAmount, unitsDue, type PaymentBook } from '../../src/domain/payments.ts'
 import { reducePayment, type PayRequest } from '../../src/actors/order-payments.ts'
+import { planRefund } from '../../src/domain/refunds.ts'
 import type { OrderState } from '../../src/actors/order.ts'
 
 const book = (over: Partial<PaymentBook> = {}): PaymentBook => ({
@@ -68,4 +69,16 @@ t.test('online payments are pending until settled; a settle is idempotent', asyn
   const again = settle(ok.state, 'succeeded')
   t.match(again, { ok: true, events: [] })
   t.equal(again.ok && again.state, ok.state, 'nothing changes')
+})
+
+t.test('paying or refunding by lines refuses a line not on the order and a line named twice, at that pick', async (t) => {
+  const paid = book({ paid: 3400, methods: ['cash'] })
+  const rb = { payments: [{ id: 9, method: 'cash' as const, amount: 3400, refunded: 0 }], refundedUnits: {} }
+  const unknown = [{ lineId: 2, quantity: 1 }, { lineId: 7, quantity: 1 }]
+  const twice = [{ lineId: 1, quantity: 1 }, { lineId: 1, quantity: 1 }]
+  t.same(linesAmount(book(), unknown), { ok: false, kind: 'unknown', field: 'lines.1.line_id', message: 'Line 7 is not on this order.' })
+  t.same(linesAmount(book(), twice), { ok: false, kind: 'unknown', field: 'lines.1.line_id', message: 'Line 1 is listed twice.' })
+  t.match(planRefund(paid, rb, { amount: null, lines: unknown, method: null }), { ok: false, code: 'validation_failed', field: 'lines.1.line_id', message: 'Line 7 is not on this order.' })
+  t.match(planRefund(paid, rb, { amount: null, lines: twice, method: null }), { ok: false, code: 'validation_failed', field: 'lines.1.line_id', message: 'Line 1 is listed twice.' })
+  t.match(planRefund(paid, rb, { amount: null, lines: [{ lineId: 1, quantity: 3 }], method: null }), { ok: true }, 'a paid order refunds every unit of a line')
 })
