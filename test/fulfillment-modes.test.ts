@@ -116,6 +116,9 @@ t.test('in_store needs nothing extra', async (t) => {
 
 t.test('settings: the mode keys are validated', async (t) => {
   isError(t, await s.req('PUT', `/restaurants/${laundry.id}/settings`, { token, body: { pickup_slots: { slot_minutes: 0, capacity: 1 } } }), 422, 'validation_failed')
+  // Fees are money: at most two decimals (src/domain/money.ts hasAtMostTwoDecimals).
+  isError(t, await s.req('PUT', `/restaurants/${laundry.id}/settings`, { token, body: { shipping: { flat_fee: 2.555 } } }), 422, 'validation_failed')
+  isError(t, await s.req('PUT', `/restaurants/${laundry.id}/settings`, { token, body: { shipping: { flat_fee: 2, free_over: 10.001 } } }), 422, 'validation_failed')
   const r = await s.req('PUT', `/restaurants/${laundry.id}/settings`, { token, body: { shipping: { flat_fee: 2.5 } } })
   t.equal(r.status, 200)
 })

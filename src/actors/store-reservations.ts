@@ -12,7 +12,7 @@ import { fail, ok } from './system.ts'
 import { ApiError, notFound } from '../errors.ts'
 import { canMove, freeTables, tableRefusal, type Booker, type Hold, type ReservationStatus } from '../domain/reservations.ts'
 import type { Committer } from '../storage/commit.ts'
-import type { Db } from '../storage/db.ts'
+import { nowIso, type Db } from '../storage/db.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
 import {
   isDuplicateTableName, reservationReads, reservationWrites, tableReads, tableWrites,
@@ -69,7 +69,6 @@ const no = (error: ApiError): ReservationDecision => ({ ok: false, error })
 const yes = (effect: ReservationEffect): ReservationDecision => ({ ok: true, effect })
 const taken = (why?: string) => new ApiError('no_table_available', why)
 const MIN_MS = 60_000
-const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00')
 
 /** The interval a message asks about (the holds the shell reads), or null when none. */
 export function intervalOf(msg: ReservationMsg, current: ReservationRow | undefined): { from: string; to: string } | null {
@@ -83,7 +82,7 @@ export function intervalOf(msg: ReservationMsg, current: ReservationRow | undefi
 function editedTimes(current: ReservationRow, patch: BookingPatch): { from: string; to: string } {
   if (patch.starts_at === undefined) return { from: current.starts_at, to: current.ends_at }
   const length = Date.parse(current.ends_at) - Date.parse(current.starts_at)
-  return { from: patch.starts_at, to: iso(Date.parse(patch.starts_at) + Math.max(length, MIN_MS)) }
+  return { from: patch.starts_at, to: nowIso(Date.parse(patch.starts_at) + Math.max(length, MIN_MS)) }
 }
 
 /** Pure: the write a reservation message asks for, or why not. */

@@ -8,11 +8,9 @@ import * as v from 'valibot'
 import { defineOp } from './op.ts'
 import { customerOf, storeOf } from './scope.ts'
 import { Id, PageQuery, PaginatedSchema, pageOf, paginate } from './schemas.ts'
-import { ReservationSchema, book, move, reservationIn, reservationView, slotsFor } from './reservations.ts'
+import { AvailabilityQuery, IsoTime, Name, Note, Party, Phone, ReservationSchema, book, move, reservationView, slotsFor } from './reservations.ts'
 import { ApiError } from '../errors.ts'
 import { rulesOf } from '../domain/reservations.ts'
-import { isDate } from '../domain/business-hours.ts'
-import { normalizePhone } from '../domain/delivery.ts'
 import { parseSettings } from '../storage/stores.ts'
 import { customers } from '../storage/customers.ts'
 import { reservationReads } from '../storage/reservations.ts'
@@ -22,12 +20,12 @@ const access = { customer: true } as const
 const PER_PAGE = 30
 
 const Body = v.object({
-  party_size: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)),
-  starts_at: v.pipe(v.string(), v.isoTimestamp('Use an ISO 8601 timestamp with offset, e.g. 2026-11-23T19:30:00+01:00.')),
+  party_size: Party,
+  starts_at: IsoTime,
   /** Default: the profile's name and phone. */
-  name: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(120))),
-  phone: v.optional(v.pipe(v.string(), v.maxLength(40), v.transform((s) => normalizePhone(s) ?? ''), v.minLength(1, 'Not a phone number.'))),
-  note: v.optional(v.nullable(v.pipe(v.string(), v.trim(), v.maxLength(500)))),
+  name: v.optional(Name),
+  phone: v.optional(Phone),
+  note: v.optional(v.nullable(Note)),
 })
 
 export const listMyReservations = defineOp({
@@ -61,11 +59,11 @@ export const createMyReservation = defineOp({
 export const cancelMyReservation = defineOp({
   id: 'customer.reservations.cancel', tag, summary: 'Cancel an own booked reservation', access, scope: ['store'], feature: 'reservations',
   description: 'Body `{reason?}`. Another customer\'s reservation is a 404. Emits `reservation.cancelled` with `source: customer`.',
-  input: v.object({ reservation_id: Id, reason: v.optional(v.nullable(v.pipe(v.string(), v.trim(), v.maxLength(500)))) }), output: ReservationSchema,
+  input: v.object({ reservation_id: Id, reason: v.optional(v.nullable(Note)) }), output: ReservationSchema,
   run: async (ctx, { reservation_id, reason }) => {
     const me = customerOf(ctx)
     const store = storeOf(ctx)
-    reservationIn(ctx.svc, store.id, reservation_id, me.customerId)
+    // The store actor answers 404 for a reservation that is not this customer's (customerId).
     return reservationView(ctx.svc.db, store, await move(ctx, store.id, reservation_id, 'cancelled', { reason: reason ?? null, customerId: me.customerId }))
   },
 })
@@ -73,10 +71,7 @@ export const cancelMyReservation = defineOp({
 export const myAvailability = defineOp({
   id: 'customer.reservations.availability', tag, summary: 'Free slots of a day for a party size', access, scope: ['store'], feature: 'reservations',
   description: 'Query `date` (the store\'s local date) and `party_size`. Only slots a customer may book: inside the hours, after the lead time.',
-  input: v.object({
-    date: v.pipe(v.string(), v.check((s) => isDate(s), 'Use a date YYYY-MM-DD.')),
-    party_size: v.pipe(v.string(), v.regex(/^[1-9]\d{0,3}$/, 'party_size is a whole number of guests.'), v.transform(Number)),
-  }),
+  input: AvailabilityQuery,
   run: (ctx, { date, party_size }) => {
     customerOf(ctx)
     const store = storeOf(ctx)

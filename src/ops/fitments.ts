@@ -161,14 +161,19 @@ export const deleteFitmentOp = defineOp({
   },
 })
 
+function itemFitmentsView(ctx: OpCtx, itemId: number) {
+  const r = itemFitments(ctx.svc.db, itemId)
+  return { ...r, fitments: r.fitments.map(fitmentView) }
+}
+
 export const getItemFitments = defineOp({
   id: 'fitments.item.get', tag, summary: 'The vehicles an item fits', access: read, scope: ['store'],
   input: v.object({ item_id: Id }), output: ItemFitmentsSchema,
   run: (ctx, { item_id }) => {
     // Tenancy before the store-type check: another store's item is a 404 (api-v1 §1), not a 422.
     requireStoreItem(ctx.svc.db, storeOf(ctx).id, item_id)
-    const r = itemFitments(ctx.svc.db, fitmentStore(ctx).id, item_id)
-    return { ...r, fitments: r.fitments.map(fitmentView) }
+    fitmentStore(ctx)
+    return itemFitmentsView(ctx, item_id)
   },
 })
 
@@ -180,8 +185,7 @@ export const setItemFitmentsOp = defineOp({
     requireStoreItem(ctx.svc.db, storeOf(ctx).id, item_id)
     const store = fitmentStore(ctx)
     await ctx.svc.committer.write((db) => setItemFitments(db, store.id, item_id, fitment_ids, universal))
-    const r = itemFitments(ctx.svc.db, store.id, item_id)
-    return { ...r, fitments: r.fitments.map(fitmentView) }
+    return itemFitmentsView(ctx, item_id)
   },
 })
 

@@ -1,6 +1,7 @@
 /** Order input fields of the fulfillment modes (issue 18 item 5; docs/verticals.md "Fulfillment modes"). */
 import * as v from 'valibot'
 import { SLOT_KINDS, parseInstant } from '../domain/fulfillment.ts'
+import { hasAtMostTwoDecimals } from '../domain/money.ts'
 
 const Text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1, 'Required.'), v.maxLength(max))
 const Opt = <S extends v.GenericSchema>(s: S) => v.optional(v.nullable(s))
@@ -30,7 +31,7 @@ export const fulfillmentFields = {
 }
 
 const Int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
-const Amount = v.pipe(v.number(), v.minValue(0), v.maxValue(100_000), v.check((n) => Math.round(n * 100) === n * 100 || Math.abs(Math.round(n * 100) - n * 100) < 1e-6, 'Use at most two decimals.'))
+const Amount = v.pipe(v.number(), v.minValue(0), v.maxValue(100_000), v.check(hasAtMostTwoDecimals, 'Use at most two decimals.'))
 const Grid = {
   slot_minutes: Int(5, 480),
   capacity: Int(1, 1000),

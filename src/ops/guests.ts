@@ -54,9 +54,9 @@ const GuestDetailSchema = {
 }
 
 /** The figures at this moment; `now` is read once per request so every row is judged alike. */
-const context = (storeId: number) => {
+const context = () => {
   const now = Date.now()
-  return { now, clock: segmentClock(now, nowIso), storeId }
+  return { now, clock: segmentClock(now, nowIso) }
 }
 
 const guestView = (g: GuestRow, currency: string, now: number) => ({
@@ -79,7 +79,7 @@ export const listGuests = defineOp({
   description: '`search` matches a part of the name, email or phone (a phone may be typed with spaces or brackets); `sort` is `last_visit` (default, latest first), `spend`, `visits` (highest first) or `name`; `segment` keeps the guests of one segment (`GET …/guests/segments`). Guests are matched by customer account, else normalised phone, else email (docs/operations.md "Guests and segments").',
   run: async (ctx, input) => {
     const store = storeOf(ctx)
-    const { now, clock } = context(store.id)
+    const { now, clock } = context()
     const page = pageOf(input)
     const query = { search: input.search, segment: input.segment, sort: input.sort, limit: PER_PAGE, offset: (page - 1) * PER_PAGE }
     const { rows, total } = await ctx.svc.guests.read({ kind: 'page', storeId: store.id, params: { clock, rules: RULES, query } })
@@ -95,7 +95,7 @@ export const getGuest = defineOp({
   description: `The guest as the list shows it, plus the latest ${RECENT} orders and ${RECENT} reservations (newest first). A guest of another store: 404.`,
   run: async (ctx, { guest_id }) => {
     const store = storeOf(ctx)
-    const { now, clock } = context(store.id)
+    const { now, clock } = context()
     const found = await ctx.svc.guests.read({ kind: 'get', storeId: store.id, params: { clock, rules: RULES, id: guest_id, recent: RECENT } })
     if (!found) throw notFound('guest')
     const { guest: g, touches } = found
@@ -121,7 +121,7 @@ export const guestSegments = defineOp({
   description: 'Computed from the orders, reservations and accounts at the moment of the request, never stored; a guest may be in several segments. `GET …/guests?segment=<key>` lists a segment\'s guests.',
   run: async (ctx) => {
     const store = storeOf(ctx)
-    const { clock } = context(store.id)
+    const { clock } = context()
     const { guests: total, counts } = await ctx.svc.guests.read({ kind: 'segments', storeId: store.id, params: { clock, rules: RULES } })
     return { guests: total, segments: SEGMENT_KEYS.map((key) => ({ key, definition: SEGMENT_DEFINITIONS[key], count: counts[key] })) }
   },

@@ -14,7 +14,7 @@ import { named } from './docs-schemas.ts'
 import { bookingRead, bookingWrite, tableView } from './tables.ts'
 import { placeOrder } from './order-create.ts'
 import { ApiError, notFound } from '../errors.ts'
-import { RESERVATION_STATUSES, availability, bookingErrors, rulesOf, slotStarts, type Booker } from '../domain/reservations.ts'
+import { RESERVATION_STATUSES, availability, bookingErrors, rulesOf, slotStarts, type Booker, type BookingRules } from '../domain/reservations.ts'
 import { isDate, isoInZone, timeZoneOf, zonedInstant } from '../domain/business-hours.ts'
 import { normalizePhone } from '../domain/delivery.ts'
 import { nowIso } from '../storage/db.ts'
@@ -29,14 +29,14 @@ const PER_PAGE = 30
 
 // ---- input -----------------------------------------------------------------------------------------
 
-const IsoTime = v.pipe(v.string(), v.isoTimestamp('Use an ISO 8601 timestamp with offset, e.g. 2026-11-23T19:30:00+01:00.'))
+export const IsoTime = v.pipe(v.string(), v.isoTimestamp('Use an ISO 8601 timestamp with offset, e.g. 2026-11-23T19:30:00+01:00.'))
 /** A date (`YYYY-MM-DD`, the store's local day) or a timestamp with offset. */
 const DateOrTime = v.pipe(v.string(), v.check((s) => isDate(s) || v.is(IsoTime, s), 'Use a date YYYY-MM-DD or an ISO 8601 timestamp with offset.'))
-const Phone = v.pipe(v.string(), v.maxLength(40), v.transform((s) => normalizePhone(s) ?? ''), v.minLength(1, 'Not a phone number.'))
+export const Phone = v.pipe(v.string(), v.maxLength(40), v.transform((s) => normalizePhone(s) ?? ''), v.minLength(1, 'Not a phone number.'))
 const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.email(), v.maxLength(254))
-const Name = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(120))
-const Note = v.pipe(v.string(), v.trim(), v.maxLength(500))
-const Party = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000))
+export const Name = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(120))
+export const Note = v.pipe(v.string(), v.trim(), v.maxLength(500))
+export const Party = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000))
 const reservationId = { reservation_id: Id }
 
 const bookingFields = {
@@ -52,7 +52,7 @@ const bookingFields = {
 const BookingBody = v.object(bookingFields)
 const EditBody = v.object({ ...reservationId, ...v.partial(v.object(bookingFields)).entries })
 const ListQuery = v.object({ ...PageQuery.entries, from: v.optional(DateOrTime), to: v.optional(DateOrTime), status: v.optional(v.picklist(RESERVATION_STATUSES)) })
-const AvailabilityQuery = v.object({
+export const AvailabilityQuery = v.object({
   date: v.pipe(v.string(), v.check((s) => isDate(s), 'Use a date YYYY-MM-DD.')),
   party_size: v.pipe(v.string(), v.regex(/^[1-9]\d{0,3}$/, 'party_size is a whole number of guests.'), v.transform(Number)),
 })
@@ -102,19 +102,20 @@ export function reservationView(db: Services['db'], store: Pick<StoreRow, 'id' |
 // ---- shared steps ----------------------------------------------------------------------------------
 
 const bookerOf = (ctx: OpCtx): Booker => (ctx.principal?.kind === 'staff' ? 'staff' : ctx.principal?.kind === 'customer' ? 'customer' : 'owner')
-const utc = (ms: number) => nowIso(ms)
 
-/** The rules' refusal of a start time (422 with field errors), for this booker. */
-function checkRules(store: StoreRow, booker: Booker, startsMs: number, party: number | null): void {
+/** The rules' refusal of a start time (422 with field errors), for this booker; else the rules. */
+function checkRules(store: StoreRow, booker: Booker, startsMs: number, party: number | null): BookingRules {
   const settings = parseSettings(store.settings)
-  const errors = bookingErrors(rulesOf(settings), settings, booker, startsMs, party, Date.now())
+  const rules = rulesOf(settings)
+  const errors = bookingErrors(rules, settings, booker, startsMs, party, Date.now())
   if (errors) throw new ApiError('validation_failed', undefined, errors)
+  return rules
 }
 
-/** A reservation of this store (a customer's own only); anything else is a 404. */
-export function reservationIn(svc: Services, storeId: number, id: number, customerId?: number): ReservationRow {
+/** A reservation of this store; anything else is a 404. */
+function reservationIn(svc: Services, storeId: number, id: number): ReservationRow {
   const r = reservationReads.byId(svc.db, storeId, id)
-  if (!r || (customerId !== undefined && r.customer_id !== customerId)) throw notFound('reservation')
+  if (!r) throw notFound('reservation')
   return r
 }
 
@@ -124,11 +125,10 @@ export interface BookingInput { name: string; phone?: string | null | undefined;
 export async function book(ctx: OpCtx, store: StoreRow, input: BookingInput, customerId: number | null): Promise<ReservationRow> {
   const booker = bookerOf(ctx)
   const startsMs = Date.parse(input.starts_at)
-  checkRules(store, booker, startsMs, input.party_size)
-  const rules = rulesOf(parseSettings(store.settings))
+  const rules = checkRules(store, booker, startsMs, input.party_size)
   const booking = {
     store_id: store.id, table_id: input.table_id ?? null, customer_id: customerId, name: input.name, phone: input.phone ?? null, email: input.email ?? null,
-    party_size: input.party_size, starts_at: utc(startsMs), ends_at: utc(startsMs + rules.duration_minutes * 60_000), note: input.note ?? null,
+    party_size: input.party_size, starts_at: nowIso(startsMs), ends_at: nowIso(startsMs + rules.duration_minutes * 60_000), note: input.note ?? null,
     source: booker, created_at: nowIso(),
   }
   return ctx.svc.actors.stores.ask<ReservationRow>(store.id, (replyTo) => ({ type: 'reservation_book', booking, replyTo }))
@@ -147,8 +147,8 @@ export function slotsFor(svc: Services, store: StoreRow, booker: Booker, date: s
   const starts = party > rules.max_party_size ? [] : slotStarts(rules, settings, booker, date, Date.now())
   const from = zonedInstant(tz, date, 0)
   const to = from + 2 * 86_400_000 + rules.duration_minutes * 60_000
-  const holds = reservationReads.holds(svc.db, store.id, utc(from), utc(to))
-  const slots = availability(tableReads.list(svc.db, store.id), holds, starts, rules.duration_minutes, party, utc)
+  const holds = reservationReads.holds(svc.db, store.id, nowIso(from), nowIso(to))
+  const slots = availability(tableReads.list(svc.db, store.id), holds, starts, rules.duration_minutes, party, nowIso)
   return {
     date, party_size: party, timezone: tz, slot_minutes: rules.slot_minutes, duration_minutes: rules.duration_minutes,
     slots: slots.map((s) => ({ starts_at: isoInZone(s.starts_ms, tz), ends_at: isoInZone(s.ends_ms, tz), free_tables: s.free_tables })),
@@ -159,7 +159,7 @@ export function slotsFor(svc: Services, store: StoreRow, booker: Booker, date: s
 function bounds(store: StoreRow, from?: string, to?: string): { from?: string; to?: string } {
   const tz = timeZoneOf(parseSettings(store.settings))
   const at = (s: string, endOfDay: boolean) => (isDate(s) ? zonedInstant(tz, endOfDay ? new Date(Date.parse(`${s}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10) : s, 0) : Date.parse(s))
-  return { ...(from !== undefined ? { from: utc(at(from, false)) } : {}), ...(to !== undefined ? { to: utc(isDate(to) ? at(to, true) : at(to, false)) } : {}) }
+  return { ...(from !== undefined ? { from: nowIso(at(from, false)) } : {}), ...(to !== undefined ? { to: nowIso(at(to, true)) } : {}) }
 }
 
 // ---- owner and staff -------------------------------------------------------------------------------
@@ -201,15 +201,15 @@ export const updateReservation = defineOp({
   input: EditBody, output: ReservationSchema,
   run: async (ctx, { reservation_id, ...input }) => {
     const store = storeOf(ctx)
-    reservationIn(ctx.svc, store.id, reservation_id)
+    // 404 before the rules' 422; the store actor re-reads the row in its turn.
+    const cur = reservationIn(ctx.svc, store.id, reservation_id)
     if (input.starts_at !== undefined || input.party_size !== undefined) {
-      const cur = reservationIn(ctx.svc, store.id, reservation_id)
       checkRules(store, bookerOf(ctx), Date.parse(input.starts_at ?? cur.starts_at), input.party_size ?? null)
     }
     const patch: BookingPatch = {
       ...(input.name !== undefined ? { name: input.name } : {}), ...(input.phone !== undefined ? { phone: input.phone } : {}),
       ...(input.email !== undefined ? { email: input.email } : {}), ...(input.party_size !== undefined ? { party_size: input.party_size } : {}),
-      ...(input.starts_at !== undefined ? { starts_at: utc(Date.parse(input.starts_at)) } : {}), ...(input.table_id != null ? { table_id: input.table_id } : {}),
+      ...(input.starts_at !== undefined ? { starts_at: nowIso(Date.parse(input.starts_at)) } : {}), ...(input.table_id != null ? { table_id: input.table_id } : {}),
       ...(input.note !== undefined ? { note: input.note } : {}),
     }
     const row = await ctx.svc.actors.stores.ask<ReservationRow>(store.id, (replyTo) => ({ type: 'reservation_edit', reservationId: reservation_id, patch, replyTo }))
@@ -223,7 +223,6 @@ export const cancelReservation = defineOp({
   input: CancelBody, output: ReservationSchema,
   run: async (ctx, { reservation_id, reason }) => {
     const store = storeOf(ctx)
-    reservationIn(ctx.svc, store.id, reservation_id)
     return reservationView(ctx.svc.db, store, await move(ctx, store.id, reservation_id, 'cancelled', { reason: reason ?? null }))
   },
 })
@@ -233,7 +232,6 @@ export const noShowReservation = defineOp({
   input: v.object(reservationId), output: ReservationSchema,
   run: async (ctx, { reservation_id }) => {
     const store = storeOf(ctx)
-    reservationIn(ctx.svc, store.id, reservation_id)
     return reservationView(ctx.svc.db, store, await move(ctx, store.id, reservation_id, 'no_show'))
   },
 })

@@ -5,7 +5,7 @@
  * tracking view and socket.
  */
 import * as v from 'valibot'
-import { defineOp } from './op.ts'
+import { defineOp, type Access } from './op.ts'
 import { orderOf, storeOf } from './scope.ts'
 import { PageQuery, PaginatedSchema, pageOf, paginate } from './schemas.ts'
 import { DateStr } from './analytics-query.ts'
@@ -18,6 +18,8 @@ import type { OpCtx } from './op.ts'
 
 const tag = 'Shipments'
 export const SHIPMENTS_PER_PAGE = 30
+const read: Access = { owner: 'orders:read', staff: 'orders' }
+const write: Access = { owner: 'orders:write', staff: 'orders' }
 
 const str = { type: 'string' }
 const nstr = { type: ['string', 'null'] }
@@ -49,7 +51,7 @@ function shipmentOf(ctx: OpCtx) {
 export const listShipments = defineOp({
   id: 'shipments.list', tag, summary: 'List shipments, newest first (30 per page); query `status`, `carrier`, `from`, `to`',
   description: '`from` and `to` (`YYYY-MM-DD`, UTC days, inclusive) filter by creation date; `carrier` matches case-insensitively.',
-  access: { owner: 'orders:read', staff: 'orders' }, scope: ['store'],
+  access: read, scope: ['store'],
   input: v.object({
     ...PageQuery.entries,
     status: v.optional(v.picklist(SHIPMENT_STATUSES)),
@@ -68,7 +70,7 @@ export const listShipments = defineOp({
 
 export const getShipment = defineOp({
   id: 'shipments.get', tag, summary: 'The shipment of a `ship` order (404 for other orders)',
-  access: { owner: 'orders:read', staff: 'orders' }, scope: ['store', 'order'], output: ShipmentSchema,
+  access: read, scope: ['store', 'order'], output: ShipmentSchema,
   run: (ctx) => shipmentView(shipmentOf(ctx)),
 })
 
@@ -78,7 +80,7 @@ const Field = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1), v.ma
 export const setShipmentTrackingOp = defineOp({
   id: 'shipments.tracking.set', tag, summary: 'Set the carrier and tracking number (and link) of an order\'s shipment',
   description: 'Keys left out stay; null clears one. The public tracking view shows them at once.',
-  access: { owner: 'orders:write', staff: 'orders' }, scope: ['store', 'order'],
+  access: write, scope: ['store', 'order'],
   input: v.object({
     carrier: v.optional(v.nullable(Field(60))),
     tracking_number: v.optional(v.nullable(Field(100))),
@@ -87,16 +89,16 @@ export const setShipmentTrackingOp = defineOp({
   output: ShipmentSchema,
   run: async (ctx, input) => {
     const row = shipmentOf(ctx)
-    await ctx.svc.committer.write((db) => setShipmentTracking(db, row.id, input, nowIso()))
+    const written = await ctx.svc.committer.write((db) => setShipmentTracking(db, row.id, input, nowIso()))
     ctx.svc.realtime.trackingChanged(row.order_id)
-    return shipmentView(shipmentOf(ctx))
+    return shipmentView(written)
   },
 })
 
 export const moveShipmentOp = defineOp({
   id: 'shipments.status.set', tag, summary: 'Move an order\'s shipment to its next state',
   description: 'pending → label_created → in_transit → out_for_delivery → delivered; `failed` on the way (then back to in_transit, or returned); `returned` from transit. delivered and returned are final. A cancelled order\'s shipment may only become `returned` or `failed`. Another move: 422 `invalid_transition` (`details.allowed` lists the next states); a concurrent move that won: 409 `conflict`.',
-  access: { owner: 'orders:write', staff: 'orders' }, scope: ['store', 'order'],
+  access: write, scope: ['store', 'order'],
   input: v.object({ status: v.picklist(SHIPMENT_STATUSES), note: v.optional(v.nullable(v.pipe(v.string(), v.trim(), v.maxLength(500)))) }),
   output: ShipmentSchema,
   run: async (ctx, { status, note }) => {
@@ -113,7 +115,7 @@ export const moveShipmentOp = defineOp({
     const moved = await ctx.svc.committer.write((db) => moveShipment(db, row.id, row.status, status, step, now))
     if (!moved) throw new ApiError('conflict', 'The shipment changed meanwhile; read it and try again.')
     ctx.svc.realtime.trackingChanged(row.order_id)
-    return shipmentView(shipmentOf(ctx))
+    return shipmentView(moved)
   },
 })
 

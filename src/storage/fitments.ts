@@ -68,14 +68,13 @@ export function deleteFitment(db: Db, storeId: number, id: number): void {
 
 export interface ItemFitments { item_id: number; universal: boolean; fitments: FitmentRow[] }
 
-/** An item's fitments and universal flag; 404 when the item is not the store's. */
 /** 404 unless the item is the store's: another store's item is not found, whatever the store's type. */
 export function requireStoreItem(db: Db, storeId: number, itemId: number): void {
   if (!stmt(db, 'SELECT 1 FROM menu_items WHERE id = ? AND store_id = ?').get(itemId, storeId)) throw notFound('item')
 }
 
-export function itemFitments(db: Db, storeId: number, itemId: number): ItemFitments {
-  requireStoreItem(db, storeId, itemId)
+/** An item's fitments and universal flag (the caller checked the item is the store's: `requireStoreItem`). */
+export function itemFitments(db: Db, itemId: number): ItemFitments {
   const fitments = stmt<[number], FitmentRow>(db, `SELECT f.* FROM fitment_items fi JOIN fitments f ON f.id = fi.fitment_id
     WHERE fi.item_id = ? ORDER BY f.make, f.model, f.year_from, f.id`).all(itemId)
   const universal = stmt(db, 'SELECT 1 FROM fitment_universal WHERE item_id = ?').get(itemId) !== undefined
@@ -88,7 +87,7 @@ export function itemFitments(db: Db, storeId: number, itemId: number): ItemFitme
  * item itself a 404.
  */
 export function setItemFitments(db: Db, storeId: number, itemId: number, fitmentIds: readonly number[], universal: boolean | undefined): void {
-  if (!stmt(db, 'SELECT 1 FROM menu_items WHERE id = ? AND store_id = ?').get(itemId, storeId)) throw notFound('item')
+  requireStoreItem(db, storeId, itemId)
   const errors: Record<string, string[]> = {}
   const ids = [...new Set(fitmentIds)]
   fitmentIds.forEach((id, i) => {

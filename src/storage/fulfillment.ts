@@ -5,6 +5,7 @@
  */
 import { stmt, type Db } from './db.ts'
 import type { Fulfillment, Interval } from '../domain/fulfillment.ts'
+import { fromCents } from '../domain/money.ts'
 
 /** Write a new order's fulfillment fields (only for the modes that have any; inside the order's write). */
 export function writeFulfillment(db: Db, orderId: number, f: Fulfillment): void {
@@ -63,7 +64,7 @@ export function fulfillmentView(o: FulfillmentColumns) {
   return {
     room_number: o.room_number ?? null,
     shipping_address: o.shipping_address ? (JSON.parse(o.shipping_address) as Fulfillment['shipping_address']) : null,
-    shipping_fee: (o.shipping_fee ?? 0) / 100,
+    shipping_fee: fromCents(o.shipping_fee ?? 0),
     slot: o.slot_start ? { start: o.slot_start, end: o.slot_end ?? null, kind: o.slot_kind ?? 'pickup' } : null,
     appointment: o.appointment_start ? { start: o.appointment_start, end: o.appointment_end ?? null } : null,
   }

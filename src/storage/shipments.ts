@@ -45,21 +45,21 @@ export function insertShipment(db: Db, storeId: number, orderId: number, address
 export const shipmentOfOrder = (db: Db, storeId: number, orderId: number): ShipmentRow | undefined =>
   stmt<[number, number], ShipmentRow>(db, 'SELECT * FROM shipments WHERE order_id = ? AND store_id = ?').get(orderId, storeId)
 
-/** Set carrier and tracking fields (null clears one; undefined keeps it). */
-export function setShipmentTracking(db: Db, id: number, f: { carrier?: string | null | undefined; tracking_number?: string | null | undefined; tracking_url?: string | null | undefined }, now: string): void {
-  stmt(db, `UPDATE shipments SET carrier = CASE WHEN ? THEN ? ELSE carrier END, tracking_number = CASE WHEN ? THEN ? ELSE tracking_number END,
-    tracking_url = CASE WHEN ? THEN ? ELSE tracking_url END, updated_at = ? WHERE id = ?`).run(
+/** Set carrier and tracking fields (null clears one; undefined keeps it); the row as written. */
+export function setShipmentTracking(db: Db, id: number, f: { carrier?: string | null | undefined; tracking_number?: string | null | undefined; tracking_url?: string | null | undefined }, now: string): ShipmentRow {
+  return stmt<unknown[], ShipmentRow>(db, `UPDATE shipments SET carrier = CASE WHEN ? THEN ? ELSE carrier END, tracking_number = CASE WHEN ? THEN ? ELSE tracking_number END,
+    tracking_url = CASE WHEN ? THEN ? ELSE tracking_url END, updated_at = ? WHERE id = ? RETURNING *`).get(
     f.carrier !== undefined ? 1 : 0, f.carrier ?? null, f.tracking_number !== undefined ? 1 : 0, f.tracking_number ?? null,
-    f.tracking_url !== undefined ? 1 : 0, f.tracking_url ?? null, now, id)
+    f.tracking_url !== undefined ? 1 : 0, f.tracking_url ?? null, now, id)!
 }
 
 /**
- * Move a shipment from `from` to `to`, appending to its timeline; false when it is no longer in
- * `from` (a concurrent move won: the caller answers 409 rather than lose a step).
+ * Move a shipment from `from` to `to`, appending to its timeline: the row as written, or undefined
+ * when it is no longer in `from` (a concurrent move won: the caller answers 409 rather than lose a step).
  */
-export function moveShipment(db: Db, id: number, from: ShipmentStatus, to: ShipmentStatus, step: ShipmentStep, now: string): boolean {
-  return stmt(db, `UPDATE shipments SET status = ?, timeline = json_insert(timeline, '$[#]', json(?)), updated_at = ? WHERE id = ? AND status = ?`)
-    .run(to, JSON.stringify(step), now, id, from).changes === 1
+export function moveShipment(db: Db, id: number, from: ShipmentStatus, to: ShipmentStatus, step: ShipmentStep, now: string): ShipmentRow | undefined {
+  return stmt<unknown[], ShipmentRow>(db, `UPDATE shipments SET status = ?, timeline = json_insert(timeline, '$[#]', json(?)), updated_at = ? WHERE id = ? AND status = ? RETURNING *`)
+    .get(to, JSON.stringify(step), now, id, from)
 }
 
 export interface ShipmentFilter { status?: string | undefined; carrier?: string | undefined; from?: string | undefined; to?: string | undefined }
