@@ -20,11 +20,12 @@
  */
 import Database from 'better-sqlite3'
 import { spawn } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BenchRow, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { RESULTS_DIR } from './lib/scenario.ts'
+import { envInt } from './lib/env.ts'
+import { cachedDb } from './lib/bench-db.ts'
 import { quantile } from './lib/load.ts'
 import { cpuSeconds, freePort, LOAD_TEST_LIMITS, withBenchDir } from './lib/proc.ts'
 import { migrate } from '../src/storage/db.ts'
@@ -41,13 +42,6 @@ const FINISHED_DELIVERIES = 100_000
 const PENDING_DELIVERIES = 2_000
 /** How long after ready the start is "settled": past the prune catch-up (5 s after start). */
 const SETTLE_MS = 6_000
-
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  const n = raw === undefined ? fallback : Number(raw)
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`)
-  return n
-}
 
 interface Cached { orders: number; lines: number; outbox: number; bytes: number; buildSec: number }
 
@@ -136,21 +130,6 @@ function build(path: string, orders: number, log: (s: string) => void): Cached {
   out.buildSec = (performance.now() - t0) / 1000
   log(`  built in ${out.buildSec.toFixed(1)} s, ${(out.bytes / 1e6).toFixed(0)} MB`)
   return out
-}
-
-/** The cached history (built on first use). */
-function cached(orders: number, log: (s: string) => void): { db: string; meta: Cached } {
-  const dir = join(RESULTS_DIR, '.cache')
-  mkdirSync(dir, { recursive: true })
-  const base = join(dir, `cold-start-${orders}-v${CACHE_VERSION}`)
-  if (!existsSync(`${base}.json`)) {
-    log(`building the ${orders}-order history once (cached in ${dir})…`)
-    rmSync(`${base}.tmp.db`, { force: true })
-    const meta = build(`${base}.tmp.db`, orders, log)
-    renameSync(`${base}.tmp.db`, `${base}.db`)
-    writeFileSync(`${base}.json`, JSON.stringify(meta))
-  }
-  return { db: `${base}.db`, meta: JSON.parse(readFileSync(`${base}.json`, 'utf8')) as Cached }
 }
 
 /** An empty database as a server would create it: every migration applied, nothing else. */
@@ -258,7 +237,7 @@ function row(name: string, starts: Start[]): BenchRow {
 async function run(opts: ScenarioOptions): Promise<ScenarioResult> {
   const orders = envInt('BENCH_COLD_ORDERS', 1_000_000)
   const runs = envInt('BENCH_COLD_RUNS', 5)
-  const { db: cacheDb, meta } = cached(orders, opts.log)
+  const { db: cacheDb, meta } = cachedDb(`cold-start-${orders}-v${CACHE_VERSION}`, `the ${orders}-order history`, (path) => build(path, orders, opts.log), opts.log)
   return withBenchDir(process.env.BENCH_DB_DIR ?? tmpdir(), 'cold-start-', async (dir) => {
     // Profiled, both rows are (the profiler slows a start down); big and empty profiles go to their own folders.
     const prof = process.env.BENCH_CPU_PROF ?? null
@@ -273,9 +252,7 @@ async function run(opts: ScenarioOptions): Promise<ScenarioResult> {
       opts.log(`cold start ${i + 1}/${runs}: ${orders} orders…`)
       big.push(await coldStart(bigPath, profOf('big')))
       opts.log(`  ready in ${big[i]!.readyMs.toFixed(0)} ms (listening line ${big[i]!.listeningMs.toFixed(0)} ms)`)
-      rmSync(join(dir, `big-${i}.db`), { force: true })
-      rmSync(`${bigPath}-wal`, { force: true })
-      rmSync(`${bigPath}-shm`, { force: true })
+      for (const f of [bigPath, `${bigPath}-wal`, `${bigPath}-shm`]) rmSync(f, { force: true })
       const emptyPath = join(dir, `empty-${i}.db`)
       emptyDb(emptyPath)
       opts.log(`cold start ${i + 1}/${runs}: empty database…`)

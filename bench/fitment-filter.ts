@@ -13,18 +13,18 @@
  * BENCH_DB_DIR (where the run's copy goes). `npm run bench -- fitment`.
  */
 import Database from 'better-sqlite3'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { BenchRow, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { RESULTS_DIR } from './lib/scenario.ts'
+import type { ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
 import { quantile } from './lib/load.ts'
+import { sequentialRow } from './lib/latency-row.ts'
+import { envInt } from './lib/env.ts'
+import { benchOwner, cachedDb } from './lib/bench-db.ts'
 import { rng } from './lib/rng.ts'
 import { startApp, withBenchDir } from './lib/proc.ts'
 import { progress } from './lib/progress.ts'
 import { migrate } from '../src/storage/db.ts'
-import { createOwnerToken } from '../src/seed.ts'
-import { setAccountPlan, syncPlatformPlans } from '../src/storage/plans.ts'
 import { insertFitment, linkMany, markUniversal } from '../src/storage/fitments.ts'
 
 const CACHE_VERSION = 2
@@ -36,13 +36,6 @@ const PARTS = ['Brake pads', 'Brake disc', 'Oil filter', 'Air filter', 'Cabin fi
   'Starter motor', 'Water pump', 'Timing belt kit', 'Clutch kit', 'Shock absorber', 'Control arm', 'Tie rod end', 'Wheel bearing', 'Exhaust gasket', 'Radiator']
 const SIDES = ['Front', 'Rear', 'Left', 'Right', 'Upper', 'Lower', 'Premium', 'Economy', 'OE', 'Performance']
 const BRANDS = ['Bosch', 'Brembo', 'Mann', 'NGK', 'Valeo', 'Febi', 'Sachs', 'Gates', 'Continental', 'Denso']
-
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  const n = raw === undefined ? fallback : Number(raw)
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`)
-  return n
-}
 
 interface Cached { storeId: number; token: string; items: number; fitments: number; links: number; vehicles: { make: string; model: string; year: number }[] }
 
@@ -58,10 +51,7 @@ function build(path: string, itemCount: number, log: (s: string) => void): Cache
   const now = '2026-01-01T00:00:00.000+00:00'
   const t0 = performance.now()
   const out = db.transaction((): Cached => {
-    const ownerId = Number(db.prepare("INSERT INTO owners (name, email, created_at) VALUES ('Bench parts', 'parts@bench.local', ?)").run(now).lastInsertRowid)
-    if (!db.prepare("SELECT 1 FROM plans WHERE key = 'pro'").get()) syncPlatformPlans(db)
-    setAccountPlan(db, ownerId, 'pro')
-    const token = createOwnerToken(db, ownerId, ['*'], null, 'bench').token
+    const { ownerId, token } = benchOwner(db, 'Bench parts', 'parts@bench.local', now)
     const storeId = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
       VALUES (?, 'Bench Auto Parts', 'bench-auto-parts', 'classic', 'carparts', 'EUR', 'Berlin', '{}', ?)`).run(ownerId, now).lastInsertRowid)
     const fitments: number[] = []
@@ -101,34 +91,10 @@ function build(path: string, itemCount: number, log: (s: string) => void): Cache
   return out
 }
 
-/** The cached catalogue (built on first use): the database file and what the run needs to know. */
-function cached(itemCount: number, log: (s: string) => void): { db: string; meta: Cached } {
-  const dir = join(RESULTS_DIR, '.cache')
-  mkdirSync(dir, { recursive: true })
-  const base = join(dir, `fitment-${itemCount}-v${CACHE_VERSION}`)
-  if (!existsSync(`${base}.json`)) {
-    log(`building the ${itemCount}-item car-parts catalogue once (cached in ${dir})…`)
-    rmSync(`${base}.db`, { force: true })
-    const meta = build(`${base}.tmp.db`, itemCount, log)
-    renameSync(`${base}.tmp.db`, `${base}.db`)
-    writeFileSync(`${base}.json`, JSON.stringify(meta))
-  }
-  return { db: `${base}.db`, meta: JSON.parse(readFileSync(`${base}.json`, 'utf8')) as Cached }
-}
-
-function row(name: string, lat: Float64Array, extra: Record<string, unknown>): BenchRow {
-  const mean = lat.reduce((a, b) => a + b, 0) / lat.length
-  return {
-    scenario: name, load: `sequential, ${lat.length} requests`, durationSec: (mean * lat.length) / 1000, requests: lat.length, throughput: 1000 / mean,
-    p50Ms: quantile(lat, 0.5), p90Ms: quantile(lat, 0.9), p99Ms: quantile(lat, 0.99), maxMs: lat[lat.length - 1]!, non2xx: 0, errors: 0, ratio: null,
-    serverCpuUsPerReq: null, serverCpuPct: null, extra,
-  }
-}
-
 async function run(opts: ScenarioOptions): Promise<ScenarioResult> {
   const itemCount = envInt('BENCH_FITMENT_ITEMS', 100_000)
   const n = envInt('BENCH_FITMENT_QUERIES', 500)
-  const { db: cacheDb, meta } = cached(itemCount, opts.log)
+  const { db: cacheDb, meta } = cachedDb(`fitment-${itemCount}-v${CACHE_VERSION}`, `the ${itemCount}-item car-parts catalogue`, (path) => build(path, itemCount, opts.log), opts.log)
   return withBenchDir(process.env.BENCH_DB_DIR ?? tmpdir(), 'fitment-bench-', async (dir, track) => {
     const dbPath = join(dir, 'bench.db')
     copyFileSync(cacheDb, dbPath)
@@ -180,8 +146,8 @@ async function run(opts: ScenarioOptions): Promise<ScenarioResult> {
     return {
       name: 'fitment-filter',
       rows: [
-        row('menu ?make&model&year (100k catalogue)', lat, { avgItemsReturned: matched / n }),
-        row('menu, no filter (every item)', whole, { items: wholeItems }),
+        sequentialRow('menu ?make&model&year (100k catalogue)', `sequential, ${lat.length} requests`, lat, { avgItemsReturned: matched / n }),
+        sequentialRow('menu, no filter (every item)', `sequential, ${whole.length} requests`, whole, { items: wholeItems }),
       ],
       notes: [
         `catalogue: ${meta.items} items, ${meta.fitments} fitments, ${meta.links} links, universal items every 2,500th; database ${(statSync(dbPath).size / 1e6).toFixed(0)} MB`,

@@ -14,28 +14,20 @@
  * BENCH_DB_DIR. `npm run bench -- guests`.
  */
 import Database from 'better-sqlite3'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BenchRow, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { RESULTS_DIR } from './lib/scenario.ts'
-import { quantile } from './lib/load.ts'
+import { sequentialRow as row } from './lib/latency-row.ts'
+import { envInt } from './lib/env.ts'
+import { benchOwner, cachedDb } from './lib/bench-db.ts'
 import { rng } from './lib/rng.ts'
 import { startApp, withBenchDir, type Server } from './lib/proc.ts'
 import { progress } from './lib/progress.ts'
 import { migrate, nowIso } from '../src/storage/db.ts'
-import { createOwnerToken } from '../src/seed.ts'
-import { setAccountPlan, syncPlatformPlans } from '../src/storage/plans.ts'
 
 const CACHE_VERSION = 1
 const DAY = 86_400_000
-
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  const n = raw === undefined ? fallback : Number(raw)
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`)
-  return n
-}
 
 interface Cached { storeId: number; token: string; orders: number; customers: number; reservations: number }
 
@@ -53,10 +45,7 @@ function build(path: string, orders: number, log: (s: string) => void): Cached {
   const phone = (n: number) => `+1 (555) ${String(n).padStart(7, '0').replace(/^(\d{3})/, '$1-')}` // typed, not normalised
   const out = db.transaction((): Cached => {
     const created = nowIso(now - 400 * DAY)
-    const ownerId = Number(db.prepare("INSERT INTO owners (name, email, created_at) VALUES ('Bench guests', 'guests@bench.local', ?)").run(created).lastInsertRowid)
-    if (!db.prepare("SELECT 1 FROM plans WHERE key = 'pro'").get()) syncPlatformPlans(db)
-    setAccountPlan(db, ownerId, 'pro')
-    const token = createOwnerToken(db, ownerId, ['*'], null, 'bench').token
+    const { ownerId, token } = benchOwner(db, 'Bench guests', 'guests@bench.local', created)
     const storeId = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
       VALUES (?, 'Bench Bistro', 'bench-bistro', 'classic', 'restaurant', 'EUR', 'Berlin', '{}', ?)`).run(ownerId, created).lastInsertRowid)
     const cust = db.prepare("INSERT INTO customers (store_id, name, email, phone, consents, created_at, updated_at) VALUES (?, ?, ?, ?, '{}', ?, ?)")
@@ -102,29 +91,6 @@ function build(path: string, orders: number, log: (s: string) => void): Cached {
   db.close()
   log(`  built in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
   return out
-}
-
-function cached(orders: number, log: (s: string) => void): { db: string; meta: Cached } {
-  const dir = join(RESULTS_DIR, '.cache')
-  mkdirSync(dir, { recursive: true })
-  const base = join(dir, `guests-${orders}-v${CACHE_VERSION}`)
-  if (!existsSync(`${base}.json`)) {
-    log(`building the ${orders}-order store once (cached in ${dir})…`)
-    rmSync(`${base}.tmp.db`, { force: true })
-    const meta = build(`${base}.tmp.db`, orders, log)
-    renameSync(`${base}.tmp.db`, `${base}.db`)
-    writeFileSync(`${base}.json`, JSON.stringify(meta))
-  }
-  return { db: `${base}.db`, meta: JSON.parse(readFileSync(`${base}.json`, 'utf8')) as Cached }
-}
-
-function row(name: string, load: string, lat: Float64Array, extra: Record<string, unknown> = {}): BenchRow {
-  const mean = lat.reduce((a, b) => a + b, 0) / lat.length
-  return {
-    scenario: name, load, durationSec: (mean * lat.length) / 1000, requests: lat.length, throughput: 1000 / mean,
-    p50Ms: quantile(lat, 0.5), p90Ms: quantile(lat, 0.9), p99Ms: quantile(lat, 0.99), maxMs: lat[lat.length - 1]!, non2xx: 0, errors: 0, ratio: null,
-    serverCpuUsPerReq: null, serverCpuPct: null, extra,
-  }
 }
 
 async function timed(url: string, headers: Record<string, string> = {}): Promise<number> {
@@ -174,7 +140,7 @@ async function run(opts: ScenarioOptions): Promise<ScenarioResult> {
   const orders = envInt('BENCH_GUESTS_ORDERS', 100_000)
   const n = envInt('BENCH_GUESTS_QUERIES', 6)
   const probeS = envInt('BENCH_GUESTS_PROBE_S', 8)
-  const { db: cacheDb, meta } = cached(orders, opts.log)
+  const { db: cacheDb, meta } = cachedDb(`guests-${orders}-v${CACHE_VERSION}`, `the ${orders}-order store`, (path) => build(path, orders, opts.log), opts.log)
   return withBenchDir(process.env.BENCH_DB_DIR ?? tmpdir(), 'guests-bench-', async (dir, track) => {
     const dbPath = join(dir, 'bench.db')
     copyFileSync(cacheDb, dbPath)

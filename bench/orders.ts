@@ -7,7 +7,7 @@
  * closed-loop max-throughput run and a fixed-rate latency run. After every run the orders table is
  * checked: every 200 the load generator saw must name a row that exists.
  */
-import { mkdtempSync, rmSync, statfsSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,9 +16,10 @@ import type { Request } from 'autocannon'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
 import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { runLoad, type LoadResult } from './lib/load.ts'
+import { rng } from './lib/rng.ts'
+import { countOrders, missingRows, orderIdOf, tmpfsWarning } from './lib/order-check.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const TMPFS_MAGIC = 0x01021994
 
 interface Variant {
   key: 'gc-on' | 'gc-off' | 'baseline'
@@ -36,16 +37,6 @@ const VARIANTS: Variant[] = [
 interface Demo { owner: { token: string }; store: { id: number } }
 
 interface MenuItem { id: number; variants: number[]; extras: number[] }
-
-/** Deterministic pseudo-random numbers (mulberry32), so every run offers the same bodies. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** The store's orderable items with their variation and extra ids, straight from the seeded file. */
 function readMenu(dbPath: string, storeId: number): MenuItem[] {
@@ -105,33 +96,7 @@ export function orderBodies(menu: MenuItem[], count = 64): string[] {
 class SeenIds {
   ids: number[] = []
   record = (status: number, body: string) => {
-    if (status !== 200) return
-    const m = /^\{"id":(\d+)/.exec(body)
-    this.ids.push(m ? Number(m[1]) : -1)
-  }
-}
-
-function countOrders(dbPath: string): number {
-  const db = new Database(dbPath, { readonly: true })
-  try {
-    return db.prepare('SELECT COUNT(*) FROM orders').pluck().get() as number
-  } finally {
-    db.close()
-  }
-}
-
-/** How many of `ids` have no row in `orders` (must be 0: a 200 is sent only after the commit). */
-function missingRows(dbPath: string, ids: number[]): number {
-  if (ids.length === 0) return 0
-  const db = new Database(dbPath, { readonly: true })
-  try {
-    const valid = ids.filter((id) => id > 0)
-    const min = Math.min(...valid)
-    const max = Math.max(...valid)
-    const present = new Set(db.prepare('SELECT id FROM orders WHERE id BETWEEN ? AND ?').pluck().all(min, max) as number[])
-    return ids.filter((id) => !present.has(id)).length
-  } finally {
-    db.close()
+    if (status === 200) this.ids.push(orderIdOf(body))
   }
 }
 
@@ -237,7 +202,8 @@ export const scenario: Scenario = {
       `autocannon's fixed rate (overallRate) is a per-second budget per connection, sent back to back at the start of each second: ` +
         'the @rate rows measure bursts, not evenly spaced arrivals',
     ]
-    if (statfsSync(dbDir).type === TMPFS_MAGIC) notes.push(`WARNING: ${dbDir} is tmpfs, fsync costs nothing there; set BENCH_DB_DIR to a disk`)
+    const tmpfs = tmpfsWarning(dbDir)
+    if (tmpfs) notes.push(tmpfs)
     const rows: BenchRow[] = []
     const chosen = VARIANTS.filter((v) => opts.only.length === 0 || opts.only.some((o) => v.key.includes(o) || v.label.includes(o)))
     for (const v of chosen) rows.push(...(await runVariant(v, opts, dbDir)))

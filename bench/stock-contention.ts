@@ -25,7 +25,6 @@
  * Environment: BENCH_DB_DIR (where the database goes; a disk, not tmpfs, for fsync to count),
  * BENCH_STOCK_ROUNDS.
  */
-import { statfsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,12 +33,12 @@ import type { Request } from 'autocannon'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
 import { cpuSeconds, startApp, withBenchDir, type Server } from './lib/proc.ts'
 import { runLoad, type LoadResult } from './lib/load.ts'
-import { migrate } from '../src/storage/db.ts'
-import { createOwnerToken } from '../src/seed.ts'
-import { setAccountPlan, syncPlatformPlans } from '../src/storage/plans.ts'
+import { envInt } from './lib/env.ts'
+import { benchOwner } from './lib/bench-db.ts'
+import { countOrders, missingRows, orderIdOf, tmpfsWarning } from './lib/order-check.ts'
+import { migrate, nowIso } from '../src/storage/db.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const TMPFS_MAGIC = 0x01021994
 /** The hot item's stock: large enough that the measured phases never exhaust it. */
 const HOT_STOCK = 50_000_000
 /** The small-stock phase: this many units, hit by SMALL_OFFERED orders of one unit. */
@@ -58,12 +57,9 @@ function prepare(dbPath: string, filler: number): Fixture {
     db.pragma('journal_mode = WAL')
     db.pragma('foreign_keys = ON')
     migrate(db)
-    const now = new Date().toISOString()
+    const now = nowIso()
     return db.transaction((): Fixture => {
-      const ownerId = Number(db.prepare("INSERT INTO owners (name, email, created_at) VALUES ('Bench shop', 'stock@bench.local', ?)").run(now).lastInsertRowid)
-      if (!db.prepare("SELECT 1 FROM plans WHERE key = 'pro'").get()) syncPlatformPlans(db)
-      setAccountPlan(db, ownerId, 'pro')
-      const token = createOwnerToken(db, ownerId, ['*'], null, 'bench').token
+      const { ownerId, token } = benchOwner(db, 'Bench shop', 'stock@bench.local', now)
       const storeId = Number(db.prepare(`INSERT INTO stores (owner_id, title, slug, template, store_type, currency, city, settings, created_at)
         VALUES (?, 'Bench Hardware', 'bench-hardware', 'classic', 'retail', 'EUR', 'Berlin', '{}', ?)`).run(ownerId, now).lastInsertRowid)
       const cat = Number(db.prepare("INSERT INTO menu_categories (store_id, name, position, created_at) VALUES (?, 'Bench', 0, ?)").run(storeId, now).lastInsertRowid)
@@ -92,18 +88,6 @@ function itemState(dbPath: string, itemId: number): { stock: number | null; unit
   }
 }
 
-/** How many of `ids` have no row in `orders` (must be 0: a 200 is sent only after the commit). */
-function missingRows(dbPath: string, ids: number[]): number {
-  if (ids.length === 0) return 0
-  const db = new Database(dbPath, { readonly: true })
-  try {
-    const has = db.prepare('SELECT 1 FROM orders WHERE id = ?').pluck()
-    return ids.filter((id) => id <= 0 || !has.get(id)).length
-  } finally {
-    db.close()
-  }
-}
-
 /**
  * A run stopped by time cuts requests off in flight; the server still commits them. Wait until the
  * order count holds still (500 ms unchanged, 15 s at most) before the next phase takes its snapshot.
@@ -112,7 +96,7 @@ async function settle(dbPath: string): Promise<void> {
   const deadline = Date.now() + 15_000
   let last = -1
   for (;;) {
-    const now = itemState(dbPath, 0).orders
+    const now = countOrders(dbPath)
     if (now === last || Date.now() > deadline) return
     last = now
     await new Promise((r) => setTimeout(r, 500))
@@ -125,10 +109,8 @@ export class Answers {
   outOfStock = 0
   other: Record<string, number> = {}
   record = (status: number, body: string) => {
-    if (status === 200) {
-      const m = /^\{"id":(\d+)/.exec(body)
-      this.ids.push(m ? Number(m[1]) : -1)
-    } else if (status === 422 && body.includes('"code":"out_of_stock"')) this.outOfStock++
+    if (status === 200) this.ids.push(orderIdOf(body))
+    else if (status === 422 && body.includes('"code":"out_of_stock"')) this.outOfStock++
     else this.other[status] = (this.other[status] ?? 0) + 1
   }
 }
@@ -199,13 +181,6 @@ function row(p: Phase, load: string): BenchRow {
       stockBefore: p.before.stock, stockAfter: p.after.stock, ordersAdded: p.after.orders - p.before.orders,
     },
   }
-}
-
-const envInt = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  const v = raw === undefined ? fallback : Number(raw)
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`)
-  return v
 }
 
 const n = (x: number | null) => (x === null ? 'null' : x.toLocaleString('en-US'))
@@ -317,7 +292,8 @@ async function run(opts: ScenarioOptions): Promise<ScenarioResult> {
       `"vs baseline" is the hot item's orders/s over the untracked item's of the same round; the small-stock row counts only its ${n(SMALL_STOCK)} 200s in req/s and latency (its refusals are the non-2xx), and its µs/req is server CPU over those 200s`,
     ]
     if (ratios.length) notes.push(`hot/untracked orders/s per round: ${ratios.map((x) => x.toFixed(2)).join(', ')}; the "all rounds" rows sum orders, time and server CPU (percentiles per round are in the rows above)`)
-    if (statfsSync(dbDir).type === TMPFS_MAGIC) notes.push(`WARNING: ${dbDir} is tmpfs, fsync costs nothing there; set BENCH_DB_DIR to a disk`)
+    const tmpfs = tmpfsWarning(dbDir)
+    if (tmpfs) notes.push(tmpfs)
     return {
       name: 'stock-contention', rows, notes, targets, labels: { throughput: 'orders/s (200)', perReq: 'srv µs/order' },
       loadGenerator: 'autocannon in the bench process; the server is src/main.ts in a child process on the same machine',

@@ -10,19 +10,17 @@ import t from 'tap'
 import { mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
 import { axeCheck, browserFor } from './helpers/browser.ts'
+import { DESKTOP, READY, dashboardWindow, firstItem as availableItem, signIn as signInAs } from './helpers/dashboard.ts'
 import { postOrder, tokenFor } from './helpers/fixtures.ts'
 import { startReceiver } from './helpers/webhook-receiver.ts'
 import { DASHBOARD_PAGES } from '../src/http/pages/dashboard/shell.ts'
 import type { RecordingEmailProvider } from '../src/providers/email.ts'
 
-const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 390, height: 844 }
-/** The script set `data-ready` once the page is drawn (a selector: string predicates would need eval, which the CSP refuses). */
-const READY = 'body[data-ready="1"]'
 
 const launched = await browserFor(t)
 if (launched) {
@@ -35,39 +33,8 @@ if (launched) {
   const shots = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../docs/screenshots/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'shots-'))
   mkdirSync(shots, { recursive: true })
 
-  /** A browser window that records script errors, CSP reports and requests leaving the server. */
-  async function open(t: Test, viewport = DESKTOP): Promise<{ ctx: BrowserContext; page: Page; clean: () => void; expect: (status: number, url: string) => void }> {
-    const ctx = await browser.newContext({ viewport })
-    const page = await ctx.newPage()
-    t.teardown(() => ctx.close())
-    const problems: string[] = []
-    // Refusals a test provokes on purpose (e.g. a 409 shown on the page): `${status} ${url}`.
-    const expected = new Set<string>()
-    const wanted = (status: number, url: string) => expected.has(`${status} ${url}`)
-    page.on('pageerror', (e) => problems.push(String(e)))
-    // The browser's own favicon probe after the sign-in pages (which name no icon) is not the dashboard's doing.
-    page.on('console', (m) => {
-      if (m.type() !== 'error' || m.location().url.endsWith('/favicon.ico')) return
-      // Chromium logs every 4xx fetch as "Failed to load resource … status of N"; an expected one is not a problem.
-      const status = Number(/status of (\d{3})/.exec(m.text())?.[1])
-      if (!wanted(status, m.location().url)) problems.push(`${m.text()} ${m.location().url}`)
-    })
-    page.on('response', (r) => { if (r.status() >= 400 && !wanted(r.status(), r.url())) problems.push(`${r.status()} ${r.url()}`) })
-    page.on('request', (r) => { if (!r.url().startsWith(s.site) && !r.url().startsWith(s.site.replace('http', 'ws'))) problems.push(`outside request ${r.url()}`) })
-    return { ctx, page, clean: () => t.same(problems, [], 'no script errors, CSP violations or outside requests'), expect: (status, url) => expected.add(`${status} ${url}`) }
-  }
-
-  /** Signed out, the dashboard sends the browser to /login; the demo credentials bring it back. */
-  async function signIn(page: Page, path = '/dashboard/orders') {
-    await page.goto(`${s.site}${path}`)
-    await page.waitForURL(/\/login\?next=/)
-    await page.locator('input[type=email]').fill(demo.owner.email)
-    await page.locator('input[type=password]').fill(demo.owner.password)
-    await page.locator('form button[type=submit], form input[type=submit]').first().click()
-    await page.waitForURL((u) => u.pathname === path)
-    await page.waitForSelector(READY)
-  }
-
+  const open = (t: Test, viewport = DESKTOP) => dashboardWindow(t, browser, s.site, viewport)
+  const signIn = (page: Page, path?: string) => signInAs(page, s.site, demo.owner, path)
 
   t.test('the owner\'s journey: sign in, live board, sold out, token once, webhook re-queue, sign out', async (t) => {
     const { ctx, page, clean } = await open(t)
@@ -289,6 +256,6 @@ if (launched) {
 
   /** An available item of the demo menu. */
   function firstItem(): number {
-    return s.app.svc.db.prepare('SELECT id FROM menu_items WHERE store_id = ? AND is_sold_out = 0 ORDER BY id LIMIT 1').pluck().get(demo.store.id) as number
+    return availableItem(s.app.svc.db, demo.store.id)
   }
 }

@@ -7,15 +7,13 @@
  * violation, failed request or outside request, and axe-core finds no serious or critical problem.
  */
 import t from 'tap'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
 import { axeCheck, browserFor } from './helpers/browser.ts'
+import { READY, dashboardWindow, firstItem as availableItem, signIn, type DashboardWindow } from './helpers/dashboard.ts'
 import { postOrder } from './helpers/fixtures.ts'
 import { ASSET_TAG, DASHBOARD_ASSETS } from '../src/http/pages/dashboard/assets.ts'
-
-/** The script sets `data-ready` once the page is drawn. */
-const READY = 'body[data-ready="1"]'
 
 const launched = await browserFor(t)
 if (launched) {
@@ -25,33 +23,14 @@ if (launched) {
   const demo = s.seed()
   const owner = demo.owner.token
   const store = demo.store.id
-  const firstItem = () => s.app.svc.db.prepare('SELECT id FROM menu_items WHERE store_id = ? AND is_sold_out = 0 ORDER BY id LIMIT 1').pluck().get(store) as number
+  const firstItem = () => availableItem(s.app.svc.db, store)
 
-  /** A signed-in window that records script errors, failed and outside requests; `clean()` asserts none. */
-  async function open(t: Test, path: string): Promise<{ page: Page; clean: () => void; expect: (status: number, url: string) => void }> {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-    const page = await ctx.newPage()
-    t.teardown(() => ctx.close())
-    const problems: string[] = []
-    const expected = new Set<string>()
-    const wanted = (status: number, url: string) => expected.has(`${status} ${url}`)
-    page.on('pageerror', (e) => problems.push(String(e)))
-    page.on('console', (m) => {
-      if (m.type() !== 'error' || m.location().url.endsWith('/favicon.ico')) return
-      const status = Number(/status of (\d{3})/.exec(m.text())?.[1])
-      if (!wanted(status, m.location().url)) problems.push(`${m.text()} ${m.location().url}`)
-    })
-    page.on('response', (r) => { if (r.status() >= 400 && !wanted(r.status(), r.url())) problems.push(`${r.status()} ${r.url()}`) })
-    page.on('request', (r) => { if (!r.url().startsWith(s.site) && !r.url().startsWith(s.site.replace('http', 'ws'))) problems.push(`outside request ${r.url()}`) })
-    page.on('dialog', (d) => void d.accept())
-    await page.goto(`${s.site}${path}`)
-    await page.waitForURL(/\/login\?next=/)
-    await page.locator('input[type=email]').fill(demo.owner.email)
-    await page.locator('input[type=password]').fill(demo.owner.password)
-    await page.locator('form button[type=submit]').first().click()
-    await page.waitForURL((u) => u.pathname === path.split('?')[0])
-    await page.waitForSelector(READY)
-    return { page, clean: () => t.same(problems, [], 'no script errors, failed requests, CSP violations or outside requests'), expect: (status, url) => expected.add(`${status} ${url}`) }
+  /** A signed-in window on `path` that accepts confirmations; `clean()` asserts no script error, failed or outside request. */
+  async function open(t: Test, path: string): Promise<DashboardWindow> {
+    const w = await dashboardWindow(t, browser, s.site)
+    w.page.on('dialog', (d) => void d.accept())
+    await signIn(w.page, s.site, demo.owner, path)
+    return w
   }
 
   t.test('the view modules: served long-cached, each importing its siblings by the page\'s content tag', async (t) => {

@@ -8,9 +8,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { rewriteReadme, type ResultFile } from '../bench/lib/readme-table.ts'
+import { RESULTS_DIR as RESULTS } from '../bench/lib/scenario.ts'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const RESULTS = join(ROOT, 'bench', 'results')
 const README = join(ROOT, 'README.md')
 
 function readResults(): ResultFile[] {

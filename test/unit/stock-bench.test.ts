@@ -5,6 +5,11 @@
  * order was answered. Also how answers are classified (200 ids, 422 out_of_stock, anything else).
  */
 import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { missingRows } from '../../bench/lib/order-check.ts'
 import { Answers, reconcile, type Phase } from '../../bench/stock-contention.ts'
 import type { LoadResult } from '../../bench/lib/load.ts'
 
@@ -43,4 +48,21 @@ t.test('oversold, lost, missing rows, unanswered orders: each is a failure', asy
   t.match(reconcile(phase(3, { stock: 10, unitsOrdered: 0, orders: 5 }, { stock: 7, unitsOrdered: 3, orders: 9 }), 0, true).join('\n'), /4 order rows added for 3/)
   t.match(reconcile(phase(3, { stock: 10, unitsOrdered: 0, orders: 5 }, { stock: 7, unitsOrdered: 3, orders: 8 }, { timeouts: 1 }), 0, true).join('\n'), /not every order was answered/)
   t.match(reconcile(phase(3, { stock: null, unitsOrdered: 0, orders: 5 }, { stock: 4, unitsOrdered: 3, orders: 8 }), 0, false).join('\n'), /untracked item now has stock 4/)
+})
+
+t.test('missing rows: ids answered 200 without an order row (shared with bench/orders.ts)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'missing-rows-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'x.db')
+  const db = new Database(path)
+  db.exec('CREATE TABLE orders (id INTEGER PRIMARY KEY)')
+  const ins = db.prepare('INSERT INTO orders (id) VALUES (?)')
+  db.transaction(() => { for (let id = 1; id <= 300_000; id++) if (id !== 7) ins.run(id) })()
+  db.close()
+  t.equal(missingRows(path, []), 0)
+  t.equal(missingRows(path, [1, 2, 3]), 0)
+  t.equal(missingRows(path, [5, 7, 9]), 1, 'a gap is missing')
+  t.equal(missingRows(path, [-1, 4, 300_001]), 2, 'an unparsable 200 (-1) and an id past the end')
+  t.equal(missingRows(path, [-1, -1]), 2, 'nothing parsable')
+  t.equal(missingRows(path, Array.from({ length: 250_000 }, (_, i) => i + 10)), 0, 'a long run\'s ids (more than a call takes as arguments)')
 })
