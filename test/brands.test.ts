@@ -6,6 +6,7 @@
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, isError } from './helpers/fixtures.ts'
+import type { MenuSnapshot } from '../src/actors/store.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -56,4 +57,24 @@ t.test('goods stores only; other owners 404', async (t) => {
   }
   isError(t, await api('GET', `/restaurants/${other.storeId}/brands/${mine.id}`, undefined, other.token), 404, 'not_found', 'a brand id of another store under one\'s own')
   t.equal((await api('GET', `${base}/${mine.id}`)).body.name, 'Mine', 'still there')
+})
+
+t.test("a brand rename or delete reaches the store actor's held menu: a later item edit keeps it", async (t) => {
+  const brand = await api('POST', base, { name: 'Northwind' })
+  const item = await api('POST', `/restaurants/${shop.storeId}/menu/items`, { name: 'Scarf', price: 15, brand_id: brand.body.id })
+  t.equal(item.status, 200, item.text)
+  // An order makes the store actor hold the menu before the brand changes beside it.
+  t.equal((await api('POST', `/restaurants/${shop.storeId}/orders`, { type: 'in_store', items: [{ item_id: item.body.id, quantity: 1 }] })).status, 200)
+  t.equal((await api('PUT', `${base}/${brand.body.id}`, { name: 'Northwind Traders' })).status, 200)
+  // The actor's own copy (what it prices and checks orders with), read through its protocol.
+  const held = async () => (await s.app.svc.actors.stores.ask<MenuSnapshot>(shop.storeId, (replyTo) => ({ type: 'get_menu', replyTo }))).menu.items.find((i) => i.id === item.body.id)
+  t.equal((await held())?.brand, 'Northwind Traders', 'the held menu has the new name')
+  const edited = await api('PUT', `/restaurants/${shop.storeId}/menu/items/${item.body.id}`, { price: 16 })
+  t.match(edited.body, { price: 16, brand: 'Northwind Traders' }, 'the edit answers with the new name')
+  t.match(await menuItem(item.body.id), { price: 16, brand: 'Northwind Traders' }, 'the edit did not write the old name back')
+  t.equal((await api('DELETE', `${base}/${brand.body.id}`)).status, 204)
+  t.equal((await held())?.brand, null, 'the held menu dropped the deleted brand')
+  const again = await api('PUT', `/restaurants/${shop.storeId}/menu/items/${item.body.id}`, { price: 17 })
+  t.match(again.body, { price: 17, brand: null, brand_id: null })
+  t.match(await menuItem(item.body.id), { price: 17, brand: null }, 'nor the deleted brand')
 })

@@ -80,7 +80,7 @@ t.test('batches only where the vertical has expiry; bad input and other owners',
 })
 
 t.test('a cancellation reaching a store actor that was passivated meanwhile does not count its units twice', async (t) => {
-  // Review fix: the store actor used to add `stock_returned` moves to counts it had just loaded from
+  // Review fix: the store actor used to add `items_changed` moves to counts it had just loaded from
   // SQLite, which already held them. The doubled batch was then picked first (FEFO), the insert's guard
   // refused it, and orders the other batch could fill were answered 422 until the actor reloaded.
   const item = (await api('POST', base, { name: 'Ibuprofen', price: 3, category_id: cat })).body

@@ -21,6 +21,7 @@ import { reduceRefund, REFUND_MSG_TYPES, type RefundCtx, type RefundMsg } from '
 import { refundBook, refundOf } from '../storage/refunds.ts'
 import type { LinePick, PaymentBook } from '../domain/payments.ts'
 import { restockLines, restockOrder } from '../storage/stock.ts'
+import { itemsChanged } from './store.ts'
 import type { StockMove } from '../domain/stock.ts'
 
 export interface OrderState {
@@ -238,7 +239,7 @@ export function orderHandler(svc: Services, orderId: number) {
         if (kdsChanged.length > 0) svc.kds.itemsChanged((view = svc.orders.full(svc.orders.row(orderId)!)), kdsChanged.map((l) => l.id))
         svc.events.publish(events)
         afterOrderChange(svc, prev, next, offers)
-        if (restocked.length > 0) await stockReturned(svc, next.storeId, restocked)
+        if (restocked.length > 0) await itemsChanged(svc, next.storeId, restocked.map((m) => m.item_id))
       }
       if (d.refuse) nact.dispatch(msg.replyTo, fail(d.refuse))
       else {
@@ -278,16 +279,4 @@ function refundedItems(svc: Services, orderId: number, picks: readonly { lineId:
   })
 }
 
-/**
- * Tell the store actor what a committed change put back in stock, before the reply leaves, so an order
- * placed after it sees the counts (src/actors/store.ts `stock_returned`). A removed store has no menu to
- * keep in step: its refusal is ignored. Line refunds go through it too (the order
- * actor's shell restocks them).
- */
-export async function stockReturned(svc: Pick<Services, 'actors' | 'log'>, storeId: number, moves: StockMove[]): Promise<void> {
-  try {
-    await svc.actors.stores.ask<null>(storeId, (replyTo) => ({ type: 'stock_returned', moves, replyTo }))
-  } catch (err) {
-    if (!(err instanceof ApiError)) svc.log.warn({ err, storeId }, 'stock_returned not delivered')
-  }
-}
+

@@ -32,6 +32,7 @@ import { InFlightBookings, withFulfillment, writeOrderFulfillment, type BookingR
 import type { Booked } from '../domain/fulfillment.ts'
 import type { EventRouter } from './event-router.ts'
 import type { Logger } from '../log.ts'
+import type { Services } from '../services.ts'
 import { applyCouponEffect, priceCoupon, reduceCoupon, redemptionRefused, type CouponEffect, type CouponMsg } from './store-coupons.ts'
 import { applyReservationMsg, type ReservationMsg } from './store-reservations.ts'
 
@@ -72,11 +73,12 @@ export type StoreMsg =
   | { type: 'menu_write'; op: MenuOp; replyTo: Ref<Result<MenuChange>> }
   | { type: 'get_menu'; replyTo: Ref<Result<MenuSnapshot>> }
   /**
-   * Stock an order gave back, already committed (a cancellation, a refund: src/storage/stock.ts
-   * `restockOrder`, `restockLines`): the items it touches are re-read, not adjusted by the moves, as
-   * the held counts may already include them (an actor loaded after the commit, e.g. once passivated).
+   * Items changed in SQLite outside this actor, already committed: stock an order gave back (a
+   * cancellation, a line refund: src/storage/stock.ts `restockOrder`, `restockLines`), a brand renamed
+   * or deleted (src/ops/brands.ts). They are re-read, not adjusted, as the held copy may already have
+   * them (an actor loaded after the commit, e.g. once passivated).
    */
-  | { type: 'stock_returned'; moves: StockMove[]; replyTo: Ref<Result<null>> }
+  | { type: 'items_changed'; itemIds: number[]; replyTo: Ref<Result<null>> }
   | CouponMsg
   | ReservationMsg
 
@@ -115,8 +117,8 @@ export type StoreEffect =
   | CouponEffect
   /** A table or reservation write: decided and written in one transaction (store-reservations.ts). */
   | { kind: 'reservation'; msg: ReservationMsg }
-  /** Committed stock came back (`stock_returned`): re-read these items, less what orders still committing took. */
-  | { kind: 'reread_stock'; itemIds: number[] }
+  /** Items changed outside the actor (`items_changed`): re-read them, less what orders still committing took. */
+  | { kind: 'reread_items'; itemIds: number[] }
 
 /** The transition's outcome: `reply` when the answer is known now (a refusal, a read), else the effect's. */
 export interface StoreStep { state: StoreState; reply?: Result<unknown>; effects: StoreEffect[] }
@@ -136,8 +138,8 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
       return { state: s, effects: [{ kind: 'menu_write', op: msg.op }] }
     case 'get_menu':
       return { state: s, reply: ok({ store: s.store, vertical: s.vertical, menu: s.menu }), effects: [] }
-    case 'stock_returned':
-      return { state: s, reply: ok(null), effects: [{ kind: 'reread_stock', itemIds: [...new Set(msg.moves.map((m) => m.item_id))] }] }
+    case 'items_changed':
+      return { state: s, reply: ok(null), effects: [{ kind: 'reread_items', itemIds: [...new Set(msg.itemIds)] }] }
     case 'settings_write':
       return { state: s, effects: [{ kind: 'settings_write', patch: msg.patch, city: msg.city, fields: msg.fields }] }
     case 'coupon_create':
@@ -295,8 +297,8 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           // Awaited: the next booking of this store is checked against this one (no double booking).
           nact.dispatch(replyTo, await applyReservationMsg(deps, storeId, step.state.store.owner_id, e.msg, now))
           break
-        case 'reread_stock':
-          next = rereadStock(step.state, e.itemIds)
+        case 'reread_items':
+          next = rereadItems(step.state, e.itemIds)
           break
         default: {
           const never: never = e
@@ -370,7 +372,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
    * The held counts of `itemIds` as SQLite has them now (restock included), less what orders still
    * committing took from them: correct whether or not the held copy already saw the restock.
    */
-  function rereadStock(state: StoreState, itemIds: readonly number[]): StoreState | null {
+  function rereadItems(state: StoreState, itemIds: readonly number[]): StoreState | null {
     let held: { menu: StoreMenu; index: Map<number, PricedItem> } | null = state
     for (const id of itemIds) {
       held = held && withItemChanged(held, id, deps.stores.item(storeId, id))
@@ -428,5 +430,19 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     const itemId = 'itemId' in op ? op.itemId : change.entity === 'item' ? change.id : null
     const held = itemId === null ? null : withItemChanged(state, itemId, deps.stores.item(storeId, itemId))
     return held ? { ...state, ...held } : loadStoreState(deps, storeId)
+  }
+}
+
+/**
+ * Tell a store's actor that committed writes outside it changed these items (stock put back by a
+ * cancellation or line refund, a brand renamed or deleted), before the reply leaves, so the next order
+ * or menu read sees them. A removed store has no menu to keep in step: its refusal is ignored.
+ */
+export async function itemsChanged(svc: Pick<Services, 'actors' | 'log'>, storeId: number, itemIds: readonly number[]): Promise<void> {
+  if (itemIds.length === 0) return
+  try {
+    await svc.actors.stores.ask<null>(storeId, (replyTo) => ({ type: 'items_changed', itemIds: [...itemIds], replyTo }))
+  } catch (err) {
+    if (!(err instanceof ApiError)) svc.log.warn({ err, storeId }, 'items_changed not delivered')
   }
 }

@@ -19,6 +19,7 @@ import { verticalOf } from '../domain/verticals.ts'
 import { brandsRefused } from '../domain/item-fields.ts'
 import { isDate } from '../domain/business-hours.ts'
 import type { OpCtx as OpContext } from './op.ts'
+import { itemsChanged } from '../actors/store.ts'
 
 const tag = 'Brands'
 const read: Access = { owner: 'menu:read' }
@@ -95,7 +96,9 @@ export const updateBrandOp = defineOp({
   input: v.object({ ...brandId, ...v.partial(v.object(BrandBody)).entries }), output: BrandDetailSchema,
   run: async (ctx, { brand_id, ...body }) => {
     const store = goodsStore(ctx)
-    await ctx.svc.committer.write((db) => updateBrand(db, store.id, brand_id, body, nowIso()))
+    const items = await ctx.svc.committer.write((db) => updateBrand(db, store.id, brand_id, body, nowIso()))
+    // Written beside the store actor: its held menu re-reads them, so menus and orders show the new name.
+    await itemsChanged(ctx.svc, store.id, items)
     return brandOut(ctx, brand_id)
   },
 })
@@ -105,7 +108,8 @@ export const deleteBrandOp = defineOp({
   input: v.object(brandId),
   run: async (ctx, { brand_id }) => {
     const store = storeOf(ctx)
-    await ctx.svc.committer.write((db) => deleteBrand(db, store.id, brand_id, nowIso()))
+    const items = await ctx.svc.committer.write((db) => deleteBrand(db, store.id, brand_id, nowIso()))
+    await itemsChanged(ctx.svc, store.id, items)
   },
 })
 

@@ -54,15 +54,16 @@ export function createBrand(db: Db, storeId: number, d: BrandData & { name: stri
     .run(storeId, d.name, freeSlug(db, storeId, d.name, d.slug), d.description ?? null, d.logo_url ?? null, now, now).lastInsertRowid)
 }
 
-/** Update brand `id`; a new name is copied to its items' `brand` in the same transaction. */
-export function updateBrand(db: Db, storeId: number, id: number, d: BrandData, now: string): void {
+/** Update brand `id`; a new name is copied to its items' `brand` in the same transaction. Returns the items it changed. */
+export function updateBrand(db: Db, storeId: number, id: number, d: BrandData, now: string): number[] {
   const b = byId(db, storeId, id)
   if (!b) throw notFound('brand')
   const name = d.name ?? b.name
   const slug = d.slug !== undefined ? freeSlug(db, storeId, name, d.slug, id) : b.slug
   stmt(db, 'UPDATE brands SET name = ?, slug = ?, description = ?, logo_url = ?, updated_at = ? WHERE id = ?')
     .run(name, slug, d.description === undefined ? b.description : d.description, d.logo_url === undefined ? b.logo_url : d.logo_url, now, id)
-  if (name !== b.name) stmt(db, 'UPDATE menu_items SET brand = ?, updated_at = ? WHERE brand_id = ?').run(name, now, id)
+  if (name === b.name) return []
+  return stmt<[string, string, number], number>(db, 'UPDATE menu_items SET brand = ?, updated_at = ? WHERE brand_id = ? RETURNING id').pluck().all(name, now, id)
 }
 
 /** Delete brand `id`; its items keep existing without a brand. Returns their ids (the store actor re-reads them). */

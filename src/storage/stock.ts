@@ -75,7 +75,7 @@ interface MoveRow extends StockMove { id: number }
 /**
  * Put back everything order `orderId` still holds from stock (a cancellation), in the caller's
  * transaction; the moves are deleted, so a second call restores nothing. Returns what was put back,
- * for the store actor's held copy (`stock_returned`).
+ * for the store actor's held copy (`items_changed`).
  */
 export function restockOrder(db: Db, orderId: number): StockMove[] {
   const rows = stmt<[number], MoveRow>(db, 'SELECT * FROM stock_moves WHERE order_id = ? ORDER BY id').all(orderId)
@@ -86,7 +86,7 @@ export function restockOrder(db: Db, orderId: number): StockMove[] {
  * Put back part of an order (a refund of some lines): for each `{item_id, variant_id?, quantity}`,
  * up to `quantity` units of what the order took for that item (and variant), latest-expiring batch
  * first. Call inside the refund's transaction; returns what was put back (send it to the store actor
- * as `stock_returned`, as the order actor does on cancellation).
+ * as `items_changed`, as the order actor does on cancellation).
  */
 export function restockLines(db: Db, orderId: number, lines: readonly { item_id: number; variant_id?: number | null; quantity: number }[]): StockMove[] {
   const rows = stmt<[number], MoveRow>(db, 'SELECT * FROM stock_moves WHERE order_id = ? ORDER BY id DESC').all(orderId)
