@@ -6,6 +6,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createHmac } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
+import type { Test } from 'tap'
+import { checkSchema } from './jsonschema.ts'
+import { EVENT_CATALOG } from '../../src/domain/webhook-events.ts'
 
 export interface Received {
   path: string
@@ -106,3 +109,16 @@ export async function createEndpoint(base: string, token: string, url: string, e
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * A received event is what the catalog documents (src/domain/webhook-events.ts): its `data` matches
+ * the event's JSON Schema with no undocumented key, and the delivery is signed with `secret`.
+ */
+export function conformsToCatalog(t: Test, r: Received, secret: string): void {
+  const spec = EVENT_CATALOG[r.body.event]
+  if (!t.ok(spec, `${r.body.event} is in the catalog`)) return
+  const schema = spec!.data as { properties: Record<string, unknown> }
+  t.same(checkSchema(schema, r.body.data, {}), [], `${r.body.event} data matches the documented schema`)
+  t.same(Object.keys(r.body.data).filter((k) => !(k in schema.properties)), [], `${r.body.event} has no undocumented key`)
+  t.same(verifyStandard(secret, r), r.body, `${r.body.event} is signed`)
+}
