@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 # The dispatch server as a container (docs/deploy.md). Two stages: the first compiles the native
-# modules (better-sqlite3 builds from source) with the toolchain; the second carries only the
-# production dependencies and the sources, runs as the unprivileged `node` user and keeps its
-# database on the /data volume.
+# modules (better-sqlite3 builds from source) with the toolchain and compiles the TypeScript to
+# JavaScript (`npm run build`: a start then loads no compiler); the second carries only the
+# production dependencies and the compiled dist/, runs as the unprivileged `node` user and keeps
+# its database on the /data volume.
 #
 #   docker build -t dispatch .
 #   docker run -d --name dispatch -p 8080:8080 -v dispatch-data:/data \
@@ -17,9 +18,13 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Production dependencies only (tsx is one: the server runs its TypeScript sources directly).
+# Production dependencies only (tsx is one, and brings esbuild, which the build below uses).
 RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
+COPY tsconfig.json ./
+COPY tools/build.mjs ./tools/build.mjs
+COPY src ./src
+RUN node tools/build.mjs
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
@@ -30,7 +35,8 @@ WORKDIR /app
 COPY --from=build --chown=root:root /app/node_modules ./node_modules
 COPY --chown=root:root package.json package-lock.json ./
 COPY --chown=root:root bin ./bin
-COPY --chown=root:root src ./src
+# The compiled server and CLI (bin/dispatch.js runs dist/ when there are no sources beside it).
+COPY --from=build --chown=root:root /app/dist ./dist
 COPY --chown=root:root docs ./docs
 COPY --chown=root:root README.md ./README.md
 COPY --chown=root:root deploy/healthcheck.mjs ./deploy/healthcheck.mjs
@@ -48,4 +54,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
 # give `docker stop -t` more than that.
 STOPSIGNAL SIGTERM
 # Exec form: node is PID 1 and receives the signals itself (no shell in between).
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "dist/src/main.js"]

@@ -5,6 +5,7 @@
  * known here exactly when it is documented.
  */
 import { readFileSync } from 'node:fs'
+import { ROOT_URL } from './root.ts'
 
 export interface Entry { cmd: string; sub: string | null; text: string }
 
@@ -50,7 +51,7 @@ export function closest(word: string, candidates: readonly string[]): string | n
 }
 
 export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+  const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT_URL), 'utf8')) as { version: string }
   return pkg.version
 }
 

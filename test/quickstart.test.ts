@@ -1,5 +1,5 @@
 /**
- * README quick start: `node --import tsx src/main.ts` (what `npm start` runs) on an empty database
+ * README quick start: `node --import tsx src/main.ts` (what `npm start` runs, compiled) on an empty database
  * answers /healthz, seeds a demo account and prints its credentials once, with a summary of what to
  * open and a curl to try — not on the next start —
  * and shuts down cleanly on SIGTERM.
@@ -86,6 +86,7 @@ t.test('the README documents the two commands and the configuration defaults', a
   }
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
   // `exec`: npm forwards SIGTERM/SIGINT to the shell of its script, which would not pass them on (test/process.test.ts).
-  t.equal(pkg.scripts.start, 'exec node --import tsx src/main.ts', 'npm start runs what this test runs')
+  // npm start runs the same code compiled (tools/build.mjs; test/build.test.ts starts that build on plain node).
+  t.equal(pkg.scripts.start, 'node tools/build.mjs --if-stale && exec node dist/src/main.js', 'npm start builds when stale, then runs the build')
   t.equal(pkg.bin.dispatch, 'bin/dispatch.js')
 })

@@ -11,9 +11,12 @@
  *
  * Metrics are built only when something can read them (METRICS_TOKEN or METRICS_PORT set, see
  * src/http/routes/metrics.ts and ./listener.ts): otherwise `createMetrics` returns recorders that
- * do nothing, and no event-loop monitor or GC observer runs for nothing.
+ * do nothing, and no event-loop monitor or GC observer runs for nothing — and prom-client is not
+ * even loaded (about 45 ms of every start and test process; it is CommonJS, so a server that does
+ * serve metrics loads it synchronously here).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client'
+import { createRequire } from 'node:module'
+import type { Metric, Registry } from 'prom-client'
 import { HttpTimings, requestCounter, requestHistogram } from './http.ts'
 import type { SocketCounts } from './sockets.ts'
 
@@ -44,7 +47,8 @@ export interface ScrapeSources {
 export interface Metrics {
   /** False when nothing serves `/metrics` (no METRICS_TOKEN, no METRICS_PORT): every recorder is a no-op. */
   readonly enabled: boolean
-  readonly registry: Registry
+  /** Null when not enabled. */
+  readonly registry: Registry | null
   readonly http: HttpTimings
   readonly commit: CommitObserver
   readonly webhooks: WebhookObserver
@@ -60,19 +64,23 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 /** Seconds: fdatasync on a fast SSD is ~0.1–2 ms, on a cloud volume several ms, on a failing disk much more. */
 const DISK_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
 
+/** The Prometheus text format's content type (what prom-client's Registry says), for the no-op metrics. */
+const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+
 export function createMetrics(enabled: boolean): Metrics {
-  const registry = new Registry()
   const http = new HttpTimings()
   if (!enabled) {
     return {
-      enabled, registry, http,
+      enabled, registry: null, http,
       commit: { batch() {}, fsync() {} },
       webhooks: { attempt() {}, circuit() {} },
       watch() {},
-      text: () => registry.metrics(),
-      contentType: registry.contentType,
+      text: () => Promise.resolve(''),
+      contentType: TEXT_CONTENT_TYPE,
     }
   }
+  const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = createRequire(import.meta.url)('prom-client') as typeof import('prom-client')
+  const registry = new Registry()
   // Process defaults: CPU, RSS, heap, GC, handles, and the event-loop delay (nodejs_eventloop_lag_*,
   // from perf_hooks.monitorEventLoopDelay).
   collectDefaultMetrics({ register: registry })

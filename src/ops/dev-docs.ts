@@ -7,10 +7,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.ts'
+import { ROOT } from '../root.ts'
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /** The OpenAPI document comes from the route table (a front door): the HTTP layer registers its builder. */
 let openApiSource: ((config: Config) => Record<string, unknown>) | null = null

@@ -2,7 +2,7 @@
  * Email over SMTP with nodemailer (docs/providers.md "Email"): one pooled transport to the relay
  * of SMTP_URL or SMTP_HOST/…; the relay queues and delivers, so an accepted message is done.
  */
-import nodemailer, { type Transporter } from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { EmailProvider } from './email.ts'
 import type { EmailConfig } from './config.ts'
 import { maskEmail, type Deliverer } from './delivery.ts'
@@ -23,14 +23,24 @@ export function smtpFailure(err: unknown): Attempt {
   return { ok: false, transient: !PERMANENT.has(code), reason: `smtp ${code}` }
 }
 
-export class SmtpEmailProvider implements EmailProvider {
-  private readonly transport: Transporter
+/** nodemailer (about 45 ms to load) is loaded by the first message, not at start. */
+let nodemailerLoading: Promise<typeof import('nodemailer')> | null = null
+const loadNodemailer = () => (nodemailerLoading ??= import('nodemailer'))
 
-  constructor(private readonly cfg: Smtp, private readonly deliver: Deliverer, timeoutMs: number) {
+export class SmtpEmailProvider implements EmailProvider {
+  private transport: Transporter | null = null
+  private closed = false
+
+  constructor(private readonly cfg: Smtp, private readonly deliver: Deliverer, private readonly timeoutMs: number) {}
+
+  private async transporter(): Promise<Transporter> {
+    const nodemailer = (await loadNodemailer()).default
+    if (this.closed) throw Object.assign(new Error('smtp transport closed'), { code: 'ECONNECTION' })
+    const t = this.timeoutMs
     // maxRequeues 0: the pool's own retries would multiply ours (delivery.ts owns the policy).
-    const limits = { pool: true, maxConnections: 2, maxRequeues: 0, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs }
-    const where = typeof cfg.transport === 'string' ? { url: cfg.transport } : cfg.transport
-    this.transport = nodemailer.createTransport({ ...where, ...limits }, { from: cfg.from })
+    const limits = { pool: true, maxConnections: 2, maxRequeues: 0, connectionTimeout: t, greetingTimeout: t, socketTimeout: t }
+    const where = typeof this.cfg.transport === 'string' ? { url: this.cfg.transport } : this.cfg.transport
+    return (this.transport ??= nodemailer.createTransport({ ...where, ...limits }, { from: this.cfg.from }))
   }
 
   /** Awaited by sign-up and sign-in: a failure is 503 `delivery_failed` for them (delivery.ts). */
@@ -40,7 +50,7 @@ export class SmtpEmailProvider implements EmailProvider {
 
   private async attempt(to: string, subject: string, text: string): Promise<Attempt> {
     try {
-      await this.transport.sendMail({ to, subject, text })
+      await (await this.transporter()).sendMail({ to, subject, text })
       return { ok: true }
     } catch (err) {
       return smtpFailure(err)
@@ -48,6 +58,7 @@ export class SmtpEmailProvider implements EmailProvider {
   }
 
   close(): void {
-    this.transport.close()
+    this.closed = true
+    this.transport?.close()
   }
 }

@@ -3,8 +3,8 @@
  * `web-push` and sent by undici. The endpoint comes from a browser, that is from a user: it gets the
  * webhook SSRF checks (src/webhooks/ssrf.ts) before the request and at connect time, no redirects.
  */
-import webpush from 'web-push'
-import { Agent, buildConnector, request } from 'undici'
+import type { Agent } from 'undici'
+import type webpushModule from 'web-push'
 import { checkUrl, guardedLookup } from '../webhooks/ssrf.ts'
 import { cachedLookup } from '../webhooks/dns-cache.ts'
 import type { VapidConfig } from './config.ts'
@@ -14,20 +14,27 @@ import { httpFailure, networkFailure, type Attempt } from './retry.ts'
 /** Seconds a push service keeps an undelivered message: an offer or a new-order alert is stale after that. */
 export const WEB_PUSH_TTL = 600
 
-export class WebPushSender {
-  private readonly agent: Agent
+/** web-push and undici (about 120 ms to load together) are loaded by the first push, not at start. */
+type Libs = { webpush: typeof webpushModule; undici: typeof import('undici') }
+let libsLoading: Promise<Libs> | null = null
+const loadLibs = (): Promise<Libs> => (libsLoading ??= Promise.all([import('web-push'), import('undici')]).then(([w, undici]) => ({ webpush: w.default, undici })))
 
-  constructor(private readonly vapid: VapidConfig, private readonly allowLoopback: boolean, timeoutMs: number) {
-    this.agent = new Agent({
-      connect: buildConnector({ lookup: guardedLookup(allowLoopback, cachedLookup()), timeout: timeoutMs }),
-      headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connections: 16,
-    })
-  }
+export class WebPushSender {
+  private agent: Agent | null = null
+  private closed = false
+
+  constructor(private readonly vapid: VapidConfig, private readonly allowLoopback: boolean, private readonly timeoutMs: number) {}
 
   async attempt(sub: WebSubscription, payload: string, timeoutMs: number): Promise<Attempt> {
     const checked = checkUrl(sub.endpoint, this.allowLoopback)
     // An endpoint that may not be reached never will be: the subscription is dropped.
     if (!checked.ok) return { ok: false, transient: false, dead: true, reason: `blocked: ${checked.reason}` }
+    const { webpush, undici } = await loadLibs()
+    if (this.closed) return networkFailure(new Error('web push sender closed'))
+    this.agent ??= new undici.Agent({
+      connect: undici.buildConnector({ lookup: guardedLookup(this.allowLoopback, cachedLookup()), timeout: this.timeoutMs }),
+      headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs, connections: 16,
+    })
     let details: { headers: Record<string, string | number>; body: Buffer | null }
     try {
       details = webpush.generateRequestDetails(sub, payload, {
@@ -39,7 +46,7 @@ export class WebPushSender {
     }
     const headers = Object.fromEntries(Object.entries(details.headers).map(([k, val]) => [k.toLowerCase(), String(val)]))
     try {
-      const res = await request(checked.url!, { method: 'POST', headers, body: details.body ?? undefined, dispatcher: this.agent, signal: AbortSignal.timeout(timeoutMs) })
+      const res = await undici.request(checked.url!, { method: 'POST', headers, body: details.body ?? undefined, dispatcher: this.agent, signal: AbortSignal.timeout(timeoutMs) })
       await res.body.dump()
       if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true }
       const retryAfter = res.headers['retry-after']
@@ -54,6 +61,7 @@ export class WebPushSender {
   }
 
   close(): Promise<void> {
-    return this.agent.close().catch(() => {})
+    this.closed = true
+    return this.agent ? this.agent.close().catch(() => {}) : Promise.resolve()
   }
 }

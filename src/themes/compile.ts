@@ -111,7 +111,7 @@ function checkPath(file: string, folder: Folder, segments: readonly unknown[], l
 function checkVariables(file: string, folder: Folder, tpl: Template[], declared: { section?: Set<string>; theme: Set<string> }, out: Problem[]): void {
   let analysis
   try {
-    analysis = engine.analyzeSync(tpl, { partials: false })
+    analysis = engine().analyzeSync(tpl, { partials: false })
   } catch (err) {
     out.push({ file, line: 0, code: 'liquid_syntax', message: `could not analyse: ${(err as Error).message}` })
     return
@@ -144,7 +144,7 @@ export function compileTheme(files: ThemeFiles): CompileResult {
       continue
     }
     try {
-      parsed.set(path, engine.parse(src, path))
+      parsed.set(path, engine().parse(src, path))
     } catch (err) {
       problems.push(parseProblem(path, err))
     }

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { FILTERS, OBJECTS, SETTING_TYPES, TAGS, THEME_LIMITS, type FieldRef } from './reference.ts'
 import { PROBLEM_CODES } from './problems.ts'
+import { ROOT_URL } from '../root.ts'
 
 export const START = '<!-- reference:start (generated from src/themes/reference.ts; run `node --import tsx src/themes/docs.ts`) -->'
 export const END = '<!-- reference:end -->'
@@ -43,7 +44,7 @@ export function referenceMarkdown(): string {
   return out.join('\n')
 }
 
-export const DOC_PATH = fileURLToPath(new URL('../../docs/themes.md', import.meta.url))
+export const DOC_PATH = fileURLToPath(new URL('docs/themes.md', ROOT_URL))
 
 /** Replace the generated block of docs/themes.md. */
 export function regenerate(): void {

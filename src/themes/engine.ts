@@ -4,8 +4,13 @@
  * theme's own files held in memory), and liquidjs' DoS limits on parse size, render time and
  * allocation. Its filters and tags are exactly the reference's (reference.ts): every other
  * built-in is removed, so strict parsing rejects it.
+ *
+ * liquidjs (about 50 ms to load) is loaded when the first theme is compiled or rendered, not at
+ * start: it is CommonJS, so it is required synchronously then (`liquidjs()`), and the engine and its
+ * tag classes are built on that first use (`engine()`).
  */
-import { Liquid, Tag, type Context, type Emitter, type TagToken, type TopLevelToken, type Template, type FilterImplOptions } from 'liquidjs'
+import { createRequire } from 'node:module'
+import type { Liquid, Context, Emitter, TagToken, TopLevelToken, Template, FilterImplOptions } from 'liquidjs'
 import { FILTERS, TAGS, THEME_LIMITS } from './reference.ts'
 
 /** HTML the engine made itself (the rendered template given to the layout): output as it is. */
@@ -34,45 +39,53 @@ export interface SectionRuntime {
 
 export const SECTION_REGISTER = 'store-theme-sections'
 
-/** `{% section "name" %}`: renders sections/name.liquid with `section` set (names are literals, so they validate statically). */
-class SectionTag extends Tag {
-  readonly section: string
-  constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
-    super(token, remain, liquid)
-    const m = /^\s*(?:"([a-z0-9][a-z0-9_-]*)"|'([a-z0-9][a-z0-9_-]*)')\s*$/.exec(token.args)
-    if (!m) throw new Error('section needs a quoted section name, e.g. {% section "hero" %}')
-    this.section = (m[1] ?? m[2])!
-  }
+let liquidModule: typeof import('liquidjs') | null = null
+/** The liquidjs module, loaded on first use. */
+export const liquidjs = (): typeof import('liquidjs') => (liquidModule ??= createRequire(import.meta.url)('liquidjs') as typeof import('liquidjs'))
 
-  * render(ctx: Context, emitter: Emitter): Generator<unknown, void, unknown> {
-    const rt = ctx.getRegister<SectionRuntime | undefined>(SECTION_REGISTER)
-    const tpl = rt?.sections.get(this.section)
-    if (!rt || !tpl) throw new Error(`section "${this.section}" does not exist (sections/${this.section}.liquid)`)
-    ctx.push({ section: rt.objects.get(this.section) ?? { id: this.section, settings: {}, blocks: [] } })
-    try {
-      yield this.liquid.renderer.renderTemplates(tpl, ctx, emitter)
-    } catch (err) {
-      // Render errors of liquidjs carry a line but not always the file: name the section.
-      if (err && typeof err === 'object' && !('themeFile' in err)) Object.defineProperty(err, 'themeFile', { value: `sections/${this.section}.liquid` })
-      throw err
-    } finally {
-      ctx.pop()
+/** The two tags of our own; classes made on first use, as their base class comes from liquidjs. */
+function ownTags({ Tag }: typeof import('liquidjs')) {
+  /** `{% section "name" %}`: renders sections/name.liquid with `section` set (names are literals, so they validate statically). */
+  class SectionTag extends Tag {
+    readonly section: string
+    constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
+      super(token, remain, liquid)
+      const m = /^\s*(?:"([a-z0-9][a-z0-9_-]*)"|'([a-z0-9][a-z0-9_-]*)')\s*$/.exec(token.args)
+      if (!m) throw new Error('section needs a quoted section name, e.g. {% section "hero" %}')
+      this.section = (m[1] ?? m[2])!
+    }
+
+    * render(ctx: Context, emitter: Emitter): Generator<unknown, void, unknown> {
+      const rt = ctx.getRegister<SectionRuntime | undefined>(SECTION_REGISTER)
+      const tpl = rt?.sections.get(this.section)
+      if (!rt || !tpl) throw new Error(`section "${this.section}" does not exist (sections/${this.section}.liquid)`)
+      ctx.push({ section: rt.objects.get(this.section) ?? { id: this.section, settings: {}, blocks: [] } })
+      try {
+        yield this.liquid.renderer.renderTemplates(tpl, ctx, emitter)
+      } catch (err) {
+        // Render errors of liquidjs carry a line but not always the file: name the section.
+        if (err && typeof err === 'object' && !('themeFile' in err)) Object.defineProperty(err, 'themeFile', { value: `sections/${this.section}.liquid` })
+        throw err
+      } finally {
+        ctx.pop()
+      }
     }
   }
-}
 
-/** `{% schema %}…{% endschema %}`: data for the settings editor (schema.ts reads it), renders nothing. */
-class SchemaTag extends Tag {
-  constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
-    super(token, remain, liquid)
-    while (remain.length) {
-      const t = remain.shift()!
-      if ((t as TagToken).name === 'endschema') return
+  /** `{% schema %}…{% endschema %}`: data for the settings editor (schema.ts reads it), renders nothing. */
+  class SchemaTag extends Tag {
+    constructor(token: TagToken, remain: TopLevelToken[], liquid: Liquid) {
+      super(token, remain, liquid)
+      while (remain.length) {
+        const t = remain.shift()!
+        if ((t as TagToken).name === 'endschema') return
+      }
+      throw new Error(`tag ${token.getText()} not closed`)
     }
-    throw new Error(`tag ${token.getText()} not closed`)
-  }
 
-  render(): void {}
+    render(): void {}
+  }
+  return { SectionTag, SchemaTag }
 }
 
 const currencyFormat = new Map<string, Intl.NumberFormat>()
@@ -104,7 +117,9 @@ const STORE_FILTERS: Record<string, FilterImplOptions> = {
 }
 
 function buildEngine(): Liquid {
-  const liquid = new Liquid({
+  const L = liquidjs()
+  const { SectionTag, SchemaTag } = ownTags(L)
+  const liquid = new L.Liquid({
     strictFilters: true,
     strictVariables: true,
     // An undefined value in `if`/`unless` or `| default` is false/nil rather than an error: themes
@@ -135,5 +150,6 @@ function buildEngine(): Liquid {
   return liquid
 }
 
-/** The shared engine: stateless between renders (per-render state travels in the context's registers). */
-export const engine: Liquid = buildEngine()
+let shared: Liquid | null = null
+/** The shared engine, built on first use: stateless between renders (per-render state travels in the context's registers). */
+export const engine = (): Liquid => (shared ??= buildEngine())

@@ -3,8 +3,7 @@
  * around it. A broken theme never takes a store down: renderTheme falls back to the default
  * built-in theme and returns the problems, so the owner can be shown why.
  */
-import { Context } from 'liquidjs'
-import { engine, SafeHtml, SECTION_REGISTER, type SectionRuntime } from './engine.ts'
+import { engine, liquidjs, SafeHtml, SECTION_REGISTER, type SectionRuntime } from './engine.ts'
 import { compileTheme, type CompiledTheme, type ThemeFiles } from './compile.ts'
 import { OBJECTS, type FieldRef, type TemplateName } from './reference.ts'
 import { resolveSettings, type SectionSchema } from './schema.ts'
@@ -90,10 +89,11 @@ export function renderCompiled(theme: CompiledTheme, input: RenderInput): string
     objects: new Map([...theme.sections.keys()].map((n) => [n, sectionObject(n, theme.schemas.get(n), input.sections?.[n])])),
   }
   const run = (file: string, tpl: CompiledTheme['layout'], extra: Record<string, unknown>): string => {
-    const ctx = new Context({ ...scope, ...extra }, engine.options, { sync: true }, { liquid: engine })
+    const liquid = engine()
+    const ctx = new (liquidjs().Context)({ ...scope, ...extra }, liquid.options, { sync: true }, { liquid })
     ctx.setRegister(SECTION_REGISTER, runtime)
     try {
-      return engine.renderSync(tpl, ctx) as string
+      return liquid.renderSync(tpl, ctx) as string
     } catch (err) {
       if (err && typeof err === 'object' && !('themeFile' in err)) Object.defineProperty(err, 'themeFile', { value: file })
       throw err

@@ -7,7 +7,7 @@
  * Time-outs are paced per event-loop turn (ABORTS_PER_TURN), so a crowd of hung receivers is cut
  * off in slices between other requests (docs/webhooks.md "Fairness").
  */
-import { Agent, buildConnector, request } from 'undici'
+import type { Agent, buildConnector } from 'undici'
 import { checkAddress, guardedLookup } from './ssrf.ts'
 import { cachedLookup } from './dns-cache.ts'
 
@@ -24,6 +24,14 @@ export const MAX_RESPONSE_BYTES = 16 * 1024
  * the next turns, after the I/O in between has been served (issue 10 item 6).
  */
 export const ABORTS_PER_TURN = 16
+
+/**
+ * undici is loaded on the first attempt, not at start: it is the biggest module the server has (about
+ * 85 ms to load), and a server whose accounts have no webhook endpoints never needs it.
+ */
+type Undici = typeof import('undici')
+let undiciLoading: Promise<Undici> | null = null
+const loadUndici = (): Promise<Undici> => (undiciLoading ??= import('undici'))
 
 export interface Outcome {
   ok: boolean
@@ -50,20 +58,19 @@ export class WebhookClient {
    * by the hundred. Names resolve through a cache with bounded concurrency (dns-cache.ts), then the
    * SSRF check of every address (ssrf.ts).
    */
-  private readonly connector: buildConnector.connector
+  private connector: buildConnector.connector | null = null
   private closedAll = false
   private doneThisTurn = 0
   private turnScheduled = false
   private readonly queued: Array<() => void> = []
 
-  constructor(private readonly opts: ClientOptions) {
-    this.connector = buildConnector({ lookup: guardedLookup(opts.allowLoopback, cachedLookup()), timeout: opts.timeoutMs })
-  }
+  constructor(private readonly opts: ClientOptions) {}
 
-  private agentFor(endpointId: number): Agent {
+  private agentFor(u: Undici, endpointId: number): Agent {
     let a = this.agents.get(endpointId)
     if (!a) {
-      a = new Agent({
+      this.connector ??= u.buildConnector({ lookup: guardedLookup(this.opts.allowLoopback, cachedLookup()), timeout: this.opts.timeoutMs })
+      a = new u.Agent({
         connect: this.connector,
         connections: this.opts.connections,
         pipelining: 1,
@@ -117,9 +124,12 @@ export class WebhookClient {
     const ac = new AbortController()
     const timer = setTimeout(() => this.paced(() => ac.abort(new DOMException('The webhook attempt timed out.', 'TimeoutError'))), this.opts.timeoutMs)
     try {
-      const res = await request(url, {
+      const u = await loadUndici()
+      // Closed while undici loaded (first attempt at shutdown): no pool may be opened after closeAll.
+      if (this.closedAll) return done({ ok: false, status: null, error: 'connection: closed', excerpt: '' })
+      const res = await u.request(url, {
         method: 'POST',
-        dispatcher: this.agentFor(endpointId),
+        dispatcher: this.agentFor(u, endpointId),
         headers: { 'content-type': 'application/json', 'user-agent': 'dispatch-webhooks/1', ...headers },
         body,
         signal: ac.signal,

@@ -5,9 +5,10 @@
  * origin only.
  */
 import { readdirSync, readFileSync } from 'node:fs'
-import { Marked } from 'marked'
+import type { Marked } from 'marked'
 import { esc } from './html.ts'
 import { assetUrl } from './docs-assets.ts'
+import { ROOT_URL } from '../../root.ts'
 
 export const HTML = 'text/html; charset=utf-8'
 
@@ -19,7 +20,7 @@ export const DOCS_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-cache',
 }
 
-const DOCS_DIR = new URL('../../../docs/', import.meta.url)
+const DOCS_DIR = new URL('docs/', ROOT_URL)
 const GUIDE_NAME = /^[a-z0-9][a-z0-9-]*$/
 
 export interface Guide { name: string; title: string }
@@ -43,12 +44,14 @@ export function guides(): Guide[] {
 /** `name` or `name.md` of a listed guide, else undefined. */
 export const findGuide = (name: string): Guide | undefined => guides().find((g) => g.name === name.replace(/\.md$/, ''))
 
-const marked = new Marked({ gfm: true, async: false })
+/** marked is loaded by the first guide asked for, not at start (every server and test process would pay ~10 ms). */
+let marked: Promise<Marked> | null = null
+const markdown = (): Promise<Marked> => (marked ??= import('marked').then((m) => new m.Marked({ gfm: true, async: false })))
 const rendered = new Map<string, string>()
-function guideHtml(g: Guide): string {
+async function guideHtml(g: Guide): Promise<string> {
   let html = rendered.get(g.name)
   if (html === undefined) {
-    html = marked.parse(readFileSync(new URL(`${g.name}.md`, DOCS_DIR), 'utf8')) as string
+    html = (await markdown()).parse(readFileSync(new URL(`${g.name}.md`, DOCS_DIR), 'utf8')) as string
     rendered.set(g.name, html)
   }
   return html
@@ -87,8 +90,8 @@ export function referencePage(openapiUrl: string): string {
   })
 }
 
-export function guidePage(g: Guide, openapiUrl: string): string {
-  return shell({ title: `${g.title} · Dispatch docs`, current: `/docs/guides/${g.name}`, openapiUrl, body: `<article class="guide">${guideHtml(g)}</article>` })
+export async function guidePage(g: Guide, openapiUrl: string): Promise<string> {
+  return shell({ title: `${g.title} · Dispatch docs`, current: `/docs/guides/${g.name}`, openapiUrl, body: `<article class="guide">${await guideHtml(g)}</article>` })
 }
 
 export function guideNotFoundPage(openapiUrl: string): string {

@@ -30,10 +30,10 @@ export function pageRoutes(all: () => readonly Route[]) {
       method: 'GET', path: '/docs/guides/{name}', site: true, tag: 'Discovery', summary: 'A guide from docs/, as HTML', auth: 'none', produces: HTML,
       description: '`name` is a guide\'s file name without `.md` (with it also works, so the guides\' own links resolve). Only the files of docs/ are served: a name is looked up in their list, never used as a path.',
       pageErrors: { 404: 'No guide has this name: a page saying so.' },
-      handler: ({ svc, params }) => {
+      handler: async ({ svc, params }) => {
         const g = findGuide(params.name ?? '')
         const url = openapiUrl(svc.config.baseUrl)
-        return g ? new Reply(200, guidePage(g, url), DOCS_HEADERS, HTML) : new Reply(404, guideNotFoundPage(url), DOCS_HEADERS, HTML)
+        return g ? new Reply(200, await guidePage(g, url), DOCS_HEADERS, HTML) : new Reply(404, guideNotFoundPage(url), DOCS_HEADERS, HTML)
       },
     }),
     route({
