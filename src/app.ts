@@ -12,6 +12,7 @@ import { createResellerQueries } from './storage/reseller.ts'
 import { refusingSuspended } from './auth/suspension.ts'
 import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
+import { withStoreCache } from './storage/store-cache.ts'
 import { createOrderQueries, findIdempotency } from './storage/orders.ts'
 import { couponReads } from './storage/coupons.ts'
 import { EventRouter } from './actors/event-router.ts'
@@ -107,7 +108,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     config, db, committer, log,
     events,
     webhooks,
-    stores: createStoreQueries(db),
+    stores: withStoreCache(db, createStoreQueries(db)),
     orders: createOrderQueries(db, config.siteUrl),
     drivers: createDriverQueries(db),
     endpoints: { ownedBy: (id, ownerId) => webhooks.store.ownedEndpoint(id, ownerId) },

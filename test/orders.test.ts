@@ -38,6 +38,10 @@ t.test('pricing is done by the server: variation replaces the price, extras add 
   t.match(o.items[1], { item_id: menu.fries, variation: null, quantity: 3, unit_price: 3, line_total: 9, extras: [] })
   t.match(o.items[2], { variation: { id: menu.burger.single, name: 'Single' }, unit_price: 10, line_total: 11.5 }, 'a variation without its own price keeps the item price')
   t.equal(o.extras.length, 3, 'extras flattened with their line')
+  // The create reply is built from the order in memory (storage/orders.ts viewOfNew), not read back:
+  // it must be exactly what reading the stored order gives.
+  const read = await s.req('GET', `/restaurants/${acct.storeId}/orders/${o.id}`, { token: acct.token })
+  t.strictSame(r.body, read.body, 'the create reply equals the stored order read back')
   t.ok(o.extras.every((e: { line_id: number }) => o.items.some((l: { id: number }) => l.id === e.line_id)))
   t.match(o, { customer_name: 'Ada', phone: '+15550100', note: 'ring', source: 'pos', restaurant_id: acct.storeId, type: 'takeaway', is_paid: false, driver: null })
 

@@ -27,6 +27,7 @@ import { applyMenuOp, type MenuChange, type MenuOp } from '../storage/menu.ts'
 import { allocateStock, withMoves, type StockMove } from '../domain/stock.ts'
 import { localDay, timeZoneOf } from '../domain/business-hours.ts'
 import { takeStock } from '../storage/stock.ts'
+import { customers } from '../storage/customers.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
 import { InFlightBookings, withFulfillment, writeOrderFulfillment, type BookingReads } from './store-fulfillment.ts'
 import type { Booked } from '../domain/fulfillment.ts'
@@ -52,6 +53,12 @@ export type StoreMsg =
       type: 'create_order'
       input: OrderInput
       customerId: number | null
+      /**
+       * With no `customerId`: the order's phone, normalised; the store's customer with that phone is
+       * linked to the order inside its write (docs/customers.md), so the customers named on orders
+       * and the CRM's are the same records.
+       */
+      linkPhone?: string | null
       /** A coupon to redeem (storefront orders, docs/storefront.md "Coupons"); the actor applies its rules. */
       couponCode: string | null
       idem: Idempotency | null
@@ -275,7 +282,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     for (const e of step.effects) {
       switch (e.kind) {
         case 'insert_order':
-          insert(step.state.store.owner_id, e, replyTo, now) // not awaited: pipelined
+          insert(step.state.store.owner_id, e, msg.type === 'create_order' ? msg.linkPhone ?? null : null, replyTo, now) // not awaited: pipelined
           break
         case 'replay': {
           const row = deps.orders.row(e.orderId)
@@ -326,8 +333,9 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     }
   }
 
-  function insert(ownerId: number, e: Extract<StoreEffect, { kind: 'insert_order' }>, replyTo: Ref<Result<unknown>>, now: string): void {
-    const { order, couponId, idem } = e
+  function insert(ownerId: number, e: Extract<StoreEffect, { kind: 'insert_order' }>, linkPhone: string | null, replyTo: Ref<Result<unknown>>, now: string): void {
+    const { couponId, idem } = e
+    let order = e.order
     const slot = idem ? idempotencySlot(idem) : null
     if (idem && slot !== null) pending.set(slot, idem.hash)
     bookings.hold(order)
@@ -335,6 +343,10 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     let event!: OutboxEvent
     deps.committer
       .write((db) => {
+        if (order.customer_id === null && linkPhone !== null) {
+          const linked = customers.idByPhone(db, storeId, linkPhone)
+          if (linked !== undefined) order = { ...order, customer_id: linked }
+        }
         const ids = insertOrder(db, order)
         // Counted in the order's own transaction with a guard, so two orders racing for the last use
         // cannot both get it: a coupon changed since pricing rolls the order back with a 422.

@@ -1,9 +1,11 @@
 /**
- * Owner principal resolution (api-v1 §5). Looked up in SQLite on every request, never cached, so
- * a token created or revoked by the CLI from another process takes effect at once.
- * Lookup is by SHA-256 digest through a unique index: the raw token is never compared.
+ * Owner principal resolution (api-v1 §5). Lookup is by SHA-256 digest through a unique index: the
+ * raw token is never compared. Found tokens are cached per epoch (src/storage/auth-epoch.ts): a
+ * token revoked or changed by the CLI from another process, or by this one, is refused at once,
+ * and expiry is checked on every request.
  */
 import type { Db } from '../storage/db.ts'
+import { EpochCache } from '../storage/auth-epoch.ts'
 import { sha256Hex } from './tokens.ts'
 import { isAppAccessToken, resolveAppToken } from './app-tokens.ts'
 
@@ -25,15 +27,24 @@ export function createOwnerAuth(db: Db) {
   const byHash = db.prepare<[string], { id: number; owner_id: number; capabilities: string; expires_at: string | null; revoked_at: string | null }>(
     'SELECT id, owner_id, capabilities, expires_at, revoked_at FROM owner_tokens WHERE token_hash = ?',
   )
+  // Keyed by the digest, so the process keeps no raw token; the principal is shared by the requests
+  // of one epoch and must not be changed by them.
+  const cache = new EpochCache<string, { principal: OwnerPrincipal; expiresMs: number }>(db)
+  const load = (hash: string) => {
+    const row = byHash.get(hash)
+    if (!row || row.revoked_at) return undefined
+    const principal: OwnerPrincipal = { kind: 'owner', ownerId: row.owner_id, tokenId: row.id, capabilities: JSON.parse(row.capabilities), expiresAt: row.expires_at }
+    return { principal, expiresMs: row.expires_at ? Date.parse(row.expires_at) : Infinity }
+  }
   return {
     /** The principal for a raw token, or null when missing, unknown, revoked or expired. */
     resolve(rawToken: string): OwnerPrincipal | null {
       // App access tokens are owner principals limited to their scopes (docs/apps.md "Calling the API").
       if (isAppAccessToken(rawToken)) return resolveAppToken(db, rawToken)
-      const row = byHash.get(sha256Hex(rawToken))
-      if (!row || row.revoked_at) return null
-      if (row.expires_at && Date.parse(row.expires_at) <= Date.now()) return null
-      return { kind: 'owner', ownerId: row.owner_id, tokenId: row.id, capabilities: JSON.parse(row.capabilities), expiresAt: row.expires_at }
+      const hash = sha256Hex(rawToken)
+      const found = cache.get(hash, () => load(hash))
+      if (!found || found.expiresMs <= Date.now()) return null
+      return found.principal
     },
   }
 }

@@ -3,12 +3,13 @@
  * leads to an account (each principal carries `ownerId`: the owner, or the owner of the store or
  * driver the token belongs to), so one wrapper around each authenticator answers 403
  * `account_suspended` for all of them, on every front door that authenticates through
- * `svc.auth` (HTTP routes, WebSocket upgrades, socket re-validation, MCP servers). The lookup is one
- * primary-key read per authentication and is never cached: unsuspending applies at once.
+ * `svc.auth` (HTTP routes, WebSocket upgrades, socket re-validation, MCP servers). The answer is
+ * cached per auth epoch (suspension-cache.ts), which any change to `owners` moves, from any
+ * connection: suspending and unsuspending apply at once.
  */
 import type { Db } from '../storage/db.ts'
 import { ApiError } from '../errors.ts'
-import { isSuspended } from '../storage/accounts.ts'
+import { isSuspendedNow } from './suspension-cache.ts'
 import type { Authenticator, AuthFamily, Principal } from './principals.ts'
 
 /** What a public page or public route of a suspended account's store answers (403, same code). */
@@ -19,7 +20,7 @@ export const accountSuspended = (): ApiError =>
 
 /** Throws 403 `account_suspended` when the principal's account is suspended. */
 export function assertNotSuspended(db: Db, principal: Principal): void {
-  if (isSuspended(db, principal.ownerId)) throw accountSuspended()
+  if (isSuspendedNow(db, principal.ownerId)) throw accountSuspended()
 }
 
 /** The same authenticator, refusing (403, not 401: the token is valid) principals of a suspended account. */

@@ -20,7 +20,6 @@ import type { CreatedOrder } from '../actors/store.ts'
 import type { OrderView } from '../storage/orders.ts'
 import { Outcome } from './op.ts'
 import { normalizePhone } from '../domain/delivery.ts'
-import { customers } from '../storage/customers.ts'
 
 export interface OrderRequest {
   storeId: number
@@ -52,16 +51,13 @@ export async function placeOrder(svc: Pick<Services, 'actors' | 'db'>, r: OrderR
     throw new ApiError('validation_failed', undefined, { 'Idempotency-Key': ['Use a key of 1 to 255 characters.'] })
   }
   const idem = key === null ? null : { scope: `${r.caller}/store:${r.storeId}`, key, hash: createHash('sha256').update(stableJson(r.input)).digest('hex') }
-  const customerId = r.customerId ?? linkedCustomer(svc, r.storeId, r.input.phone)
+  const customerId = r.customerId ?? null
+  // Linked inside the order's own write (the store actor's shell): a read there costs a fraction
+  // of one outside a transaction, and it sees the customers as of the commit.
+  const linkPhone = customerId === null && r.input.phone ? normalizePhone(r.input.phone) : null
   const created = await svc.actors.stores.ask<CreatedOrder>(r.storeId, (replyTo) => ({
-    type: 'create_order', input: r.input, customerId, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newToken('track'), replyTo,
+    type: 'create_order', input: r.input, customerId, linkPhone, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newToken('track'), replyTo,
   }))
   return new Outcome(created.order, { replayed: created.replayed })
 }
 
-
-/** The store's customer with this phone (normalised as sign-in and the CRM store it), or null. */
-function linkedCustomer(svc: Pick<Services, 'db'>, storeId: number, phone: string | null | undefined): number | null {
-  const normal = phone ? normalizePhone(phone) : null
-  return normal === null ? null : customers.idByPhone(svc.db, storeId, normal) ?? null
-}

@@ -16,11 +16,14 @@
  * Where the fsync happens: one transaction per write commits at synchronous=FULL (SQLite fsyncs
  * the WAL inside COMMIT, on the event loop). Group commit commits at NORMAL and has the WAL
  * fdatasync'ed on the thread pool (wal-sync.ts) before it answers anyone or runs a hook's
- * `committed`: the same guarantee, without stopping the event loop for the disk, and the next
- * batch is built and committed while the previous one's fsync runs.
+ * `committed`: the same guarantee, without stopping the event loop for the disk. While a sync is
+ * in flight the next batch stays open (it could not be answered before the next sync anyway) and
+ * commits the moment the sync returns, so each sync covers one transaction with everything that
+ * arrived meanwhile, not one per event-loop turn (each writes the same index and outbox pages).
  */
 import type { Db } from './db.ts'
 import { createWalSync } from './wal-sync.ts'
+import { forgetAuthEpoch } from './auth-epoch.ts'
 
 type Job = { fn: (db: Db) => unknown; resolve: (v: any) => void; reject: (e: unknown) => void }
 
@@ -93,6 +96,8 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
             after = runHooks(db, hooks)
             return v
           }).immediate()
+          // It may have revoked a token or removed a store: later checks in this turn read again.
+          forgetAuthEpoch(db)
           stats.batches++
           stats.writes++
           observe?.batch(1, (performance.now() - t0) / 1000)
@@ -118,6 +123,9 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
   const release = db.prepare('RELEASE w')
   const rollbackTo = db.prepare('ROLLBACK TO w')
   const walSync = createWalSync(db, observe?.fsync)
+  /** The batch is complete but held until the WAL sync in flight returns (see maybeFlush). */
+  let heldForSync = false
+  if (walSync) walSync.onIdle = () => { if (heldForSync) commitBatch() }
   const level = db.pragma('synchronous', { simple: true }) as number
   // NORMAL for our own commits only (the fsync is ours, below); restored after each commit.
   const relaxed = walSync ? db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`) : null
@@ -138,11 +146,21 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
       setImmediate(maybeFlush)
       return
     }
+    // A WAL sync is in flight: whatever commits now waits for the next sync anyway, which starts
+    // only when this one returns. So the batch stays open until then (walSync.onIdle) and takes in
+    // everything that arrives meanwhile: one transaction instead of one per turn, whose pages (the
+    // same index leaves, outbox, sequence rows) are written to the WAL once instead of each time.
+    // No reply waits longer for it; the replies of the sync in flight are not held.
+    if (walSync?.busy && queue.length < maxBatch) {
+      heldForSync = true
+      return
+    }
     commitBatch()
   }
 
   function commitBatch(): void {
     scheduled = false
+    heldForSync = false
     const jobs = queue
     queue = []
     if (jobs.length === 0) return
@@ -172,6 +190,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
       return
     } finally {
       restore?.run()
+      forgetAuthEpoch(db)
     }
     stats.batches++
     stats.writes += jobs.length
@@ -208,6 +227,8 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     write<T>(fn: (db: Db) => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ fn, resolve, reject })
+        // A held batch that is full commits without waiting for the sync (on its own turn, not in the caller's).
+        if (heldForSync && queue.length === maxBatch) setImmediate(() => { if (heldForSync) commitBatch() })
         if (!scheduled) {
           scheduled = true
           openedAt = performance.now()

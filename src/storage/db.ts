@@ -33,6 +33,11 @@ export function openDb(path: string): Db {
   db.pragma('foreign_keys = ON')
   // Another process (the CLI) may write while the server runs: wait instead of failing.
   db.pragma('busy_timeout = 5000')
+  // Savepoints (one per write in a group-commit batch) journal the pages they change in a
+  // sub-journal; on disk that is a temporary file created, written page by page and deleted per
+  // savepoint: profiled at ~40 µs of system CPU per order. In memory it costs a copy. Durability is
+  // the WAL's, not the sub-journal's (it only serves rolling one write back inside its transaction).
+  db.pragma('temp_store = MEMORY')
   migrate(db)
   return db
 }

@@ -234,16 +234,58 @@ export function createOrderQueries(db: Db, siteUrl: string) {
 }
 export type OrderQueries = ReturnType<typeof createOrderQueries>
 
-/** The full view of an order just inserted, built from memory (no read-back on the hot path). */
-export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, siteUrl: string) {
-  const row: OrderRow = {
-    ...o, ...fulfillmentColumns(o.fulfillment), id: ids.id, is_paid: o.is_paid ? 1 : 0, refunded: 0, driver_id: null, timeline: JSON.stringify(o.timeline), updated_at: o.created_at,
-  } as OrderRow & { lines?: unknown }
-  const kds = JSON.stringify({ queued_at: o.created_at })
-  const lines: LineRow[] = o.lines.map((l, i) => ({
-    ...l, id: ids.lineIds[i]!, order_id: ids.id, extras: JSON.stringify(l.extras), kds_state: 'queued', kds_timeline: kds,
+/**
+ * The full view of an order just inserted, built from memory (no read-back on the hot path): the
+ * same object `orderView` makes of the row and lines as stored, built directly rather than through
+ * row-shaped copies whose JSON columns are stringified only to be parsed again (every order's reply).
+ */
+export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, siteUrl: string): OrderView {
+  const items = o.lines.map((l, i) => ({
+    id: ids.lineIds[i]!,
+    item_id: l.item_id,
+    name: l.name,
+    variation: l.variant_id == null ? null : { id: l.variant_id, name: l.variant_name },
+    quantity: l.quantity,
+    unit_price: fromCents(l.unit_price),
+    extras: l.extras.map((e) => ({ id: e.id, name: e.name, price: fromCents(e.price) })),
+    line_total: fromCents(l.line_total),
+    note: l.note,
+    station: l.station,
+    kds_state: 'queued',
+    kds_timeline: { queued_at: o.created_at } as Record<string, string>,
   }))
-  return orderView(row, lines, null, siteUrl)
+  const extras: OrderView['extras'] = []
+  for (const l of items) for (const e of l.extras) extras.push({ ...e, line_id: l.id })
+  return {
+    id: ids.id,
+    restaurant_id: o.store_id,
+    type: o.type,
+    status: o.status,
+    delivery_status: o.delivery_status,
+    is_paid: o.is_paid,
+    customer_id: o.customer_id,
+    customer_name: o.customer_name,
+    phone: o.phone,
+    table_number: o.table_number,
+    address: o.address,
+    note: o.note,
+    source: o.source,
+    coupon_code: o.coupon_code,
+    subtotal: fromCents(o.subtotal),
+    discount: fromCents(o.discount),
+    tip_amount: fromCents(o.tip_amount),
+    total: fromCents(o.total),
+    refunded: 0,
+    items,
+    extras,
+    driver: null,
+    timeline: { ...o.timeline },
+    created_at: o.created_at,
+    updated_at: o.created_at,
+    track_token: o.track_token,
+    track_url: trackUrl(siteUrl, o.track_token),
+    ...fulfillmentView(fulfillmentColumns(o.fulfillment)),
+  }
 }
 
 /**

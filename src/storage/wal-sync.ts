@@ -20,6 +20,14 @@ export type SyncDone = (err: Error | null) => void
 export interface WalSync {
   /** Call `done` once everything committed before this call is on stable storage. */
   afterCommit(done: SyncDone): void
+  /** Is an fdatasync in flight now? (A commit made meanwhile waits for the next one anyway.) */
+  readonly busy: boolean
+  /**
+   * Called each time a sync returned, after its callers were answered and before the next one
+   * starts: a committer that held its batch while the sync ran commits it here, so the next sync
+   * covers it (see commit.ts).
+   */
+  onIdle: (() => void) | null
   /** The same, now, on this thread (shutdown). */
   syncNow(): void
   close(): void
@@ -64,11 +72,14 @@ export function createWalSync(db: Db, observe?: (seconds: number) => void): WalS
       running = false
       observe?.((performance.now() - t0) / 1000)
       settle(batch, err)
-      if (waiting.length > 0) start()
+      api.onIdle?.()
+      if (waiting.length > 0 && !running) start()
     })
   }
 
-  return {
+  const api: WalSync = {
+    get busy() { return running },
+    onIdle: null,
     afterCommit(done) {
       waiting.push(done)
       if (!running) start()
@@ -85,4 +96,5 @@ export function createWalSync(db: Db, observe?: (seconds: number) => void): WalS
       fd = -1
     },
   }
+  return api
 }

@@ -47,7 +47,10 @@ export class Snapshots {
     const all = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[]
     // Virtual FTS tables are views of their shadow tables (above): they have no rowid counter to compare.
     this.tables = all.filter((t) => !(t in MAY_WRITE_ON_4XX) && !/_fts$/.test(t))
-    const cols = this.tables.map((t) => `(SELECT COUNT(*) || ':' || IFNULL(MAX(rowid), 0) FROM "${t}") AS "${t}"`)
+    // WITHOUT ROWID tables (auth_epoch) have no rowid: their count is compared alone.
+    const noRowid = new Set(this.db.prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND wr = 1").pluck().all() as string[])
+    const cols = this.tables.map((t) =>
+      noRowid.has(t) ? `(SELECT COUNT(*) || ':-' FROM "${t}") AS "${t}"` : `(SELECT COUNT(*) || ':' || IFNULL(MAX(rowid), 0) FROM "${t}") AS "${t}"`)
     this.stmt = this.db.prepare(`SELECT ${cols.join(', ')}`)
   }
 
