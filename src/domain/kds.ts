@@ -33,7 +33,17 @@ export const kdsEditable = (status: string): boolean => status !== 'cancelled' &
 export const nextKds = (s: KdsState): KdsState | null => KDS_FLOW[KDS_FLOW.indexOf(s) + 1] ?? null
 export const prevKds = (s: KdsState): KdsState | null => (KDS_FLOW.indexOf(s) > 0 ? KDS_FLOW[KDS_FLOW.indexOf(s) - 1]! : null)
 
-export interface KdsLine { id: number; station: string | null; state: KdsState; timeline: Record<string, string> }
+/**
+ * What a kitchen card shows of a line besides its state. Fixed once the order is placed (no write
+ * changes a line's name, variation, quantity, extras or note), so the order actor keeps it with the
+ * line and builds the screens' frames and its reply from memory, without reading the order back.
+ */
+export interface KdsCard { item_id: number; name: string; variation: string | null; quantity: number; extras: readonly string[]; note: string | null }
+
+export interface KdsLine { id: number; station: string | null; state: KdsState; timeline: Record<string, string>; card?: KdsCard }
+
+/** The order fields a kitchen card heads with; fixed once the order is placed, like the card. */
+export interface KdsHead { type: string; table_number: string | null; customer_name: string | null; note: string | null; created_at: string }
 
 /**
  * Timestamps follow the path the item actually took: entering a state stamps `<state>_at` with
@@ -71,9 +81,35 @@ export function kitchenStatusFor(type: string, states: readonly KdsState[], curr
   return 'ready'
 }
 
-/** A line as the order actor keeps it, from its stored row. */
-export function kdsLineOf(r: { id: number; station: string | null; kds_state: string; kds_timeline: string }): KdsLine {
-  return { id: r.id, station: r.station, state: r.kds_state as KdsState, timeline: JSON.parse(r.kds_timeline) as Record<string, string> }
+/** A line as the order actor keeps it, from its stored row (with its card when the row has the card's columns). */
+export function kdsLineOf(r: { id: number; station: string | null; kds_state: string; kds_timeline: string; item_id?: number; name?: string; variant_id?: number | null; variant_name?: string | null; quantity?: number; extras?: string; note?: string | null }): KdsLine {
+  const line: KdsLine = { id: r.id, station: r.station, state: r.kds_state as KdsState, timeline: JSON.parse(r.kds_timeline) as Record<string, string> }
+  if (r.name !== undefined && r.item_id !== undefined && r.quantity !== undefined && r.extras !== undefined) {
+    line.card = { item_id: r.item_id, name: r.name, variation: r.variant_id == null ? null : r.variant_name ?? null, quantity: r.quantity, extras: (JSON.parse(r.extras) as Array<{ name: string }>).map((e) => e.name), note: r.note ?? null }
+  }
+  return line
+}
+
+/** The card head of a stored order row (undefined when the order is gone). */
+export const kdsHeadOf = (r: KdsHead | undefined): KdsHead | undefined =>
+  r && { type: r.type, table_number: r.table_number, customer_name: r.customer_name, note: r.note, created_at: r.created_at }
+
+/**
+ * The kitchen view of an order from the actor's memory (state, card head, lines with cards), the
+ * same fields `orderView` gives a kitchen card; null when some line has no card (then the caller
+ * reads the order as stored).
+ */
+export function kdsViewOf(o: { id: number; storeId: number; status: string }, head: KdsHead, lines: readonly KdsLine[]): KdsViewOrder | null {
+  const items: KdsViewLine[] = []
+  for (const l of lines) {
+    const c = l.card
+    if (!c) return null
+    items.push({
+      id: l.id, item_id: c.item_id, name: c.name, variation: c.variation === null ? null : { name: c.variation }, quantity: c.quantity,
+      extras: c.extras.map((name) => ({ name })), note: c.note, station: l.station, kds_state: l.state, kds_timeline: l.timeline,
+    })
+  }
+  return { id: o.id, restaurant_id: o.storeId, ...head, status: o.status, items }
 }
 
 /** Lines of `next` that changed since `prev` (the reducer replaces changed lines, keeps the rest). */

@@ -10,7 +10,7 @@ import { Id } from './schemas.ts'
 import { notFound } from '../errors.ts'
 import { kdsItemOfView, kdsQueriesOf } from '../storage/kds.ts'
 import { KDS_STATES } from '../domain/order-state.ts'
-import type { OrderView } from '../storage/orders.ts'
+import type { KdsViewOrder } from '../domain/kds.ts'
 
 const tag = 'Kitchen display'
 const access = { staff: 'kds' } as const
@@ -51,7 +51,7 @@ export const listTickets = defineOp({
 async function step(ctx: OpCtx, lineId: number, dir: 'bump' | 'recall') {
   const line = kdsQueriesOf(ctx.svc.db).lineInStore(lineId, storeOf(ctx).id)
   if (!line) throw notFound('item')
-  const order = await ctx.svc.actors.orders.ask<OrderView>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId, step: dir, replyTo }))
+  const order = await ctx.svc.actors.orders.ask<KdsViewOrder>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId, step: dir, replyTo }))
   const item = order.items.find((l) => l.id === lineId)
   if (!item) throw notFound('item')
   return { order_id: order.id, order_status: order.status, item: kdsItemOfView(order.id, item) }

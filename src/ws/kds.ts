@@ -29,9 +29,8 @@ import { decode } from './codec.ts'
 import { CLOSE, errorFrame, policyVerdict } from './frames.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import type { Access } from '../ops/op.ts'
-import type { OrderView } from '../storage/orders.ts'
 import { createKdsQueries, group, kdsItemOfView, type TicketRow } from '../storage/kds.ts'
-import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
+import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink, type KdsViewOrder } from '../domain/kds.ts'
 import { requireFeature } from '../storage/entitlements.ts'
 
 interface KdsSocket extends LiveSocket {
@@ -142,7 +141,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     const line = kdsq.lineInStore(itemId, d.storeId)
     if (!line) return send(ws, { type: 'error', code: 'not_found', message: 'The item does not exist.', seq })
     try {
-      const order = await svc.actors.orders.ask<OrderView>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId: itemId, step: f.type, replyTo }))
+      const order = await svc.actors.orders.ask<KdsViewOrder>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId: itemId, step: f.type, replyTo }))
       const item = order.items.find((i) => i.id === itemId)
       send(ws, { type: 'ack', seq, item_id: itemId, kds_state: item?.kds_state ?? null, order_id: order.id, order_status: order.status })
     } catch (err) {
