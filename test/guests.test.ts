@@ -197,6 +197,8 @@ t.test('search, sort and pagination', async (t) => {
   t.same((await all(store, '?search=guest%2007')).map((g) => g.name), ['Guest 07'], 'by name, any case')
   t.same((await all(store, `?search=${encodeURIComponent('(555) 777-0012')}`)).map((g) => g.name), ['Guest 12'], 'by phone typed with brackets and dashes')
   t.same((await all(store, '?search=nobody')), [])
+  // The digits of an email are not a phone search: this one must not find Guest 12's (555) 777-0012.
+  t.same((await all(store, `?search=${encodeURIComponent('x5557770012y@mail.test')}`)), [], 'digits inside an email do not match phones')
   t.same((await all(store, '?search=100%25')), [], 'LIKE wildcards are literal')
 })
 

@@ -168,8 +168,9 @@ function searchClause(search: string): { sql: string; args: Record<string, strin
   const digits = term.replace(/[^\d+]/g, '')
   const parts = ["COALESCE(name, '') LIKE @q ESCAPE '\\'", "COALESCE(email, '') LIKE @q ESCAPE '\\'", "COALESCE(phone, '') LIKE @q ESCAPE '\\'"]
   const args: Record<string, string> = { q: like(term) }
-  // A phone typed with spaces or brackets still finds the normalised one.
-  if (/\d{3}/.test(digits)) { parts.push("COALESCE(phone, '') LIKE @qd ESCAPE '\\'"); args.qd = like(digits) }
+  // A phone typed with spaces or brackets still finds the normalised one. Only a term that is a
+  // phone: the digits inside an email or a name ("c-9f3a1234@…") must not find strangers' phones.
+  if (/\d{3}/.test(digits) && /^[\d\s+().-]+$/.test(term)) { parts.push("COALESCE(phone, '') LIKE @qd ESCAPE '\\'"); args.qd = like(digits) }
   return { sql: `(${parts.join(' OR ')})`, args }
 }
 
