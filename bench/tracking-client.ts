@@ -10,6 +10,8 @@
  *   run     → each driver sends a position at `rateHz`; watchers time driver → watcher latency
  *   idle    → open idle tracking sockets (the parent measures server memory per socket)
  *   drop    → close the idle sockets
+ *   feeds   → open each given store's dispatch feed and operations screen (bench/tracking-fanout.ts):
+ *             every position then reaches three sockets of three kinds; each kind is counted and timed
  *   close   → close everything and exit
  *
  * A driver and the watcher of its order live in the same worker, so latency is measured on one
@@ -17,8 +19,13 @@
  * same position. The position's latitude carries the driver's sequence number.
  */
 import { connect as tcpConnect, type Socket } from 'node:net'
+import { unpack } from 'msgpackr'
 
-export interface ClientPair { driverId: number; token: string; orderId: number; trackToken: string }
+/** `storeId`: the store the driver works for (the fan-out scenario opens that store's feeds; drivers without one send none there). */
+export interface ClientPair { driverId: number; token: string; orderId: number; trackToken: string; storeId?: number }
+/** Who received a position: the customer's tracking view, the store's dispatch feed, an operations screen. */
+export const KINDS = ['track', 'dispatch', 'ops'] as const
+export type Kind = typeof KINDS[number]
 export type Mode = 'uws' | 'socketio'
 export type ParentMsg =
   /** `acks`: number the positions (`seq`) so this server acknowledges each once stored. */
@@ -27,14 +34,17 @@ export type ParentMsg =
   | { cmd: 'run'; rateHz: number; durationSec: number; warmupSec: number }
   | { cmd: 'idle'; targets: ClientPair[] }
   | { cmd: 'drop' }
+  /** Per store: a dispatch feed socket (JSON) and an operations screen (this server: the same feed as MessagePack frames). */
+  | { cmd: 'feeds'; storeIds: number[]; ownerToken: string }
   | { cmd: 'close' }
 export type WorkerMsg =
   | { ev: 'ready' }
   | { ev: 'connected'; drivers: number; watchers: number; failed: number; firstError: string | null; ms: number }
   | {
       ev: 'ran'; sent: number; skipped: number; acked: number; delivered: number; latencies: number[]; errors: number
-      closed: number; seconds: number; cpuSec: number
+      closed: number; seconds: number; cpuSec: number; byKind: Record<Kind, number>
     }
+  | { ev: 'feeds'; open: number; failed: number; firstError: string | null }
   | { ev: 'idle'; open: number; failed: number; firstError: string | null }
   | { ev: 'dropped' }
   | { ev: 'error'; message: string }
@@ -84,6 +94,7 @@ class RawWs {
     private readonly onOpen: () => void,
     private readonly onText: (s: string) => void,
     private readonly onEnd: (err: Error | null) => void,
+    private readonly onBinary: ((b: Buffer) => void) | null = null,
   ) {
     this.sock = tcpConnect({ host, port, ...(localAddress ? { localAddress } : {}) })
     this.sock.setNoDelay(true)
@@ -137,6 +148,7 @@ class RawWs {
       const start = off + hdr
       off = start + len
       if (op === 1) this.onText(b.toString('utf8', start, off))
+      else if (op === 2) this.onBinary?.(b.subarray(start, off))
       else if (op === 9) this.sock.write(controlFrame(0xa, b.subarray(start, off)))
       else if (op === 8) { this.sock.end(); this.end(null) }
     }
@@ -155,17 +167,32 @@ let port = 0
 let localAddresses: string[] = []
 let nextLocal = 0
 
-interface Driver { conn: Conn; seq: number; sentAt: Float64Array; sentSeq: Int32Array; lng: number; orderId: number }
+/** `got`: per ring slot, which kinds of socket (bit 1 << KINDS index) have received that position. */
+interface Driver { conn: Conn; seq: number; sentAt: Float64Array; sentSeq: Int32Array; got: Uint8Array; lng: number; orderId: number }
 const drivers: Driver[] = []
+const byDriverId = new Map<number, Driver>()
 const watchers: Conn[] = []
+const feeds: Conn[] = []
 const idle: Conn[] = []
-const stats = { acked: 0, delivered: 0, errors: 0, closed: 0, measuring: false, latencies: [] as number[] }
+const stats = { acked: 0, delivered: 0, errors: 0, closed: 0, measuring: false, latencies: [] as number[], byKind: { track: 0, dispatch: 0, ops: 0 } as Record<Kind, number> }
+
+/** A socket of kind `k` read position `lat` of driver `drv`: count it once per kind and time it. */
+function received(drv: Driver | undefined, lat: number, k: number, now: number): void {
+  if (!drv) return
+  const seq = Math.round((lat - LAT0) * LAT_SCALE)
+  const slot = seq % RING
+  if (drv.sentSeq[slot] !== seq || drv.got[slot]! & (1 << k)) return
+  drv.got[slot]! |= 1 << k
+  stats.delivered++
+  stats.byKind[KINDS[k]!]++
+  if (stats.measuring) stats.latencies.push(now - drv.sentAt[slot]!)
+}
 
 /**
  * Open one socket and resolve once its first application frame arrived (the tracking snapshot or
  * the driver's `hello`; for Socket.IO the server's `ready` event).
  */
-function open(path: string, headers: string, onText: (s: string) => void): Promise<Conn> {
+function open(path: string, headers: string, onText: (s: string) => void, onBinary: ((b: Buffer) => void) | null = null): Promise<Conn> {
   return new Promise((resolve, reject) => {
     let ready = false
     const local = localAddresses.length ? localAddresses[nextLocal++ % localAddresses.length] : undefined
@@ -186,7 +213,11 @@ function open(path: string, headers: string, onText: (s: string) => void): Promi
       (err) => {
         if (!ready) reject(err ?? new Error('closed'))
         else stats.closed++
-      })
+      },
+      onBinary && ((b) => {
+        if (!ready) { ready = true; resolve(conn) }
+        onBinary(b)
+      }))
     const conn: Conn = {
       send: sio ? (json) => ws.sendText(`42["location",${json}]`) : (json) => ws.sendText(json),
       get unsent() { return ws.unsent },
@@ -197,7 +228,7 @@ function open(path: string, headers: string, onText: (s: string) => void): Promi
 }
 
 function openDriver(p: ClientPair): Promise<Conn> {
-  if (mode === 'socketio') return open(`/socket.io/?EIO=4&transport=websocket&role=driver&driver=${p.driverId}&order=${p.orderId}`, '', () => {})
+  if (mode === 'socketio') return open(`/socket.io/?EIO=4&transport=websocket&role=driver&driver=${p.driverId}&order=${p.orderId}${p.storeId ? `&store=${p.storeId}` : ''}`, '', () => {})
   // Acks are cumulative (positions coalesced in one server turn share one): count the positions covered.
   let lastAcked = 0
   return open('/api/v1/ws/driver', `Authorization: Bearer ${p.token}\r\n`, (s) => {
@@ -215,18 +246,41 @@ function openWatcher(p: ClientPair, d: number): Promise<Conn> {
     if (!s.startsWith(mode === 'uws' ? '{"type":"location"' : '42["location"')) return
     const k = s.indexOf('"lat":')
     if (k < 0) return
-    const now = performance.now()
-    const seq = Math.round((parseFloat(s.slice(k + 6)) - LAT0) * LAT_SCALE)
-    const drv = drivers[d]
-    if (!drv) return
-    const slot = seq % RING
-    if (drv.sentSeq[slot] !== seq) return
-    drv.sentSeq[slot] = -1 // count each position once
-    stats.delivered++
-    if (stats.measuring) stats.latencies.push(now - drv.sentAt[slot]!)
+    received(drivers[d], parseFloat(s.slice(k + 6)), 0, performance.now())
   }
   if (mode === 'socketio') return open(`/socket.io/?EIO=4&transport=websocket&role=watcher&order=${p.orderId}`, '', onText)
   return open(`/api/v1/ws/track/${p.trackToken}`, '', onText)
+}
+
+/**
+ * A store's feed (kind 1, dispatch, JSON) or operations screen (kind 2; on this server the same feed
+ * in MessagePack, so the publish encodes two formats): driver positions by `driver_id`.
+ */
+function openFeed(storeId: number, kind: 1 | 2, ownerToken: string): Promise<Conn> {
+  const onText = (s: string) => {
+    if (!s.startsWith(mode === 'uws' ? '{"type":"location"' : '42["location"')) return
+    const i = s.indexOf('"driver_id":')
+    const k = s.indexOf('"lat":')
+    if (i < 0 || k < 0) return
+    received(byDriverId.get(parseInt(s.slice(i + 12), 10)), parseFloat(s.slice(k + 6)), kind, performance.now())
+  }
+  if (mode === 'socketio') return open(`/socket.io/?EIO=4&transport=websocket&role=feed&store=${storeId}&order=0`, '', onText)
+  if (kind === 1) return open(`/api/v1/ws/dispatch/${storeId}`, `Authorization: Bearer ${ownerToken}\r\n`, onText)
+  return open(`/api/v1/ws/dispatch/${storeId}?format=msgpack`, `Authorization: Bearer ${ownerToken}\r\n`, () => {}, (b) => {
+    const now = performance.now()
+    const f = unpack(b) as { type?: string; driver_id?: number; lat?: number }
+    if (f.type === 'location' && typeof f.driver_id === 'number' && typeof f.lat === 'number') received(byDriverId.get(f.driver_id), f.lat, 2, now)
+  })
+}
+
+async function openFeeds(msg: Extract<ParentMsg, { cmd: 'feeds' }>) {
+  let failed = 0
+  let firstError: string | null = null
+  const todo = msg.storeIds.flatMap((id) => [[id, 1], [id, 2]] as Array<[number, 1 | 2]>)
+  await pool(todo, CONNECT_CONCURRENCY, async ([id, kind]) => {
+    try { feeds.push(await openFeed(id, kind, msg.ownerToken)) } catch (err) { failed++; firstError ??= String((err as Error).message ?? err) }
+  })
+  send({ ev: 'feeds', open: feeds.length, failed, firstError })
 }
 
 /** Run `fn` over `items` with at most `n` in flight. */
@@ -244,13 +298,15 @@ async function connectPairs(msg: Extract<ParentMsg, { cmd: 'connect' }>) {
   await pool(msg.pairs, CONNECT_CONCURRENCY, async (p) => {
     try {
       const idx = drivers.length
-      const drv: Driver = { conn: null as unknown as Conn, seq: 0, sentAt: new Float64Array(RING), sentSeq: new Int32Array(RING).fill(-1), lng: 20 + (p.driverId % 100_000) / 1e6, orderId: p.orderId }
+      const drv: Driver = { conn: null as unknown as Conn, seq: 0, sentAt: new Float64Array(RING), sentSeq: new Int32Array(RING).fill(-1), got: new Uint8Array(RING), lng: 20 + (p.driverId % 100_000) / 1e6, orderId: p.orderId }
       drivers.push(drv)
+      byDriverId.set(p.driverId, drv)
       try {
         if (msg.watch) watchers.push(await openWatcher(p, idx))
         drv.conn = await openDriver(p)
       } catch (err) {
         drivers.splice(drivers.indexOf(drv), 1)
+        byDriverId.delete(p.driverId)
         throw err
       }
     } catch (err) {
@@ -275,6 +331,7 @@ async function run(msg: Extract<ParentMsg, { cmd: 'run' }>) {
   let late = 0
   let acked0 = 0
   let delivered0 = 0
+  let kinds0 = { ...stats.byKind }
   let errors0 = stats.errors
   let closed0 = stats.closed
   let cpu0 = process.cpuUsage()
@@ -286,6 +343,7 @@ async function run(msg: Extract<ParentMsg, { cmd: 'run' }>) {
         stats.measuring = true
         acked0 = stats.acked
         delivered0 = stats.delivered
+        kinds0 = { ...stats.byKind }
         errors0 = stats.errors
         closed0 = stats.closed
         cpu0 = process.cpuUsage()
@@ -301,6 +359,7 @@ async function run(msg: Extract<ParentMsg, { cmd: 'run' }>) {
         const seq = ++d.seq
         const slot = seq % RING
         d.sentSeq[slot] = seq
+        d.got[slot] = 0
         d.sentAt[slot] = performance.now()
         d.conn.send(acks
           ? `{"type":"location","lat":${LAT0 + seq / LAT_SCALE},"lng":${d.lng},"seq":${seq}}`
@@ -315,6 +374,7 @@ async function run(msg: Extract<ParentMsg, { cmd: 'run' }>) {
   const cpu = process.cpuUsage(cpu0)
   const acked = stats.acked - acked0
   const delivered = stats.delivered - delivered0
+  const byKind = { track: stats.byKind.track - kinds0.track, dispatch: stats.byKind.dispatch - kinds0.dispatch, ops: stats.byKind.ops - kinds0.ops }
   // Keep the IPC message bounded: an even sample of at most 200k latencies.
   const all = stats.latencies
   const stride = Math.max(1, Math.ceil(all.length / 200_000))
@@ -322,7 +382,7 @@ async function run(msg: Extract<ParentMsg, { cmd: 'run' }>) {
   stats.latencies = []
   // Let in-flight positions land before the next stage starts (they are not counted).
   await new Promise((r) => setTimeout(r, 500))
-  send({ ev: 'ran', sent, skipped: skipped + late, acked, delivered, latencies, errors: stats.errors - errors0, closed: stats.closed - closed0, seconds: msg.durationSec, cpuSec: (cpu.user + cpu.system) / 1e6 })
+  send({ ev: 'ran', sent, skipped: skipped + late, acked, delivered, latencies, errors: stats.errors - errors0, closed: stats.closed - closed0, seconds: msg.durationSec, cpuSec: (cpu.user + cpu.system) / 1e6, byKind })
 }
 
 async function openIdle(msg: Extract<ParentMsg, { cmd: 'idle' }>) {
@@ -344,12 +404,13 @@ process.on('message', (m: ParentMsg) => {
     case 'connect': connectPairs(m).catch(fail); break
     case 'run': run(m).catch(fail); break
     case 'idle': openIdle(m).catch(fail); break
+    case 'feeds': openFeeds(m).catch(fail); break
     case 'drop':
       for (const c of idle.splice(0)) c.close()
       send({ ev: 'dropped' })
       break
     case 'close':
-      for (const c of [...drivers.map((d) => d.conn), ...watchers, ...idle]) { try { c?.close() } catch { /* already gone */ } }
+      for (const c of [...drivers.map((d) => d.conn), ...watchers, ...feeds, ...idle]) { try { c?.close() } catch { /* already gone */ } }
       setTimeout(() => process.exit(0), 100)
       break
   }

@@ -33,6 +33,9 @@
  *   TRACKING_IDLE     idle tracking sockets for the memory stage (default 10000 [2000])
  *   TRACKING_WORKERS  client processes (default 2)
  *   TRACKING_NODE_ARGS extra node flags for this server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+ *   TRACKING_SERVER_ROOT run this server (src/main.ts, the seed CLI) from another checkout of the
+ *                     repository, e.g. an untouched copy of an earlier commit: before/after in one run
+ *                     with the same clients (default: this checkout)
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -45,13 +48,17 @@ import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/
 import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import type { ClientPair, Mode, ParentMsg, WorkerMsg } from './tracking-client.ts'
+import { setAccountPlan } from '../src/storage/plans.ts'
+import { FEATURE_KEYS } from '../src/domain/plans.ts'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+/** Where this server's code runs from (TRACKING_SERVER_ROOT: another checkout, for before/after runs). */
+export const SERVER_ROOT = process.env.TRACKING_SERVER_ROOT ?? ROOT
 const CLIENT = fileURLToPath(new URL('./tracking-client.ts', import.meta.url))
 /** Source addresses for the clients' connections: each has its own ephemeral port range. */
-const LOCAL_ADDRESSES = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`)
+export const LOCAL_ADDRESSES = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`)
 /** File descriptors a server keeps for itself (listen socket, database, WAL, epoll, stdio, …) plus margin. */
-const FD_MARGIN = 24
+export const FD_MARGIN = 24
 const P99_LIMIT_MS = 50
 
 interface Stack { key: string; mode: Mode; acks: boolean; label: string }
@@ -64,8 +71,8 @@ const STACKS: Stack[] = [
   { key: 'socketio', mode: 'socketio', acks: false, label: 'socket.io baseline' },
 ]
 
-const envList = (name: string, fallback: string): string[] => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean)
-const envInt = (name: string, fallback: number): number => {
+export const envList = (name: string, fallback: string): string[] => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean)
+export const envInt = (name: string, fallback: number): number => {
   const n = Number(process.env[name] ?? fallback)
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`)
   return n
@@ -73,33 +80,33 @@ const envInt = (name: string, fallback: number): number => {
 
 // ---- server facts from /proc ------------------------------------------------------------------
 
-function rssBytes(pid: number): number {
+export function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? Number(m[1]) * 1024 : NaN
 }
 
 /** Sockets the process may still open: its soft RLIMIT_NOFILE less what it has open now. */
-function fdHeadroom(pid: number): number {
+export function fdHeadroom(pid: number): number {
   const m = /Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))
   const limit = m ? Number(m[1]) : 1024
   return limit - readdirSync(`/proc/${pid}/fd`).length - FD_MARGIN
 }
 
 /** User and system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 10 ms). */
-function cpuSplit(pid: number): { user: number; sys: number } {
+export function cpuSplit(pid: number): { user: number; sys: number } {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const x = f.slice(f.lastIndexOf(')') + 2).split(' ')
   return { user: Number(x[11]) / 100, sys: Number(x[12]) / 100 }
 }
 
 /** Busy and total jiffies of the whole machine (/proc/stat), for the machine's CPU use over a stage. */
-function machineTicks(): { busy: number; total: number; softirq: number } {
+export function machineTicks(): { busy: number; total: number; softirq: number } {
   const x = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
   const total = x.reduce((a, b) => a + b, 0)
   return { busy: total - x[3]! - (x[4] ?? 0), total, softirq: (x[5] ?? 0) + (x[6] ?? 0) }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Seconds an idle server is given before its memory is read (V8 shrinks an idle heap after a while). */
 const IDLE_SETTLE_SEC = 12
@@ -113,7 +120,7 @@ async function settledRss(pid: number, sec: number): Promise<number> {
 
 // ---- client workers ---------------------------------------------------------------------------
 
-class Workers {
+export class Workers {
   private waiting: Array<Array<(m: WorkerMsg) => void>>
   private constructor(private readonly procs: ChildProcess[]) {
     this.waiting = procs.map(() => [])
@@ -160,10 +167,27 @@ class Workers {
 
 // ---- data for this server: drivers with orders picked up, through the real API -----------------
 
-interface Demo { owner: { token: string }; store: { id: number } }
+export interface Demo { owner: { id: number; token: string }; store: { id: number } }
+
+/**
+ * The demo account (`dispatch seed --demo`) on a plan with every feature and no quota: the Pro
+ * plan's 200-driver quota would refuse the fleet part-way (the quota check itself still runs).
+ */
+export async function seedDemo(dbPath: string): Promise<Demo> {
+  const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, SERVER_ROOT)).trim().split('\n').pop()!) as Demo
+  const db = new Database(dbPath)
+  try {
+    db.prepare(`INSERT INTO plans (key, name, price, features, quotas, created_at) VALUES ('bench-unlimited', 'Bench', 0, ?, '{}', ?)`)
+      .run(JSON.stringify([...FEATURE_KEYS]), new Date().toISOString())
+    db.transaction(() => setAccountPlan(db as never, demo.owner.id, 'bench-unlimited'))()
+  } finally {
+    db.close()
+  }
+  return demo
+}
 
 /** `n` drivers, each with one delivery order assigned to it and picked up (so its position is visible). */
-async function createPairs(url: string, dbPath: string, demo: Demo, n: number, log: (s: string) => void): Promise<ClientPair[]> {
+export async function createPairs(url: string, dbPath: string, demo: Demo, n: number, log: (s: string) => void): Promise<ClientPair[]> {
   const db = new Database(dbPath, { readonly: true })
   const itemId = db.prepare(`SELECT id FROM menu_items m WHERE store_id = ? AND is_sold_out = 0
     AND NOT EXISTS (SELECT 1 FROM item_variants v WHERE v.item_id = m.id) ORDER BY id LIMIT 1`).pluck().get(demo.store.id) as number
@@ -207,7 +231,7 @@ async function createPairs(url: string, dbPath: string, demo: Demo, n: number, l
 }
 
 /** The baseline needs no data: ids are enough (it authenticates nothing). */
-const syntheticPairs = (n: number): ClientPair[] => Array.from({ length: n }, (_, i) => ({ driverId: i + 1, token: '', orderId: i + 1, trackToken: '' }))
+export const syntheticPairs = (n: number): ClientPair[] => Array.from({ length: n }, (_, i) => ({ driverId: i + 1, token: '', orderId: i + 1, trackToken: '' }))
 
 // ---- one stack --------------------------------------------------------------------------------
 
@@ -228,6 +252,8 @@ interface Stage {
   serverCpuSec: number | null
   /** Share of the server's CPU time spent in the kernel (socket reads and writes, fsync). */
   serverSysShare: number
+  /** Server user-mode CPU seconds over the stage (/proc, 10 ms ticks): the JS work, without the kernel's socket I/O. */
+  serverUserSec: number
   clientCpuSec: number
   /** Server RSS at the end of the stage. */
   rss: number
@@ -265,7 +291,7 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
     const nodeArgs = (process.env.TRACKING_NODE_ARGS ?? '').split(' ').filter(Boolean)
     return startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
       ...baseEnv, DB_PATH: dbPath, PORT: String(port), SITE_URL: `http://127.0.0.1:${port}`, ...LOAD_TEST_LIMITS, DEMO_SEED: '0',
-    }, port, '/healthz', ROOT)
+    }, port, '/healthz', SERVER_ROOT)
   }
   try {
     // How many sockets can the server hold? Ask a throwaway process (same limits as the real one).
@@ -279,7 +305,7 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
     let pairs: ClientPair[]
     if (stack.mode === 'uws') {
       await server.stop()
-      const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, ROOT)).trim().split('\n').pop()!) as Demo
+      const demo = await seedDemo(dbPath)
       server = await start()
       pairs = await createPairs(server.url, dbPath, demo, need, log)
       // Measure on a fresh process: no garbage or caches left from the set-up.
@@ -340,13 +366,14 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
         errors: ran.reduce((a, r) => a + r.errors + r.closed, 0),
         serverCpuSec: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
         serverSysShare: userSec + sysSec > 0 ? sysSec / (userSec + sysSec) : NaN,
+        serverUserSec: userSec,
         clientCpuSec: ran.reduce((a, r) => a + r.cpuSec, 0),
         rss,
         machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
         machineIrq: (m1.softirq - m0.softirq) / (m1.total - m0.total),
       }
       log(`[tracking] ${stack.label}: D=W=${level} @${rateHz} Hz: ${(s.delivered / s.seconds).toFixed(0)} relayed/s of ${s.offered} offered, ` +
-        `p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} ms, server CPU ${s.serverCpuSec === null ? '?' : ((s.serverCpuSec / s.seconds) * 100).toFixed(0)}% (${(s.serverSysShare * 100).toFixed(0)}% kernel), ` +
+        `p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} ms, server CPU ${s.serverCpuSec === null ? '?' : ((s.serverCpuSec / s.seconds) * 100).toFixed(0)}% (${(s.serverSysShare * 100).toFixed(0)}% kernel; user ${s.delivered ? ((s.serverUserSec / s.delivered) * 1e6).toFixed(1) : '-'} µs/position), ` +
         `clients CPU ${((s.clientCpuSec / s.seconds) * 100).toFixed(0)}%, machine ${(s.machineBusy * 100).toFixed(0)}% busy (${(s.machineIrq * 100).toFixed(0)}% irq)${s.errors ? `, ${s.errors} errors` : ''}`)
       stages.push(s)
       return s
@@ -415,7 +442,7 @@ function row(label: string, s: Stage): BenchRow {
     serverCpuUsPerReq: s.serverCpuSec === null || s.delivered === 0 ? null : (s.serverCpuSec / s.delivered) * 1e6,
     extra: {
       sentPerSec: s.sent / s.seconds, ackedPerSec: s.acked / s.seconds, skippedByClientBackpressure: s.skipped, meanMs: s.mean,
-      clientCpuPct: (s.clientCpuSec / s.seconds) * 100, machineBusyPct: s.machineBusy * 100, machineIrqPct: s.machineIrq * 100, serverKernelShare: s.serverSysShare, serverRssMiB: s.rss / 2 ** 20,
+      clientCpuPct: (s.clientCpuSec / s.seconds) * 100, machineBusyPct: s.machineBusy * 100, machineIrqPct: s.machineIrq * 100, serverKernelShare: s.serverSysShare, serverUserUsPerUpdate: s.delivered ? (s.serverUserSec / s.delivered) * 1e6 : null, serverRssMiB: s.rss / 2 ** 20,
     },
   }
 }
@@ -467,7 +494,7 @@ export const scenario: Scenario = {
     for (const r of results) {
       const u = perUpdate(r)
       if (u) notes.push(`${r.stack.label}: server CPU ${u.us.toFixed(1)} µs per relayed position at ${(u.stage.delivered / u.stage.seconds).toFixed(0)}/s ` +
-        `(${(u.stage.serverSysShare * 100).toFixed(0)}% of it in the kernel) → about ${(1e6 / u.us / 1000).toFixed(0)}k positions/s per server core (derived)`)
+        `(${(u.stage.serverSysShare * 100).toFixed(0)}% of it in the kernel; user ${((u.stage.serverUserSec / u.stage.delivered) * 1e6).toFixed(1)} µs) → about ${(1e6 / u.us / 1000).toFixed(0)}k positions/s per server core (derived)`)
     }
     for (const r of results) {
       const b = bestUnder(r, P99_LIMIT_MS)

@@ -28,6 +28,7 @@ export const LABELS: Record<string, string> = {
   orders: 'orders',
   webhooks: 'webhooks',
   tracking: 'tracking',
+  'tracking-fanout': 'tracking fan-out',
   kds: 'KDS',
   mcp: 'MCP',
   'catalog-search': 'catalog search',

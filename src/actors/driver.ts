@@ -126,9 +126,10 @@ export function reduceDriver(s: DriverState, msg: DriverMsg, now: string): Drive
   switch (msg.type) {
     case 'location': {
       const visible: number[] = []
-      for (const [orderId, a] of s.active) if (driverVisible(a.status)) visible.push(orderId)
+      // forEach, not for…of over entries: no [key, value] array per active order on the hottest message.
+      s.active.forEach((a, orderId) => { if (driverVisible(a.status)) visible.push(orderId) })
       const next = { ...s, lat: msg.lat, lng: msg.lng, locationAt: now }
-      const pos: DriverPosition = { driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, lat: msg.lat, lng: msg.lng, at: now }
+      const pos: DriverPosition = { driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, lat: msg.lat, lng: msg.lng, at: now, atMs: msg.at }
       return {
         state: next,
         reply: ok<LocationAck>({ lat: msg.lat, lng: msg.lng, location_updated_at: now }),
@@ -222,11 +223,14 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
   }
 
   function writeDurable(effects: DriverEffect[]): Promise<Written> | null {
-    const durable = effects.filter((e) => DURABLE.has(e.kind))
-    if (durable.length === 0) return null
+    // A loop, not `filter`: a position (the hot message) has no durable effect and allocates nothing here.
+    let durable: DriverEffect[] | null = null
+    for (const e of effects) if (DURABLE.has(e.kind)) (durable ??= []).push(e)
+    if (durable === null) return null
+    const list = durable
     return deps.committer.write((db) => {
       const out: Written = { deleted: null, withdrawn: [] }
-      for (const e of durable) {
+      for (const e of list) {
         if (e.kind === 'save_profile') saveDriverProfile(db, driverId, e)
         else if (e.kind === 'rotate_token') rotateDriverToken(db, driverId, e.tokenHash, e.at)
         // The active-delivery check runs again inside the write: an assignment committed after

@@ -16,6 +16,8 @@ export interface DriverPosition {
   lng: number
   /** ISO 8601, when the server received it. */
   at: string
+  /** The same instant in ms since the epoch (the trail and ETA need it; parsing `at` back cost a Date.parse per position). */
+  atMs: number
 }
 
 /** Whose open sockets to re-check after a credential change (no scope: every open socket). */

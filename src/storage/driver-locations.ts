@@ -17,15 +17,20 @@ import type { Db } from './db.ts'
  * positions, never an order or status change (those stay FULL). That keeps fsync off the event
  * loop's hot path: committing a stream of positions at FULL stalled the relay (bench/tracking.ts).
  *
- * Commits are also spaced: after a commit that took `d` ms the next waits LOCATION_COMMIT_DUTY × d
- * (at most LOCATION_COMMIT_MAX_GAP_MS), so position writes hold the loop about 1/DUTY of the time
- * at most: a lone driver is acknowledged within a millisecond or so, a busy fleet in batches.
- * Watchers are never delayed by this (the actor publishes first); acknowledgements wait for it.
+ * Commits are also spaced: after a commit that took `d` ms the next waits LOCATION_COMMIT_DUTY × d,
+ * at least LOCATION_COMMIT_MIN_GAP_MS and at most LOCATION_COMMIT_MAX_GAP_MS, so position writes
+ * hold the loop about 1/DUTY of the time at most, and a steady stream (a fleet at 1 Hz sends one
+ * position every few hundred microseconds) shares a commit among many drivers instead of paying a
+ * transaction and two pragmas for each position (bench/tracking.ts: that was the largest cost per
+ * position at 1 Hz). A lone driver is still acknowledged at once: the gap only applies after a
+ * recent commit. Watchers are never delayed by this (the actor publishes first); acknowledgements
+ * wait for it.
  */
 type PendingPositions = Map<number, { lat: number; lng: number; at: string; waiters: Array<(err: unknown) => void> }>
 
 export const LOCATION_COMMIT_DUTY = 25
 export const LOCATION_COMMIT_MAX_GAP_MS = 100
+export const LOCATION_COMMIT_MIN_GAP_MS = 5
 
 export class LocationWriter {
   private pending: PendingPositions = new Map()
@@ -84,7 +89,7 @@ export class LocationWriter {
       error = err
     }
     const now = performance.now()
-    this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, LOCATION_COMMIT_DUTY * (now - started))
+    this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, Math.max(LOCATION_COMMIT_MIN_GAP_MS, LOCATION_COMMIT_DUTY * (now - started)))
     for (const b of batch.values()) for (const w of b.waiters) w(error)
   }
 }

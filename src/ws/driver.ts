@@ -37,7 +37,7 @@ interface DriverSocket extends LiveSocket { driverId: number }
 type Ws = WebSocket<DriverSocket>
 
 /** The latest position of one driver this turn, and whom to acknowledge (almost always one socket). */
-interface Pending { lat: number; lng: number; at: number; ws: Ws; seq: number | null; others: Map<Ws, number | null> | null }
+interface Pending { lat: number; lng: number; at: number; ws: Ws; seq: number | null; others: Map<Ws, number | null> | null; sentAt: number }
 
 /**
  * How long a position handed to an actor may wait for its reply before its sockets are told it
@@ -48,9 +48,11 @@ const ACK_TIMEOUT_MS = 10_000
 /** Latest position per driver, drained once per turn into driver-actor messages. */
 class LocationInbox {
   private pending = new Map<number, Pending>()
+  /** The other half of a double buffer: `flush` swaps the maps instead of allocating one per turn. */
+  private draining = new Map<number, Pending>()
   private queued = false
   /** Positions sent to actors and not yet answered, by acknowledgement ticket (in sending order). */
-  private readonly waiting = new Map<number, Pending & { sentAt: number }>()
+  private readonly waiting = new Map<number, Pending>()
   private nextTicket = 1
   private lastSweep = 0
   /** Frames received and positions handed to actors (bench and docs read these). */
@@ -64,7 +66,7 @@ class LocationInbox {
     this.stats.frames++
     const p = this.pending.get(driverId)
     // Acks are cumulative: a coalesced frame without `seq` keeps the acknowledgement owed to an earlier one.
-    if (!p) this.pending.set(driverId, { lat, lng, at: Date.now(), ws, seq, others: null })
+    if (!p) this.pending.set(driverId, { lat, lng, at: Date.now(), ws, seq, others: null, sentAt: 0 })
     else {
       p.lat = lat; p.lng = lng; p.at = Date.now()
       if (p.ws === ws) p.seq = seq ?? p.seq
@@ -99,14 +101,21 @@ class LocationInbox {
   private flush(): void {
     this.queued = false
     const batch = this.pending
-    this.pending = new Map()
+    this.pending = this.draining
+    this.draining = batch
     const now = Date.now()
-    for (const [driverId, p] of batch) {
-      this.stats.messages++
-      // The message is data: the reply comes back by ticket through the real-time sink (ARCHITECTURE 4).
-      const ticket = this.nextTicket++
-      this.waiting.set(ticket, { ...p, sentAt: now })
-      this.svc.actors.drivers.tell(driverId, { type: 'location', lat: p.lat, lng: p.lng, at: p.at, ticket })
+    const drivers = this.svc.actors.drivers
+    try {
+      for (const [driverId, p] of batch) {
+        this.stats.messages++
+        // The message is data: the reply comes back by ticket through the real-time sink (ARCHITECTURE 4).
+        const ticket = this.nextTicket++
+        p.sentAt = now
+        this.waiting.set(ticket, p)
+        drivers.tell(driverId, { type: 'location', lat: p.lat, lng: p.lng, at: p.at, ticket })
+      }
+    } finally {
+      batch.clear()
     }
     if (now - this.lastSweep >= ACK_TIMEOUT_MS) this.sweep(now)
   }

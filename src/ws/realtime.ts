@@ -21,6 +21,7 @@ import type { Result } from '../actors/system.ts'
 import type { OrderRow } from '../storage/orders.ts'
 import { deliveryDestination, trackingView } from '../storage/tracking.ts'
 import { DeliveryTrails } from './track-trail.ts'
+import { feedLocationFrame, feedLocationJson, trackLocationJson, type TrackLocationFrame } from './location-frames.ts'
 import { driverDeliveryView } from '../storage/drivers.ts'
 import { fromCents } from '../domain/money.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
@@ -182,20 +183,18 @@ export class Realtime implements RealtimeSink {
   driverLocation(pos: DriverPosition, visibleOrders: readonly number[]): void {
     if (visibleOrders.length > 0) {
       const driver = { name: pos.name, lat: pos.lat, lng: pos.lng, location_updated_at: pos.at }
-      const at = Date.parse(pos.at)
+      const at = pos.atMs
       for (const orderId of visibleOrders) {
         this.trails.add(orderId, pos.lat, pos.lng, at) // also unwatched: a page opened later shows the route so far
         const room = this.rooms.get(orderId)
         if (!room) continue // nobody watches this order
-        const frame = { type: 'location', order_id: orderId, driver, eta: this.trails.eta(orderId) }
-        room.location = frame
-        this.hub.publish(topics.track(orderId), frame)
+        const frame: TrackLocationFrame = { type: 'location', order_id: orderId, driver, eta: this.trails.eta(orderId) }
+        room.location = frame as unknown as Record<string, unknown>
+        this.hub.publishWith(topics.track(orderId), frame, trackLocationJson)
       }
     }
-    const feed = topics.driverFeed(pos)
-    if (this.hub.hasSubscribers(feed)) {
-      this.hub.publish(feed, { type: 'location', driver_id: pos.driverId, name: pos.name, lat: pos.lat, lng: pos.lng, location_updated_at: pos.at })
-    }
+    // Hot path: frames written as JSON text directly, built only for formats someone listens to (src/ws/location-frames.ts).
+    this.hub.publishWith(topics.driverFeed(pos), pos, feedLocationJson, feedLocationFrame)
   }
 
   driverPresence(p: DriverPresence): void {

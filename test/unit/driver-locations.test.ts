@@ -1,0 +1,51 @@
+/**
+ * The position writer (src/storage/driver-locations.ts): a stream of positions shares commits (a
+ * position that comes within LOCATION_COMMIT_MIN_GAP_MS of a commit waits for the next one instead
+ * of paying a transaction of its own), and each is answered only once it is committed — the
+ * durability an `ack` on the driver socket promises.
+ */
+import t from 'tap'
+import { openDb } from '../../src/storage/db.ts'
+import { LocationWriter, LOCATION_COMMIT_MIN_GAP_MS } from '../../src/storage/driver-locations.ts'
+
+function fixture() {
+  const db = openDb(':memory:')
+  const now = new Date().toISOString()
+  const owner = Number(db.prepare("INSERT INTO owners (name, email, created_at) VALUES ('O', 'o@example.com', ?)").run(now).lastInsertRowid)
+  const ids = [1, 2, 3].map((i) => Number(db.prepare('INSERT INTO drivers (owner_id, name, phone, created_at) VALUES (?, ?, ?, ?)').run(owner, `D${i}`, `+1555000000${i}`, now).lastInsertRowid))
+  const lat = (id: number) => (db.prepare('SELECT lat FROM drivers WHERE id = ?').pluck().get(id) as number | null)
+  return { db, ids, lat }
+}
+
+t.test('a lone position commits at once; positions right after a commit share the next one', async (t) => {
+  const { db, ids, lat } = fixture()
+  t.teardown(() => db.close())
+  const w = new LocationWriter(db)
+  const at = new Date().toISOString()
+  await w.persist(ids[0]!, 1, 1, at)
+  t.equal(lat(ids[0]!), 1, 'committed before it resolved')
+
+  // Within the gap after that commit: both wait, and are committed together, before either resolves.
+  let resolved = 0
+  const started = performance.now()
+  const a = w.persist(ids[1]!, 2, 2, at).then(() => { resolved++; t.equal(lat(ids[1]!), 2) })
+  const b = w.persist(ids[2]!, 3, 3, at).then(() => { resolved++; t.equal(lat(ids[2]!), 3) })
+  await new Promise((r) => setImmediate(r))
+  t.equal(resolved, 0, 'not answered before the commit')
+  t.equal(lat(ids[1]!), null, 'not written yet: waiting for the shared commit')
+  await Promise.all([a, b])
+  t.equal(resolved, 2)
+  t.ok(performance.now() - started >= LOCATION_COMMIT_MIN_GAP_MS - 1, 'the shared commit came after the gap')
+})
+
+t.test('flush commits what waits (shutdown)', async (t) => {
+  const { db, ids, lat } = fixture()
+  t.teardown(() => db.close())
+  const w = new LocationWriter(db)
+  const at = new Date().toISOString()
+  await w.persist(ids[0]!, 1, 1, at)
+  const p = w.persist(ids[0]!, 5, 5, at)
+  w.flush()
+  t.equal(lat(ids[0]!), 5)
+  await p
+})
