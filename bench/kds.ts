@@ -1,6 +1,6 @@
 /**
  * Kitchen screens under load (issue 5 item 9): the real server in its own process
- * (`node --import tsx src/main.ts`), storefront orders arriving at a steady rate, cooks bumping
+ * (`node dist/src/main.js`, as `npm start`), storefront orders arriving at a steady rate, cooks bumping
  * every line queued → preparing → ready → served (over their kitchen sockets as the kitchen page
  * does, or over HTTP: BENCH_KDS_BUMP_VIA=socket|http), and 50 kitchen screens on /ws/kds in a
  * separate process (bench/kds-screens.ts). Reported: bump-to-screen latency, from the moment the
@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url'
 import { Pool } from 'undici'
 import WebSocket from 'ws'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
+import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import { rng } from './lib/rng.ts'
 import { envInt } from './lib/env.ts'
@@ -396,7 +396,7 @@ async function startTarget(label: string, root: string, screenCount: number, gap
   const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, root)).trim().split('\n').pop()!) as Demo
   const port = await freePort()
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
-  const server = await startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  const server = await startServer([...nodeArgs, ...appArgs(root)], {
     DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', ...LOAD_TEST_LIMITS, DEMO_SEED: '0',
   }, port, '/healthz', root)
   track({ server })

@@ -1,6 +1,6 @@
 /**
  * Order creation over HTTP (issue 2 item 11): POST /api/v1/restaurants/{id}/orders against the
- * real server in its own process (`node --import tsx src/main.ts`), group commit on and off, and a
+ * real server in its own process (`node dist/src/main.js`, as `npm start`), group commit on and off, and a
  * conventional baseline (bench/baseline/fastify-orders.ts) in the same run.
  *
  * Each variant gets a fresh SQLite file, a demo account seeded through the CLI, a warm-up, a
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import type { Request } from 'autocannon'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
+import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { runLoad, type LoadResult } from './lib/load.ts'
 import { rng } from './lib/rng.ts'
 import { countOrders, missingRows, orderIdOf, tmpfsWarning } from './lib/order-check.ts'
@@ -24,13 +24,14 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 interface Variant {
   key: 'gc-on' | 'gc-off' | 'baseline'
   label: string
-  args: string[]
+  /** 'app': the server as npm start runs it (appArgs); otherwise node arguments. */
+  args: 'app' | string[]
   env: Record<string, string>
 }
 
 const VARIANTS: Variant[] = [
-  { key: 'gc-on', label: 'uws+actors, group commit', args: ['--import', 'tsx', 'src/main.ts'], env: { GROUP_COMMIT: '1' } },
-  { key: 'gc-off', label: 'uws+actors, 1 tx/write', args: ['--import', 'tsx', 'src/main.ts'], env: { GROUP_COMMIT: '0' } },
+  { key: 'gc-on', label: 'uws+actors, group commit', args: 'app', env: { GROUP_COMMIT: '1' } },
+  { key: 'gc-off', label: 'uws+actors, 1 tx/write', args: 'app', env: { GROUP_COMMIT: '0' } },
   { key: 'baseline', label: 'fastify baseline, 1 tx/req', args: ['--import', 'tsx', 'bench/baseline/fastify-orders.ts'], env: {} },
 ]
 
@@ -153,7 +154,7 @@ async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Pro
     const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, ROOT)).trim().split('\n').pop()!) as Demo
     const bodies = orderBodies(readMenu(dbPath, demo.store.id))
     const port = await freePort()
-    server = await startServer(v.args, {
+    server = await startServer(v.args === 'app' ? appArgs(ROOT) : v.args, {
       DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
       ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...v.env,
     }, port, '/healthz', ROOT)

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
+import { appArgs, cpuSeconds, freePort, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import type { ClientPair, Kind, ParentMsg } from './tracking-client.ts'
 import {
@@ -94,7 +94,7 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
     const env = { LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port) }
     if (stack.mode === 'socketio') return startServer(['--import', 'tsx', 'bench/baseline/socketio-server.ts'], env, port, '/healthz', ROOT)
     const nodeArgs = (process.env.TRACKING_NODE_ARGS ?? '').split(' ').filter(Boolean)
-    return startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], { ...env, DB_PATH: dbPath, SITE_URL: `http://127.0.0.1:${port}`, ...LOAD_TEST_LIMITS, DEMO_SEED: '0' }, port, '/healthz', SERVER_ROOT)
+    return startServer([...nodeArgs, ...appArgs(SERVER_ROOT)], { ...env, DB_PATH: dbPath, SITE_URL: `http://127.0.0.1:${port}`, ...LOAD_TEST_LIMITS, DEMO_SEED: '0' }, port, '/healthz', SERVER_ROOT)
   }
   try {
     server = await start()

@@ -1,6 +1,6 @@
 /** Child processes for benches: a free port, start a server, wait until it answers, CPU time, stop. */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 
@@ -114,12 +114,23 @@ export async function seedDemo<T>(dbPath: string, cwd = process.cwd()): Promise<
 export const LOAD_TEST_LIMITS = { RATE_LIMIT_PER_MINUTE: '100000000', WS_MAX_PER_TOKEN: '0', WS_MAX_PER_ADDRESS: '0', WS_MESSAGE_RATE: '0' } as const
 
 /**
- * The app (`src/main.ts`) on `dbPath` as every bench runs it: a free port, warn-level logs, rate
+ * How a bench starts the app in `cwd`: as production does (`npm start`: the build in dist/, rebuilt
+ * first when the sources changed), or through tsx for a checkout that has no build step (an older
+ * commit compared side by side).
+ */
+export function appArgs(cwd: string): string[] {
+  if (!existsSync(join(cwd, 'tools', 'build.mjs'))) return ['--import', 'tsx', 'src/main.ts']
+  execFileSync(process.execPath, ['tools/build.mjs', '--if-stale'], { cwd, stdio: ['ignore', 'ignore', 'inherit'] })
+  return ['dist/src/main.js']
+}
+
+/**
+ * The app (`npm start`'s dist/src/main.js, see appArgs) on `dbPath` as every bench runs it: a free port, warn-level logs, rate
  * limits out of the way, no demo seed. `nodeArgs` go before the entry point, `env` overrides.
  */
 export async function startApp(dbPath: string, cwd: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Server> {
   const port = await freePort()
-  return startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  return startServer([...nodeArgs, ...appArgs(cwd)], {
     DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
     ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...env,
   }, port, '/healthz', cwd)
