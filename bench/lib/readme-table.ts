@@ -35,6 +35,7 @@ export const LABELS: Record<string, string> = {
   'fitment-filter': 'fitment filter',
   guests: 'guests',
   'stock-contention': 'stock',
+  'cold-start': 'cold start',
 }
 
 interface Row {
