@@ -12,6 +12,7 @@ import { verticalOf } from '../domain/verticals.ts'
 import { priceCoupon } from '../actors/store-coupons.ts'
 import { couponReads } from '../storage/coupons.ts'
 import { pricingIndex, type StoreRow } from '../storage/stores.ts'
+import { pricedLineView } from '../storage/orders.ts'
 import type { Services } from '../services.ts'
 import { storefrontTypes } from './storefront.ts'
 import { named } from './docs-schemas.ts'
@@ -51,16 +52,7 @@ export function cartView(store: StoreRow, d: OrderDraft) {
   return {
     type: d.type,
     currency: store.currency,
-    items: d.lines.map((l) => ({
-      item_id: l.item_id,
-      name: l.name,
-      variation: l.variant_id == null ? null : { id: l.variant_id, name: l.variant_name },
-      quantity: l.quantity,
-      unit_price: fromCents(l.unit_price),
-      extras: l.extras.map((e) => ({ id: e.id, name: e.name, price: fromCents(e.price) })),
-      line_total: fromCents(l.line_total),
-      note: l.note,
-    })),
+    items: d.lines.map(pricedLineView),
     item_count: d.lines.reduce((n, l) => n + l.quantity, 0),
     subtotal: fromCents(d.subtotal),
     coupon_code: d.coupon_code,

@@ -104,36 +104,46 @@ export function insertOrder(db: Db, o: NewOrder): { id: number; lineIds: number[
   return { id, lineIds }
 }
 
-export function lineView(l: LineRow) {
-  const extras = JSON.parse(l.extras) as Array<{ id: number; name: string; price: number }>
+/** A priced line's fields in money units, as carts, order replies and stored lines all show them. */
+export interface PricedLineFields {
+  item_id: number; name: string; variant_id: number | null; variant_name: string | null; quantity: number
+  unit_price: number; extras: ReadonlyArray<{ id: number; name: string; price: number }>; line_total: number; note: string | null
+}
+export function pricedLineView(l: PricedLineFields) {
   return {
-    id: l.id,
     item_id: l.item_id,
     name: l.name,
     variation: l.variant_id == null ? null : { id: l.variant_id, name: l.variant_name },
     quantity: l.quantity,
     unit_price: fromCents(l.unit_price),
-    extras: extras.map((e) => ({ id: e.id, name: e.name, price: fromCents(e.price) })),
+    extras: l.extras.map((e) => ({ id: e.id, name: e.name, price: fromCents(e.price) })),
     line_total: fromCents(l.line_total),
     note: l.note,
+  }
+}
+
+export function lineView(l: LineRow) {
+  return {
+    id: l.id,
+    ...pricedLineView({ ...l, extras: JSON.parse(l.extras) as Array<{ id: number; name: string; price: number }> }),
     station: l.station,
     kds_state: l.kds_state,
     kds_timeline: JSON.parse(l.kds_timeline) as Record<string, string>,
   }
 }
 
-export interface DriverBrief { id: number; name: string; phone: string }
+type HeadFields = Pick<NewOrder, 'store_id' | 'type' | 'status' | 'delivery_status' | 'customer_id' | 'customer_name' | 'phone' | 'table_number'
+  | 'address' | 'note' | 'source' | 'coupon_code' | 'subtotal' | 'discount' | 'tip_amount' | 'total'>
 
-/** The full order (api-v1 §2.4 output): lines with extras, driver, delivery timeline. */
-export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | null, siteUrl: string) {
-  const items = lines.map(lineView)
+/** The order's own fields (api-v1 §2.4), from a stored row or an order just built in memory. */
+function headView(id: number, o: HeadFields, isPaid: boolean, refundedCents: number) {
   return {
-    id: o.id,
+    id,
     restaurant_id: o.store_id,
     type: o.type,
     status: o.status,
     delivery_status: o.delivery_status,
-    is_paid: o.is_paid === 1,
+    is_paid: isPaid,
     customer_id: o.customer_id,
     customer_name: o.customer_name,
     phone: o.phone,
@@ -146,7 +156,17 @@ export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | n
     discount: fromCents(o.discount),
     tip_amount: fromCents(o.tip_amount),
     total: fromCents(o.total),
-    refunded: fromCents(o.refunded),
+    refunded: fromCents(refundedCents),
+  }
+}
+
+export interface DriverBrief { id: number; name: string; phone: string }
+
+/** The full order (api-v1 §2.4 output): lines with extras, driver, delivery timeline. */
+export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | null, siteUrl: string) {
+  const items = lines.map(lineView)
+  return {
+    ...headView(o.id, o, o.is_paid === 1, o.refunded),
     items,
     extras: items.flatMap((l) => l.extras.map((e) => ({ ...e, line_id: l.id }))),
     driver,
@@ -242,14 +262,7 @@ export type OrderQueries = ReturnType<typeof createOrderQueries>
 export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, siteUrl: string): OrderView {
   const items = o.lines.map((l, i) => ({
     id: ids.lineIds[i]!,
-    item_id: l.item_id,
-    name: l.name,
-    variation: l.variant_id == null ? null : { id: l.variant_id, name: l.variant_name },
-    quantity: l.quantity,
-    unit_price: fromCents(l.unit_price),
-    extras: l.extras.map((e) => ({ id: e.id, name: e.name, price: fromCents(e.price) })),
-    line_total: fromCents(l.line_total),
-    note: l.note,
+    ...pricedLineView(l),
     station: l.station,
     kds_state: 'queued',
     kds_timeline: { queued_at: o.created_at } as Record<string, string>,
@@ -257,25 +270,7 @@ export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, s
   const extras: OrderView['extras'] = []
   for (const l of items) for (const e of l.extras) extras.push({ ...e, line_id: l.id })
   return {
-    id: ids.id,
-    restaurant_id: o.store_id,
-    type: o.type,
-    status: o.status,
-    delivery_status: o.delivery_status,
-    is_paid: o.is_paid,
-    customer_id: o.customer_id,
-    customer_name: o.customer_name,
-    phone: o.phone,
-    table_number: o.table_number,
-    address: o.address,
-    note: o.note,
-    source: o.source,
-    coupon_code: o.coupon_code,
-    subtotal: fromCents(o.subtotal),
-    discount: fromCents(o.discount),
-    tip_amount: fromCents(o.tip_amount),
-    total: fromCents(o.total),
-    refunded: 0,
+    ...headView(ids.id, o, o.is_paid, 0),
     items,
     extras,
     driver: null,
