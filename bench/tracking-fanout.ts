@@ -24,7 +24,7 @@ import { appArgs, cpuSeconds, freePort, startServer, type Server, LOAD_TEST_LIMI
 import { quantile } from './lib/load.ts'
 import type { ClientPair, Kind, ParentMsg } from './tracking-client.ts'
 import {
-  createPairs, cpuSplit, envInt, envList, fdHeadroom, machineTicks, ROOT, SERVER_ROOT, seedDemo, sleep, syntheticPairs, Workers, type Demo,
+  createPairs, envInt, envList, fdHeadroom, measuredWindow, ROOT, SERVER_ROOT, seedDemo, sleep, syntheticPairs, Workers, type Demo,
 } from './tracking.ts'
 
 const P99_LIMIT_MS = 50
@@ -138,17 +138,7 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
       connected = level
       log(`[tracking-fanout] ${stack.label}: ${level} drivers + ${level} watchers + ${fr.reduce((a, r) => a + r.open, 0)} feed sockets (${level / perStore} stores) open`)
       if (failed + feedFailed > 0) throw new Error(`${failed + feedFailed} sockets could not open: ${res.find((r) => r.firstError)?.firstError ?? fr.find((r) => r.firstError)?.firstError}`)
-      const runMsg: ParentMsg = { cmd: 'run', rateHz, durationSec: opts.duration, warmupSec: opts.warmup }
-      const pending = w.all<'ran'>(() => runMsg)
-      await sleep(opts.warmup * 1000)
-      const cpu0 = cpuSeconds(pid)
-      const s0 = cpuSplit(pid)
-      const m0 = machineTicks()
-      await sleep(opts.duration * 1000)
-      const m1 = machineTicks()
-      const cpu1 = cpuSeconds(pid)
-      const s1 = cpuSplit(pid)
-      const ran = await pending
+      const { ran, cpuSec, userSec, sysSec, machineBusy } = await measuredWindow(w, pid, rateHz, opts)
       const lat = Float64Array.from(ran.flatMap((r) => r.latencies)).sort()
       const byKind = { track: 0, dispatch: 0, ops: 0 }
       for (const r of ran) for (const k of Object.keys(byKind) as Kind[]) byKind[k] += r.byKind[k]
@@ -157,8 +147,8 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
         sent: ran.reduce((a, r) => a + r.sent, 0), delivered: ran.reduce((a, r) => a + r.delivered, 0), byKind,
         p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1]! : NaN,
         errors: ran.reduce((a, r) => a + r.errors + r.closed, 0),
-        cpuSec: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, userSec: s1.user - s0.user, sysSec: s1.sys - s0.sys,
-        clientCpuSec: ran.reduce((a, r) => a + r.cpuSec, 0), machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
+        cpuSec, userSec, sysSec,
+        clientCpuSec: ran.reduce((a, r) => a + r.cpuSec, 0), machineBusy,
       }
       const per = (x: number) => (st.delivered ? ((x / st.delivered) * 1e6).toFixed(2) : '-')
       log(`[tracking-fanout] ${stack.label}: D=${level} @${rateHz} Hz: ${(st.delivered / st.seconds).toFixed(0)} frames/s delivered of ${(3 * st.sent / st.seconds).toFixed(0)} due ` +

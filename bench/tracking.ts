@@ -108,6 +108,33 @@ export function machineTicks(): { busy: number; total: number; softirq: number }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/**
+ * One measured window of a load stage: the workers run at `rateHz` for warm-up + duration, and the
+ * server's CPU (user/system), its RSS and the machine's busy share are sampled around the duration.
+ */
+export async function measuredWindow(w: Workers, pid: number, rateHz: number, opts: ScenarioOptions) {
+  const runMsg: ParentMsg = { cmd: 'run', rateHz, durationSec: opts.duration, warmupSec: opts.warmup }
+  const pending = w.all<'ran'>(() => runMsg)
+  await sleep(opts.warmup * 1000)
+  const cpu0 = cpuSeconds(pid)
+  const split0 = cpuSplit(pid)
+  const m0 = machineTicks()
+  await sleep(opts.duration * 1000)
+  const m1 = machineTicks()
+  const cpu1 = cpuSeconds(pid)
+  const split1 = cpuSplit(pid)
+  const rss = rssBytes(pid)
+  return {
+    ran: await pending,
+    cpuSec: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
+    userSec: split1.user - split0.user,
+    sysSec: split1.sys - split0.sys,
+    rss,
+    machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
+    machineIrq: (m1.softirq - m0.softirq) / (m1.total - m0.total),
+  }
+}
+
 /** Seconds an idle server is given before its memory is read (V8 shrinks an idle heap after a while). */
 const IDLE_SETTLE_SEC = 12
 
@@ -338,20 +365,7 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
     // 2. and 3. the load stages.
     const stages: Stage[] = []
     const stage = async (level: number, rateHz: number, repeat = false): Promise<Stage> => {
-      const runMsg: ParentMsg = { cmd: 'run', rateHz, durationSec: opts.duration, warmupSec: opts.warmup }
-      const pending = w.all<'ran'>(() => runMsg)
-      await sleep(opts.warmup * 1000)
-      const cpu0 = cpuSeconds(pid)
-      const split0 = cpuSplit(pid)
-      const m0 = machineTicks()
-      await sleep(opts.duration * 1000)
-      const m1 = machineTicks()
-      const cpu1 = cpuSeconds(pid)
-      const split1 = cpuSplit(pid)
-      const sysSec = split1.sys - split0.sys
-      const userSec = split1.user - split0.user
-      const rss = rssBytes(pid)
-      const ran = await pending
+      const { ran, cpuSec, userSec, sysSec, rss, machineBusy, machineIrq } = await measuredWindow(w, pid, rateHz, opts)
       const lat = new Float64Array(ran.reduce((a, r) => a + r.latencies.length, 0))
       let k = 0
       for (const r of ran) for (const x of r.latencies) lat[k++] = x
@@ -364,13 +378,13 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
         acked: ran.reduce((a, r) => a + r.acked, 0), delivered: ran.reduce((a, r) => a + r.delivered, 0),
         p50: quantile(lat, 0.5), p90: quantile(lat, 0.9), p99: quantile(lat, 0.99), max: lat.length ? lat[lat.length - 1]! : NaN, mean: lat.length ? sum / lat.length : NaN,
         errors: ran.reduce((a, r) => a + r.errors + r.closed, 0),
-        serverCpuSec: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
+        serverCpuSec: cpuSec,
         serverSysShare: userSec + sysSec > 0 ? sysSec / (userSec + sysSec) : NaN,
         serverUserSec: userSec,
         clientCpuSec: ran.reduce((a, r) => a + r.cpuSec, 0),
         rss,
-        machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
-        machineIrq: (m1.softirq - m0.softirq) / (m1.total - m0.total),
+        machineBusy,
+        machineIrq,
       }
       log(`[tracking] ${stack.label}: D=W=${level} @${rateHz} Hz: ${(s.delivered / s.seconds).toFixed(0)} relayed/s of ${s.offered} offered, ` +
         `p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} ms, server CPU ${s.serverCpuSec === null ? '?' : ((s.serverCpuSec / s.seconds) * 100).toFixed(0)}% (${(s.serverSysShare * 100).toFixed(0)}% kernel; user ${s.delivered ? ((s.serverUserSec / s.delivered) * 1e6).toFixed(1) : '-'} µs/position), ` +
