@@ -6,7 +6,7 @@
  * page assets — and that the CLI runs it too.
  */
 import t from 'tap'
-import { spawn, execFileSync } from 'node:child_process'
+import { spawn, spawnSync, execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,6 +33,14 @@ t.test('the built server starts on plain node, serves the demo, pages and docs, 
   }
   scan(join(ROOT, 'dist', 'src'))
   t.same(leftovers, [], 'no compiled module imports a .ts file')
+
+  // The systemd unit's ExecStartPre: a current build passes, a folder that is not the build of these
+  // sources is refused with exit 78 (the unit does not restart on it) and one line naming the fix.
+  const check = (...extra: string[]) => spawnSync(process.execPath, ['tools/build.mjs', '--check', ...extra], { cwd: ROOT, encoding: 'utf8' })
+  t.equal(check().status, 0, '--check passes on the current build')
+  const stale = check('--out', join(ROOT, 'dist-never-built'))
+  t.equal(stale.status, 78, '--check refuses a missing or stale build with exit 78')
+  t.match(stale.stderr, /^dispatch: dist-never-built\/ is not the build of these sources; run `npm run build`/, 'one line saying what to run')
 
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-build-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

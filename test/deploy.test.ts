@@ -78,7 +78,8 @@ t.test('the systemd unit: node run directly, hardened, a stop timeout above the 
     if (m) keys.set(m[1]!, [...(keys.get(m[1]!) ?? []), m[2]!])
   }
   const one = (k: string) => keys.get(k)?.[keys.get(k)!.length - 1]
-  t.match(one('ExecStart') ?? '', /^\/usr\/bin\/node --import tsx src\/main\.ts$/, 'node itself, not npm (signals reach the server)')
+  t.match(one('ExecStart') ?? '', /^\/usr\/bin\/node dist\/src\/main\.js$/, 'node itself on the compiled build, not npm (signals reach the server)')
+  t.match(one('ExecStartPre') ?? '', /^\/usr\/bin\/node tools\/build\.mjs --check$/, 'a build older than the sources is refused before start')
   t.notOk(['root', '0', undefined].includes(one('User')), 'a user of its own')
   for (const [k, v] of Object.entries({ NoNewPrivileges: 'yes', ProtectSystem: 'strict', ProtectHome: 'yes', PrivateTmp: 'yes', PrivateDevices: 'yes', RestrictSUIDSGID: 'yes', CapabilityBoundingSet: '' })) {
     t.equal(one(k), v, `${k}=${v}`)

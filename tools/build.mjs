@@ -11,6 +11,9 @@
  *   node tools/build.mjs            build (always)
  *   node tools/build.mjs --if-stale build only when the sources differ from the last build's (npm start)
  *   node tools/build.mjs --out <dir> build into another folder directly in the project root
+ *   node tools/build.mjs --check    build nothing; exit 78 with one line when dist/ is not the build of
+ *                                   these sources (deploy/dispatch.service runs it before the server: the
+ *                                   code folder is read-only to the service, so it cannot rebuild itself)
  *
  * esbuild is the same compiler tsx uses at run time (it comes with tsx), so the compiled code is
  * what the tests run. Type checking stays `npm run typecheck`.
@@ -125,7 +128,15 @@ export async function buildDist({ out = DEFAULT_OUT, ifStale = false, quiet = fa
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2)
   const outArg = args.indexOf('--out')
-  buildDist({ ifStale: args.includes('--if-stale'), out: outArg >= 0 ? resolve(args[outArg + 1]) : DEFAULT_OUT }).catch((err) => {
+  const out = outArg >= 0 ? resolve(args[outArg + 1]) : DEFAULT_OUT
+  if (args.includes('--check')) {
+    if (!upToDate(out)) {
+      process.stderr.write(`dispatch: ${relative(ROOT, out) || '.'}/ is not the build of these sources; run \`npm run build\` after updating the code\n`)
+      process.exit(78)
+    }
+    process.exit(0)
+  }
+  buildDist({ ifStale: args.includes('--if-stale'), out }).catch((err) => {
     process.stderr.write(`build failed: ${err?.stack ?? err}\n`)
     process.exit(1)
   })
