@@ -325,8 +325,8 @@ export function reduceEndpoint(s: EndpointState, msg: ReduceMsg, now: number, ra
 export interface EndpointDeps {
   store: WebhookStore
   committer: Committer
-  /** Metrics (src/metrics/registry.ts `WebhookObserver`): each attempt's outcome, each circuit change. */
-  metrics?: { attempt(status: DeliveryStatus): void; circuit(change: 'opened' | 'closed' | 'disabled'): void }
+  /** Metrics (src/metrics/registry.ts `WebhookObserver`): each circuit change (attempt outcomes are counted by the attempt log once durable). */
+  metrics?: { circuit(change: 'opened' | 'closed' | 'disabled'): void }
   /** Attempt records and endpoint health, batched (src/webhooks/attempt-log.ts). */
   attempts: { record(r: AttemptRecord): void; health(id: number, h: EndpointHealth): void; drain(): void }
   client: WebhookClient
@@ -408,7 +408,6 @@ export function endpointHandler(deps: EndpointDeps, id: number) {
         }
         case 'record': {
           deps.attempts.record({ deliveryId: fx.deliveryId, attempt: fx.attempt, httpStatus: fx.outcome.status, error: fx.outcome.error, excerpt: fx.outcome.excerpt, durationMs: fx.outcome.durationMs, status: fx.status, nextAttemptAt: fx.nextAttemptAt })
-          deps.metrics?.attempt(fx.status)
           if (fx.status === 'failed') log.debug({ endpoint: id, delivery: fx.deliveryId, attempts: fx.attempt, status: fx.outcome.status, error: fx.outcome.error }, 'webhook delivery failed for good')
           break
         }

@@ -6,12 +6,16 @@
  * (at-least-once). `drain()` writes what is buffered inside the caller's transaction, so a read of
  * pending deliveries never sees a delivery as pending after its success was decided.
  *
+ * `onDurable` hears each record's outcome once the transaction that wrote it is committed and
+ * synced (the metrics' attempt counter): a scrape never counts an attempt, e.g. a retry, whose row a
+ * crash could still lose.
+ *
  * Endpoint health (the circuit breaker's counters, 008_webhook_health.sql) rides along the same way,
  * the latest snapshot per endpoint only: a storm of failures costs one row update per endpoint per
  * batch, not one per attempt.
  */
 import type { Committer } from '../storage/commit.ts'
-import type { AttemptRecord, EndpointHealth, WebhookStore } from '../storage/webhooks.ts'
+import type { AttemptRecord, DeliveryStatus, EndpointHealth, WebhookStore } from '../storage/webhooks.ts'
 import type { Logger } from '../log.ts'
 
 const FLUSH_MS = 10
@@ -25,9 +29,26 @@ export class AttemptLog {
   /** Latest health snapshot per endpoint, not written yet. */
   private healthBuf = new Map<number, EndpointHealth>()
 
-  constructor(private readonly store: WebhookStore, private readonly committer: Committer, private readonly log: Logger) {
-    // Records also ride along in any transaction that happens sooner (orders, fan-out, …).
-    committer.addHook({ inTx: () => this.drain(), committed: () => {} })
+  /** Outcomes written in the open transaction (by `drain`, a flush job or the hook). */
+  private written: DeliveryStatus[] = []
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly committer: Committer,
+    private readonly log: Logger,
+    private readonly onDurable: (status: DeliveryStatus) => void = () => {},
+  ) {
+    // Records also ride along in any transaction that happens sooner (orders, fan-out, …). The hook
+    // runs after every job of the batch, so it also takes what jobs wrote in the same transaction.
+    committer.addHook({
+      inTx: () => {
+        this.drain()
+        const taken = this.written
+        this.written = []
+        return taken
+      },
+      committed: (statuses) => { for (const st of statuses) this.onDurable(st) },
+    })
   }
 
   record(r: AttemptRecord): void {
@@ -79,7 +100,10 @@ export class AttemptLog {
   private write(rows: AttemptRecord[]): void {
     for (const r of rows) {
       // One failing record (its endpoint was deleted meanwhile) must not take the batch with it.
-      try { this.store.recordAttempt(r) } catch (err) { this.log.debug({ err, delivery: r.deliveryId }, 'webhook attempt not recorded') }
+      try {
+        this.store.recordAttempt(r)
+        this.written.push(r.status)
+      } catch (err) { this.log.debug({ err, delivery: r.deliveryId }, 'webhook attempt not recorded') }
     }
   }
 }

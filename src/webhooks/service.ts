@@ -14,7 +14,7 @@ import { Registry, type ActorSystem } from '../actors/system.ts'
 import { endpointHandler, type Completion, type EndpointDeps, type EndpointMsg, type EndpointState, type Policy } from '../actors/webhook-endpoint.ts'
 import { ApiError, type FieldErrors } from '../errors.ts'
 import { isEventPattern } from '../domain/webhook-events.ts'
-import { WebhookStore, type DeliveryRow, type EndpointRow } from '../storage/webhooks.ts'
+import { WebhookStore, type DeliveryRow, type DeliveryStatus, type EndpointRow } from '../storage/webhooks.ts'
 import { requireFeature, requireQuota } from '../storage/entitlements.ts'
 import { WebhookClient } from './client.ts'
 import { Fanout } from './fanout.ts'
@@ -40,7 +40,7 @@ export interface WebhookDeps {
   system: ActorSystem
   resolver?: Resolver
   /** Attempt outcomes and circuit changes for /metrics (src/metrics/registry.ts). */
-  metrics?: EndpointDeps['metrics']
+  metrics?: NonNullable<EndpointDeps['metrics']> & { attempt(status: DeliveryStatus): void }
 }
 
 export type Webhooks = ReturnType<typeof createWebhooks>
@@ -69,7 +69,7 @@ export function createWebhooks(d: WebhookDeps) {
     }
   }
 
-  const attempts = new AttemptLog(store, committer, log)
+  const attempts = new AttemptLog(store, committer, log, (status) => d.metrics?.attempt(status))
   // A permit handed to a waiting endpoint wakes it (docs/webhooks.md "Fairness").
   const budget = new DeliveryBudget(config.webhookAccountConcurrency, config.webhookGlobalConcurrency, (id) => tell(id, { type: 'wake' }))
   const deps: EndpointDeps = {
