@@ -103,6 +103,7 @@ const EnvSchema = v.object({
   RETENTION_IDEMPOTENCY_HOURS: v.pipe(int(168, 24), max(87_600)),
   RETENTION_SESSIONS_DAYS: v.pipe(int(30, 1), max(3650)),
   RETENTION_OTP_HOURS: v.pipe(int(24, 1), max(8760)),
+  RETENTION_EVENTS_DAYS: v.pipe(int(30, 1), max(3650)),
   NODE_ENV: v.optional(v.string()),
   /** Online payments (docs/providers.md "Payments"): `dev` takes no money; a real provider adds its name here. */
   PAYMENT_PROVIDER: v.optional(v.picklist(['none', 'dev'], 'must be none or dev'), 'none'),
@@ -227,6 +228,7 @@ function pruneConfig(e: v.InferOutput<typeof EnvSchema>) {
       idempotencyMs: e.RETENTION_IDEMPOTENCY_HOURS * 3600_000,
       sessionsMs: e.RETENTION_SESSIONS_DAYS * day,
       otpMs: e.RETENTION_OTP_HOURS * 3600_000,
+      eventsMs: e.RETENTION_EVENTS_DAYS * day,
     }),
   }
 }

@@ -4,12 +4,15 @@
  * log, old positions of drivers off shift, idempotency keys, expired or revoked sessions and
  * tokens, expired sign-in codes — and never what is still needed: a pending delivery's attempts, an
  * idempotency key younger than 24 h (a replay still returns the original order), live tokens, a
- * driver on shift. Settings are validated at start.
+ * driver on shift. Outbox events go once the webhook fan-out has passed them. No rule scans a table
+ * that grows with traffic. Settings are validated at start.
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, createCustomer, createDriver, createStaff, postOrder, tokenFor } from './helpers/fixtures.ts'
-import { nowIso } from '../src/storage/db.ts'
+import Database from 'better-sqlite3'
+import { nowIso, type Db } from '../src/storage/db.ts'
+import { lastIdBefore, pruneRules } from '../src/storage/prune.ts'
 import { loadConfig } from '../src/config.ts'
 import { sha256Hex } from '../src/auth/tokens.ts'
 
@@ -93,6 +96,44 @@ t.test('old positions of drivers off shift are cleared; a driver on shift keeps 
   await s.app.prune.runNow(at(0))
   t.same(db.prepare('SELECT lat, lng, location_updated_at FROM drivers WHERE id = ?').get(off.id), { lat: null, lng: null, location_updated_at: null })
   t.equal(count('SELECT lat FROM drivers WHERE id = ?', on.id), 52.5)
+})
+
+t.test('outbox events go once the webhook fan-out has passed them and retention is over; the newest stays', async (t) => {
+  const o = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] })
+  t.equal(o.status, 200)
+  const cursor = () => count('SELECT last_event_id FROM webhook_cursor WHERE id = 1')
+  t.equal(cursor(), count('SELECT MAX(id) FROM outbox'), 'the fan-out has passed every event')
+  // Written behind the server's back: the fan-out has not seen it when the prune's job runs.
+  const unseen = Number(db.prepare("INSERT INTO outbox (owner_id, store_id, event, data, created_at) VALUES (?, ?, 'order.updated', '{}', ?)").run(acct.ownerId, acct.storeId, nowIso()).lastInsertRowid)
+  const passed = cursor()
+  t.equal((await s.app.prune.runNow(at(29 * D)))?.outbox, 0, 'nothing before 30 days')
+  const report = await s.app.prune.runNow(at(31 * D))
+  t.ok((report?.outbox ?? 0) > 0, `${report?.outbox} events past retention deleted`)
+  t.equal(count('SELECT COUNT(*) FROM outbox WHERE id <= ?', passed), 0, 'every event behind the cursor went')
+  t.equal(count('SELECT COUNT(*) FROM outbox WHERE id = ?', unseen), 1, 'an event the fan-out had not passed stayed')
+  t.equal(count('SELECT MAX(id) FROM outbox'), unseen, 'the newest event stays (new endpoints start after it)')
+})
+
+t.test('lastIdBefore: the id prefix created before a cut-off, by binary search', async (t) => {
+  const mem = new Database(':memory:')
+  t.teardown(() => mem.close())
+  mem.exec('CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, created_at TEXT NOT NULL)')
+  t.equal(lastIdBefore(mem as unknown as Db, 'outbox', '5'), 0, 'an empty table')
+  // Ids with gaps (deleted rows), times increasing with them.
+  for (const [id, time] of [[3, '1'], [4, '2'], [9, '2'], [10, '4'], [57, '6'], [58, '8']] as const) mem.prepare('INSERT INTO outbox (id, created_at) VALUES (?, ?)').run(id, time)
+  for (const [cutoff, want] of [['0', 0], ['1', 0], ['2', 3], ['3', 9], ['4', 9], ['5', 10], ['7', 57], ['9', 58]] as const) {
+    t.equal(lastIdBefore(mem as unknown as Db, 'outbox', cutoff), want, `before ${cutoff}: ${want}`)
+  }
+})
+
+t.test('no rule reads a whole table that grows with traffic (the prune costs what it deletes)', async (t) => {
+  const r = { webhookAttemptsMs: D, driverPositionsMs: D, idempotencyMs: D, sessionsMs: D, otpMs: D, eventsMs: D }
+  const grown = ['outbox', 'webhook_deliveries', 'webhook_attempts', 'idempotency_keys', 'orders', 'order_lines']
+  for (const [name, sql, params] of pruneRules(db, new Date(), r)) {
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((p) => p.detail)
+    // The plan includes the foreign-key actions of a DELETE (a re-queue's ON DELETE SET NULL).
+    t.same(plan.filter((d) => grown.some((g) => new RegExp(`^SCAN ${g}\\b`).test(d))), [], `${name}: ${plan.join(' | ')}`)
+  }
 })
 
 t.test('a second pass at the same time deletes nothing (idempotent)', async (t) => {

@@ -8,6 +8,14 @@
  * exist (they cascade from it).
  *
  * Times in the database are `nowIso()` text (`…+00:00`, one format), so cut-offs compare as text.
+ *
+ * The tables that grow with traffic (outbox, webhook deliveries and attempts, idempotency keys) are
+ * never scanned whole: their rows get increasing ids as they are written, so the rows created before
+ * a cut-off are a prefix of the id order, found by a binary search over the primary key
+ * (`lastIdBefore`), and each rule reads only that prefix. After the first pass the prefix holds just
+ * what is still kept (pending deliveries, recent updates), so an hourly pass costs what it deletes,
+ * not what the table holds. (Were the clock ever stepped back, rows written meanwhile are merely
+ * pruned a pass or so later: every rule still checks its own time column.)
  */
 import { nowIso, stmt, type Db } from './db.ts'
 
@@ -18,6 +26,35 @@ export interface Retention {
   idempotencyMs: number
   sessionsMs: number
   otpMs: number
+  /** Outbox events already fanned out to the webhook deliveries (the newest one always stays). */
+  eventsMs: number
+}
+
+/** Tables pruned by id prefix; each has an integer primary key (or rowid) and `created_at`. */
+type Grown = 'outbox' | 'webhook_deliveries' | 'webhook_attempts' | 'idempotency_keys'
+
+/**
+ * The largest id of `table` whose row was created before `cutoff` (0 if none), assuming ids grow
+ * with `created_at`: a binary search over the primary key, ~30 indexed reads however big the table.
+ */
+export function lastIdBefore(db: Db, table: Grown, cutoff: string): number {
+  const bounds = stmt<[], { lo: number | null; hi: number | null }>(db, `SELECT MIN(rowid) AS lo, MAX(rowid) AS hi FROM ${table}`).get()
+  const firstFrom = stmt<[number], { id: number; created_at: string }>(db, `SELECT rowid AS id, created_at FROM ${table} WHERE rowid >= ? ORDER BY rowid LIMIT 1`)
+  if (!bounds || bounds.lo === null || bounds.hi === null) return 0
+  let found = 0
+  let lo = bounds.lo
+  let hi = bounds.hi
+  while (lo <= hi) {
+    const mid = lo + Math.floor((hi - lo) / 2)
+    const row = firstFrom.get(mid)
+    if (row && row.created_at < cutoff) {
+      found = row.id
+      lo = row.id + 1
+    } else {
+      hi = mid - 1
+    }
+  }
+  return found
 }
 
 /** The least an idempotency key is kept: a client retrying within a day must get its order back. */
@@ -27,19 +64,39 @@ export type PruneReport = Record<string, number>
 
 /** One pass over every rule at `now`, atomically; the rows deleted (or positions cleared) per rule. */
 export function pruneExpired(db: Db, now: Date, r: Retention): PruneReport {
+  const report: PruneReport = {}
+  // All rules or none; inside the group committer's batch this is a savepoint.
+  db.transaction(() => {
+    for (const [name, sql, params] of pruneRules(db, now, r)) report[name] = stmt(db, sql).run(...params).changes
+  })()
+  return report
+}
+
+/** Each rule as [name, statement, parameters] (exported for the query-plan test). */
+export function pruneRules(db: Db, now: Date, r: Retention): Array<[string, string, unknown[]]> {
   const before = (ms: number) => nowIso(now.getTime() - ms)
   const webhooks = before(r.webhookAttemptsMs)
   const sessions = before(r.sessionsMs)
   const otp = before(r.otpMs)
+  const events = before(r.eventsMs)
+  const idempotency = before(Math.max(r.idempotencyMs, MIN_IDEMPOTENCY_MS))
   const rules: Array<[string, string, unknown[]]> = [
     // Finished deliveries (and, by cascade, their attempt log) past retention; a pending one is live.
-    ['webhook_deliveries', "DELETE FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND updated_at < ?", [webhooks]],
-    ['webhook_attempts', `DELETE FROM webhook_attempts WHERE created_at < ?
-      AND delivery_id IN (SELECT id FROM webhook_deliveries WHERE status <> 'pending')`, [webhooks]],
+    // Last changed before the cut-off implies created before it: the id prefix holds them all.
+    ['webhook_deliveries', "DELETE FROM webhook_deliveries WHERE id <= ? AND status IN ('succeeded', 'failed') AND updated_at < ?",
+      [lastIdBefore(db, 'webhook_deliveries', webhooks), webhooks]],
+    ['webhook_attempts', `DELETE FROM webhook_attempts WHERE id <= ? AND created_at < ?
+      AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = webhook_attempts.delivery_id AND d.status <> 'pending')`,
+    [lastIdBefore(db, 'webhook_attempts', webhooks), webhooks]],
+    // Events the webhook fan-out has passed (its cursor) and that are past retention. Nothing else
+    // reads the outbox behind the cursor; the newest event stays (new endpoints start after it).
+    ['outbox', `DELETE FROM outbox WHERE id <= ? AND created_at < ?
+      AND id <= (SELECT last_event_id FROM webhook_cursor WHERE id = 1) AND id < (SELECT MAX(id) FROM outbox)`,
+    [lastIdBefore(db, 'outbox', events), events]],
     ['driver_positions', `UPDATE drivers SET lat = NULL, lng = NULL, location_updated_at = NULL
       WHERE location_updated_at < ? AND on_shift = 0
       AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.driver_id = drivers.id AND o.delivery_status IN ('assigned', 'picked_up', 'out_for_delivery'))`, [before(r.driverPositionsMs)]],
-    ['idempotency_keys', 'DELETE FROM idempotency_keys WHERE created_at < ?', [before(Math.max(r.idempotencyMs, MIN_IDEMPOTENCY_MS))]],
+    ['idempotency_keys', 'DELETE FROM idempotency_keys WHERE rowid <= ? AND created_at < ?', [lastIdBefore(db, 'idempotency_keys', idempotency), idempotency]],
     ['customer_otps', 'DELETE FROM customer_otps WHERE expires_at < ?', [otp]],
     ['driver_login_codes', 'DELETE FROM driver_login_codes WHERE expires_at < ?', [otp]],
     // Session-bound owner tokens cascade with their session.
@@ -56,10 +113,5 @@ export function pruneExpired(db: Db, now: Date, r: Retention): PruneReport {
     ['app_session_tokens', 'DELETE FROM app_session_tokens WHERE expires_at < ? OR revoked_at < ?', [sessions, sessions]],
     ['oauth_codes', 'DELETE FROM oauth_codes WHERE expires_at < ? AND NOT EXISTS (SELECT 1 FROM app_tokens t WHERE t.grant_id = oauth_codes.id)', [sessions]],
   ]
-  const report: PruneReport = {}
-  // All rules or none; inside the group committer's batch this is a savepoint.
-  db.transaction(() => {
-    for (const [name, sql, params] of rules) report[name] = stmt(db, sql).run(...params).changes
-  })()
-  return report
+  return rules
 }
