@@ -9,6 +9,7 @@ import net from 'node:net'
 import { startServer } from './helpers/server.ts'
 import { counts, createAccount, envelopeProblem, postOrder } from './helpers/fixtures.ts'
 import { exchange, head } from './helpers/raw-http.ts'
+import { rawUpgrade } from './helpers/raw-ws.ts'
 import { MAX_NESTING } from '../src/net/request-limits.ts'
 
 const BODY_TIMEOUT_MS = 1000
@@ -43,6 +44,21 @@ t.test('a URL (path + query) over MAX_URL_BYTES: 414 uri_too_long before routing
   t.equal(unknown.status, 414, 'answered before routing (not 404)')
   const anonymous = await s.req('POST', s.site + url + 'x'.repeat(maxUrlBytes), { body: order })
   t.equal(anonymous.status, 414, 'and before authentication (not 401)')
+})
+
+t.test('WebSocket upgrades: the same 414 and 431, before authentication, and a socket at the limits opens', async (t) => {
+  const { maxUrlBytes, maxHeaderBytes } = s.app.svc.config
+  const path = `/api/v1/ws/orders/${acct.storeId}?token=${acct.token}&pad=`
+  const at = await rawUpgrade(s.port, path + 'x'.repeat(maxUrlBytes - path.length))
+  t.equal(at.status, 101, 'a URL of exactly the limit upgrades')
+  const long = await rawUpgrade(s.port, path + 'x'.repeat(maxUrlBytes - path.length + 1))
+  t.equal(long.status, 414)
+  t.equal(envelopeProblem(JSON.parse(long.body), 'uri_too_long'), null, 'the §7 envelope')
+  const anonymous = await rawUpgrade(s.port, `/api/v1/ws/orders/${acct.storeId}?pad=${'x'.repeat(maxUrlBytes)}`)
+  t.equal(anonymous.status, 414, 'before authentication (not 401)')
+  const big = await rawUpgrade(s.port, `/api/v1/ws/orders/${acct.storeId}?token=${acct.token}`, { 'x-filler': 'f'.repeat(maxHeaderBytes) })
+  t.equal(big.status, 431)
+  t.equal(envelopeProblem(JSON.parse(big.body), 'request_header_fields_too_large'), null)
 })
 
 t.test('header lines over MAX_HEADER_BYTES: 431 request_header_fields_too_large, nothing written', async (t) => {

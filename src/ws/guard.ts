@@ -25,7 +25,7 @@ import { refuse } from './upgrade.ts'
 import { addHeaderLine, clientAddress, NO_TRUST, peerAddress, type TrustProxy } from '../net/client-address.ts'
 import type { LiveSocket } from './socket.ts'
 import { connectionLimitsFor, type ConnectionLimits } from '../net/connection-limits.ts'
-import { jsonTooDeep, msgpackTooDeep } from '../net/request-limits.ts'
+import { headProblem, jsonTooDeep, msgpackTooDeep, type HeadLimits } from '../net/request-limits.ts'
 
 /**
  * The largest frame uWS itself accepts on any socket. Messages between a socket's limit and this get
@@ -38,7 +38,7 @@ export const FRAME_HARD_CAP = 16 * 1024
 export type GuardedUpgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t, reqId: string, ip: string, limits?: ConnectionLimits) => void | Promise<void>
 
 /** What the guard needs of the services: the logger, and whose forwarding headers to believe (TRUST_PROXY). */
-export type GuardEnv = Logger | { log: Logger; config: { trustProxy: TrustProxy } }
+export type GuardEnv = Logger | { log: Logger; config: { trustProxy: TrustProxy } & Partial<HeadLimits> }
 
 /** A socket kind's behavior as the socket files write it. */
 export interface SocketBehavior<T> extends Omit<WebSocketBehavior<T>, 'upgrade' | 'maxPayloadLength'> {
@@ -57,6 +57,10 @@ const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x as { the
 export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: SocketBehavior<T>): WebSocketBehavior<T> {
   const log = 'config' in env ? env.log : env
   const trust = 'config' in env ? env.config.trustProxy : NO_TRUST
+  // The HTTP door's 414/431 limits hold for upgrade requests too (docs/limits.md).
+  const head: HeadLimits | null = 'config' in env && env.config.maxUrlBytes && env.config.maxHeaderBytes
+    ? { maxUrlBytes: env.config.maxUrlBytes, maxHeaderBytes: env.config.maxHeaderBytes }
+    : null
   // Sockets per credential/address and messages per socket, shared by every socket kind (docs/limits.md).
   const limits = connectionLimitsFor(env)
   const { upgrade, maxMessageBytes, open, message, drain, ping, pong, subscription, close, ...settings } = b
@@ -94,8 +98,17 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
         reqId = requestIdOf(req.getHeader('x-request-id'))
         // The same client address as the HTTP door's (src/net/client-address.ts), repeated lines joined alike.
         const headers: Record<string, string> = {}
-        req.forEach((k, v) => addHeaderLine(headers, k, v))
+        let headerBytes = 0
+        req.forEach((k, v) => {
+          addHeaderLine(headers, k, v)
+          headerBytes += k.length + v.length + 4 // `name: value\r\n`, as the HTTP door counts
+        })
         ip = clientAddress(peerAddress(res), headers, trust)
+        if (head) {
+          const query = req.getQuery()
+          const oversized = headProblem(req.getUrl().length + (query ? query.length + 1 : 0), headerBytes, head)
+          if (oversized) return refuse(res, oversized, reqId)
+        }
         const r = upgrade(res, req, context, reqId, ip, limits)
         if (isThenable(r)) r.then(undefined, fail)
       } catch (err) {
