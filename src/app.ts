@@ -48,6 +48,7 @@ import { mountDeliverySockets } from './ws/sockets.ts'
 import { createWebhooks } from './webhooks/service.ts'
 import { startBillingScheduler, type BillingScheduler } from './billing/scheduler.ts'
 import { startPruneScheduler, type PruneScheduler } from './maintenance/prune.ts'
+import { startRefundRetry, type RefundRetryScheduler } from './maintenance/refund-retry.ts'
 import { track } from './net/drain.ts'
 import { databaseReadiness } from './storage/health.ts'
 import { webhookQueueDepth } from './storage/metrics.ts'
@@ -63,6 +64,7 @@ export interface App {
   billing: BillingScheduler
   /** The retention schedule (docs/running.md "Backups and retention"). */
   prune: PruneScheduler
+  refundRetry: RefundRetryScheduler
   listen(): Promise<number>
   /**
    * Drain and shut down (docs/running.md "Stopping"); resolves false when SHUTDOWN_TIMEOUT_MS
@@ -193,6 +195,8 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   closers.push(() => billing.close())
   const prune = startPruneScheduler({ config, log, write: (fn) => committer.write(fn) })
   closers.push(() => prune.close())
+  const refundRetry = startRefundRetry({ svc, config, log })
+  closers.push(() => refundRetry.close())
   // After the drain: guest reads still answering were answered; the worker thread ends here.
   closers.push(() => svc.guests.close())
 
@@ -201,6 +205,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     svc,
     billing,
     prune,
+    refundRetry,
     listen: () =>
       new Promise<number>((resolve, reject) => {
         // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port starts

@@ -108,6 +108,8 @@ const EnvSchema = v.object({
   /** Online payments (docs/providers.md "Payments"): `dev` takes no money; a real provider adds its name here. */
   PAYMENT_PROVIDER: v.optional(v.picklist(['none', 'dev'], 'must be none or dev'), 'none'),
   /** The dev provider's webhook signing secret; unset: random per start (only this process can sign). */
+  /** How often online refunds left pending are asked for again (src/maintenance/refund-retry.ts), or `off`. */
+  REFUND_RETRY_CRON: v.optional(v.string(), '*/5 * * * *'),
   PAYMENT_WEBHOOK_SECRET: v.optional(v.pipe(v.string(), v.check((s) => /^[\x21-\x7e]{16,256}$/.test(s), 'must be 16 to 256 printable characters without spaces'))),
 })
 
@@ -188,6 +190,8 @@ export type Config = Readonly<{
   /** The online payment provider (PAYMENT_PROVIDER; src/providers/payments.ts) and the dev provider's webhook secret. */
   paymentProvider: 'none' | 'dev'
   paymentWebhookSecret: string
+  /** node-cron expression of the retry of pending online refunds, or `off` (src/maintenance/refund-retry.ts). */
+  refundRetryCron: string
 }>
 
 export const DEFAULT_RETRY_SCHEDULE = [60, 300, 900, 3600] as const
@@ -207,7 +211,7 @@ function parseSchedule(raw: string | undefined): number[] {
  * A schedule's `<NAME>_CRON` (a node-cron expression, or `off`) and its test-only `<NAME>_CLOCK`:
  * time travel is for tests only, a production server must run on the real clock.
  */
-function scheduleConfig(name: 'BILLING' | 'PRUNE', rawCron: string, rawClock: string | undefined, nodeEnv: string | undefined) {
+function scheduleConfig(name: 'BILLING' | 'PRUNE' | 'REFUND_RETRY', rawCron: string, rawClock: string | undefined, nodeEnv: string | undefined) {
   const cron = rawCron.trim()
   if (cron !== 'off' && !validateCron(cron)) throw new Error(`invalid configuration: ${name}_CRON is not a cron expression: "${cron}"`)
   const clock = rawClock?.trim() || null
@@ -307,6 +311,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     providers: providersConfig(env),
     paymentProvider: e.PAYMENT_PROVIDER,
     paymentWebhookSecret: e.PAYMENT_WEBHOOK_SECRET ?? randomBytes(32).toString('hex'),
+    refundRetryCron: scheduleConfig('REFUND_RETRY', e.REFUND_RETRY_CRON, undefined, e.NODE_ENV).cron,
     ...overrides,
     siteUrl,
     baseUrl: `${siteUrl}/api/v1`,

@@ -19,7 +19,8 @@ import { PAYMENT_METHODS } from '../domain/payments.ts'
 import { refundable } from '../domain/refunds.ts'
 import { DEFAULT_REGISTER } from '../storage/shifts.ts'
 import { paymentOf } from '../storage/payments.ts'
-import { refundBook, refundOf, refundsOf, type RefundRow } from '../storage/refunds.ts'
+import { refundBook, refundOf, refundsOf, staleOnlineRefunds, type RefundRow } from '../storage/refunds.ts'
+import { nowIso } from '../storage/db.ts'
 import type { PaymentReply } from '../actors/order-payments.ts'
 
 const tag = 'Refunds'
@@ -105,31 +106,53 @@ export const createRefund = defineOp({
  * Ask the payment provider for the online refunds `ids` that the order's actor reserved `pending`,
  * outside the actor (it is I/O), and settle each through the actor: completed, or failed and
  * released. Rows not pending are skipped. Returns the id of the last refund that failed, or null.
- * Used by refunds here and by the excess of an online payment that could not count in full
- * (src/ops/payments.ts).
+ * Used by refunds here, by the excess of an online payment that could not count in full
+ * (src/ops/payments.ts), and by the retry of refunds left pending (`retryPendingRefunds`).
+ * The provider is asked with the refund's own key, so asking again never refunds twice.
  */
-export async function sendOnlineRefunds(ctx: OpCtx, orderId: number, ids: readonly number[]): Promise<number | null> {
+export async function sendOnlineRefunds(ctx: Pick<OpCtx, 'svc'>, orderId: number, ids: readonly number[]): Promise<number | null> {
+  const { svc } = ctx
   let failed: number | null = null
   for (const id of ids) {
-    const row = refundOf(ctx.svc.db, orderId, id)
+    const row = refundOf(svc.db, orderId, id)
     if (!row || row.status !== 'pending') continue
-    const payment = row.payment_id === null ? undefined : paymentOf(ctx.svc.db, orderId, row.payment_id)
+    const payment = row.payment_id === null ? undefined : paymentOf(svc.db, orderId, row.payment_id)
     let outcome: 'completed' | 'failed' = 'failed'
     let providerRef: string | null = null
     try {
       if (!payment?.provider_ref) throw new Error('online payment without a provider reference')
-      const r = await ctx.svc.payments.refund(payment.provider_ref, row.amount)
+      const r = await svc.payments.refund(payment.provider_ref, row.amount, `refund_${id}`)
       providerRef = r.ref
       // A provider that answers `pending` settles later; this server records it completed only when it says so.
       if (r.status === 'pending') continue
       outcome = 'completed'
     } catch (err) {
-      ctx.svc.log.warn({ err, orderId, refundId: id }, 'provider refund failed')
+      svc.log.warn({ err, orderId, refundId: id }, 'provider refund failed')
     }
-    await ctx.svc.actors.orders.ask<PaymentReply>(orderId, (replyTo) => ({ type: 'settle_refund', refundId: id, outcome, providerRef, replyTo }))
+    await svc.actors.orders.ask<PaymentReply>(orderId, (replyTo) => ({ type: 'settle_refund', refundId: id, outcome, providerRef, replyTo }))
     if (outcome === 'failed') failed = id
   }
   return failed
+}
+
+/** How long an online refund may stay pending before the retry asks the provider again. */
+export const REFUND_RETRY_AFTER_MS = 5 * 60_000
+const RETRY_BATCH = 500
+
+/**
+ * Online refunds still `pending` after `REFUND_RETRY_AFTER_MS`: the server stopped between reserving
+ * one and settling it (a crash, a restart), or the provider answered `pending`. Each is asked again
+ * under its own key (the provider answers the first request's refund if there was one) and settled
+ * like the first attempt. Scheduled by src/maintenance/refund-retry.ts; returns how many it settled.
+ */
+export async function retryPendingRefunds(svc: OpCtx['svc'], now: Date): Promise<{ asked: number; settled: number }> {
+  const stale = staleOnlineRefunds(svc.db, nowIso(now.getTime() - REFUND_RETRY_AFTER_MS), RETRY_BATCH)
+  let settled = 0
+  for (const r of stale) {
+    await sendOnlineRefunds({ svc }, r.order_id, [r.id])
+    if (refundOf(svc.db, r.order_id, r.id)?.status !== 'pending') settled++
+  }
+  return { asked: stale.length, settled }
 }
 
 export const refundOps = [listRefunds, createRefund]

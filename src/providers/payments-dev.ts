@@ -28,7 +28,9 @@ interface Checkout { secret: string; amount: number }
 export class DevPaymentProvider implements PaymentProvider {
   readonly name = 'dev'
   /** Refunds it was asked for, newest last (bounded). */
-  readonly refunds: Array<{ ref: string; payment_ref: string; amount: number; at: string }> = []
+  readonly refunds: Array<{ ref: string; payment_ref: string; amount: number; at: string; key: string }> = []
+  /** Refund refs by idempotency key (bounded like the checkouts). */
+  private readonly refundsByKey = new Map<string, string>()
   private readonly checkouts = new Map<string, Checkout>()
 
   constructor(private readonly secret: string, private readonly baseUrl: string, private readonly keep = 10_000) {}
@@ -46,10 +48,15 @@ export class DevPaymentProvider implements PaymentProvider {
     this.checkouts.delete(ref)
   }
 
-  async refund(ref: string, amountCents: number): Promise<{ ref: string; status: 'completed' }> {
-    const r = { ref: `devref_${randomBytes(12).toString('hex')}`, payment_ref: ref, amount: amountCents, at: new Date().toISOString() }
+  async refund(ref: string, amountCents: number, key: string): Promise<{ ref: string; status: 'completed' }> {
+    // The same key is the same refund, as at a real provider: recorded (and money given back) once.
+    const known = this.refundsByKey.get(key)
+    if (known) return { ref: known, status: 'completed' }
+    const r = { ref: `devref_${randomBytes(12).toString('hex')}`, payment_ref: ref, amount: amountCents, at: new Date().toISOString(), key }
     this.refunds.push(r)
+    this.refundsByKey.set(key, r.ref)
     if (this.refunds.length > 1000) this.refunds.splice(0, this.refunds.length - 1000)
+    if (this.refundsByKey.size > this.keep) this.refundsByKey.delete(this.refundsByKey.keys().next().value!)
     return { ref: r.ref, status: 'completed' }
   }
 

@@ -41,8 +41,13 @@ export interface PaymentProvider {
    * "Online payments and the payment provider").
    */
   cancel?(ref: string): Promise<void>
-  /** Give back (part of) a payment's money; resolves once the provider accepted the refund. */
-  refund(ref: string, amountCents: number): Promise<{ ref: string; status: 'completed' | 'pending' }>
+  /**
+   * Give back (part of) a payment's money; resolves once the provider accepted the refund. `key` names
+   * the refund (`refund_<id>`): asked again with the same key — a retry after a crash or a lost
+   * answer — the provider answers the first request's refund and never gives the money back twice
+   * (providers' idempotency keys).
+   */
+  refund(ref: string, amountCents: number, key: string): Promise<{ ref: string; status: 'completed' | 'pending' }>
   /**
    * Verify a webhook (raw body + request headers) and read its event; null when the signature is
    * missing, wrong or stale. An event this server does not act on reads as null too only if unsigned.
