@@ -24,10 +24,13 @@
  * target rate, default 5), BENCH_KDS_SERVER_ROOT (the checkout whose server is measured, default
  * this one), BENCH_KDS_COMPARE (a second checkout, e.g. the code before a change, measured in the
  * same run with its own database and screens, the two alternating run by run; its rows are the
- * baseline).
+ * baseline), BENCH_KDS_METRICS=1 (serve /metrics with a token and report each phase's commits per
+ * bump, the batching that CPU per bump depends on; off by default, as the metrics cost a little
+ * CPU themselves).
  */
 import { fork, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -100,6 +103,41 @@ class Screens {
   close() { if (this.proc.connected) this.proc.send({ cmd: 'close' } satisfies ParentMsg) }
 }
 
+/**
+ * CPU seconds (user + system) of the server's main thread and of its other threads (libuv's pool
+ * doing the WAL fdatasync, V8's compiler and GC helpers), from /proc/<pid>/task.
+ */
+function threadSeconds(pid: number | undefined): { main: number; other: number } | null {
+  try {
+    let main = 0
+    let other = 0
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const sec = (Number(f[11]) + Number(f[12])) / 100
+      if (tid === String(pid)) main += sec
+      else other += sec
+    }
+    return { main, other }
+  } catch {
+    return null
+  }
+}
+
+/** Committed transactions and the writes in them so far (`dispatch_commit_batch_size`), when the server serves /metrics. */
+async function commitCounts(server: Server, token: string | null): Promise<{ commits: number; writes: number } | null> {
+  if (!token) return null
+  try {
+    const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text()
+    const num = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN)
+    const commits = num('dispatch_commit_batch_size_count')
+    const writes = num('dispatch_commit_batch_size_sum')
+    return Number.isFinite(commits) && Number.isFinite(writes) ? { commits, writes } : null
+  } catch {
+    return null
+  }
+}
+
 /** The server's system (kernel) CPU seconds so far, from /proc: most of a socket write is kernel time. */
 function systemSeconds(pid: number | undefined): number | null {
   try {
@@ -167,6 +205,10 @@ interface PhaseResult {
   cpuSec: number | null
   /** Of which system (kernel) time: socket writes, fdatasync. */
   sysSec: number | null
+  /** The same CPU split by thread: the event loop's, and the other threads' (fdatasync, JIT, GC). */
+  threads: { main: number; other: number } | null
+  /** Transactions committed during the phase and the writes in them (BENCH_KDS_METRICS=1 only). */
+  commits: { commits: number; writes: number } | null
   /** CPU of the measuring side over the run, % of one core (it shares the cores with the server). */
   clientCpuPct: { loadGenerator: number; screens: number | null }
   errors: number
@@ -190,7 +232,7 @@ function paced(rate: number, seconds: number, fire: (i: number) => void): Promis
  * times, a cook's pause (`gapMs` ± 50 %) after the previous step's reply. At the end, new orders
  * and pending bumps stop, in-flight requests finish, and the screens' arrivals are matched.
  */
-async function phase(o: { pool: Pool; server: Server; screens: Screens; demo: Demo; bodies: string[]; cooks: string[]; cookSockets: CookSocket[]; perStation: Map<string | null, number>; rate: number; seconds: number; gapMs: number; bumps?: boolean; bumpOnly?: Line[][] }): Promise<PhaseResult> {
+async function phase(o: { pool: Pool; server: Server; screens: Screens; demo: Demo; bodies: string[]; cooks: string[]; cookSockets: CookSocket[]; perStation: Map<string | null, number>; metricsToken: string | null; rate: number; seconds: number; gapMs: number; bumps?: boolean; bumpOnly?: Line[][] }): Promise<PhaseResult> {
   const { pool, rate, seconds, gapMs, demo, bodies, cooks, perStation } = o
   const bumping = o.bumps ?? true
   const allScreens = perStation.get(null) ?? 0
@@ -198,7 +240,7 @@ async function phase(o: { pool: Pool; server: Server; screens: Screens; demo: De
   const sent = new Map<string, { t0: number; expect: number }>()
   const res: PhaseResult = {
     rate, seconds, orders: { ok: 0, failed: 0, httpMs: [] }, bumps: { ok: 0, failed: 0, httpMs: [] }, created: [],
-    bumpToScreen: new Float64Array(0), orderToScreen: new Float64Array(0), deliveries: { expected: 0, received: 0, missing: 0 }, frames: 0, cpuSec: null, sysSec: null, clientCpuPct: { loadGenerator: 0, screens: null }, errors: 0,
+    bumpToScreen: new Float64Array(0), orderToScreen: new Float64Array(0), deliveries: { expected: 0, received: 0, missing: 0 }, frames: 0, cpuSec: null, sysSec: null, threads: null, commits: null, clientCpuPct: { loadGenerator: 0, screens: null }, errors: 0,
   }
   const rand = rng(rate)
   const timers = new Set<NodeJS.Timeout>()
@@ -249,8 +291,10 @@ async function phase(o: { pool: Pool; server: Server; screens: Screens; demo: De
   })
 
   await o.screens.collect() // forget anything left from the previous phase
+  const commits0 = await commitCounts(o.server, o.metricsToken) // before the CPU window: the scrape costs the server a little
   const cpu0 = cpuSeconds(o.server.proc.pid)
   const sys0 = systemSeconds(o.server.proc.pid)
+  const threads0 = threadSeconds(o.server.proc.pid)
   const screens0 = cpuSeconds(o.screens.proc.pid)
   const self0 = process.cpuUsage()
   // Bumps alone: the lines of orders created earlier start being bumped at the order rate, as if
@@ -264,6 +308,8 @@ async function phase(o: { pool: Pool; server: Server; screens: Screens; demo: De
   while (inFlight > 0 && monoMs() < deadline) await new Promise((r) => setTimeout(r, 5))
   const cpu1 = cpuSeconds(o.server.proc.pid)
   const sys1 = systemSeconds(o.server.proc.pid)
+  const threads1 = threadSeconds(o.server.proc.pid)
+  const commits1 = await commitCounts(o.server, o.metricsToken)
   const screens1 = cpuSeconds(o.screens.proc.pid)
   const self1 = process.cpuUsage(self0)
   res.clientCpuPct = {
@@ -276,6 +322,8 @@ async function phase(o: { pool: Pool; server: Server; screens: Screens; demo: De
   if (got.closed > 0) throw new Error(`${got.closed} kitchen sockets closed during the run`)
   res.cpuSec = cpu0 === null || cpu1 === null ? null : cpu1 - cpu0
   res.sysSec = sys0 === null || sys1 === null ? null : sys1 - sys0
+  res.threads = threads0 && threads1 ? { main: threads1.main - threads0.main, other: threads1.other - threads0.other } : null
+  res.commits = commits0 && commits1 ? { commits: commits1.commits - commits0.commits, writes: commits1.writes - commits0.writes } : null
 
   const arrivals = new Map(got.arrivals)
   const bumpLat: number[] = []
@@ -317,6 +365,15 @@ async function floor(pool: Pool, server: Server, rate: number, seconds: number):
     serverCpuUsPerReq: cpu0 === null || cpu1 === null || lat.length === 0 ? null : ((cpu1 - cpu0) / lat.length) * 1e6,
     extra: { loadAverageAfter: loadavg() },
   }
+}
+
+/** A phase's CPU per bump by thread, and its bumps per commit when known: CPU per bump falls as more bumps share a commit and a socket write. */
+function perBumpSplit(p: PhaseResult): string {
+  const n = p.bumps.ok
+  if (n === 0) return '-'
+  const t = p.threads ? `event loop ${((p.threads.main / n) * 1e6).toFixed(0)} µs, other threads ${((p.threads.other / n) * 1e6).toFixed(0)} µs` : 'threads ?'
+  const c = p.commits && p.commits.commits > 0 ? `, ${(n / p.commits.commits).toFixed(2)} bumps per commit (${p.commits.commits} commits of ${p.commits.writes} writes)` : ''
+  return t + c
 }
 
 /** µs of server CPU per bump, marginal: the run's CPU less what its orders cost (measured without bumps), over its bumps. */
@@ -383,7 +440,7 @@ interface Target {
   server: Server
   screens: Screens
   pool: Pool
-  ctx: { pool: Pool; server: Server; screens: Screens; demo: Demo; bodies: string[]; cooks: string[]; cookSockets: CookSocket[]; perStation: Map<string | null, number>; gapMs: number }
+  ctx: { pool: Pool; server: Server; screens: Screens; demo: Demo; bodies: string[]; cooks: string[]; cookSockets: CookSocket[]; perStation: Map<string | null, number>; metricsToken: string | null; gapMs: number }
   screenCount: number
   cookSockets: CookSocket[]
 }
@@ -396,8 +453,10 @@ async function startTarget(label: string, root: string, screenCount: number, gap
   const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, root)).trim().split('\n').pop()!) as Demo
   const port = await freePort()
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)
+  const metricsToken = process.env.BENCH_KDS_METRICS === '1' ? randomBytes(16).toString('hex') : null
   const server = await startServer([...nodeArgs, ...appArgs(root)], {
     DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', ...LOAD_TEST_LIMITS, DEMO_SEED: '0',
+    ...(metricsToken ? { METRICS_TOKEN: metricsToken } : {}),
   }, port, '/healthz', root)
   track({ server })
   const base = `${server.url}/api/v1`
@@ -432,7 +491,7 @@ async function startTarget(label: string, root: string, screenCount: number, gap
   const cookSockets: CookSocket[] = []
   track({ cookSockets })
   if (via === 'socket') for (const token of [kitchen, waiter, manager, kitchen, waiter, manager]) cookSockets.push(await CookSocket.open(`${base.replace(/^http/, 'ws')}/ws/kds`, token))
-  const ctx = { pool, server, screens, demo, bodies: orderBodies(menu), cooks: [kitchen, waiter, manager], cookSockets, perStation, gapMs }
+  const ctx = { pool, server, screens, demo, bodies: orderBodies(menu), cooks: [kitchen, waiter, manager], cookSockets, perStation, metricsToken, gapMs }
   return { label, root, dir, server, screens, pool, ctx, screenCount, cookSockets }
 }
 
@@ -506,7 +565,8 @@ export const scenario: Scenario = {
           opts.log(`[kds]   floor p99 ${floorRow.p99Ms.toFixed(2)} ms; bump→screen p50 ${quantile(full.bumpToScreen, 0.5).toFixed(2)} ms, p99 ${quantile(full.bumpToScreen, 0.99).toFixed(2)} ms ` +
             `over ${full.bumpToScreen.length} deliveries; ${full.orders.ok} orders, ${full.bumps.ok} bumps, missing ${full.deliveries.missing}; ` +
             `server CPU ${orderUs?.toFixed(0) ?? '?'} µs/order (alone), ${bumpUs?.toFixed(0) ?? '?'} µs/bump (alone; ${bumpsOnly.bumps.ok} bumps, p99 ${quantile(bumpsOnly.bumpToScreen, 0.99).toFixed(2)} ms), ${marginalUs?.toFixed(0) ?? '?'} µs/bump (marginal); ` +
-            `server CPU % orders alone ${pct(ordersOnly.cpuSec, ordersOnly)} (sys ${pct(ordersOnly.sysSec, ordersOnly)}), bumps alone ${pct(bumpsOnly.cpuSec, bumpsOnly)} (sys ${pct(bumpsOnly.sysSec, bumpsOnly)}), both ${pct(full.cpuSec, full)} (sys ${pct(full.sysSec, full)}); load average ${loadavg()[0]!.toFixed(2)}`)
+            `server CPU % orders alone ${pct(ordersOnly.cpuSec, ordersOnly)} (sys ${pct(ordersOnly.sysSec, ordersOnly)}), bumps alone ${pct(bumpsOnly.cpuSec, bumpsOnly)} (sys ${pct(bumpsOnly.sysSec, bumpsOnly)}), both ${pct(full.cpuSec, full)} (sys ${pct(full.sysSec, full)}); ` +
+            `bumps alone per bump: ${perBumpSplit(bumpsOnly)}; load average ${loadavg()[0]!.toFixed(2)}`)
         }
       }
 
@@ -530,7 +590,13 @@ export const scenario: Scenario = {
         summaries.set(t, s)
         const mid = rs.map((r, i) => ({ r, p99: s.p99[i]! })).sort((a, b) => a.p99 - b.p99)[(rs.length - 1) >> 1]!.r
         const load = `${target} orders/s + ${Math.round(median(rs.map((r) => r.full.bumps.ok / r.full.seconds)))} bumps/s (${via === 'socket' ? 'socket' : 'HTTP'}), ${screenCount} screens`
-        const range = { p99RangeMs: [Math.min(...s.p99), Math.max(...s.p99)], p99PerRunMs: s.p99, floorP99PerRunMs: s.floorP99, cpuUsPerBumpPerRun: s.bumpUs, systemCpuUsPerBumpPerRun: s.sysUs, marginalCpuUsPerBumpPerRun: s.marginalUs, cpuUsPerOrderPerRun: s.orderUs, root: t.root }
+        const range = {
+          p99RangeMs: [Math.min(...s.p99), Math.max(...s.p99)], p99PerRunMs: s.p99, floorP99PerRunMs: s.floorP99, cpuUsPerBumpPerRun: s.bumpUs, systemCpuUsPerBumpPerRun: s.sysUs, marginalCpuUsPerBumpPerRun: s.marginalUs, cpuUsPerOrderPerRun: s.orderUs,
+          eventLoopCpuUsPerBumpPerRun: rs.map((r) => (r.bumpsOnly.threads && r.bumpsOnly.bumps.ok ? (r.bumpsOnly.threads.main / r.bumpsOnly.bumps.ok) * 1e6 : null)),
+          otherThreadsCpuUsPerBumpPerRun: rs.map((r) => (r.bumpsOnly.threads && r.bumpsOnly.bumps.ok ? (r.bumpsOnly.threads.other / r.bumpsOnly.bumps.ok) * 1e6 : null)),
+          bumpsPerCommitPerRun: rs.map((r) => (r.bumpsOnly.commits?.commits ? r.bumpsOnly.bumps.ok / r.bumpsOnly.commits.commits : null)),
+          root: t.root,
+        }
         // Headline rows first (the README shows the first ones): the run with the median p99, its
         // p99 the median over the runs, the range and the floor of the same runs in the name.
         rows.push(row(`bump→screen @${target} orders/s${who}: median of ${runs} runs (p99 ${span(s.p99)} ms; floor p99 ${span(s.floorP99)} ms)`, load, mid.full, mid.full.bumpToScreen, mid.full.bumps.ok, median(s.bumpUs), {
