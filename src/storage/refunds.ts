@@ -83,7 +83,7 @@ export function refundBook(db: Db, orderId: number): RefundBook {
   return { payments, refundedUnits }
 }
 
-/** Online refunds still pending that were reserved before `createdBefore`, oldest first (index: migration 031). */
+/** Online refunds still pending that were reserved before `createdBefore`, oldest first (index: migration 029). */
 export function staleOnlineRefunds(db: Db, createdBefore: string, limit: number): Array<{ id: number; order_id: number }> {
   return stmt<[string, number], { id: number; order_id: number }>(db, "SELECT id, order_id FROM refunds WHERE status = 'pending' AND method = 'online' AND created_at < ? ORDER BY id LIMIT ?")
     .all(createdBefore, limit)

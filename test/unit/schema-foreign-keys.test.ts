@@ -2,7 +2,7 @@
  * Deleting a parent row makes SQLite look for the rows that reference it (to cascade, set null, or
  * refuse). Without an index on the referencing columns that look is a whole-table scan per deleted
  * parent, so a delete of n parents costs n × (size of the child table): the retention prune once took
- * 10.5 s for 10,000 webhook deliveries because re-queues were found that way (migration 030).
+ * 10.5 s for 10,000 webhook deliveries because re-queues were found that way (migration 028).
  *
  * Two rules keep that cost to what is deleted. Parents that go many at a time — the prune's tables
  * every hour, a store's orders and payments in one cascade when the store is removed — have every
