@@ -5,16 +5,25 @@
 import type { Services } from '../services.ts'
 import type { OutboxEvent } from '../storage/outbox.ts'
 import { effectivePermissions, parseOverrides } from '../domain/permissions.ts'
-import { createPushTargets } from '../storage/staff.ts'
+import { createPushTargets, type PushTarget } from '../storage/staff.ts'
+import { EpochCache } from '../storage/auth-epoch.ts'
 
 /** The reaction (wired in src/app.ts with the others). */
 export function staffPushAlerts(svc: Services): (e: OutboxEvent) => void {
-  const targets = createPushTargets(svc.db)
+  const read = createPushTargets(svc.db)
+  // Per store, the devices to alert, kept under the auth epoch (migrations 025, 027: any change to
+  // devices or to a member's store, role or permissions counts, from any connection). The epoch is
+  // read once for all the orders of a batch (they are published in one run after their commit)
+  // instead of a read of the targets per order.
+  const cache = new EpochCache<number, PushTarget[]>(svc.db)
+  const alerted = (storeId: number): PushTarget[] => read(storeId).filter((d) => {
+    const perms = effectivePermissions(d.role, parseOverrides(d.permissions))
+    return perms.includes('orders') || perms.includes('kds')
+  })
   return (e) => {
     if (e.event !== 'order.created' || e.store_id === null) return
-    for (const d of targets(e.store_id)) {
-      const perms = effectivePermissions(d.role, parseOverrides(d.permissions))
-      if (!perms.includes('orders') && !perms.includes('kds')) continue
+    const storeId = e.store_id
+    for (const d of cache.get(storeId, () => alerted(storeId))!) {
       svc.push.send({
         device_token: d.device_token, platform: d.platform, title: 'New order',
         body: `Order #${String(e.data.order_id)} · ${String(e.data.type ?? '')} · ${String(e.data.total ?? '')}`,
