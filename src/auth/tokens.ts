@@ -37,6 +37,17 @@ function random32(): Buffer {
 /** 256 random bits, base64url, behind the family prefix. */
 export const newToken = (family: TokenFamily): string => TOKEN_PREFIX[family] + random32().toString('base64url')
 
+/**
+ * A track token (minted with every order): the family prefix, the minting time in milliseconds as
+ * 12 hex digits, then 256 random bits as `newToken` has them. The time part carries no secret (the
+ * holder sees the order's times anyway) and only orders the tokens: `orders.track_token` is UNIQUE,
+ * and purely random keys land on a different page of that index with every order, so each batch
+ * rewrote a page per order into the WAL (~2x the insert cost at 200k orders in a micro-test); keys
+ * in minting order all land at one end. Older, purely random tokens are looked up the same way.
+ */
+export const newTrackToken = (now: number = Date.now()): string =>
+  TOKEN_PREFIX.track + now.toString(16).padStart(12, '0') + random32().toString('base64url')
+
 // One-shot `hash` (no Hash object): a third of createHash's cost, and it runs on every authentication.
 export const sha256Hex = (s: string): string => hash('sha256', s, 'hex')
 

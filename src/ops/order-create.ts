@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ApiError } from '../errors.ts'
-import { newToken } from '../auth/tokens.ts'
+import { newTrackToken } from '../auth/tokens.ts'
 import type { OrderInput } from '../domain/orders.ts'
 import type { Services } from '../services.ts'
 import type { CreatedOrder } from '../actors/store.ts'
@@ -56,7 +56,7 @@ export async function placeOrder(svc: Pick<Services, 'actors' | 'db'>, r: OrderR
   // of one outside a transaction, and it sees the customers as of the commit.
   const linkPhone = customerId === null && r.input.phone ? normalizePhone(r.input.phone) : null
   const created = await svc.actors.stores.ask<CreatedOrder>(r.storeId, (replyTo) => ({
-    type: 'create_order', input: r.input, customerId, linkPhone, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newToken('track'), replyTo,
+    type: 'create_order', input: r.input, customerId, linkPhone, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newTrackToken(), replyTo,
   }))
   return new Outcome(created.order, { replayed: created.replayed })
 }
