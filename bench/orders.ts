@@ -6,6 +6,10 @@
  * Each variant gets a fresh SQLite file, a demo account seeded through the CLI, a warm-up, a
  * closed-loop max-throughput run and a fixed-rate latency run. After every run the orders table is
  * checked: every 200 the load generator saw must name a row that exists.
+ *
+ * BENCH_ORDERS_COMPARE=<dir> adds the group-commit server of another checkout (e.g. the code before a
+ * change) as the `compare` variant. bench/orders-ab.ts alternates short rounds of two checkouts
+ * instead, for a before/after of server CPU per order (user and system) on a busy machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -22,17 +26,26 @@ import { countOrders, missingRows, orderIdOf, tmpfsWarning } from './lib/order-c
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 interface Variant {
-  key: 'gc-on' | 'gc-off' | 'baseline'
+  key: 'gc-on' | 'gc-off' | 'baseline' | 'compare'
   label: string
   /** 'app': the server as npm start runs it (appArgs); otherwise node arguments. */
   args: 'app' | string[]
   env: Record<string, string>
+  /** The tree the server (and its seed) runs from; ROOT unless this is the compare variant. */
+  cwd?: string
 }
+
+/**
+ * BENCH_ORDERS_COMPARE=<dir>: also run the group-commit server from another checkout (e.g. an
+ * untouched copy of the starting commit), seeded by its own CLI, for a same-run before/after.
+ */
+const COMPARE = process.env.BENCH_ORDERS_COMPARE
 
 const VARIANTS: Variant[] = [
   { key: 'gc-on', label: 'uws+actors, group commit', args: 'app', env: { GROUP_COMMIT: '1' } },
   { key: 'gc-off', label: 'uws+actors, 1 tx/write', args: 'app', env: { GROUP_COMMIT: '0' } },
   { key: 'baseline', label: 'fastify baseline, 1 tx/req', args: ['--import', 'tsx', 'bench/baseline/fastify-orders.ts'], env: {} },
+  ...(COMPARE ? [{ key: 'compare' as const, label: `compare (${COMPARE}), group commit`, args: 'app' as const, env: { GROUP_COMMIT: '1' }, cwd: COMPARE }] : []),
 ]
 
 interface Demo { owner: { token: string }; store: { id: number } }
@@ -150,14 +163,15 @@ async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Pro
   const dir = mkdtempSync(join(dbDir, `dispatch-bench-${v.key}-`))
   const dbPath = join(dir, 'bench.db')
   let server: Server | null = null
+  const cwd = v.cwd ?? ROOT
   try {
-    const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, ROOT)).trim().split('\n').pop()!) as Demo
+    const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, cwd)).trim().split('\n').pop()!) as Demo
     const bodies = orderBodies(readMenu(dbPath, demo.store.id))
     const port = await freePort()
-    server = await startServer(v.args === 'app' ? appArgs(ROOT) : v.args, {
+    server = await startServer(v.args === 'app' ? appArgs(cwd) : v.args, {
       DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
       ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...v.env,
-    }, port, '/healthz', ROOT)
+    }, port, '/healthz', cwd)
     const srv = server
     const requests = (seen?: SeenIds): Request[] => bodies.map((body) => ({
       method: 'POST',

@@ -22,7 +22,7 @@ import { verticalOf } from '../../src/domain/verticals.ts'
 import { centsToDecimalString } from '../../src/domain/money.ts'
 import { grants } from '../../src/domain/capabilities.ts'
 import { OrderInputSchema } from '../../src/ops/schemas.ts'
-import { newToken, sha256Hex } from '../../src/auth/tokens.ts'
+import { newTrackToken, sha256Hex } from '../../src/auth/tokens.ts'
 import type { PricedItem } from '../../src/domain/pricing.ts'
 
 const dbPath = process.env.DB_PATH ?? './data/baseline.db'
@@ -64,7 +64,7 @@ app.post<{ Params: { id: string } }>('/api/v1/restaurants/:id/orders', async (re
   const drafted = draftOrder(verticalOf(store.store_type), menuOf(store.id), parsed.output, now)
   if (!drafted.ok) return reply.code(422).send(error('validation_failed', 'The request is invalid.', drafted.errors))
 
-  const order: NewOrder = { ...drafted.draft, store_id: store.id, is_paid: false, customer_id: null, track_token: newToken('track'), created_at: now }
+  const order: NewOrder = { ...drafted.draft, store_id: store.id, is_paid: false, customer_id: null, track_token: newTrackToken(), created_at: now }
   // One durable transaction per request: the conventional design group commit is measured against.
   const ids = db.transaction(() => {
     const ids = insertOrder(db, order)

@@ -34,11 +34,14 @@ export async function runBound(route: Route & BoundRoute, req: BoundRequest): Pr
   const { op, binding } = route
   const from = inputSource(binding)
   const idempotencyKey = req.headers['idempotency-key']
-  const { value, replayed } = await invoke(op, {
+  const call: Parameters<typeof invoke>[1] = {
     svc: req.svc, principal: req.principal, ids: scopeIdsOf(binding, req.params), where: from,
     read: async () => inputOf(binding, req.params, from === 'query' ? req.query : await req.readJson()),
-    requestId: req.requestId, ip: req.ip, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-  })
+    requestId: req.requestId, ip: req.ip,
+  }
+  // Set, not spread in (`...(key ? { idempotencyKey } : {})`): a spread after the first member is a slow path in V8.
+  if (idempotencyKey !== undefined) call.idempotencyKey = idempotencyKey
+  const { value, replayed } = await invoke(op, call)
   const headers: Record<string, string> = replayed ? { 'Idempotent-Replayed': 'true' } : {}
   return op.empty ? { status: 204, body: null, headers } : { status: op.created ? 201 : 200, body: value ?? null, headers }
 }

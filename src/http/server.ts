@@ -11,7 +11,7 @@ import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type
 import type { Services } from '../services.ts'
 import { checkNesting, closesConnection, parseJsonBody, readBody } from './body.ts'
 import { headProblem } from '../net/request-limits.ts'
-import { CORS_HEADERS, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
+import { corsHeaders, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
 import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
@@ -82,6 +82,14 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
   // Request metrics by route id, never the raw URL (src/metrics/http.ts): each route's timer is found once, here.
   const timings = svc.metrics.http
   const timers = new Map(routes.map((r) => [r, timings.timer(routeId(r.method, fullPath(r)))]))
+  // Work queued for after the current poll phase (see `proceed` below); each entry never throws.
+  const queued: Array<() => void> = []
+  const runQueued = () => {
+    for (const fn of queued.splice(0)) fn()
+  }
+  const afterPoll = (fn: () => void) => {
+    if (queued.push(fn) === 1) setImmediate(runQueued)
+  }
   const rawTimers = new Map(rawEndpoints.map((e) => [e.path, timings.timer(routeId('POST', e.path))]))
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
@@ -93,7 +101,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
     let requestId = '-'
     let method = ''
     let path = ''
-    const baseHeaders: Record<string, string> = { ...CORS_HEADERS }
+    const baseHeaders = corsHeaders()
     // Nothing thrown while answering may reach uWS (it would end the process): log and answer 500.
     const guard = requestGuard(res, state, (err) => {
       log.error({ err, reqId: requestId, method, path: redactPath(path) }, 'uncaught error while answering')
@@ -125,7 +133,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       const pathForLog = () => (logPath ??= redactPath(path))
 
       const finish = (status: number, body: string | Buffer | null, extra: Record<string, string> = {}, opts: SendOptions = {}) => {
-        send(res, state, status, { ...baseHeaders, ...extra }, body, { ...opts, headOnly: method === 'HEAD' })
+        // Added to the request's own headers object (nothing is sent after this) rather than
+        // spread into a new one: a spread after the first member is a slow runtime path in V8.
+        send(res, state, status, Object.assign(baseHeaders, extra), body, { contentType: opts.contentType, close: opts.close, headOnly: method === 'HEAD' })
         const ms = Number(process.hrtime.bigint() - started) / 1e6
         timer.observe(status, ms / 1000)
         if (log.isLevelEnabled('info')) log.info({ reqId: requestId, method, path: pathForLog(), ip, status, ms: Math.round(ms * 100) / 100, ...(opts.close ? { closed: true } : {}) }, 'request')
@@ -242,96 +252,121 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           throw new ApiError('route_not_found', `No route ${method} ${path}.`)
         }
         const route = m.route
+        const params = m.params
         timer = timers.get(route) ?? timer
         const query = Object.fromEntries(new URLSearchParams(rawQuery))
-        const principal = authenticate(route.auth, query, limiter)
-        // The owner's web session (src/http/session-gate.ts): signed out, a page visit (or a form
-        // post) goes to /login and back; a state-changing request needs the session's CSRF token.
-        let csrfPending = false
-        if (route.auth === 'session') {
-          const reading = method === 'GET' || method === 'HEAD'
-          if (!principal) {
-            if (!reading && !route.form) throw new ApiError('unauthenticated', 'Sign in first.')
-            if (!reading) res.onData(() => {})
-            return finish(303, null, { Location: signInLocation(path, rawQuery), 'Cache-Control': 'no-store' })
+        // A bound operation that reads a JSON body (creating an order, …): its checks run after this
+        // poll phase, together with those of every other such request the phase brought, so they
+        // share one read of the auth epoch (src/storage/auth-epoch.ts) instead of one each. Reading
+        // later than a request arrived still sees every revocation committed before it arrived. The
+        // body is read from now on (uWS drops body bytes that arrive before `onData` is set); it is
+        // only parsed, and its errors only answered, where the input is read, as before.
+        if (method === 'POST' && route.op && route.binding && route.auth !== 'session' && inputSource(route.binding) === 'body') {
+          const declared = headers['content-length'] ? Number(headers['content-length']) : null
+          const body = readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
+          body.catch(() => {}) // answered by the operation's read, or never when the request is refused first
+          afterPoll(guard(() => {
+            try {
+              proceed(body)
+            } catch (err) {
+              fail(err)
+            }
+          }))
+          return
+        }
+        return proceed(null)
+
+        /** Everything after routing; `early`: the body when its read started already. */
+        function proceed(early: Promise<Buffer> | null): void {
+          const principal = authenticate(route.auth, query, limiter)
+          // The owner's web session (src/http/session-gate.ts): signed out, a page visit (or a form
+          // post) goes to /login and back; a state-changing request needs the session's CSRF token.
+          let csrfPending = false
+          if (route.auth === 'session') {
+            const reading = method === 'GET' || method === 'HEAD'
+            if (!principal) {
+              if (!reading && !route.form) throw new ApiError('unauthenticated', 'Sign in first.')
+              if (!reading) res.onData(() => {})
+              return finish(303, null, { Location: signInLocation(path, rawQuery), 'Cache-Control': 'no-store' })
+            }
+            if (!reading && principal.kind === 'session') csrfPending = !checkSessionWrite(svc.config.siteUrl, headers, principal.csrf, route.form === true)
           }
-          if (!reading && principal.kind === 'session') csrfPending = !checkSessionWrite(svc.config.siteUrl, headers, principal.csrf, route.form === true)
-        }
-        // Per address and store: `{id}` of the API routes, `{slug}` of the store website's pages.
-        if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${m.params.id ?? m.params.slug ?? ''}`))
-        if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
-          throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
-        }
-        // Staff permissions and storefront scopes (api-v1 §4.3, §4.7, §5): missing → 403.
-        if (route.permission && (principal?.kind === 'staff' || principal?.kind === 'storefront')) {
-          const held: readonly string[] = principal.kind === 'staff' ? principal.permissions : principal.scopes
-          if (!held.includes(route.permission)) throw new ApiError('forbidden', `This ${principal.kind} token needs the ${route.permission} permission.`)
-        }
-        for (const [name, value] of Object.entries(m.params)) {
-          // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
-          if (/(^id|Id)$/.test(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
-        }
-        const declared = headers['content-length'] ? Number(headers['content-length']) : null
-        const ctype = headers['content-type'] ?? ''
-        /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns. */
-        const readJson = (): Promise<unknown> =>
-          readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs).then((buf) => {
-            // Another body format a binding accepts besides JSON (a theme as application/zip), decoded to the same input.
-            const decode = route.binding?.decoders?.[ctype.split(';')[0]!.trim().toLowerCase()]
-            if (decode && buf.length > 0) return decode(buf, headers)
-            if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
-            if (buf.length === 0) return undefined
-            return parseJsonBody(buf) // 400 for nesting deeper than MAX_NESTING, before JSON.parse
-          })
-        // Only a form body can still bring the CSRF token; any other path runs without reading one.
-        const formRead = route.form && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE'
-        if (csrfPending && (!formRead || route.op)) throw csrfRefused()
-        if (route.op && route.binding) {
-          // A bound operation: authorize → resolve scope (404) → read and validate input (422) → run.
-          // Drain a body the operation does not read so uWS can reuse the connection.
-          if (inputSource(route.binding) === 'query' && method !== 'GET' && method !== 'HEAD') res.onData(() => {})
-          runBound(route as Route & BoundRoute, { svc, principal, params: m.params, query: stripAuthQuery(query), readJson, headers, requestId, ip })
-            .then((r) => finish(r.status, r.status === 204 ? null : JSON.stringify(r.body), r.headers))
-            .catch(guard(fail))
-          return
-        }
-        const parsedQuery = route.query ? validate(route.query, stripAuthQuery(query), 'query') : undefined
-
-        const run = (body: unknown) => {
-          const ctx = { principal, params: m.params, query: parsedQuery, body, headers, requestId, ip, svc }
-          Promise.resolve()
-            .then(() => route.handler(ctx as never))
-            .then((out) => {
-              if (out instanceof Reply) {
-                const isRaw = typeof out.body === 'string' || Buffer.isBuffer(out.body)
-                return finish(out.status, out.body == null ? null : isRaw ? (out.body as string) : JSON.stringify(out.body), out.headers, { contentType: out.contentType })
-              }
-              const status = route.status ?? 200
-              if (route.produces) return finish(status, out as string, {}, { contentType: route.produces })
-              finish(status, status === 204 ? null : JSON.stringify(out ?? null))
+          // Per address and store: `{id}` of the API routes, `{slug}` of the store website's pages.
+          if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${params.id ?? params.slug ?? ''}`))
+          if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
+            throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
+          }
+          // Staff permissions and storefront scopes (api-v1 §4.3, §4.7, §5): missing → 403.
+          if (route.permission && (principal?.kind === 'staff' || principal?.kind === 'storefront')) {
+            const held: readonly string[] = principal.kind === 'staff' ? principal.permissions : principal.scopes
+            if (!held.includes(route.permission)) throw new ApiError('forbidden', `This ${principal.kind} token needs the ${route.permission} permission.`)
+          }
+          for (const [name, value] of Object.entries(params)) {
+            // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
+            if (/(^id|Id)$/.test(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
+          }
+          const declared = headers['content-length'] ? Number(headers['content-length']) : null
+          const ctype = headers['content-type'] ?? ''
+          /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns (unless `early`). */
+          const readJson = (): Promise<unknown> =>
+            (early ?? readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)).then((buf) => {
+              // Another body format a binding accepts besides JSON (a theme as application/zip), decoded to the same input.
+              const decode = route.binding?.decoders?.[ctype.split(';')[0]!.trim().toLowerCase()]
+              if (decode && buf.length > 0) return decode(buf, headers)
+              if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
+              if (buf.length === 0) return undefined
+              return parseJsonBody(buf) // 400 for nesting deeper than MAX_NESTING, before JSON.parse
             })
-            .catch(guard(fail))
-        }
+          // Only a form body can still bring the CSRF token; any other path runs without reading one.
+          const formRead = route.form && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE'
+          if (csrfPending && (!formRead || route.op)) throw csrfRefused()
+          if (route.op && route.binding) {
+            // A bound operation: authorize → resolve scope (404) → read and validate input (422) → run.
+            // Drain a body the operation does not read so uWS can reuse the connection.
+            if (inputSource(route.binding) === 'query' && method !== 'GET' && method !== 'HEAD') res.onData(() => {})
+            runBound(route as Route & BoundRoute, { svc, principal, params: params, query: stripAuthQuery(query), readJson, headers, requestId, ip })
+              .then((r) => finish(r.status, r.status === 204 ? null : JSON.stringify(r.body), r.headers))
+              .catch(guard(fail))
+            return
+          }
+          const parsedQuery = route.query ? validate(route.query, stripAuthQuery(query), 'query') : undefined
 
-        if (method === 'GET' || method === 'DELETE' || method === 'HEAD' || (!route.body && !route.form)) {
-          // Drain any body we do not read so uWS can reuse the connection.
-          if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
-          return run(undefined)
-        }
-        if (route.form) {
-          readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
-            .then((buf) => {
-              if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
-              const form = new URLSearchParams(buf.toString('utf8'))
-              if (csrfPending && !(principal?.kind === 'session' && csrfMatches(principal.csrf, form.get(CSRF_FIELD)))) throw csrfRefused()
-              run(form)
-            })
+          const run = (body: unknown) => {
+            const ctx = { principal, params: params, query: parsedQuery, body, headers, requestId, ip, svc }
+            Promise.resolve()
+              .then(() => route.handler(ctx as never))
+              .then((out) => {
+                if (out instanceof Reply) {
+                  const isRaw = typeof out.body === 'string' || Buffer.isBuffer(out.body)
+                  return finish(out.status, out.body == null ? null : isRaw ? (out.body as string) : JSON.stringify(out.body), out.headers, { contentType: out.contentType })
+                }
+                const status = route.status ?? 200
+                if (route.produces) return finish(status, out as string, {}, { contentType: route.produces })
+                finish(status, status === 204 ? null : JSON.stringify(out ?? null))
+              })
+              .catch(guard(fail))
+          }
+
+          if (method === 'GET' || method === 'DELETE' || method === 'HEAD' || (!route.body && !route.form)) {
+            // Drain any body we do not read so uWS can reuse the connection.
+            if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
+            return run(undefined)
+          }
+          if (route.form) {
+            readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
+              .then((buf) => {
+                if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
+                const form = new URLSearchParams(buf.toString('utf8'))
+                if (csrfPending && !(principal?.kind === 'session' && csrfMatches(principal.csrf, form.get(CSRF_FIELD)))) throw csrfRefused()
+                run(form)
+              })
+              .catch(guard(fail))
+            return
+          }
+          readJson()
+            .then((json) => run(validate(route.body!, json, 'body')))
             .catch(guard(fail))
-          return
         }
-        readJson()
-          .then((json) => run(validate(route.body!, json, 'body')))
-          .catch(guard(fail))
       } catch (err) {
         fail(err)
       }

@@ -15,11 +15,17 @@ export interface ResState { aborted: boolean; done: boolean; ended: boolean }
 
 export const newResState = (): ResState => ({ aborted: false, done: false, ended: false })
 
-/** Headers on every answer of the API, refused socket upgrades included (browsers read them cross-origin). */
-export const CORS_HEADERS: Readonly<Record<string, string>> = {
+/**
+ * Headers on every answer of the API, refused socket upgrades included (browsers read them
+ * cross-origin), as a new object the caller may add to. A literal, not `{ ...CORS_HEADERS }`: a
+ * copy made by spreading, then added to, was a slow object to build and to walk in `send` (~3 µs
+ * per request in a micro-test, against 0.1 µs).
+ */
+export const corsHeaders = (): Record<string, string> => ({
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, Retry-After, Idempotent-Replayed',
-}
+})
+export const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze(corsHeaders())
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
@@ -52,15 +58,20 @@ export function send(
   if (state.aborted || state.done) return
   state.done = true
   // Header values are made strings before the first byte is written: a value uWS refuses would
-  // otherwise throw half-way through the head.
-  const head = Object.entries(headers).flatMap(([k, v]) =>
+  // otherwise throw half-way through the head. Names and values alternate in one flat array (a
+  // loop, not entries/flatMap: this runs for every response).
+  const head: string[] = []
+  for (const k in headers) {
+    const v = String(headers[k])
     // Several cookies travel as one value joined by "\n" (a header value cannot hold a newline, and
     // Set-Cookie cannot be comma-joined, RFC 6265 §3): one Set-Cookie line each.
-    k.toLowerCase() === 'set-cookie' ? String(v).split('\n').map((c) => [k, c] as const) : [[k, String(v)] as const])
+    if (k.length === 10 && k.toLowerCase() === 'set-cookie') for (const c of v.split('\n')) head.push(k, c)
+    else head.push(k, v)
+  }
   try {
     res.cork(() => {
       res.writeStatus(statusLine(status))
-      for (const [k, v] of head) res.writeHeader(k, v)
+      for (let i = 0; i < head.length; i += 2) res.writeHeader(head[i]!, head[i + 1]!)
       // endWithoutBody(length) of this uWS build drops the connection unanswered for any length
       // but 0 (and 0 writes `Content-Length: 0`), so only its bare form is used.
       if (status === 204) {

@@ -49,12 +49,9 @@ export async function invoke(op: Op, call: Invocation): Promise<Invoked> {
       throw call.invalid ? call.invalid(err as ApiError) : err
     }
   }
-  const out = await op.run(
-    {
-      svc: call.svc, principal: call.principal, scope, requestId: call.requestId, ip: call.ip,
-      ...(call.idempotencyKey !== undefined ? { idempotencyKey: call.idempotencyKey } : {}),
-    },
-    input,
-  )
+  const ctx: Parameters<Op['run']>[0] = { svc: call.svc, principal: call.principal, scope, requestId: call.requestId, ip: call.ip }
+  // Set, not spread in: a spread after an object literal's first member is a slow path in V8.
+  if (call.idempotencyKey !== undefined) ctx.idempotencyKey = call.idempotencyKey
+  const out = await op.run(ctx, input)
   return out instanceof Outcome ? { value: out.value, replayed: out.meta.replayed === true } : { value: out, replayed: false }
 }

@@ -110,5 +110,14 @@ function assertForeignKeys(db: Db, name: string): void {
   throw new Error(`migration ${name} leaves ${bad.length} foreign key violation(s): ${sample}`)
 }
 
+let lastIsoMs = Number.NaN
+let lastIso = ''
 /** ISO 8601 with an explicit UTC offset (api-v1 §2.2), e.g. 2026-11-22T20:30:00.000+00:00. */
-export const nowIso = (ms: number = Date.now()): string => new Date(ms).toISOString().replace('Z', '+00:00')
+export const nowIso = (ms: number = Date.now()): string => {
+  // Several stamps per order fall in the same millisecond: the last one is kept.
+  if (ms !== lastIsoMs) {
+    lastIsoMs = ms
+    lastIso = new Date(ms).toISOString().replace('Z', '+00:00')
+  }
+  return lastIso
+}

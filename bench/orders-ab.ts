@@ -1,0 +1,76 @@
+/**
+ * Same-run A/B of the order path: `node --import tsx bench/orders-ab.ts <treeA> <treeB> [rounds] [seconds]`.
+ * Starts the group-commit server of each tree (as npm start does, each seeded by its own CLI on a
+ * fresh database), warms both, then alternates closed-loop rounds (64 connections) A, B, A, B, …
+ * and prints per round the orders/s and the server's user and system CPU per order (from
+ * /proc/<pid>/stat), then the medians. On a shared machine the alternation spreads other load over
+ * both trees. Run it under the bench lock: `flock /tmp/bench.lock node --import tsx bench/orders-ab.ts …`.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import Database from 'better-sqlite3'
+import { startApp, seedDemo, type Server } from './lib/proc.ts'
+import { runLoad } from './lib/load.ts'
+import { orderBodies } from './orders.ts'
+
+interface Demo { owner: { token: string }; store: { id: number } }
+
+/** User and system CPU seconds of a process so far (Linux /proc; fields 14 and 15, 100 ticks/s). */
+function cpu(pid: number): { user: number; sys: number } {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const x = f.slice(f.lastIndexOf(')') + 2).split(' ')
+  return { user: Number(x[11]) / 100, sys: Number(x[12]) / 100 }
+}
+
+function menuOf(dbPath: string, storeId: number) {
+  const db = new Database(dbPath, { readonly: true })
+  try {
+    const items = db.prepare('SELECT id FROM menu_items WHERE store_id = ? AND is_sold_out = 0 ORDER BY id').pluck().all(storeId) as number[]
+    const v = db.prepare('SELECT id FROM item_variants WHERE item_id = ? ORDER BY position, id').pluck()
+    const e = db.prepare('SELECT id FROM item_extras WHERE item_id = ? ORDER BY position, id').pluck()
+    return items.map((id) => ({ id, variants: v.all(id) as number[], extras: e.all(id) as number[] }))
+  } finally {
+    db.close()
+  }
+}
+
+const [a, b] = [process.argv[2], process.argv[3]].map((p) => resolve(p ?? '.'))
+const rounds = Number(process.argv[4] ?? 4)
+const seconds = Number(process.argv[5] ?? 4)
+const dir = mkdtempSync(join(process.env.BENCH_DB_DIR ?? tmpdir(), 'orders-ab-'))
+const servers: Server[] = []
+try {
+  const targets = []
+  for (const [name, tree] of [['A', a!], ['B', b!]] as const) {
+    const dbPath = join(dir, `${name}.db`)
+    const demo = await seedDemo<Demo>(dbPath, tree)
+    const server = await startApp(dbPath, tree, { GROUP_COMMIT: '1' })
+    servers.push(server)
+    const bodies = orderBodies(menuOf(dbPath, demo.store.id))
+    const requests = bodies.map((body) => ({
+      method: 'POST' as const, path: `/api/v1/restaurants/${demo.store.id}/orders`, body,
+      headers: { authorization: `Bearer ${demo.owner.token}`, 'content-type': 'application/json' },
+    }))
+    targets.push({ name, tree, server, requests, rows: [] as Array<{ rate: number; user: number; sys: number }> })
+  }
+  for (const t of targets) await runLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: 2 })
+  for (let r = 0; r < rounds; r++) {
+    for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
+      const c0 = cpu(t.server.proc.pid!)
+      const l = await runLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: seconds })
+      const c1 = cpu(t.server.proc.pid!)
+      if (l.non2xx > 0 || l.errors > 0) throw new Error(`${t.name}: ${l.non2xx} non-2xx, ${l.errors} errors`)
+      const row = { rate: l.ok2xx / l.durationSec, user: ((c1.user - c0.user) / l.ok2xx) * 1e6, sys: ((c1.sys - c0.sys) / l.ok2xx) * 1e6 }
+      t.rows.push(row)
+      console.log(`round ${r + 1} ${t.name}: ${Math.round(row.rate)} orders/s, ${(row.user + row.sys).toFixed(0)} µs/order (user ${row.user.toFixed(0)}, sys ${row.sys.toFixed(0)}), p99 ${l.p99.toFixed(1)} ms`)
+    }
+  }
+  const med = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2 }
+  for (const t of targets) {
+    console.log(`${t.name} ${t.tree}: median ${Math.round(med(t.rows.map((x) => x.rate)))} orders/s, ${med(t.rows.map((x) => x.user + x.sys)).toFixed(0)} µs/order (user ${med(t.rows.map((x) => x.user)).toFixed(0)}, sys ${med(t.rows.map((x) => x.sys)).toFixed(0)})`)
+  }
+} finally {
+  for (const s of servers) await s.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
