@@ -109,7 +109,7 @@ t.test('PUT /driver/location: validated ranges, durable answer, visible to the o
   const ok = await s.req('PUT', '/driver/location', { token: d2.token, body: { lat: 52.52, lng: 13.405 } })
   t.equal(ok.status, 200)
   t.match(ok.body, { lat: 52.52, lng: 13.405, location_updated_at: String })
-  const row = db.prepare('SELECT lat, lng FROM drivers WHERE id = ?').get(d2.id)
+  const row = db.prepare('SELECT p.lat, p.lng FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').get(d2.id)
   t.same(row, { lat: 52.52, lng: 13.405 }, 'in SQLite when the answer leaves')
   const owner = await s.req('GET', `/drivers/${d2.id}`, { token: f.ownerToken })
   t.match(owner.body.location, { lat: 52.52, lng: 13.405 })

@@ -92,10 +92,10 @@ t.test('sessions, tokens and sign-in codes go only after expiry or revocation pl
 t.test('old positions of drivers off shift are cleared; a driver on shift keeps its position', async (t) => {
   const off = createDriver(db, acct.ownerId, acct.storeId)
   const on = createDriver(db, acct.ownerId, acct.storeId, { onShift: true })
-  for (const d of [off, on]) db.prepare('UPDATE drivers SET lat = 52.5, lng = 13.4, location_updated_at = ? WHERE id = ?').run(iso(-8 * D), d.id)
+  for (const d of [off, on]) db.prepare('INSERT INTO driver_positions (lat, lng, location_updated_at, driver_id) VALUES (52.5, 13.4, ?, ?)').run(iso(-8 * D), d.id)
   await s.app.prune.runNow(at(0))
-  t.same(db.prepare('SELECT lat, lng, location_updated_at FROM drivers WHERE id = ?').get(off.id), { lat: null, lng: null, location_updated_at: null })
-  t.equal(count('SELECT lat FROM drivers WHERE id = ?', on.id), 52.5)
+  t.same(db.prepare('SELECT p.lat, p.lng, p.location_updated_at FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').get(off.id), { lat: null, lng: null, location_updated_at: null })
+  t.equal(count('SELECT lat FROM driver_positions WHERE driver_id = ?', on.id), 52.5)
 })
 
 t.test('outbox events go once the webhook fan-out has passed them and retention is over; the newest stays', async (t) => {

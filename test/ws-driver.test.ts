@@ -45,10 +45,10 @@ t.test('a location frame is acknowledged after it is durable', async (t) => {
   c.send({ type: 'location', lat: 48.8566, lng: 2.3522, seq: 7 })
   const ack = await c.next((x) => x.type === 'ack')
   t.match(ack, { seq: 7, lat: 48.8566, lng: 2.3522, location_updated_at: String })
-  t.same(db.prepare('SELECT lat, lng FROM drivers WHERE id = ?').get(d.id), { lat: 48.8566, lng: 2.3522 })
+  t.same(db.prepare('SELECT p.lat, p.lng FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').get(d.id), { lat: 48.8566, lng: 2.3522 })
   c.send({ type: 'location', lat: 1, lng: 2 })
   t.ok(await c.none((x) => x.type === 'ack', 300), 'without seq a position is fire-and-forget: no ack')
-  t.equal(db.prepare('SELECT lat FROM drivers WHERE id = ?').pluck().get(d.id), 1, 'and still stored')
+  t.equal(db.prepare('SELECT p.lat FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').pluck().get(d.id), 1, 'and still stored')
   c.send({ type: 'location', lat: 3, lng: 4, seq: 8 })
   t.match(await c.next((x) => x.type === 'ack'), { seq: 8, lat: 3, lng: 4 })
   t.equal(db.pragma('synchronous', { simple: true }), 2, 'orders and other writes stay synchronous=FULL after a position commit')
@@ -65,7 +65,7 @@ t.test('a flood is coalesced: the latest position wins and every frame is acknow
   t.equal(last, 499)
   const acks = 1 + c.frames.filter((x) => x.type === 'ack').length
   t.ok(acks < 500, `fewer acknowledgements (${acks}) than frames: positions were coalesced`)
-  t.same(db.prepare('SELECT lat, lng FROM drivers WHERE id = ?').get(d.id), { lat: 10.499, lng: 20 })
+  t.same(db.prepare('SELECT p.lat, p.lng FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').get(d.id), { lat: 10.499, lng: 20 })
   await c.close()
 })
 
@@ -94,7 +94,7 @@ t.test('bad frames get an error frame and the socket stays usable', async (t) =>
   t.equal(v.seq, 3)
   c.send({ type: 'ping' })
   t.equal((await c.next((x) => x.type === 'pong')).type, 'pong', 'still open and answering')
-  t.equal(db.prepare('SELECT lat FROM drivers WHERE id = ?').pluck().get(d.id), null, 'no bad position stored')
+  t.equal(db.prepare('SELECT p.lat FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').pluck().get(d.id), null, 'no bad position stored')
   await c.close()
 })
 

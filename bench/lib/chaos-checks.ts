@@ -63,7 +63,7 @@ export function afterKill(dbPath: string, ledger: Ledger, ownerId: number, outbo
       else l.acked = now
       l.inFlight = null
     }
-    const lat = db.prepare('SELECT lat FROM drivers WHERE id = ?').pluck()
+    const lat = db.prepare('SELECT p.lat FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').pluck()
     for (const d of ledger.drivers) {
       if (d.ackedSeq < 0) continue
       checked++

@@ -43,8 +43,14 @@ export class LocationWriter {
   private readonly restore: Statement
 
   constructor(private readonly db: Db) {
-    const update = db.prepare<[number, number, string, number]>('UPDATE drivers SET lat = ?, lng = ?, location_updated_at = ? WHERE id = ?')
-    this.write = db.transaction((batch: PendingPositions) => { for (const [id, b] of batch) update.run(b.lat, b.lng, b.at, id) })
+    // The narrow table of positions (migration 026), not the driver's profile row. A driver's first
+    // position inserts its row; one deleted meanwhile is skipped (no row, as the UPDATE it replaced).
+    const update = db.prepare<[number, number, string, number]>('UPDATE driver_positions SET lat = ?, lng = ?, location_updated_at = ? WHERE driver_id = ?')
+    const insert = db.prepare<[number, number, number, string, number]>(
+      'INSERT INTO driver_positions (driver_id, lat, lng, location_updated_at) SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM drivers WHERE id = ?)')
+    this.write = db.transaction((batch: PendingPositions) => {
+      for (const [id, b] of batch) if (update.run(b.lat, b.lng, b.at, id).changes === 0) insert.run(id, b.lat, b.lng, b.at, id)
+    })
     const level = db.pragma('synchronous', { simple: true }) as number
     this.relaxed = db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`)
     this.restore = db.prepare(`PRAGMA synchronous = ${level}`)

@@ -72,15 +72,18 @@ export function driverView(d: DriverRow, live?: DriverLiveExtras) {
   }
 }
 
+/** A driver row with its latest position, which lives in its own narrow table (migration 026). */
+const WITH_POSITION = 'SELECT d.*, p.lat, p.lng, p.location_updated_at FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id'
+
 export function createDriverQueries(db: Db) {
   const q = {
-    byId: db.prepare<[number], DriverRow>('SELECT * FROM drivers WHERE id = ?'),
-    ownedBy: db.prepare<[number, number], DriverRow>('SELECT * FROM drivers WHERE id = ? AND owner_id = ?'),
-    byPhone: db.prepare<[string], DriverRow>('SELECT * FROM drivers WHERE phone = ? ORDER BY id'),
+    byId: db.prepare<[number], DriverRow>(`${WITH_POSITION} WHERE d.id = ?`),
+    ownedBy: db.prepare<[number, number], DriverRow>(`${WITH_POSITION} WHERE d.id = ? AND d.owner_id = ?`),
+    byPhone: db.prepare<[string], DriverRow>(`${WITH_POSITION} WHERE d.phone = ? ORDER BY d.id`),
     count: db.prepare<[number], number>('SELECT COUNT(*) FROM drivers WHERE owner_id = ?').pluck(),
-    page: db.prepare<[number, number, number], DriverRow>('SELECT * FROM drivers WHERE owner_id = ? ORDER BY id LIMIT ? OFFSET ?'),
+    page: db.prepare<[number, number, number], DriverRow>(`${WITH_POSITION} WHERE d.owner_id = ? ORDER BY d.id LIMIT ? OFFSET ?`),
     countStore: db.prepare<[number, number], number>('SELECT COUNT(*) FROM drivers WHERE owner_id = ? AND restaurant_id = ?').pluck(),
-    pageStore: db.prepare<[number, number, number, number], DriverRow>('SELECT * FROM drivers WHERE owner_id = ? AND restaurant_id = ? ORDER BY id LIMIT ? OFFSET ?'),
+    pageStore: db.prepare<[number, number, number, number], DriverRow>(`${WITH_POSITION} WHERE d.owner_id = ? AND d.restaurant_id = ? ORDER BY d.id LIMIT ? OFFSET ?`),
     active: db.prepare<[number], { id: number; store_id: number; delivery_status: DeliveryStatus }>(
       "SELECT id, store_id, delivery_status FROM orders WHERE driver_id = ? AND delivery_status IN ('assigned', 'picked_up', 'out_for_delivery') ORDER BY id",
     ),
@@ -97,7 +100,7 @@ export function createDriverQueries(db: Db) {
     devices: db.prepare<[number], DeviceRow>('SELECT device_token, platform FROM driver_devices WHERE driver_id = ?'),
     openOffers: db.prepare<[number, string], OfferRow>("SELECT * FROM delivery_offers WHERE order_id = ? AND status = 'pending' AND expires_at > ? ORDER BY id"),
     bound: db.prepare<[number], { id: number; name: string; lat: number | null; lng: number | null; location_updated_at: string | null; on_shift: number; restaurant_id: number | null }>(
-      'SELECT id, name, lat, lng, location_updated_at, on_shift, restaurant_id FROM drivers WHERE owner_id = ? ORDER BY id',
+      'SELECT d.id, d.name, p.lat, p.lng, p.location_updated_at, d.on_shift, d.restaurant_id FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.owner_id = ? ORDER BY d.id',
     ),
   }
   return {

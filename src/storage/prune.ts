@@ -93,9 +93,9 @@ export function pruneRules(db: Db, now: Date, r: Retention): Array<[string, stri
     ['outbox', `DELETE FROM outbox WHERE id <= ? AND created_at < ?
       AND id <= (SELECT last_event_id FROM webhook_cursor WHERE id = 1) AND id < (SELECT MAX(id) FROM outbox)`,
     [lastIdBefore(db, 'outbox', events), events]],
-    ['driver_positions', `UPDATE drivers SET lat = NULL, lng = NULL, location_updated_at = NULL
-      WHERE location_updated_at < ? AND on_shift = 0
-      AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.driver_id = drivers.id AND o.delivery_status IN ('assigned', 'picked_up', 'out_for_delivery'))`, [before(r.driverPositionsMs)]],
+    ['driver_positions', `DELETE FROM driver_positions WHERE location_updated_at < ?
+      AND EXISTS (SELECT 1 FROM drivers d WHERE d.id = driver_positions.driver_id AND d.on_shift = 0)
+      AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.driver_id = driver_positions.driver_id AND o.delivery_status IN ('assigned', 'picked_up', 'out_for_delivery'))`, [before(r.driverPositionsMs)]],
     ['idempotency_keys', 'DELETE FROM idempotency_keys WHERE rowid <= ? AND created_at < ?', [lastIdBefore(db, 'idempotency_keys', idempotency), idempotency]],
     ['customer_otps', 'DELETE FROM customer_otps WHERE expires_at < ?', [otp]],
     ['driver_login_codes', 'DELETE FROM driver_login_codes WHERE expires_at < ?', [otp]],

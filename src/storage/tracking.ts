@@ -66,7 +66,7 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
   if (store) view.store = store
   if (o.driver_id != null && driverVisible(status)) {
     let stmt = driverStmts.get(svc.db)
-    if (!stmt) driverStmts.set(svc.db, (stmt = svc.db.prepare<[number], DriverLoc>('SELECT name, lat, lng, location_updated_at FROM drivers WHERE id = ?')))
+    if (!stmt) driverStmts.set(svc.db, (stmt = svc.db.prepare<[number], DriverLoc>('SELECT d.name, p.lat, p.lng, p.location_updated_at FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?')))
     const d = stmt.get(o.driver_id)
     if (d) view.driver = d
     // The customer's position only while the driver is visible too: the link may be forwarded, and

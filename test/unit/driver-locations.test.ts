@@ -13,7 +13,7 @@ function fixture() {
   const now = new Date().toISOString()
   const owner = Number(db.prepare("INSERT INTO owners (name, email, created_at) VALUES ('O', 'o@example.com', ?)").run(now).lastInsertRowid)
   const ids = [1, 2, 3].map((i) => Number(db.prepare('INSERT INTO drivers (owner_id, name, phone, created_at) VALUES (?, ?, ?, ?)').run(owner, `D${i}`, `+1555000000${i}`, now).lastInsertRowid))
-  const lat = (id: number) => (db.prepare('SELECT lat FROM drivers WHERE id = ?').pluck().get(id) as number | null)
+  const lat = (id: number) => (db.prepare('SELECT p.lat FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?').pluck().get(id) as number | null)
   return { db, ids, lat }
 }
 
