@@ -11,7 +11,7 @@
  * leaves after the commit, so an acknowledged location survives a crash (docs/realtime.md "Durability").
  */
 import * as nact from 'nact'
-import type { Ref, Result } from './system.ts'
+import type { Handler, Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
 import { ApiError, notFound } from '../errors.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
@@ -120,16 +120,46 @@ export interface DriverStep { state: DriverState; reply?: DriverReply; effects: 
 const presenceOf = (s: DriverState): DriverPresence =>
   ({ driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, onShift: s.onShift, connected: s.connections > 0 })
 
+/** The orders whose customers may see the driver now (picked up, out for delivery). */
+function visibleOrders(s: DriverState): number[] {
+  const visible: number[] = []
+  // forEach, not for…of over entries: no [key, value] array per active order on the hottest message.
+  s.active.forEach((a, orderId) => { if (driverVisible(a.status)) visible.push(orderId) })
+  return visible
+}
+
+/** The second `positionTime` last formatted, and its text up to the milliseconds ("YYYY-MM-DDTHH:MM:SS."). */
+let isoSecond = NaN
+let isoPrefix = ''
+
+/**
+ * `nowIso(ms)`, character for character, for the stream of positions: Date formatting cost more
+ * than a microsecond per position (bench/tracking.ts profile), and positions of the same second
+ * share everything up to the milliseconds, so that part is formatted once per second.
+ */
+export function positionTime(ms: number): string {
+  // Four-digit years only (toISOString writes others as ±YYYYYY); anything else as nowIso does it.
+  if (!Number.isInteger(ms) || ms < 0 || ms >= 253402300800000) return nowIso(ms)
+  const sec = Math.floor(ms / 1000)
+  if (sec !== isoSecond) {
+    isoPrefix = nowIso(sec * 1000).slice(0, 20)
+    isoSecond = sec
+  }
+  const m = ms - sec * 1000
+  return isoPrefix + (m < 10 ? '00' : m < 100 ? '0' : '') + m + '+00:00'
+}
+
+const positionOf = (s: DriverState, lat: number, lng: number, now: string, atMs: number): DriverPosition =>
+  ({ driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, lat, lng, at: now, atMs })
+
 /** Pure transition. */
 export function reduceDriver(s: DriverState, msg: DriverMsg, now: string): DriverStep {
   if (s.deleted) return { state: s, reply: fail(notFound('driver')), effects: [] }
   switch (msg.type) {
     case 'location': {
-      const visible: number[] = []
-      // forEach, not for…of over entries: no [key, value] array per active order on the hottest message.
-      s.active.forEach((a, orderId) => { if (driverVisible(a.status)) visible.push(orderId) })
+      const visible = visibleOrders(s)
       const next = { ...s, lat: msg.lat, lng: msg.lng, locationAt: now }
-      const pos: DriverPosition = { driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, lat: msg.lat, lng: msg.lng, at: now, atMs: msg.at }
+      const pos = positionOf(s, msg.lat, msg.lng, now, msg.at)
       return {
         state: next,
         reply: ok<LocationAck>({ lat: msg.lat, lng: msg.lng, location_updated_at: now }),
@@ -242,7 +272,7 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
     })
   }
 
-  return async (state: DriverState | null, msg: DriverMsg): Promise<DriverState | null> => {
+  const handler: Handler<DriverState | null, DriverMsg> = async (state: DriverState | null, msg: DriverMsg): Promise<DriverState | null> => {
     state ??= load()
     if (!state) {
       answer(msg, fail(notFound('driver')))
@@ -289,4 +319,27 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
     // A refused transition (busy, deleted) keeps the state it had; `next` is `state` then.
     return next
   }
+
+  /**
+   * A socket's position for a loaded, idle actor (Registry.tellNow): the same transition and effects
+   * as the `location` message above, without the mailbox hop — the hottest message of the server
+   * (bench/tracking.ts). Published at once, stored by the location writer, acknowledged by ticket
+   * after the commit. Anything else (asks, a deleted or unloaded driver) goes through the mailbox.
+   */
+  handler.now = (state, msg) => {
+    if (msg.type !== 'location' || msg.ticket === undefined || state === null || state.deleted) return false
+    const { lat, lng, ticket } = msg
+    const at = positionTime(msg.at)
+    // In place: the actor is idle, nothing else holds this state (reduceDriver copies it for a message).
+    state.lat = lat
+    state.lng = lng
+    state.locationAt = at
+    deps.realtime.driverLocation(positionOf(state, lat, lng, at, msg.at), visibleOrders(state))
+    locations.persist(driverId, lat, lng, at).then(
+      () => deps.realtime.locationStored(driverId, ticket, ok<LocationAck>({ lat, lng, location_updated_at: at })),
+      (err: unknown) => { deps.log.error({ err, driverId }, 'location write failed'); deps.realtime.locationStored(driverId, ticket, fail(new ApiError('internal_error'))) },
+    )
+    return true
+  }
+  return handler
 }

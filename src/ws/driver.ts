@@ -112,7 +112,8 @@ class LocationInbox {
         const ticket = this.nextTicket++
         p.sentAt = now
         this.waiting.set(ticket, p)
-        drivers.tell(driverId, { type: 'location', lat: p.lat, lng: p.lng, at: p.at, ticket })
+        // Handled at once when the driver's actor is idle (Registry.tellNow: same order as a tell).
+        drivers.tellNow(driverId, { type: 'location', lat: p.lat, lng: p.lng, at: p.at, ticket })
       }
     } finally {
       batch.clear()

@@ -3,7 +3,8 @@
  * they are the hottest frames of the server (one per position per topic), and a template costs a
  * fraction of `JSON.stringify` walking the nested object. The text is exactly what JSON.stringify
  * of the object gives (same keys, same order; numbers are finite, checked on the way in), and the
- * objects still exist for MessagePack subscribers and for re-sending the latest frame.
+ * objects still exist for MessagePack subscribers and for re-sending the latest frame. Times are
+ * the driver actor's ISO-8601 text (digits, `-`, `:`, `.`, `T`, `+`): nothing in them to escape.
  */
 import type { DriverPosition } from '../actors/realtime.ts'
 import type { Eta } from '../domain/eta.ts'
@@ -19,7 +20,7 @@ export interface TrackLocationFrame {
 export function trackLocationJson(f: TrackLocationFrame): string {
   const d = f.driver
   return `{"type":"location","order_id":${f.order_id},"driver":{"name":${JSON.stringify(d.name)},"lat":${d.lat},"lng":${d.lng},` +
-    `"location_updated_at":${JSON.stringify(d.location_updated_at)}},"eta":${f.eta === null ? 'null' : JSON.stringify(f.eta)}}`
+    `"location_updated_at":"${d.location_updated_at}"},"eta":${f.eta === null ? 'null' : JSON.stringify(f.eta)}}`
 }
 
 /** A dispatch feed's `location` frame. */
@@ -28,5 +29,5 @@ export function feedLocationFrame(p: DriverPosition) {
 }
 
 export function feedLocationJson(p: DriverPosition): string {
-  return `{"type":"location","driver_id":${p.driverId},"name":${JSON.stringify(p.name)},"lat":${p.lat},"lng":${p.lng},"location_updated_at":${JSON.stringify(p.at)}}`
+  return `{"type":"location","driver_id":${p.driverId},"name":${JSON.stringify(p.name)},"lat":${p.lat},"lng":${p.lng},"location_updated_at":"${p.at}"}`
 }

@@ -194,7 +194,8 @@ export class Realtime implements RealtimeSink {
       }
     }
     // Hot path: frames written as JSON text directly, built only for formats someone listens to (src/ws/location-frames.ts).
-    this.hub.publishWith(topics.driverFeed(pos), pos, feedLocationJson, feedLocationFrame)
+    // Only dispatch feeds listen on these topics: with none open, not even the topic name is built.
+    if (this.dispatchSockets > 0) this.hub.publishWith(topics.driverFeed(pos), pos, feedLocationJson, feedLocationFrame)
   }
 
   driverPresence(p: DriverPresence): void {

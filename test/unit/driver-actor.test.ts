@@ -70,3 +70,49 @@ t.test('failures travel the same roads: an unknown driver, a failed write', asyn
   await until(() => broken.stored.length === 1)
   t.match(broken.stored[0], { ticket: 6, result: { ok: false, error: { code: 'internal_error' } } })
 })
+
+t.test('tellNow: a loaded, idle actor handles a socket position at once, in the order a tell would', async (t) => {
+  const f = fixture(t, { persist: () => Promise.resolve() })
+  const at = Date.parse('2026-06-01T12:00:00.042Z')
+  f.reg.tellNow(7, { type: 'location', lat: 1, lng: 2, at, ticket: 1 })
+  t.same(f.published, [], 'not loaded yet: through the mailbox (the actor loads its state there)')
+  await until(() => f.stored.length === 1)
+  f.reg.tellNow(7, { type: 'location', lat: 3, lng: 4, at, ticket: 2 })
+  t.same(f.published.map((p) => p.lat), [1, 3], 'idle and loaded: published before tellNow returned')
+  await until(() => f.stored.length === 2)
+  t.match(f.stored[1], { ticket: 2, result: { ok: true, value: { lat: 3, lng: 4, location_updated_at: '2026-06-01T12:00:00.042+00:00' } } })
+  t.match(await f.reg.ask(7, (replyTo) => ({ type: 'get', replyTo })), { location: { lat: 3, lng: 4, location_updated_at: '2026-06-01T12:00:00.042+00:00' } },
+    'the actor\'s state has the position')
+
+  // A message already queued for the actor goes first: the position waits in the mailbox behind it.
+  f.reg.tell(7, { type: 'connection', count: 1 })
+  f.reg.tellNow(7, { type: 'location', lat: 5, lng: 6, at, ticket: 3 })
+  t.same(f.published.map((p) => p.lat), [1, 3], 'not at once behind a queued message')
+  await until(() => f.published.length === 3)
+  t.match(await f.reg.ask(7, (replyTo) => ({ type: 'get', replyTo })), { connected: true, location: { lat: 5 } })
+
+  // Asks keep the mailbox road (their reply goes to the reply address).
+  const ack = await f.reg.ask<LocationAck>(7, (replyTo) => ({ type: 'location', lat: 7, lng: 8, at, replyTo }))
+  t.match(ack, { lat: 7, lng: 8 })
+})
+
+t.test('tellNow: a deleted driver still answers 404 through the mailbox', async (t) => {
+  const gone = fixture(t, { exists: false })
+  gone.reg.tell(7, { type: 'connection', count: 0 })
+  await until(() => !gone.reg.mailboxes().queued)
+  await new Promise((r) => setImmediate(r))
+  gone.reg.tellNow(7, { type: 'location', lat: 1, lng: 2, at: Date.now(), ticket: 9 })
+  await until(() => gone.stored.length === 1)
+  t.match(gone.stored[0], { ticket: 9, result: { ok: false, error: { code: 'not_found' } } })
+  t.same(gone.published, [])
+})
+
+t.test('positionTime is nowIso, character for character', async (t) => {
+  const { positionTime } = await import('../../src/actors/driver.ts')
+  const { nowIso } = await import('../../src/storage/db.ts')
+  const base = Date.parse('2026-06-01T12:00:00Z')
+  const samples = [0, 1, 9, 10, 99, 100, 999, 1000, base, base + 7, base + 70, base + 999, 253402300799999, 253402300800000, base + 0.5, -1]
+  for (let i = 0; i < 2000; i++) samples.push(base + Math.floor(Math.random() * 1e9))
+  const wrong = samples.filter((ms) => positionTime(ms) !== nowIso(ms))
+  t.same(wrong, [])
+})
