@@ -204,7 +204,7 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
   if (moded instanceof ApiError) return refuse(s, moded)
   // Object.assign, not `{ ...moded, store_id, … }`: in V8 an object made by a spread and then given
   // more properties is very slow to build (several µs for an order; see orders.ts lineView).
-  const order: NewOrder = Object.assign({}, moded, { store_id: s.store.id, is_paid: false, customer_id: msg.customerId, track_token: msg.trackToken, created_at: now })
+  const order: NewOrder = Object.assign({}, moded, { store_id: s.store.id, is_paid: moded.total === 0, customer_id: msg.customerId, track_token: msg.trackToken, created_at: now })
   // Stock (issue 18 items 2, 4; docs/verticals.md): taken from the held counts now, so the next order
   // in this mailbox sees them while this one commits; the insert takes them in SQLite, guarded.
   // The store's local day decides which batches expired; only orders of items with batches need it.
@@ -217,6 +217,16 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
 }
 
 /** `order.created` (api-v1 §6) for order `orderId`, once the insert gave it an id. */
+/**
+ * `order.paid` (api-v1 §6) of an order whose total is zero (a free item, a full discount): there is
+ * nothing to pay, so it is paid as it is placed — `is_paid` from the start, a payment is refused as
+ * for any paid order, and integrations that wait for `order.paid` before fulfilling get it.
+ */
+export const orderPaidAtPlacing = (orderId: number, o: NewOrder) => ({
+  event: 'order.paid',
+  data: { order_id: orderId, restaurant_id: o.store_id, total: '0.00', paid_at: o.created_at, amount_paid: '0.00', tips: '0.00', methods: [] },
+})
+
 export const orderCreatedEvent = (orderId: number, o: NewOrder) => ({
   event: 'order.created',
   data: { order_id: orderId, restaurant_id: o.store_id, type: o.type, status: o.status, total: centsToDecimalString(o.total) },
@@ -343,6 +353,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     bookings.hold(order)
     if (e.stock && e.stock.length > 0) takenInFlight.set(order.track_token, e.stock)
     let event!: OutboxEvent
+    let paid: OutboxEvent | null = null
     deps.committer
       .write((db) => {
         if (order.customer_id === null && linkPhone !== null) {
@@ -359,6 +370,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
         writeOrderFulfillment(db, ids.id, order)
         if (e.stock && e.stock.length > 0) takeStock(db, ids.id, e.stock)
         event = appendEvent(db, Object.assign({ ownerId, storeId }, orderCreatedEvent(ids.id, order)))
+        if (order.is_paid) paid = appendEvent(db, Object.assign({ ownerId, storeId }, orderPaidAtPlacing(ids.id, order)))
         return ids
       })
       .then(
@@ -366,7 +378,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           if (slot !== null) pending.delete(slot)
           bookings.release(order.track_token)
           takenInFlight.delete(order.track_token)
-          deps.events.publish([event])
+          deps.events.publish(paid ? [event, paid] : [event])
           nact.dispatch(replyTo, ok({ order: viewOfNew(order, ids, deps.siteUrl), replayed: false }))
         },
         (err: unknown) => {

@@ -64,7 +64,7 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
     emitted: true,
   },
   'order.paid': {
-    when: 'an order becomes fully paid: the payment (cash, card, online, by amount or by lines, any route) whose amount first makes the succeeded payments cover the total; once per order',
+    when: 'an order becomes fully paid: the payment (cash, card, online, by amount or by lines, any route) whose amount first makes the succeeded payments cover the total; an order whose total is zero, as it is placed (after its `order.created`; amounts 0.00, `methods` empty); once per order',
     data: obj({
       ...orderRef, total: money, paid_at: dateTime,
       amount_paid: { ...money, description: 'sum of the succeeded payments (tips excluded); more than `total` only if an online payment settled after the order was already covered' },
