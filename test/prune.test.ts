@@ -11,8 +11,8 @@ import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, createCustomer, createDriver, createStaff, postOrder, tokenFor } from './helpers/fixtures.ts'
 import Database from 'better-sqlite3'
-import { nowIso, type Db } from '../src/storage/db.ts'
-import { lastIdBefore, pruneRules } from '../src/storage/prune.ts'
+import { migrate, nowIso, type Db } from '../src/storage/db.ts'
+import { lastIdBefore, pruneExpired, pruneRules, pruneStep } from '../src/storage/prune.ts'
 import { loadConfig } from '../src/config.ts'
 import { sha256Hex } from '../src/auth/tokens.ts'
 
@@ -124,6 +124,23 @@ t.test('lastIdBefore: the id prefix created before a cut-off, by binary search',
   for (const [cutoff, want] of [['0', 0], ['1', 0], ['2', 3], ['3', 9], ['4', 9], ['5', 10], ['7', 57], ['9', 58]] as const) {
     t.equal(lastIdBefore(mem as unknown as Db, 'outbox', cutoff), want, `before ${cutoff}: ${want}`)
   }
+})
+
+t.test('a backlog goes in steps of PRUNE_CHUNK rows, each its own transaction, until nothing is left', async (t) => {
+  const mem = new Database(':memory:') as unknown as Db
+  t.teardown(() => mem.close())
+  migrate(mem)
+  const old = nowIso(Date.now() - 40 * D)
+  const ins = mem.prepare("INSERT INTO outbox (owner_id, store_id, event, data, created_at) VALUES (1, 1, 'order.created', '{}', ?)")
+  for (let i = 0; i < 12; i++) ins.run(old)
+  mem.prepare('UPDATE webhook_cursor SET last_event_id = (SELECT MAX(id) FROM outbox) WHERE id = 1').run()
+  const r = { webhookAttemptsMs: 30 * D, driverPositionsMs: 7 * D, idempotencyMs: 168 * H, sessionsMs: 30 * D, otpMs: 24 * H, eventsMs: 30 * D }
+  const steps = [1, 2, 3].map(() => pruneStep(mem, new Date(), r, 5))
+  t.same(steps.map((s) => [s.report.outbox, s.more]), [[5, true], [5, true], [1, false]], 'five, five, then the last one but the newest')
+  for (let i = 0; i < 7; i++) ins.run(old)
+  mem.prepare('UPDATE webhook_cursor SET last_event_id = (SELECT MAX(id) FROM outbox) WHERE id = 1').run()
+  t.equal(pruneExpired(mem, new Date(), r, 3).outbox, 7, 'pruneExpired steps until done and adds the steps up')
+  t.equal(mem.prepare('SELECT COUNT(*) FROM outbox').pluck().get(), 1, 'the newest event stays')
 })
 
 t.test('no rule reads a whole table that grows with traffic (the prune costs what it deletes)', async (t) => {

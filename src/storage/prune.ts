@@ -62,41 +62,75 @@ export const MIN_IDEMPOTENCY_MS = 24 * 3600_000
 
 export type PruneReport = Record<string, number>
 
-/** One pass over every rule at `now`, atomically; the rows deleted (or positions cleared) per rule. */
-export function pruneExpired(db: Db, now: Date, r: Retention): PruneReport {
+/**
+ * Rows of a grown table deleted by one step at most. A backlog (the first prune after an upgrade, a
+ * server that was down for weeks) is deleted in steps, each its own short transaction, so the writes
+ * of everyone else interleave instead of waiting seconds behind one huge delete.
+ */
+export const PRUNE_CHUNK = 5000
+
+/**
+ * One step over every rule at `now`, atomically: the rows deleted (or positions cleared) per rule, and
+ * whether a grown table had more past its retention than one step deletes (`more`: run another step).
+ */
+export function pruneStep(db: Db, now: Date, r: Retention, chunk = PRUNE_CHUNK): { report: PruneReport; more: boolean } {
   const report: PruneReport = {}
+  let more = false
   // All rules or none; inside the group committer's batch this is a savepoint.
   db.transaction(() => {
-    for (const [name, sql, params] of pruneRules(db, now, r)) report[name] = stmt(db, sql).run(...params).changes
+    for (const [name, sql, params, chunked] of pruneRules(db, now, r, chunk)) {
+      const n = stmt(db, sql).run(...params).changes
+      report[name] = n
+      if (chunked && n >= chunk) more = true
+    }
   })()
-  return report
+  return { report, more }
 }
 
-/** Each rule as [name, statement, parameters] (exported for the query-plan test). */
-export function pruneRules(db: Db, now: Date, r: Retention): Array<[string, string, unknown[]]> {
+/** Every step until nothing is left, synchronously (tests and tools; the server's schedule steps through the committer). */
+export function pruneExpired(db: Db, now: Date, r: Retention, chunk = PRUNE_CHUNK): PruneReport {
+  const total: PruneReport = {}
+  for (;;) {
+    const { report, more } = pruneStep(db, now, r, chunk)
+    addReport(total, report)
+    if (!more) return total
+  }
+}
+
+/** Add one step's counts into a running total. */
+export function addReport(total: PruneReport, step: PruneReport): void {
+  for (const [k, n] of Object.entries(step)) total[k] = (total[k] ?? 0) + n
+}
+
+/** `DELETE` of at most `?` rows of `table` matching `where`, oldest first (the last parameter is the chunk). */
+const chunkedDelete = (table: Grown, where: string): string =>
+  `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} ORDER BY rowid LIMIT ?)`
+
+/** Each rule as [name, statement, parameters, chunked] (exported for the query-plan test). */
+export function pruneRules(db: Db, now: Date, r: Retention, chunk = PRUNE_CHUNK): Array<[string, string, unknown[], boolean?]> {
   const before = (ms: number) => nowIso(now.getTime() - ms)
   const webhooks = before(r.webhookAttemptsMs)
   const sessions = before(r.sessionsMs)
   const otp = before(r.otpMs)
   const events = before(r.eventsMs)
   const idempotency = before(Math.max(r.idempotencyMs, MIN_IDEMPOTENCY_MS))
-  const rules: Array<[string, string, unknown[]]> = [
+  const rules: Array<[string, string, unknown[], boolean?]> = [
     // Finished deliveries (and, by cascade, their attempt log) past retention; a pending one is live.
     // Last changed before the cut-off implies created before it: the id prefix holds them all.
-    ['webhook_deliveries', "DELETE FROM webhook_deliveries WHERE id <= ? AND status IN ('succeeded', 'failed') AND updated_at < ?",
-      [lastIdBefore(db, 'webhook_deliveries', webhooks), webhooks]],
-    ['webhook_attempts', `DELETE FROM webhook_attempts WHERE id <= ? AND created_at < ?
-      AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = webhook_attempts.delivery_id AND d.status <> 'pending')`,
-    [lastIdBefore(db, 'webhook_attempts', webhooks), webhooks]],
+    ['webhook_deliveries', chunkedDelete('webhook_deliveries', "id <= ? AND status IN ('succeeded', 'failed') AND updated_at < ?"),
+      [lastIdBefore(db, 'webhook_deliveries', webhooks), webhooks, chunk], true],
+    ['webhook_attempts', chunkedDelete('webhook_attempts', `id <= ? AND created_at < ?
+      AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = webhook_attempts.delivery_id AND d.status <> 'pending')`),
+    [lastIdBefore(db, 'webhook_attempts', webhooks), webhooks, chunk], true],
     // Events the webhook fan-out has passed (its cursor) and that are past retention. Nothing else
     // reads the outbox behind the cursor; the newest event stays (new endpoints start after it).
-    ['outbox', `DELETE FROM outbox WHERE id <= ? AND created_at < ?
-      AND id <= (SELECT last_event_id FROM webhook_cursor WHERE id = 1) AND id < (SELECT MAX(id) FROM outbox)`,
-    [lastIdBefore(db, 'outbox', events), events]],
+    ['outbox', chunkedDelete('outbox', `id <= ? AND created_at < ?
+      AND id <= (SELECT last_event_id FROM webhook_cursor WHERE id = 1) AND id < (SELECT MAX(id) FROM outbox)`),
+    [lastIdBefore(db, 'outbox', events), events, chunk], true],
     ['driver_positions', `DELETE FROM driver_positions WHERE location_updated_at < ?
       AND EXISTS (SELECT 1 FROM drivers d WHERE d.id = driver_positions.driver_id AND d.on_shift = 0)
       AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.driver_id = driver_positions.driver_id AND o.delivery_status IN ('assigned', 'picked_up', 'out_for_delivery'))`, [before(r.driverPositionsMs)]],
-    ['idempotency_keys', 'DELETE FROM idempotency_keys WHERE rowid <= ? AND created_at < ?', [lastIdBefore(db, 'idempotency_keys', idempotency), idempotency]],
+    ['idempotency_keys', chunkedDelete('idempotency_keys', 'rowid <= ? AND created_at < ?'), [lastIdBefore(db, 'idempotency_keys', idempotency), idempotency, chunk], true],
     ['customer_otps', 'DELETE FROM customer_otps WHERE expires_at < ?', [otp]],
     ['driver_login_codes', 'DELETE FROM driver_login_codes WHERE expires_at < ?', [otp]],
     // Session-bound owner tokens cascade with their session.
