@@ -7,6 +7,11 @@
  * closed-loop max-throughput run and a fixed-rate latency run. After every run the orders table is
  * checked: every 200 the load generator saw must name a row that exists.
  *
+ * The load generator is bench/lib/raw-load.ts (plain node:net, keep-alive, closed loop without
+ * pipelining; 15–25 µs of CPU per request at 7–10k/s, autocannon 32–51 µs), in this process, for every variant:
+ * it shares the two cores with the server, so a costly generator would cap the server it measures.
+ * BENCH_LOADGEN=autocannon runs autocannon instead, as a cross-check.
+ *
  * BENCH_ORDERS_COMPARE=<dir> adds the group-commit server of another checkout (e.g. the code before a
  * change) as the `compare` variant. bench/orders-ab.ts alternates short rounds of two checkouts
  * instead, for a before/after of server CPU per order (user and system) on a busy machine.
@@ -19,7 +24,8 @@ import Database from 'better-sqlite3'
 import type { Request } from 'autocannon'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
 import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
-import { runLoad, type LoadResult } from './lib/load.ts'
+import type { LoadResult } from './lib/load.ts'
+import { loadGenerator, runBenchLoad, type RawRequest } from './lib/raw-load.ts'
 import { rng } from './lib/rng.ts'
 import { countOrders, missingRows, orderIdOf, tmpfsWarning } from './lib/order-check.ts'
 
@@ -112,6 +118,10 @@ class SeenIds {
   record = (status: number, body: string) => {
     if (status === 200) this.ids.push(orderIdOf(body))
   }
+  /** The same for bench/lib/raw-load.ts, which reads the id straight from the response bytes. */
+  recordId = (status: number, id: number) => {
+    if (status === 200) this.ids.push(id)
+  }
 }
 
 interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; answered: number; missing: number; inFlightAtStop: number } }
@@ -155,7 +165,10 @@ function row(scenario: string, loadDesc: string, m: Measured): BenchRow {
     ratio: null,
     serverCpuPct: m.cpuSec === null ? null : (m.cpuSec / l.durationSec) * 100,
     serverCpuUsPerReq: m.cpuSec === null || l.ok2xx === 0 ? null : (m.cpuSec / l.ok2xx) * 1e6,
-    extra: { statuses: l.statuses, meanMs: l.mean, rowCheck: m.check },
+    extra: {
+      statuses: l.statuses, meanMs: l.mean, rowCheck: m.check, loadGenerator: loadGenerator(),
+      generatorCpuUsPerReq: l.generatorCpuSec === undefined || l.ok2xx + l.non2xx === 0 ? null : (l.generatorCpuSec / (l.ok2xx + l.non2xx)) * 1e6,
+    },
   }
 }
 
@@ -173,25 +186,30 @@ async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Pro
       ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...v.env,
     }, port, '/healthz', cwd)
     const srv = server
-    const requests = (seen?: SeenIds): Request[] => bodies.map((body) => ({
+    const requests = (seen?: SeenIds): (Request & RawRequest)[] => bodies.map((body) => ({
       method: 'POST',
       path: `/api/v1/restaurants/${demo.store.id}/orders`,
       headers: { authorization: `Bearer ${demo.owner.token}`, 'content-type': 'application/json' },
       body,
-      ...(seen ? { onResponse: seen.record } : {}),
+      ...(seen ? { onResponse: seen.record, onId: seen.recordId } : {}),
     }))
     const url = srv.url
 
     opts.log(`[orders] ${v.label}: warm-up ${opts.warmup} s`)
-    await runLoad({ url, requests: requests(), connections: opts.connections, durationSec: opts.warmup })
+    await runBenchLoad({ url, requests: requests(), connections: opts.connections, durationSec: opts.warmup })
 
     opts.log(`[orders] ${v.label}: max throughput, ${opts.connections} connections, ${opts.duration} s`)
-    const max = await measured(srv, dbPath, (seen) => runLoad({ url, requests: requests(seen), connections: opts.connections, durationSec: opts.duration }), opts.connections)
+    const max = await measured(srv, dbPath, (seen) => runBenchLoad({ url, requests: requests(seen), connections: opts.connections, durationSec: opts.duration }), opts.connections)
+
+    const perReq = (sec: number | undefined, l: LoadResult) => (sec === undefined ? '?' : ((sec / Math.max(1, l.ok2xx + l.non2xx)) * 1e6).toFixed(1))
+    const gen = (l: LoadResult) => `${loadGenerator()} generator ${perReq(l.generatorCpuSec, l)} µs CPU/request (system ${perReq(l.generatorSysSec, l)})`
+    opts.log(`[orders] ${v.label}: ${Math.round(max.load.ok2xx / max.load.durationSec)}/s, ${gen(max.load)}`)
 
     const rateConns = Math.min(opts.connections, opts.rate)
     opts.log(`[orders] ${v.label}: ${opts.rate} req/s offered, ${rateConns} connections, ${opts.rateDuration} s`)
-    const fixed = await measured(srv, dbPath, (seen) => runLoad({ url, requests: requests(seen), connections: rateConns, durationSec: opts.rateDuration, rate: opts.rate }), rateConns)
+    const fixed = await measured(srv, dbPath, (seen) => runBenchLoad({ url, requests: requests(seen), connections: rateConns, durationSec: opts.rateDuration, rate: opts.rate }), rateConns)
 
+    opts.log(`[orders] ${v.label} @${opts.rate}/s: ${Math.round(fixed.load.ok2xx / fixed.load.durationSec)}/s, p99 ${fixed.load.p99.toFixed(2)} ms, ${gen(fixed.load)}`)
     return [
       row(`${v.label} max`, `closed loop, ${opts.connections} conns`, max),
       row(`${v.label} @${opts.rate}/s`, `${opts.rate}/s offered, ${rateConns} conns`, fixed),
@@ -210,12 +228,16 @@ export const scenario: Scenario = {
   description: 'POST /restaurants/{id}/orders: group commit on/off vs a Fastify one-transaction-per-request baseline',
   async run(opts: ScenarioOptions): Promise<ScenarioResult> {
     const dbDir = process.env.BENCH_DB_DIR ?? tmpdir()
+    const raw = loadGenerator() === 'raw'
     const notes: string[] = [
-      'the load generator (autocannon, pipelining 1) runs on the same machine and shares its CPU cores with the server; ' +
+      `the load generator (${raw ? 'bench/lib/raw-load.ts: plain node:net, keep-alive, no pipelining' : 'autocannon, pipelining 1'}) runs in the bench process on the same machine ` +
+        'and shares its CPU cores with the server (its CPU per request is in each row\'s extra.generatorCpuUsPerReq); ' +
         'srv CPU % is the server process alone (100 = one core)',
       'every 200 follows an fsync of its write (1 tx/write and the baseline: synchronous=FULL inside COMMIT; group commit: an fdatasync of the WAL on the thread pool after each batch); fresh database file per variant; each 200 was checked to name a committed row',
-      `autocannon's fixed rate (overallRate) is a per-second budget per connection, sent back to back at the start of each second: ` +
-        'the @rate rows measure bursts, not evenly spaced arrivals',
+      raw
+        ? 'the @rate rows are open loop: evenly spaced arrivals, each latency counted from when its request was due (a request waiting for a free connection counts that wait)'
+        : `autocannon's fixed rate (overallRate) is a per-second budget per connection, sent back to back at the start of each second: ` +
+          'the @rate rows measure bursts, not evenly spaced arrivals',
     ]
     const tmpfs = tmpfsWarning(dbDir)
     if (tmpfs) notes.push(tmpfs)

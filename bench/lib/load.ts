@@ -1,6 +1,8 @@
 /**
  * Load generation with autocannon (programmatic), in this process: it shares the machine's cores
- * with the server under test, which every report must say.
+ * with the server under test, which every report must say. The orders bench uses the leaner
+ * bench/lib/raw-load.ts instead (about half autocannon's CPU per request; BENCH_LOADGEN=autocannon
+ * switches it back here).
  *
  * Latencies are recorded here from autocannon's per-response `responseTime` (float ms) rather
  * than its own histogram, which has 1 ms resolution and, in rate mode, applies a coordinated-
@@ -41,6 +43,10 @@ export interface LoadResult {
   p99: number
   max: number
   mean: number
+  /** CPU (user + system) this process used during the run: the generator's own cost (it runs in-process). */
+  generatorCpuSec?: number
+  /** The system (kernel) part of generatorCpuSec: loopback TCP sends and receives. */
+  generatorSysSec?: number
 }
 
 /** The q-quantile (0..1) of sorted samples, nearest-rank. */
@@ -56,6 +62,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     let n = 0
     const statuses: Record<string, number> = {}
     const started = process.hrtime.bigint()
+    const cpu0 = process.cpuUsage()
     let lastAt = started
     // Progress (stderr, redrawn from a timer): one counter increment per response, nothing else on the measured path.
     let answered = 0
@@ -77,6 +84,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         if (err) return reject(err)
         // With `amount`, autocannon reports on its next 1 s tick after the last answer: time to that answer.
         const durationSec = Number((spec.amount ? lastAt : process.hrtime.bigint()) - started) / 1e9
+        const cpu = process.cpuUsage(cpu0)
         const sorted = lat.subarray(0, n).sort()
         let sum = 0
         for (let i = 0; i < n; i++) sum += sorted[i]!
@@ -92,6 +100,8 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
           p99: quantile(sorted, 0.99),
           max: n ? sorted[n - 1]! : NaN,
           mean: n ? sum / n : NaN,
+          generatorCpuSec: (cpu.user + cpu.system) / 1e6,
+          generatorSysSec: cpu.system / 1e6,
         })
       },
     )
