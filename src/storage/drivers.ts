@@ -75,6 +75,14 @@ export function driverView(d: DriverRow, live?: DriverLiveExtras) {
 /** A driver row with its latest position, which lives in its own narrow table (migration 026). */
 const WITH_POSITION = 'SELECT d.*, p.lat, p.lng, p.location_updated_at FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id'
 
+/** A store's dispatch fleet: its drivers and the owner's unbound ones, each found by index (migration 030). Parameters: owner, store, owner. */
+export const FLEET_SQL = `SELECT d.id, d.name, p.lat, p.lng, p.location_updated_at, d.on_shift, d.restaurant_id FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id
+    WHERE d.owner_id = ? AND d.restaurant_id = ?
+  UNION ALL
+  SELECT d.id, d.name, p.lat, p.lng, p.location_updated_at, d.on_shift, d.restaurant_id FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id
+    WHERE d.owner_id = ? AND d.restaurant_id IS NULL
+  ORDER BY 1`
+
 export function createDriverQueries(db: Db) {
   const q = {
     byId: db.prepare<[number], DriverRow>(`${WITH_POSITION} WHERE d.id = ?`),
@@ -99,9 +107,7 @@ export function createDriverQueries(db: Db) {
     ),
     devices: db.prepare<[number], DeviceRow>('SELECT device_token, platform FROM driver_devices WHERE driver_id = ?'),
     openOffers: db.prepare<[number, string], OfferRow>("SELECT * FROM delivery_offers WHERE order_id = ? AND status = 'pending' AND expires_at > ? ORDER BY id"),
-    bound: db.prepare<[number], { id: number; name: string; lat: number | null; lng: number | null; location_updated_at: string | null; on_shift: number; restaurant_id: number | null }>(
-      'SELECT d.id, d.name, p.lat, p.lng, p.location_updated_at, d.on_shift, d.restaurant_id FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.owner_id = ? ORDER BY d.id',
-    ),
+    fleet: db.prepare<[number, number, number], { id: number; name: string; lat: number | null; lng: number | null; location_updated_at: string | null; on_shift: number; restaurant_id: number | null }>(FLEET_SQL),
   }
   return {
     byId: (id: number) => q.byId.get(id),
@@ -132,7 +138,7 @@ export function createDriverQueries(db: Db) {
       db.prepare<[number, string], number>("SELECT driver_id FROM delivery_offers WHERE order_id = ? AND status = 'pending' AND expires_at > ?").pluck().all(orderId, now) as number[],
     /** Drivers a store's dispatcher sees: bound to the store, or unbound drivers of the same owner. */
     fleetFor(ownerId: number, storeId: number) {
-      return q.bound.all(ownerId).filter((d) => d.restaurant_id === null || d.restaurant_id === storeId)
+      return q.fleet.all(ownerId, storeId, ownerId)
     },
     /** Unassigned delivery orders a driver may claim (api-v1 §4.6 `available`), oldest first. */
     available(ownerId: number, restaurantId: number | null, limit = 50): OrderRow[] {
