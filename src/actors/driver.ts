@@ -128,27 +128,6 @@ function visibleOrders(s: DriverState): number[] {
   return visible
 }
 
-/** The second `positionTime` last formatted, and its text up to the milliseconds ("YYYY-MM-DDTHH:MM:SS."). */
-let isoSecond = NaN
-let isoPrefix = ''
-
-/**
- * `nowIso(ms)`, character for character, for the stream of positions: Date formatting cost more
- * than a microsecond per position (bench/tracking.ts profile), and positions of the same second
- * share everything up to the milliseconds, so that part is formatted once per second.
- */
-export function positionTime(ms: number): string {
-  // Four-digit years only (toISOString writes others as ±YYYYYY); anything else as nowIso does it.
-  if (!Number.isInteger(ms) || ms < 0 || ms >= 253402300800000) return nowIso(ms)
-  const sec = Math.floor(ms / 1000)
-  if (sec !== isoSecond) {
-    isoPrefix = nowIso(sec * 1000).slice(0, 20)
-    isoSecond = sec
-  }
-  const m = ms - sec * 1000
-  return isoPrefix + (m < 10 ? '00' : m < 100 ? '0' : '') + m + '+00:00'
-}
-
 const positionOf = (s: DriverState, lat: number, lng: number, now: string, atMs: number): DriverPosition =>
   ({ driverId: s.id, ownerId: s.ownerId, restaurantId: s.restaurantId, name: s.name, lat, lng, at: now, atMs })
 
@@ -329,7 +308,7 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
   handler.now = (state, msg) => {
     if (msg.type !== 'location' || msg.ticket === undefined || state === null || state.deleted) return false
     const { lat, lng, ticket } = msg
-    const at = positionTime(msg.at)
+    const at = nowIso(msg.at)
     // In place: the actor is idle, nothing else holds this state (reduceDriver copies it for a message).
     state.lat = lat
     state.lng = lng

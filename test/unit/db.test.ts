@@ -55,3 +55,14 @@ t.test('stmt prepares once per connection and SQL text, and never hands over ano
   t.same(Object.keys(stmt<[], { n: number }>(db, sql).get()!), ['n'], 'the next site gets the row, not the plucked value')
   t.ok(stmt(db, 'CREATE TABLE IF NOT EXISTS x (a)').run(), 'statements that return no data work too')
 })
+
+t.test('nowIso (formatted once per second) is toISOString with +00:00, character for character', async (t) => {
+  const { nowIso } = await import('../../src/storage/db.ts')
+  const full = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00')
+  const base = Date.parse('2026-06-01T12:00:00Z')
+  const samples = [0, 1, 9, 10, 99, 100, 999, 1000, base, base + 7, base + 70, base + 999, 253402300799999, 253402300800000, base + 0.5, -1]
+  for (let i = 0; i < 2000; i++) samples.push(base + Math.floor(Math.random() * 1e9))
+  // In and out of order: a stamp of an earlier second after a later one reformats the prefix.
+  const wrong = [...samples, ...samples.reverse()].filter((ms) => nowIso(ms) !== full(ms))
+  t.same(wrong, [])
+})

@@ -106,13 +106,3 @@ t.test('tellNow: a deleted driver still answers 404 through the mailbox', async 
   t.match(gone.stored[0], { ticket: 9, result: { ok: false, error: { code: 'not_found' } } })
   t.same(gone.published, [])
 })
-
-t.test('positionTime is nowIso, character for character', async (t) => {
-  const { positionTime } = await import('../../src/actors/driver.ts')
-  const { nowIso } = await import('../../src/storage/db.ts')
-  const base = Date.parse('2026-06-01T12:00:00Z')
-  const samples = [0, 1, 9, 10, 99, 100, 999, 1000, base, base + 7, base + 70, base + 999, 253402300799999, 253402300800000, base + 0.5, -1]
-  for (let i = 0; i < 2000; i++) samples.push(base + Math.floor(Math.random() * 1e9))
-  const wrong = samples.filter((ms) => positionTime(ms) !== nowIso(ms))
-  t.same(wrong, [])
-})
