@@ -120,8 +120,8 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   })
 }
 
-/** A counted bar for `amount` runs, polled twice a second. */
-function polled(label: string, total: number, read: () => number): () => void {
+/** A counted bar for `amount` runs, polled twice a second (both generators). */
+export function polled(label: string, total: number, read: () => number): () => void {
   const bar = progress(label, total, 'responses')
   const timer = setInterval(() => bar.set(read()), 500)
   timer.unref()

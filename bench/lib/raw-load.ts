@@ -19,9 +19,9 @@
  */
 import { connect, type Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { currentPhase, progress, timedProgress } from './progress.ts'
+import { currentPhase, timedProgress } from './progress.ts'
 import type { Request } from 'autocannon'
-import { quantile, runLoad, type LoadResult, type LoadSpec } from './load.ts'
+import { polled, quantile, runLoad, type LoadResult, type LoadSpec } from './load.ts'
 
 export interface RawRequest {
   method?: string
@@ -243,7 +243,7 @@ export function runRawLoad(spec: RawLoadSpec): Promise<LoadResult> {
   const done = new Promise<LoadResult>((r) => { resolveDone = r })
 
   const label = spec.label ?? (currentPhase() || `load: ${spec.rate ? `${spec.rate}/s offered` : 'closed loop'}, ${spec.connections} conns`)
-  const stopProgress = spec.amount ? polledBar(label, spec.amount, () => answered) : timedProgress(label, spec.durationSec, () => answered)
+  const stopProgress = spec.amount ? polled(label, spec.amount, () => answered) : timedProgress(label, spec.durationSec, () => answered)
 
   // One read buffer for every connection: a read is parsed to the end before the next one starts.
   const readBuffer = Buffer.allocUnsafe(64 * 1024)
@@ -410,18 +410,6 @@ export function runRawLoad(spec: RawLoadSpec): Promise<LoadResult> {
   }
 
   return done
-}
-
-/** A counted bar for `amount` runs, polled twice a second. */
-function polledBar(label: string, total: number, read: () => number): () => void {
-  const bar = progress(label, total, 'responses')
-  const timer = setInterval(() => bar.set(read()), 500)
-  timer.unref()
-  return () => {
-    clearInterval(timer)
-    bar.set(read())
-    bar.done()
-  }
 }
 
 /**
