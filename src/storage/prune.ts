@@ -87,16 +87,6 @@ export function pruneStep(db: Db, now: Date, r: Retention, chunk = PRUNE_CHUNK):
   return { report, more }
 }
 
-/** Every step until nothing is left, synchronously (tests and tools; the server's schedule steps through the committer). */
-export function pruneExpired(db: Db, now: Date, r: Retention, chunk = PRUNE_CHUNK): PruneReport {
-  const total: PruneReport = {}
-  for (;;) {
-    const { report, more } = pruneStep(db, now, r, chunk)
-    addReport(total, report)
-    if (!more) return total
-  }
-}
-
 /** Add one step's counts into a running total. */
 export function addReport(total: PruneReport, step: PruneReport): void {
   for (const [k, n] of Object.entries(step)) total[k] = (total[k] ?? 0) + n
