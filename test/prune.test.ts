@@ -183,5 +183,7 @@ t.test('PRUNE_CLOCK moves the scheduled prune\'s clock (tests only); settings ar
   t.throws(() => loadConfig({ PRUNE_CRON: 'every day' }), /PRUNE_CRON is not a cron expression/)
   t.throws(() => loadConfig({ PRUNE_CLOCK: '+1d' }), /only with NODE_ENV=test/)
   t.throws(() => loadConfig({ RETENTION_OTP_HOURS: 'x' }), /whole number/)
-  t.match(loadConfig({}), { pruneCron: '23 * * * *', retention: { idempotencyMs: 168 * H, webhookAttemptsMs: 30 * D } })
+  t.throws(() => loadConfig({ RETENTION_EVENTS_DAYS: '0' }), /RETENTION_EVENTS_DAYS/)
+  t.match(loadConfig({}), { pruneCron: '23 * * * *', retention: { idempotencyMs: 168 * H, webhookAttemptsMs: 30 * D, eventsMs: 30 * D } })
+  t.match(loadConfig({ RETENTION_EVENTS_DAYS: '90' }), { retention: { eventsMs: 90 * D } })
 })
