@@ -10,7 +10,7 @@ import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { checkNesting, closesConnection, parseJsonBody, readBody } from './body.ts'
-import { headProblem } from '../net/request-limits.ts'
+import { headerLineBytes, headProblem } from '../net/request-limits.ts'
 import { corsHeaders, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
 import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
@@ -119,7 +119,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       const lines: Array<[string, string]> = []
       let headerBytes = 0
       req.forEach((k, val) => {
-        headerBytes += k.length + val.length + 4 // `name: value\r\n`, for MAX_HEADER_BYTES (docs/limits.md)
+        headerBytes += headerLineBytes(k, val) // for MAX_HEADER_BYTES (docs/limits.md)
         addHeaderLine(headers, k, val)
         if (k === 'content-length' || k === 'transfer-encoding' || k === 'host') lines.push([k, val])
       })

@@ -86,6 +86,9 @@ export function msgpackTooDeep(buf: Uint8Array, max = MAX_NESTING): boolean {
   return false
 }
 
+/** What one header line adds to `headerBytes`: `name: value\r\n` (the HTTP door and socket upgrades alike). */
+export const headerLineBytes = (name: string, value: string): number => name.length + value.length + 4
+
 /** The request-head limits an operator sets (MAX_URL_BYTES, MAX_HEADER_BYTES). */
 export interface HeadLimits { maxUrlBytes: number; maxHeaderBytes: number }
 

@@ -25,7 +25,7 @@ import { refuse } from './upgrade.ts'
 import { addHeaderLine, clientAddress, NO_TRUST, peerAddress, type TrustProxy } from '../net/client-address.ts'
 import type { LiveSocket } from './socket.ts'
 import { connectionLimitsFor, type ConnectionLimits } from '../net/connection-limits.ts'
-import { headProblem, jsonTooDeep, msgpackTooDeep, type HeadLimits } from '../net/request-limits.ts'
+import { headerLineBytes, headProblem, jsonTooDeep, msgpackTooDeep, type HeadLimits } from '../net/request-limits.ts'
 
 /**
  * The largest frame uWS itself accepts on any socket. Messages between a socket's limit and this get
@@ -101,7 +101,7 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
         let headerBytes = 0
         req.forEach((k, v) => {
           addHeaderLine(headers, k, v)
-          headerBytes += k.length + v.length + 4 // `name: value\r\n`, as the HTTP door counts
+          headerBytes += headerLineBytes(k, v)
         })
         ip = clientAddress(peerAddress(res), headers, trust)
         if (head) {
