@@ -1,7 +1,7 @@
 /**
  * Live GPS tracking (issue 3 item 9): D drivers stream positions over `/ws/driver` and W customers
  * watch their orders over `/ws/track/{token}`, against the real server in its own process
- * (`node --import tsx src/main.ts`), and the same relay on a conventional stack (Socket.IO,
+ * (`node dist/src/main.js`, as `npm start`), and the same relay on a conventional stack (Socket.IO,
  * bench/baseline/socketio-server.ts) in the same run. This server runs twice: drivers streaming
  * plain positions (`uws`, the same relay as the baseline) and numbered ones that it also
  * acknowledges once stored (`uws-acks`).
@@ -33,7 +33,7 @@
  *   TRACKING_IDLE     idle tracking sockets for the memory stage (default 10000 [2000])
  *   TRACKING_WORKERS  client processes (default 2)
  *   TRACKING_NODE_ARGS extra node flags for this server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
- *   TRACKING_SERVER_ROOT run this server (src/main.ts, the seed CLI) from another checkout of the
+ *   TRACKING_SERVER_ROOT run this server (its build, the seed CLI) from another checkout of the
  *                     repository, e.g. an untouched copy of an earlier commit: before/after in one run
  *                     with the same clients (default: this checkout)
  */
@@ -45,7 +45,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { Pool } from 'undici'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
+import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import type { ClientPair, Mode, ParentMsg, WorkerMsg } from './tracking-client.ts'
 import { setAccountPlan } from '../src/storage/plans.ts'
@@ -316,7 +316,7 @@ async function runStack(stack: Stack, opts: ScenarioOptions, quick: boolean): Pr
     const port = await freePort()
     if (stack.mode === 'socketio') return startServer(['--import', 'tsx', 'bench/baseline/socketio-server.ts'], { ...baseEnv, PORT: String(port) }, port, '/healthz', ROOT)
     const nodeArgs = (process.env.TRACKING_NODE_ARGS ?? '').split(' ').filter(Boolean)
-    return startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+    return startServer([...nodeArgs, ...appArgs(SERVER_ROOT)], {
       ...baseEnv, DB_PATH: dbPath, PORT: String(port), SITE_URL: `http://127.0.0.1:${port}`, ...LOAD_TEST_LIMITS, DEMO_SEED: '0',
     }, port, '/healthz', SERVER_ROOT)
   }

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
+import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import { Api, Receiver, VERIFY_EVERY, paced, until, type Behaviour, type Demo } from './lib/webhook-kit.ts'
 import { storm, type StormKind } from './lib/webhook-storm.ts'
@@ -42,7 +42,7 @@ async function setup(behaviour: Behaviour[], dbDir: string): Promise<Setup> {
   const dbPath = join(dir, 'bench.db')
   const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, ROOT)).trim().split('\n').pop()!) as Demo
   const port = await freePort()
-  const server = await startServer([...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', 'src/main.ts'], {
+  const server = await startServer([...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), ...appArgs(ROOT)], {
     DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', ...LOAD_TEST_LIMITS,
     DEMO_SEED: '0', WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
   }, port, '/healthz', ROOT)

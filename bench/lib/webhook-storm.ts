@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import type { BenchRow, ScenarioOptions } from './scenario.ts'
-import { cpuSeconds, freePort, runNode, startServer, type Server } from './proc.ts'
+import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server } from './proc.ts'
 import { quantile } from './load.ts'
 import { Api, Receiver, paced, type Demo } from './webhook-kit.ts'
 
@@ -82,7 +82,7 @@ export async function storm(kind: StormKind, opts: ScenarioOptions, env: StormEn
   try {
     // BENCH_SERVER_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", to look inside the server.
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)
-    server = await startServer([...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+    server = await startServer([...nodeArgs, ...appArgs(env.root)], {
       DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000',
       DEMO_SEED: '0', WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_RETRY_SCHEDULE: env.retrySchedule, WEBHOOK_TIMEOUT_MS: String(env.timeoutMs),
       WEBHOOK_MAX_ENDPOINTS: String(A_ENDPOINTS),
