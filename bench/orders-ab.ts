@@ -5,13 +5,15 @@
  * and prints per round the orders/s and the server's user and system CPU per order (from
  * /proc/<pid>/stat), then the medians. On a shared machine the alternation spreads other load over
  * both trees. Run it under the bench lock: `flock /tmp/bench.lock node --import tsx bench/orders-ab.ts …`.
+ * The load is the orders bench's generator (bench/lib/raw-load.ts; BENCH_LOADGEN=autocannon for the
+ * other); ORDERS_AB_NODE_ARGS_B adds node flags to B's server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { startApp, seedDemo, type Server } from './lib/proc.ts'
-import { runLoad } from './lib/load.ts'
+import { runBenchLoad } from './lib/raw-load.ts'
 import { orderBodies } from './orders.ts'
 
 interface Demo { owner: { token: string }; store: { id: number } }
@@ -45,7 +47,8 @@ try {
   for (const [name, tree] of [['A', a!], ['B', b!]] as const) {
     const dbPath = join(dir, `${name}.db`)
     const demo = await seedDemo<Demo>(dbPath, tree)
-    const server = await startApp(dbPath, tree, { GROUP_COMMIT: '1' })
+    const nodeArgs = name === 'B' ? (process.env.ORDERS_AB_NODE_ARGS_B ?? '').split(' ').filter(Boolean) : []
+    const server = await startApp(dbPath, tree, { GROUP_COMMIT: '1' }, nodeArgs)
     servers.push(server)
     const bodies = orderBodies(menuOf(dbPath, demo.store.id))
     const requests = bodies.map((body) => ({
@@ -54,11 +57,11 @@ try {
     }))
     targets.push({ name, tree, server, requests, rows: [] as Array<{ rate: number; user: number; sys: number }> })
   }
-  for (const t of targets) await runLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: 2 })
+  for (const t of targets) await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: 2 })
   for (let r = 0; r < rounds; r++) {
     for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
       const c0 = cpu(t.server.proc.pid!)
-      const l = await runLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: seconds })
+      const l = await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: seconds })
       const c1 = cpu(t.server.proc.pid!)
       if (l.non2xx > 0 || l.errors > 0) throw new Error(`${t.name}: ${l.non2xx} non-2xx, ${l.errors} errors`)
       const row = { rate: l.ok2xx / l.durationSec, user: ((c1.user - c0.user) / l.ok2xx) * 1e6, sys: ((c1.sys - c0.sys) / l.ok2xx) * 1e6 }
