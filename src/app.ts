@@ -90,7 +90,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   // Before anything is mounted: every request and socket is counted for the drain on close().
   const drain = track(app)
   const sockets = countSockets(app)
-  if (config.metricsToken) mountMetricsEndpoint(app, metrics, config.metricsToken, log)
+  if (config.metricsToken) mountMetricsEndpoint(app, metrics, config.metricsToken, log, drain.requests)
   const metricsServer = config.metricsListen ? metricsListener(metrics, config.metricsListen.host, config.metricsListen.port, log) : null
   const owner = createOwnerAuth(db)
   const staffAuth = createStaffAuth(db)
@@ -136,7 +136,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       shell: refusingSuspended(db, (input) => (input.bearer ? shellAuth.resolve(input.bearer) : null)),
     },
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
-    lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db) },
+    lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db), requests: drain.requests },
     metrics,
     guests: createGuestReader(db, { log, worker: config.guestsWorker }),
     mcpServers: [],

@@ -25,6 +25,7 @@ import type { EndpointRow } from './storage/webhooks.ts'
 import type { ResellerQueries } from './storage/reseller.ts'
 import type { Metrics } from './metrics/registry.ts'
 import type { GuestReader } from './storage/guests-reader.ts'
+import type { RequestCounter } from './net/respond.ts'
 
 export interface Services {
   config: Config
@@ -63,7 +64,8 @@ export interface Services {
   /** Developers' apps, for tenancy (src/auth/policy.ts; docs/apps.md). */
   apps: { ownedBy(id: number, developerId: number): AppRow | undefined }
   /** Readiness for `GET /readyz` (src/http/routes/readyz.ts, docs/running.md); wired by app.ts. */
-  lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean } }
+  /** `requests`: the HTTP door counts its requests here for the shutdown drain (src/net/drain.ts). */
+  lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean }; requests: RequestCounter }
   /** This server's Prometheus metrics (src/metrics/registry.ts, docs/metrics.md); no-ops unless served. */
   metrics: Metrics
   /** Guest reports, off the event loop (src/storage/guests-reader.ts; docs/operations.md "Guests and segments"). */

@@ -8,7 +8,7 @@ import t from 'tap'
 import uWS from 'uWebSockets.js'
 import type { HttpResponse } from 'uWebSockets.js'
 import { mountHttp } from '../src/http/server.ts'
-import { newResState, requestGuard, rescue, send } from '../src/net/respond.ts'
+import { newRequestCounter, newResState, requestGuard, requestState, rescue, send } from '../src/net/respond.ts'
 import { route, type Route } from '../src/http/route.ts'
 import { envelopeProblem } from './helpers/fixtures.ts'
 import { createMetrics } from '../src/metrics/registry.ts'
@@ -29,11 +29,46 @@ function fakeRes(throwing: string[] = []) {
   method('cork', (cb: () => void) => cb())
   method('writeStatus', (s: string) => calls.push(`status ${s}`))
   method('writeHeader')
-  method('end', (b: string) => body.push(b))
+  method('end', (b: string, close?: boolean) => { body.push(b); if (close) calls.push('end closes') })
   method('endWithoutBody')
   method('close')
-  return { res: res as unknown as HttpResponse, calls, body }
+  let aborted: (() => void) | null = null
+  method('onAborted', (cb: () => void) => { aborted = cb })
+  return { res: res as unknown as HttpResponse, calls, body, abort: () => aborted!() }
 }
+
+t.test('requests in flight (the shutdown drain counts them): answered, aborted, or cut, each settles once', async (t) => {
+  const counter = newRequestCounter()
+  let settled = 0
+  counter.settled = () => { settled++ }
+  const a = fakeRes()
+  const b = fakeRes()
+  const c = fakeRes(['writeHeader'])
+  const sa = requestState(a.res, counter)
+  const sb = requestState(b.res, counter)
+  const sc = requestState(c.res, counter)
+  t.ok(a.calls.includes('onAborted'), 'watches for the client going away at once')
+  t.equal(counter.inFlight, 3)
+  send(a.res, sa, 200, {}, '{}')
+  send(a.res, sa, 200, {}, '{}')
+  t.equal(counter.inFlight, 2, 'an answer settles its request, once')
+  b.abort()
+  t.equal(counter.inFlight, 1, 'so does a client going away')
+  t.throws(() => send(c.res, sc, 200, { 'X-A': 'b' }, '{}'))
+  t.equal(counter.inFlight, 0, 'and a response cut half-way')
+  rescue(c.res, sc, {})
+  t.equal(settled, 3, 'each request settled exactly once')
+  t.notOk(a.calls.includes('end closes'), 'kept alive while not draining')
+
+  counter.closing = true
+  const d = fakeRes()
+  send(d.res, requestState(d.res, counter), 200, {}, '{}')
+  t.ok(d.calls.includes('end closes'), 'while draining every answer closes its connection')
+  t.equal(counter.inFlight, 0)
+  const e = fakeRes()
+  send(e.res, newResState(), 426, {}, '{}')
+  t.equal(counter.inFlight, 0, 'a response outside the counted door (a refused upgrade) counts nothing')
+})
 
 t.test('send: a write that throws half-way closes the connection and reports the error', async (t) => {
   const { res, calls } = fakeRes(['writeHeader'])
@@ -50,12 +85,12 @@ t.test('rescue: 500 envelope when nothing was written, close when half-written, 
   t.equal(envelopeProblem(JSON.parse(fresh.body[0] ?? 'null'), 'internal_error'), null, 'with the §7 envelope')
 
   const half = fakeRes()
-  rescue(half.res, { aborted: false, done: true, ended: false }, {})
+  rescue(half.res, { aborted: false, done: true, ended: false, counter: null }, {})
   t.same(half.calls, ['close'], 'a started response is cut')
 
   const gone = fakeRes()
-  rescue(gone.res, { aborted: true, done: false, ended: false }, {})
-  rescue(gone.res, { aborted: false, done: true, ended: true }, {})
+  rescue(gone.res, { aborted: true, done: false, ended: false, counter: null }, {})
+  rescue(gone.res, { aborted: false, done: true, ended: true, counter: null }, {})
   t.same(gone.calls, [], 'an aborted or finished response is not touched')
 
   const broken = fakeRes(['cork', 'close'])

@@ -11,7 +11,7 @@ import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type
 import type { Services } from '../services.ts'
 import { checkNesting, closesConnection, parseJsonBody, readBody } from './body.ts'
 import { headerLineBytes, headProblem } from '../net/request-limits.ts'
-import { corsHeaders, newResState, requestGuard, send, type SendOptions } from '../net/respond.ts'
+import { corsHeaders, requestGuard, requestState, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
 import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
@@ -93,10 +93,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
   const rawTimers = new Map(rawEndpoints.map((e) => [e.path, timings.timer(routeId('POST', e.path))]))
 
   app.any('/*', (res: HttpResponse, req: HttpRequest) => {
-    const state = newResState()
     // First of all: uWS ends the process when a handler returns without answering or watching
-    // for the client to go away.
-    res.onAborted(() => { state.aborted = true })
+    // for the client to go away (requestState does the watching).
+    const state = requestState(res, svc.lifecycle.requests)
     // Known as soon as the request is copied; the guard's log line uses what is known so far.
     let requestId = '-'
     let method = ''

@@ -15,7 +15,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { HttpResponse, HttpRequest, TemplatedApp } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import { newResState, send } from '../net/respond.ts'
+import { requestState, send, type RequestCounter } from '../net/respond.ts'
 import type { Metrics } from './registry.ts'
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest()
@@ -27,13 +27,12 @@ export function bearerMatches(header: string, expected: Buffer): boolean {
   return timingSafeEqual(digest(m?.[1] ?? ''), expected) && m !== null
 }
 
-export function mountMetricsEndpoint(app: TemplatedApp, metrics: Metrics, token: string, log: Logger): void {
+export function mountMetricsEndpoint(app: TemplatedApp, metrics: Metrics, token: string, log: Logger, requests: RequestCounter): void {
   const expected = digest(token)
   const timer = metrics.http.timer('GET /metrics')
   app.any('/metrics', (res: HttpResponse, req: HttpRequest) => {
     const started = process.hrtime.bigint()
-    const state = newResState()
-    res.onAborted(() => { state.aborted = true })
+    const state = requestState(res, requests)
     const method = req.getCaseSensitiveMethod().toUpperCase()
     const reqId = randomUUID()
     const answer = (status: number, body: string, contentType?: string, extra: Record<string, string> = {}, close = false) => {

@@ -1,10 +1,11 @@
 /**
- * Graceful shutdown of the one uWS app (docs/running.md "Stopping"): counts HTTP requests from
- * their first byte to their last, tracks open WebSockets, and tells readiness that the server is
- * draining. `track(app)` is called once, before any route or socket is mounted, so every handler
- * mounted afterwards is wrapped; nothing else needs to know.
+ * Graceful shutdown of the one uWS app (docs/running.md "Stopping"): waits for the HTTP requests in
+ * flight (counted from their first byte to their last by src/net/respond.ts, where every answer is
+ * written), tracks open WebSockets, and tells readiness that the server is draining. `track(app)`
+ * is called once, before any socket is mounted, so every socket kind mounted afterwards is counted.
  */
-import type { HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior } from 'uWebSockets.js'
+import type { TemplatedApp, WebSocket, WebSocketBehavior } from 'uWebSockets.js'
+import { newRequestCounter, type RequestCounter } from './respond.ts'
 
 /** RFC 6455 §7.4.1: "going away", a server going down (docs/realtime.md "Close codes"). */
 export const GOING_AWAY = { code: 1001, reason: 'server_shutting_down' } as const
@@ -14,6 +15,8 @@ export interface Drain {
   readonly draining: boolean
   /** HTTP requests received and not yet answered (nor aborted by their client). */
   readonly inFlight: number
+  /** Where the HTTP door counts its requests (src/net/respond.ts `requestState`). */
+  readonly requests: RequestCounter
   /** Open WebSockets of every kind. */
   readonly sockets: number
   startDraining(): void
@@ -23,39 +26,14 @@ export interface Drain {
   closeSockets(timeoutMs: number): Promise<boolean>
 }
 
-type Ends = 'end' | 'endWithoutBody' | 'close'
-
 export function track(app: TemplatedApp): Drain {
   let draining = false
-  let inFlight = 0
   const open = new Set<WebSocket<unknown>>()
   let wake: Array<() => void> = []
   const notify = () => { const w = wake; wake = []; for (const f of w) f() }
-
-  /** Count one response until it ends or its client goes away, whichever comes first. */
-  const count = (res: HttpResponse): void => {
-    inFlight++
-    let live = true
-    const done = () => { if (live) { live = false; inFlight--; notify() } }
-    const r = res as unknown as Record<Ends | 'onAborted', (...a: unknown[]) => unknown>
-    for (const m of ['end', 'endWithoutBody', 'close'] as const) {
-      const orig = r[m]!
-      r[m] = function (this: unknown, ...a: unknown[]) {
-        // While draining, every answer closes its connection (`Connection: close`, RFC 9112 §9.6),
-        // so a kept-alive client opens a new one (refused, or another instance) instead of
-        // reusing one that is about to close under its next request.
-        if (m === 'end' && draining) a[1] = true
-        try { return orig.apply(this, a) } finally { done() }
-      }
-    }
-    const onAborted = r.onAborted!
-    r.onAborted = function (this: unknown, cb: unknown) {
-      return onAborted.call(this, () => { done(); (cb as () => void)() })
-    }
-  }
-
-  const any = app.any.bind(app)
-  app.any = (pattern, handler) => any(pattern, (res, req) => { count(res); void handler(res, req) })
+  // HTTP requests are counted where they are answered (src/net/respond.ts `requestState`).
+  const requests = newRequestCounter()
+  requests.settled = () => { if (wake.length > 0) notify() }
   const ws = app.ws.bind(app)
   app.ws = <T>(pattern: string, b: WebSocketBehavior<T>) => ws<T>(pattern, {
     ...b,
@@ -73,10 +51,11 @@ export function track(app: TemplatedApp): Drain {
 
   return {
     get draining() { return draining },
-    get inFlight() { return inFlight },
+    get inFlight() { return requests.inFlight },
+    requests,
     get sockets() { return open.size },
-    startDraining() { draining = true },
-    idle: (timeoutMs) => until(() => inFlight === 0, timeoutMs),
+    startDraining() { draining = true; requests.closing = true },
+    idle: (timeoutMs) => until(() => requests.inFlight === 0, timeoutMs),
     closeSockets(timeoutMs) {
       for (const s of [...open]) {
         try { s.end(GOING_AWAY.code, GOING_AWAY.reason) } catch { open.delete(s) /* closed meanwhile */ }
