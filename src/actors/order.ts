@@ -20,9 +20,9 @@ import { setPaid } from '../storage/orders.ts'
 import { reduceRefund, REFUND_MSG_TYPES, type RefundCtx, type RefundMsg } from './order-refunds.ts'
 import { refundBook, refundOf } from '../storage/refunds.ts'
 import type { LinePick, PaymentBook } from '../domain/payments.ts'
-import { restockLines, restockOrder } from '../storage/stock.ts'
+import { restockLines, restockOrder, retakeLines, takeStock } from '../storage/stock.ts'
 import { itemsChanged } from './store.ts'
-import type { StockMove } from '../domain/stock.ts'
+import type { StockLine, StockMove } from '../domain/stock.ts'
 
 export interface OrderState {
   id: number
@@ -217,6 +217,12 @@ export function orderHandler(svc: Services, orderId: number) {
       nact.dispatch(msg.replyTo, fail(d.error))
       return state
     }
+    // A cancelled order set back to a live status takes its stock again (below), or is refused whole.
+    const reopened = d.state.status !== 'cancelled' && state.status === 'cancelled' ? await reserveStock(svc, state) : []
+    if (reopened instanceof ApiError) {
+      nact.dispatch(msg.replyTo, fail(reopened))
+      return state
+    }
     try {
       const next = d.state
       const events: OutboxEvent[] = []
@@ -244,6 +250,9 @@ export function orderHandler(svc: Services, orderId: number) {
           if (Boolean(next.isPaid) !== Boolean(prev.isPaid)) setPaid(db, next.id, next.isPaid === true)
           // A cancellation puts back what the order took from stock, in the same transaction (docs/verticals.md).
           if (next.status === 'cancelled' && prev.status !== 'cancelled') restocked.push(...restockOrder(db, next.id))
+          // A reopening takes what the store actor reserved, guarded (stock >= quantity): a disagreement
+          // with SQLite rolls the whole change back with 422 `out_of_stock`, status and event included.
+          if (reopened.length > 0) takeStock(db, next.id, reopened)
           for (const e of d.events) events.push(appendEvent(db, { ownerId: next.ownerId, storeId: next.storeId, event: e.event, data: e.rowId ? { ...e.data, [e.rowId.key]: written[e.rowId.row] } : e.data }))
         })
         // Kitchen screens first (the bump-to-screen path), built from the actor's own lines (no read-back).
@@ -252,6 +261,7 @@ export function orderHandler(svc: Services, orderId: number) {
         afterOrderChange(svc, prev, next, offers)
         if (restocked.length > 0) await itemsChanged(svc, next.storeId, restocked.map((m) => m.item_id))
       }
+      if (reopened.length > 0) await releaseStock(svc, next.storeId, next.id, reopened)
       if (d.refuse) nact.dispatch(msg.replyTo, fail(d.refuse))
       else if (msg.type === 'kds_step') nact.dispatch(msg.replyTo, ok(kdsView ?? kdsViewOfState(next) ?? svc.orders.full(svc.orders.row(orderId)!)))
       else {
@@ -262,12 +272,54 @@ export function orderHandler(svc: Services, orderId: number) {
       }
       return next
     } catch (err) {
+      // The reservation ends unwritten (or written, if what failed came after the commit): either way
+      // the store actor re-reads the counts, so they match SQLite.
+      if (reopened.length > 0) await releaseStock(svc, state.storeId, state.id, reopened)
+      // The stock guard's refusal is the answer; anything else is a bug.
+      if (err instanceof ApiError) {
+        nact.dispatch(msg.replyTo, fail(err))
+        return state
+      }
       svc.log.error({ err, orderId }, 'order write failed')
       nact.dispatch(msg.replyTo, fail(new ApiError('internal_error')))
       return state
     }
   }
 }
+
+/**
+ * Reopening (docs/verticals.md "Stock and variants"): a kitchen override out of `cancelled` takes
+ * the order's lines from stock again. The store actor allocates, because it holds the counts every
+ * new order of the store is allocated from: taking from that copy in its turn is what keeps a
+ * reopening and concurrent orders from both getting the last unit. The order actor then writes the
+ * status and `takeStock` in one transaction of its own, as it writes every status change (the
+ * store actor writing the order's row would leave this actor's state and its after-write work —
+ * events, KDS, deliveries — to be duplicated there), and finally releases the reservation
+ * (`releaseStock`) whether the write committed or not. Returns the moves to take (none when no line
+ * is tracked), or the refusal: 422 `out_of_stock` keyed `items.N.quantity` as at creation.
+ */
+async function reserveStock(svc: Services, s: OrderState): Promise<StockMove[] | ApiError> {
+  let lines: StockLine[] = []
+  try {
+    lines = retakeLines(svc.db, s.id)
+    return await svc.actors.stores.ask<StockMove[]>(s.storeId, (replyTo) => ({ type: 'reserve_stock', orderId: s.id, lines, replyTo }))
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'out_of_stock') return err
+    // Unanswered (a timeout, a shutdown): a reservation may have been made; ending it is harmless if not.
+    await itemsChanged(svc, s.storeId, lines.map((l) => l.item_id), s.id)
+    if (err instanceof ApiError) return err
+    svc.log.error({ err, orderId: s.id }, 'stock reservation failed')
+    return new ApiError('internal_error')
+  }
+}
+
+/**
+ * End a reopened order's reservation once its write settled: the store actor stops counting it in
+ * flight and re-reads the items, so its counts are SQLite's less what is still committing whether
+ * the write committed (the moves are in SQLite now) or failed (they never will be).
+ */
+const releaseStock = (svc: Services, storeId: number, orderId: number, moves: readonly StockMove[]) =>
+  itemsChanged(svc, storeId, moves.map((m) => m.item_id), orderId)
 
 /** The kitchen view of the order from memory, or null when its lines were loaded without cards. */
 const kdsViewOfState = (s: OrderState): KdsViewOrder | null => (s.kds && s.kdsHead ? kdsViewOf(s, s.kdsHead, s.kds) : null)

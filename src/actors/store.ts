@@ -24,7 +24,7 @@ import { closedNotice } from '../domain/business-hours.ts'
 import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
 import { couponReads, couponWrites, type CouponRow } from '../storage/coupons.ts'
 import { applyMenuOp, type MenuChange, type MenuOp } from '../storage/menu.ts'
-import { allocateStock, withMoves, type StockMove } from '../domain/stock.ts'
+import { allocateStock, withMoves, type StockLine, type StockMove } from '../domain/stock.ts'
 import { localDay, timeZoneOf } from '../domain/business-hours.ts'
 import { takeStock } from '../storage/stock.ts'
 import { customers } from '../storage/customers.ts'
@@ -83,9 +83,18 @@ export type StoreMsg =
    * Items changed in SQLite outside this actor, already committed: stock an order gave back (a
    * cancellation, a line refund: src/storage/stock.ts `restockOrder`, `restockLines`), a brand renamed
    * or deleted (src/ops/brands.ts). They are re-read, not adjusted, as the held copy may already have
-   * them (an actor loaded after the commit, e.g. once passivated).
+   * them (an actor loaded after the commit, e.g. once passivated). `release`: the order whose
+   * `reserve_stock` this ends (its write committed or failed): the reservation stops counting as
+   * in flight, and the re-read makes the held counts right either way.
    */
-  | { type: 'items_changed'; itemIds: number[]; replyTo: Ref<Result<null>> }
+  | { type: 'items_changed'; itemIds: number[]; release?: number; replyTo: Ref<Result<null>> }
+  /**
+   * A cancelled order being reopened (docs/verticals.md "Stock and variants"): take its lines from
+   * the held counts now, as an order's insert does, and hold them as in flight until the order actor
+   * sends `items_changed` with `release` after its own write (status and `takeStock`, one
+   * transaction). The reply is the moves to take; short stock is 422 `out_of_stock` as at creation.
+   */
+  | { type: 'reserve_stock'; orderId: number; lines: StockLine[]; replyTo: Ref<Result<StockMove[]>> }
   | CouponMsg
   | ReservationMsg
 
@@ -125,7 +134,9 @@ export type StoreEffect =
   /** A table or reservation write: decided and written in one transaction (store-reservations.ts). */
   | { kind: 'reservation'; msg: ReservationMsg }
   /** Items changed outside the actor (`items_changed`): re-read them, less what orders still committing took. */
-  | { kind: 'reread_items'; itemIds: number[] }
+  | { kind: 'reread_items'; itemIds: number[]; release?: number | undefined }
+  /** Stock a reopened order reserved (`reserve_stock`): in flight until its `release`. */
+  | { kind: 'hold_stock'; orderId: number; moves: StockMove[] }
 
 /** The transition's outcome: `reply` when the answer is known now (a refusal, a read), else the effect's. */
 export interface StoreStep { state: StoreState; reply?: Result<unknown>; effects: StoreEffect[] }
@@ -146,7 +157,12 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
     case 'get_menu':
       return { state: s, reply: ok({ store: s.store, vertical: s.vertical, menu: s.menu }), effects: [] }
     case 'items_changed':
-      return { state: s, reply: ok(null), effects: [{ kind: 'reread_items', itemIds: [...new Set(msg.itemIds)] }] }
+      return { state: s, reply: ok(null), effects: [{ kind: 'reread_items', itemIds: [...new Set(msg.itemIds)], release: msg.release }] }
+    case 'reserve_stock': {
+      const taken = takeHeld(s, s.settings ?? parseSettings(s.store.settings), msg.lines, now)
+      if (!taken.ok) return refuse(s, taken.error)
+      return { state: taken.state, reply: ok(taken.moves), effects: taken.moves.length > 0 ? [{ kind: 'hold_stock', orderId: msg.orderId, moves: taken.moves }] : [] }
+    }
     case 'settings_write':
       return { state: s, effects: [{ kind: 'settings_write', patch: msg.patch, city: msg.city, fields: msg.fields }] }
     case 'coupon_create':
@@ -207,13 +223,22 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
   const order: NewOrder = Object.assign({}, moded, { store_id: s.store.id, is_paid: moded.total === 0, customer_id: msg.customerId, track_token: msg.trackToken, created_at: now })
   // Stock (issue 18 items 2, 4; docs/verticals.md): taken from the held counts now, so the next order
   // in this mailbox sees them while this one commits; the insert takes them in SQLite, guarded.
-  // The store's local day decides which batches expired; only orders of items with batches need it.
-  const dated = order.lines.some((l) => (s.index.get(l.item_id)?.batches?.length ?? 0) > 0)
+  const stock = takeHeld(s, settings, order.lines, now)
+  if (!stock.ok) return refuse(s, stock.error)
+  return { state: stock.state, effects: [{ kind: 'insert_order', order, couponId, idem, stock: stock.moves }] }
+}
+
+/**
+ * Take `lines` from the held counts (a new order, a reopened one): the moves, and the state with
+ * them already subtracted; short stock is 422 `out_of_stock` keyed `items.N.quantity`. The store's
+ * local day decides which batches expired; only lines of items with batches need it.
+ */
+function takeHeld(s: StoreState, settings: Record<string, unknown>, lines: readonly StockLine[], now: string): { ok: true; state: StoreState; moves: StockMove[] } | { ok: false; error: ApiError } {
+  const dated = lines.some((l) => (s.index.get(l.item_id)?.batches?.length ?? 0) > 0)
   const today = dated ? localDay(timeZoneOf(settings), new Date(now)).date : ''
-  const stock = allocateStock(s.index, order.lines, today)
-  if (!stock.ok) return refuse(s, new ApiError('out_of_stock', Object.values(stock.errors)[0]?.[0], stock.errors))
-  const taken = stock.moves.length > 0 ? { ...s, index: withMoves(s.index, stock.moves, -1) } : s
-  return { state: taken, effects: [{ kind: 'insert_order', order, couponId, idem, stock: stock.moves }] }
+  const stock = allocateStock(s.index, lines, today)
+  if (!stock.ok) return { ok: false, error: new ApiError('out_of_stock', Object.values(stock.errors)[0]?.[0], stock.errors) }
+  return { ok: true, state: stock.moves.length > 0 ? { ...s, index: withMoves(s.index, stock.moves, -1) } : s, moves: stock.moves }
 }
 
 /** `order.created` (api-v1 §6) for order `orderId`, once the insert gave it an id. */
@@ -276,7 +301,10 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
   const bookings = new InFlightBookings()
   /** Stock held back for orders whose insert failed after pricing: returned to the held counts at the next message. */
   const giveBack: StockMove[] = []
-  /** Stock taken by orders still committing (track token → moves): held already, not yet in SQLite. */
+  /**
+   * Stock taken by orders still committing (track token → moves) and reserved by reopened orders
+   * whose write is under way (`reopenKey`): held already, not (known to be) in SQLite yet.
+   */
   const takenInFlight = new Map<string, StockMove[]>()
 
   return async (state: StoreState | null, msg: StoreMsg): Promise<StoreState | null> => {
@@ -317,7 +345,11 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           nact.dispatch(replyTo, await applyReservationMsg(deps, storeId, step.state.store.owner_id, e.msg, now))
           break
         case 'reread_items':
+          if (e.release !== undefined) takenInFlight.delete(reopenKey(e.release))
           next = rereadItems(step.state, e.itemIds)
+          break
+        case 'hold_stock':
+          takenInFlight.set(reopenKey(e.orderId), e.moves)
           break
         default: {
           const never: never = e
@@ -371,13 +403,17 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
         if (e.stock && e.stock.length > 0) takeStock(db, ids.id, e.stock)
         event = appendEvent(db, Object.assign({ ownerId, storeId }, orderCreatedEvent(ids.id, order)))
         if (order.is_paid) paid = appendEvent(db, Object.assign({ ownerId, storeId }, orderPaidAtPlacing(ids.id, order)))
+        // The moves are SQLite's from here: the transaction commits as soon as this returns, with no
+        // message handled in between, but the reply waits for the WAL sync. A re-read meanwhile
+        // (`items_changed`) must not subtract them a second time (it left the held counts short for
+        // good); if the commit fails after all, the rejection below gives them back.
+        takenInFlight.delete(order.track_token)
         return ids
       })
       .then(
         (ids) => {
           if (slot !== null) pending.delete(slot)
           bookings.release(order.track_token)
-          takenInFlight.delete(order.track_token)
           deps.events.publish(paid ? [event, paid] : [event])
           nact.dispatch(replyTo, ok({ order: viewOfNew(order, ids, deps.siteUrl), replayed: false }))
         },
@@ -459,15 +495,19 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
   }
 }
 
+/** A reopened order's reservation among the in-flight takes (track tokens have no colon). */
+const reopenKey = (orderId: number) => `reopen:${orderId}`
+
 /**
  * Tell a store's actor that committed writes outside it changed these items (stock put back by a
  * cancellation or line refund, a brand renamed or deleted), before the reply leaves, so the next order
- * or menu read sees them. A removed store has no menu to keep in step: its refusal is ignored.
+ * or menu read sees them; `release` ends a reopened order's `reserve_stock`. A removed store has no
+ * menu to keep in step: its refusal is ignored.
  */
-export async function itemsChanged(svc: Pick<Services, 'actors' | 'log'>, storeId: number, itemIds: readonly number[]): Promise<void> {
+export async function itemsChanged(svc: Pick<Services, 'actors' | 'log'>, storeId: number, itemIds: readonly number[], release?: number): Promise<void> {
   if (itemIds.length === 0) return
   try {
-    await svc.actors.stores.ask<null>(storeId, (replyTo) => ({ type: 'items_changed', itemIds: [...itemIds], replyTo }))
+    await svc.actors.stores.ask<null>(storeId, (replyTo) => ({ type: 'items_changed', itemIds: [...itemIds], ...(release === undefined ? {} : { release }), replyTo }))
   } catch (err) {
     if (!(err instanceof ApiError)) svc.log.warn({ err, storeId }, 'items_changed not delivered')
   }

@@ -54,7 +54,8 @@ export function allocateStock(items: ReadonlyMap<number, StockedItem>, lines: re
   const takenOf = (k: string) => taken.get(k) ?? 0
   lines.forEach((line, i) => {
     const item = items.get(line.item_id)
-    if (!item) return
+    // A line wholly refunded takes nothing when its order is reopened (src/storage/stock.ts `retakeLines`).
+    if (!item || line.quantity <= 0) return
     const short: string[] = []
     const variant = line.variant_id === null ? undefined : item.variants.find((v) => v.id === line.variant_id)
     if (variant && variant.stock != null) {

@@ -55,7 +55,7 @@ export const createOrder = defineOp({
 
 export const setOrderStatus = defineOp({
   id: 'orders.status.set', tag, summary: 'Set the kitchen status (override)',
-  description: 'Any kitchen status may be set; a change emits `order.status_changed`.',
+  description: 'Any kitchen status may be set; a change emits `order.status_changed`. Setting a cancelled order back to a live status takes its lines\' stock again (docs/verticals.md "Stock and variants"); if it is no longer there the change is refused whole with 422 `out_of_stock` (`errors["items.N.quantity"]`, N the order\'s Nth line) and the order stays cancelled.',
   access: { owner: 'orders:write', staff: 'orders' }, scope: ['store', 'order'],
   input: StatusBody, output: OrderSchema,
   run: (ctx, { status }) => ctx.svc.actors.orders.ask(orderOf(ctx).id, (replyTo) => ({ type: 'set_status', status, replyTo })),

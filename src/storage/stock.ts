@@ -1,11 +1,12 @@
 /**
  * Stock counters and expiry batches in SQLite (docs/verticals.md "Stock and variants", "Expiry").
- * Orders take stock in their own transaction (`takeStock`, called by the store actor's insert);
- * cancellations and refunds put back what the order took (`restockOrder`, `restockLines`), once.
+ * Orders take stock in their own transaction (`takeStock`, called by the store actor's insert, and
+ * by the order actor when a cancelled order is reopened: `retakeLines`); cancellations and refunds
+ * put back what the order took (`restockOrder`, `restockLines`), once.
  */
 import { stmt, type Db } from './db.ts'
 import { ApiError } from '../errors.ts'
-import type { StockBatch, StockMove } from '../domain/stock.ts'
+import type { StockBatch, StockLine, StockMove } from '../domain/stock.ts'
 
 export interface BatchRow { id: number; item_id: number; batch_code: string | null; expires_on: string; quantity: number; created_at: string }
 
@@ -71,6 +72,21 @@ export function takeStock(db: Db, orderId: number, moves: readonly StockMove[]):
 }
 
 interface MoveRow extends StockMove { id: number }
+
+/**
+ * What order `orderId` takes from stock again when it is reopened (a kitchen override out of
+ * `cancelled`, docs/verticals.md "Stock and variants"): each line in order (index N is the order's
+ * Nth line, as `items.N` is at creation), less the units completed line refunds gave back, which the
+ * customer no longer gets. A pending refund's units are taken: its completion puts them back.
+ */
+export function retakeLines(db: Db, orderId: number): StockLine[] {
+  const lines = stmt<[number], StockLine & { id: number }>(db, 'SELECT id, item_id, variant_id, quantity FROM order_lines WHERE order_id = ? ORDER BY id').all(orderId)
+  const refunded = new Map<number, number>()
+  for (const r of stmt<[number], { lines: string }>(db, "SELECT lines FROM refunds WHERE order_id = ? AND status = 'completed' AND lines IS NOT NULL").all(orderId)) {
+    for (const l of JSON.parse(r.lines) as Array<{ line_id: number; quantity: number }>) refunded.set(l.line_id, (refunded.get(l.line_id) ?? 0) + l.quantity)
+  }
+  return lines.map((l) => ({ item_id: l.item_id, variant_id: l.variant_id, quantity: Math.max(0, l.quantity - (refunded.get(l.id) ?? 0)) }))
+}
 
 /**
  * Put back everything order `orderId` still holds from stock (a cancellation), in the caller's
