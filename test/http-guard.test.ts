@@ -125,7 +125,8 @@ t.test('the real front door: failures while answering, with a logger that throws
     info() {}, warn() {}, debug() {}, child: () => log,
     error(obj: { reqId?: string }) { errors.push(obj.reqId ?? '?'); throw new Error('log sink down') },
   }
-  const svc = { config: { rateLimitPerMinute: 100000, bodyLimitBytes: 4096, trustProxy: { kind: 'off' } }, log, metrics: createMetrics(false) } as never
+  const requests = newRequestCounter()
+  const svc = { config: { rateLimitPerMinute: 100000, bodyLimitBytes: 4096, trustProxy: { kind: 'off' } }, log, metrics: createMetrics(false), lifecycle: { requests } } as never
   const routes = [
     route({ method: 'GET', path: '/sync', tag: 'T', summary: 'handler throws', auth: 'none', handler: () => { throw new Error('sync bug') } }),
     route({ method: 'GET', path: '/async', tag: 'T', summary: 'handler rejects', auth: 'none', handler: async () => { throw new Error('async bug') } }),
@@ -147,4 +148,5 @@ t.test('the real front door: failures while answering, with a logger that throws
   const after = await fetch(`http://127.0.0.1:${port}/api/v1/nope`)
   t.equal(after.status, 404, 'the process is alive and still answering')
   await after.body?.cancel()
+  t.equal(requests.inFlight, 0, 'every request, failed ones included, is settled for the shutdown drain')
 })
