@@ -29,7 +29,7 @@ import { decode } from './codec.ts'
 import { CLOSE, errorFrame, policyVerdict } from './frames.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import type { Access } from '../ops/op.ts'
-import { createKdsQueries, group, kdsItemOfView, type TicketRow } from '../storage/kds.ts'
+import { group, kdsItemOfView, kdsQueriesOf, type TicketRow } from '../storage/kds.ts'
 import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink, type KdsViewOrder } from '../domain/kds.ts'
 import { requireFeature } from '../storage/entitlements.ts'
 
@@ -49,7 +49,8 @@ export const kdsTopic = (storeId: number, station: string | null): string =>
 
 export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): { sink: KdsSink; react: (e: OutboxEvent) => void } {
   const hub = svc.hub
-  const kdsq = createKdsQueries(svc.db)
+  // The same queries (and the same line → order cache) as the HTTP kitchen operations.
+  const kdsq = kdsQueriesOf(svc.db)
   /** Open screens per store: events of stores without screens cost nothing. */
   const screens = new Map<number, number>()
 
@@ -79,7 +80,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
   /** Fan out from the order's stored lines (new orders, re-opened orders). */
   function fanOut(storeId: number, orderId: number, build: (rows: readonly TicketRow[], station: string | null) => unknown) {
     if (!screens.get(storeId)) return
-    const rows = kdsq.orderLines(orderId)
+    const rows = kdsq.orderLines(orderId, storeId)
     if (rows.length === 0) return
     publishTo(storeId, rows, rememberStations(orderId, rows), build)
   }
