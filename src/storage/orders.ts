@@ -220,12 +220,30 @@ export function createOrderQueries(db: Db, siteUrl: string) {
     byTrackToken: db.prepare<[string], OrderRow>('SELECT * FROM orders WHERE track_token = ?'),
     lines: db.prepare<[number], LineRow>('SELECT * FROM order_lines WHERE order_id = ? ORDER BY id'),
     driver: db.prepare<[number], DriverBrief>('SELECT id, name, phone FROM drivers WHERE id = ?'),
-    count: db.prepare<[number], number>('SELECT COUNT(*) FROM orders WHERE store_id = ?').pluck(),
     countStatus: db.prepare<[number, string], number>('SELECT COUNT(*) FROM orders WHERE store_id = ? AND status = ?').pluck(),
     page: db.prepare<[number, number, number], OrderRow>('SELECT * FROM orders WHERE store_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
     pageStatus: db.prepare<[number, string, number, number], OrderRow>('SELECT * FROM orders WHERE store_id = ? AND status = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
     countCustomer: db.prepare<[number, number], number>('SELECT COUNT(*) FROM orders WHERE customer_id = ? AND store_id = ?').pluck(),
     pageCustomer: db.prepare<[number, number, number, number], OrderRow>('SELECT * FROM orders WHERE customer_id = ? AND store_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+    deletions: db.prepare<[], number>('SELECT n FROM order_deletions WHERE id = 1').pluck(),
+    countAfter: db.prepare<[number, number], { n: number; last: number | null }>('SELECT COUNT(*) AS n, MAX(id) AS last FROM orders WHERE store_id = ? AND id > ?'),
+  }
+  /**
+   * Each store's number of orders as of its newest order counted (migration 031): a list request
+   * counts only the orders newer than that (ids only grow), unless an order was deleted meanwhile
+   * (from any connection), which starts every store's count again. Bounded, oldest first out.
+   */
+  const totals = new Map<number, { n: number; last: number; deletions: number }>()
+  const storeTotal = (storeId: number): number => {
+    const deletions = q.deletions.get() ?? 0
+    let kept = totals.get(storeId)
+    if (kept && kept.deletions !== deletions) kept = undefined
+    const more = q.countAfter.get(storeId, kept?.last ?? 0)!
+    const n = (kept?.n ?? 0) + more.n
+    totals.delete(storeId)
+    totals.set(storeId, { n, last: more.last ?? kept?.last ?? 0, deletions })
+    if (totals.size > STORE_TOTALS) totals.delete(totals.keys().next().value!)
+    return n
   }
   const driverOf = (o: OrderRow) => (o.driver_id == null ? null : (q.driver.get(o.driver_id) ?? null))
   const full = (o: OrderRow) => orderView(o, q.lines.all(o.id), driverOf(o), siteUrl)
@@ -244,7 +262,7 @@ export function createOrderQueries(db: Db, siteUrl: string) {
       const offset = (page - 1) * perPage
       const { status, from, to, search, since, until } = filter
       if (from === undefined && to === undefined && search === undefined && since === undefined && until === undefined) {
-        const total = (status ? q.countStatus.get(storeId, status) : q.count.get(storeId)) as number
+        const total = status ? q.countStatus.get(storeId, status)! : storeTotal(storeId)
         const rows = status ? q.pageStatus.all(storeId, status, perPage, offset) : q.page.all(storeId, perPage, offset)
         return { total, data: rows.map(full) }
       }
@@ -276,6 +294,9 @@ export function createOrderQueries(db: Db, siteUrl: string) {
   }
 }
 export type OrderQueries = ReturnType<typeof createOrderQueries>
+
+/** Stores whose order totals are kept (src/storage/orders.ts `storeTotal`; a few dozen bytes each). */
+const STORE_TOTALS = 50_000
 
 /**
  * The full view of an order just inserted, built from memory (no read-back on the hot path): the
