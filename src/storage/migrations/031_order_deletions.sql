@@ -8,6 +8,6 @@
 CREATE TABLE order_deletions (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   n  INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 INSERT INTO order_deletions (id, n) VALUES (1, 0);
 CREATE TRIGGER orders_deleted AFTER DELETE ON orders BEGIN UPDATE order_deletions SET n = n + 1 WHERE id = 1; END;
