@@ -23,6 +23,7 @@ import { deleteIdleDriver, rotateDriverToken, saveDriverProfile, setDriverShift,
 import type { DriverPosition, DriverPresence, RealtimeSink } from './realtime.ts'
 
 export { LocationWriter, LOCATION_COMMIT_DUTY, LOCATION_COMMIT_MAX_GAP_MS } from '../storage/driver-locations.ts'
+import type { TicketSink } from '../storage/driver-locations.ts'
 
 export interface ActiveDelivery { storeId: number; status: DeliveryStatus }
 
@@ -212,8 +213,14 @@ export interface DriverDeps {
   log: Logger
 }
 
-/** Where positions go to disk: coalesced, in their own commits (src/storage/driver-locations.ts). */
-export interface LocationSink { persist(driverId: number, lat: number, lng: number, at: string): Promise<void> }
+/**
+ * Where positions go to disk: coalesced, in their own commits (src/storage/driver-locations.ts);
+ * `persistTicket` answers a socket's position through the driver's TicketSink, without a promise.
+ */
+export interface LocationSink {
+  persist(driverId: number, lat: number, lng: number, at: string): Promise<void>
+  persistTicket(driverId: number, lat: number, lng: number, at: string, ticket: number, sink: TicketSink): void
+}
 
 /** What the durable effects' write returns to the shell. */
 interface Written { deleted: boolean | null; withdrawn: Array<{ id: number; order_id: number }> }
@@ -305,19 +312,24 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
    * (bench/tracking.ts). Published at once, stored by the location writer, acknowledged by ticket
    * after the commit. Anything else (asks, a deleted or unloaded driver) goes through the mailbox.
    */
+  /** The acknowledgement of this driver's socket positions, once committed (one object per actor, not per position). */
+  const stored: TicketSink = {
+    stored(ticket, lat, lng, at, err) {
+      if (!err) return deps.realtime.locationStored(driverId, ticket, ok<LocationAck>({ lat, lng, location_updated_at: at }))
+      deps.log.error({ err, driverId }, 'location write failed')
+      deps.realtime.locationStored(driverId, ticket, fail(new ApiError('internal_error')))
+    },
+  }
   handler.now = (state, msg) => {
     if (msg.type !== 'location' || msg.ticket === undefined || state === null || state.deleted) return false
-    const { lat, lng, ticket } = msg
+    const { lat, lng } = msg
     const at = nowIso(msg.at)
     // In place: the actor is idle, nothing else holds this state (reduceDriver copies it for a message).
     state.lat = lat
     state.lng = lng
     state.locationAt = at
     deps.realtime.driverLocation(positionOf(state, lat, lng, at, msg.at), visibleOrders(state))
-    locations.persist(driverId, lat, lng, at).then(
-      () => deps.realtime.locationStored(driverId, ticket, ok<LocationAck>({ lat, lng, location_updated_at: at })),
-      (err: unknown) => { deps.log.error({ err, driverId }, 'location write failed'); deps.realtime.locationStored(driverId, ticket, fail(new ApiError('internal_error'))) },
-    )
+    locations.persistTicket(driverId, lat, lng, at, msg.ticket, stored)
     return true
   }
   return handler

@@ -26,7 +26,20 @@ import type { Db } from './db.ts'
  * recent commit. Watchers are never delayed by this (the actor publishes first); acknowledgements
  * wait for it.
  */
-type PendingPositions = Map<number, { lat: number; lng: number; at: string; waiters: Array<(err: unknown) => void> }>
+/**
+ * Where a driver socket's positions are answered once committed (one per driver actor, not one per
+ * position): `ticket` is the socket's acknowledgement ticket; `lat`, `lng`, `at` the position
+ * committed for the driver, the newest, which supersedes any the commit coalesced away.
+ */
+export interface TicketSink { stored(ticket: number, lat: number, lng: number, at: string, err: unknown): void }
+
+/**
+ * One driver's position waiting for the next commit, and who waits for it: promises' callbacks
+ * (`persist`) and acknowledgement tickets (`persistTicket`, the socket's stream: no promise, closure
+ * or microtask per position).
+ */
+interface Pending { lat: number; lng: number; at: string; waiters: Array<(err: unknown) => void> | null; tickets: number[] | null; sink: TicketSink | null }
+type PendingPositions = Map<number, Pending>
 
 export const LOCATION_COMMIT_DUTY = 25
 export const LOCATION_COMMIT_MAX_GAP_MS = 100
@@ -59,17 +72,31 @@ export class LocationWriter {
   /** Resolves once the position (or a newer one of the same driver) is committed. */
   persist(driverId: number, lat: number, lng: number, at: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const waiter = (err: unknown) => (err ? reject(err) : resolve())
-      const p = this.pending.get(driverId)
-      if (p) { p.lat = lat; p.lng = lng; p.at = at; p.waiters.push(waiter) }
-      else this.pending.set(driverId, { lat, lng, at, waiters: [waiter] })
-      if (!this.queued) {
-        this.queued = true
-        // At the end of this turn at the earliest: positions of the same turn share the commit.
-        this.timer = setTimeout(() => this.commit(), Math.max(0, this.notBefore - performance.now()))
-      }
+      const p = this.add(driverId, lat, lng, at)
+      ;(p.waiters ??= []).push((err: unknown) => (err ? reject(err) : resolve()))
     })
   }
+
+  /** The same for a socket's position: `sink.stored(ticket, …)` once it (or a newer one) is committed. */
+  persistTicket(driverId: number, lat: number, lng: number, at: string, ticket: number, sink: TicketSink): void {
+    const p = this.add(driverId, lat, lng, at)
+    ;(p.tickets ??= []).push(ticket)
+    p.sink = sink
+  }
+
+  private add(driverId: number, lat: number, lng: number, at: string): Pending {
+    let p = this.pending.get(driverId)
+    if (p) { p.lat = lat; p.lng = lng; p.at = at }
+    else this.pending.set(driverId, (p = { lat, lng, at, waiters: null, tickets: null, sink: null }))
+    if (!this.queued) {
+      this.queued = true
+      // At the end of this turn at the earliest: positions of the same turn share the commit.
+      this.timer = setTimeout(this.commitNow, Math.max(0, this.notBefore - performance.now()))
+    }
+    return p
+  }
+
+  private readonly commitNow = () => this.commit()
 
   /** Commit waiting positions now (shutdown, before the database closes). */
   flush(): void {
@@ -80,7 +107,7 @@ export class LocationWriter {
     if (this.timer) { clearTimeout(this.timer); this.timer = null }
     if (this.db.inTransaction) {
       // Never nest in someone else's transaction (cannot happen from a timer; cheap to guard).
-      this.timer = setTimeout(() => this.commit(), 1)
+      this.timer = setTimeout(this.commitNow, 1)
       return
     }
     const batch = this.pending
@@ -96,6 +123,9 @@ export class LocationWriter {
     }
     const now = performance.now()
     this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, Math.max(LOCATION_COMMIT_MIN_GAP_MS, LOCATION_COMMIT_DUTY * (now - started)))
-    for (const b of batch.values()) for (const w of b.waiters) w(error)
+    for (const b of batch.values()) {
+      if (b.tickets) for (const ticket of b.tickets) b.sink!.stored(ticket, b.lat, b.lng, b.at, error)
+      if (b.waiters) for (const w of b.waiters) w(error)
+    }
   }
 }

@@ -5,7 +5,7 @@
  * callback carried in the message (issue 11 item 6: messages are data).
  */
 import t from 'tap'
-import { driverHandler, type DriverDeps, type DriverMsg, type DriverState, type LocationAck } from '../../src/actors/driver.ts'
+import { driverHandler, type DriverDeps, type DriverMsg, type DriverState, type LocationAck, type LocationSink } from '../../src/actors/driver.ts'
 import { Registry, startSystem, stopSystem, type Result } from '../../src/actors/system.ts'
 import type { DriverRow } from '../../src/storage/drivers.ts'
 import { createLogger } from '../../src/log.ts'
@@ -31,7 +31,11 @@ function fixture(t: { teardown(fn: () => void): void }, opts: { exists?: boolean
     },
     log: createLogger('silent'),
   }
-  const locations = { persist: (_id: number, lat: number) => { persisted.push(lat); return opts.persist ? opts.persist() : gate } }
+  const persist = (_id: number, lat: number) => { persisted.push(lat); return opts.persist ? opts.persist() : gate }
+  const locations: LocationSink = {
+    persist,
+    persistTicket: (id, lat, lng, at, ticket, sink) => { persist(id, lat).then(() => sink.stored(ticket, lat, lng, at, null), (err: unknown) => sink.stored(ticket, lat, lng, at, err)) },
+  }
   const system = startSystem()
   const reg = new Registry<number, DriverState | null, DriverMsg>(system, 'driver', () => null, (id) => driverHandler(deps, id, locations), deps.log)
   t.teardown(() => { reg.close(); stopSystem(system) })

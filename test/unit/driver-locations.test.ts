@@ -48,3 +48,33 @@ t.test('flush commits what waits (shutdown)', async (t) => {
   t.equal(lat(ids[0]!), 5)
   await p
 })
+
+t.test('socket positions are answered by ticket after their commit, coalesced ones with the position that replaced them', async (t) => {
+  const { db, ids, lat } = fixture()
+  t.teardown(() => db.close())
+  const w = new LocationWriter(db)
+  const at = new Date().toISOString()
+  await w.persist(ids[0]!, 1, 1, at)
+  const answers: Array<[number, number, unknown]> = []
+  const sink = { stored: (ticket: number, la: number, _lng: number, _at: string, err: unknown) => { answers.push([ticket, la, err]); t.equal(lat(ids[1]!), 8, 'committed before answered') } }
+  // Within the gap after the first commit: both wait for the next one, which writes the newer.
+  w.persistTicket(ids[1]!, 7, 7, at, 1, sink)
+  w.persistTicket(ids[1]!, 8, 8, at, 2, sink)
+  await new Promise((r) => setImmediate(r))
+  t.same(answers, [], 'not answered before the commit')
+  await new Promise((r) => setTimeout(r, 150))
+  t.same(answers, [[1, 8, null], [2, 8, null]], 'both tickets, with the position committed')
+})
+
+t.test('a failed commit answers every ticket and promise with the error', async (t) => {
+  const { db, ids } = fixture()
+  const w = new LocationWriter(db)
+  const at = new Date().toISOString()
+  const answers: unknown[] = []
+  w.persistTicket(ids[0]!, 1, 1, at, 9, { stored: (_ticket, _la, _lng, _at, err) => { answers.push(err) } })
+  const p = w.persist(ids[1]!, 2, 2, at)
+  db.close()
+  await t.rejects(p)
+  t.equal(answers.length, 1)
+  t.ok(answers[0] instanceof Error, 'the ticket is told it failed')
+})
