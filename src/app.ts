@@ -57,6 +57,7 @@ import { countSockets } from './metrics/sockets.ts'
 import { mountMetricsEndpoint } from './metrics/endpoint.ts'
 import { metricsListener } from './metrics/listener.ts'
 import { createGuestReader } from './storage/guests-reader.ts'
+import { holdsStock } from './storage/stock.ts'
 
 export interface App {
   svc: Services
@@ -102,6 +103,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const sessionAuth = createSessionAuth(db, (id, at) => { committer.write((w) => touchSession(w, id, at)).catch(() => {}) })
   const realtime = new Realtime(new Hub(app))
   const locations = new LocationWriter(db)
+  locations.onAnswerError = (err) => log.error({ err }, 'answering a stored position failed')
   const events = new EventRouter(log)
   // SMS, email and push as configured (docs/providers.md); a push token the service calls dead is forgotten.
   const providers = createProviders(config.providers, { log, forgetPushToken: (token) => committer.write((w) => forgetPushToken(w, token)) })
@@ -153,7 +155,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const storeDeps: StoreDeps = {
     committer, log, events, siteUrl: config.siteUrl, stores: svc.stores, orders: svc.orders,
     idempotency: { find: (scope, key) => findIdempotency(db, scope, key) }, coupons: couponReads(db),
-    bookings: bookingReads(db),
+    bookings: bookingReads(db), stock: { holds: (orderId) => holdsStock(db, orderId) },
   }
 
   // Read on scrape only (src/metrics/registry.ts).

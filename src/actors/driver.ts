@@ -233,6 +233,14 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
     else if (msg.replyTo) nact.dispatch(msg.replyTo as Ref<Result<unknown>>, r)
   }
 
+  /** The acknowledgement of this driver's socket positions, once committed (one object per actor, not per position). */
+  const stored: TicketSink = {
+    stored(ticket, lat, lng, at, err) {
+      if (!err) return deps.realtime.locationStored(driverId, ticket, ok<LocationAck>({ lat, lng, location_updated_at: at }))
+      deps.log.error({ err, driverId }, 'location write failed')
+      deps.realtime.locationStored(driverId, ticket, fail(new ApiError('internal_error')))
+    },
+  }
   function load(): DriverState | null {
     const row = deps.drivers.byId(driverId)
     return row ? driverStateOf(row, deps.drivers.activeOrders(driverId), deps.realtime.connections(driverId)) : null
@@ -281,10 +289,16 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
       return state
     }
     let deferred: Promise<void> | null = null
+    let ticketed = false
     for (const e of step.effects) {
       switch (e.kind) {
         case 'publish_location': deps.realtime.driverLocation(e.pos, e.visible); break
-        case 'persist_location': deferred = locations.persist(driverId, e.lat, e.lng, e.at); break
+        case 'persist_location':
+          // A socket's position is answered by ticket, like the ones handled at once (handler.now),
+          // so a driver's acknowledgements leave in the order its positions arrived, whichever path each took.
+          if (msg.type === 'location' && msg.ticket !== undefined) { locations.persistTicket(driverId, e.lat, e.lng, e.at, msg.ticket, stored); ticketed = true }
+          else deferred = locations.persist(driverId, e.lat, e.lng, e.at)
+          break
         case 'presence': deps.realtime.driverPresence(e.presence); break
         case 'disconnect': deps.realtime.disconnectDriver(driverId, e.reason); break
         case 'shift':
@@ -294,7 +308,7 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
       }
     }
     const reply = step.reply === 'shift' ? ok<ShiftView>({ on_shift: next.onShift, shift: deps.drivers.lastShift(driverId) ?? null }) : step.reply
-    if (reply === undefined) return next
+    if (reply === undefined || ticketed) return next
     if (!deferred) answer(msg, reply)
     else {
       deferred.then(
@@ -312,14 +326,6 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
    * (bench/tracking.ts). Published at once, stored by the location writer, acknowledged by ticket
    * after the commit. Anything else (asks, a deleted or unloaded driver) goes through the mailbox.
    */
-  /** The acknowledgement of this driver's socket positions, once committed (one object per actor, not per position). */
-  const stored: TicketSink = {
-    stored(ticket, lat, lng, at, err) {
-      if (!err) return deps.realtime.locationStored(driverId, ticket, ok<LocationAck>({ lat, lng, location_updated_at: at }))
-      deps.log.error({ err, driverId }, 'location write failed')
-      deps.realtime.locationStored(driverId, ticket, fail(new ApiError('internal_error')))
-    },
-  }
   handler.now = (state, msg) => {
     if (msg.type !== 'location' || msg.ticket === undefined || state === null || state.deleted) return false
     const { lat, lng } = msg

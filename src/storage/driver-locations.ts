@@ -55,6 +55,9 @@ export class LocationWriter {
   private readonly relaxed: Statement
   private readonly restore: Statement
 
+  /** Told when answering a committed position threw (logged by the app; the rest are still answered). */
+  onAnswerError: ((err: unknown) => void) | null = null
+
   constructor(private readonly db: Db) {
     // The narrow table of positions (migration 026), not the driver's profile row. A driver's first
     // position inserts its row; one deleted meanwhile is skipped (no row, as the UPDATE it replaced).
@@ -124,8 +127,13 @@ export class LocationWriter {
     const now = performance.now()
     this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, Math.max(LOCATION_COMMIT_MIN_GAP_MS, LOCATION_COMMIT_DUTY * (now - started)))
     for (const b of batch.values()) {
-      if (b.tickets) for (const ticket of b.tickets) b.sink!.stored(ticket, b.lat, b.lng, b.at, error)
-      if (b.waiters) for (const w of b.waiters) w(error)
+      // One answer that throws must not leave the other drivers of the batch unanswered.
+      try {
+        if (b.tickets) for (const ticket of b.tickets) b.sink!.stored(ticket, b.lat, b.lng, b.at, error)
+        if (b.waiters) for (const w of b.waiters) w(error)
+      } catch (err) {
+        this.onAnswerError?.(err)
+      }
     }
   }
 }

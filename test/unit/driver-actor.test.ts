@@ -19,6 +19,7 @@ function fixture(t: { teardown(fn: () => void): void }, opts: { exists?: boolean
   const published: Array<{ lat: number; visible: readonly number[] }> = []
   const stored: Array<{ driverId: number; ticket: number; result: Result<LocationAck> }> = []
   const persisted: number[] = []
+  const ticketed: number[] = []
   let release: () => void = () => {}
   const gate = new Promise<void>((r) => { release = r })
   const deps: DriverDeps = {
@@ -34,12 +35,12 @@ function fixture(t: { teardown(fn: () => void): void }, opts: { exists?: boolean
   const persist = (_id: number, lat: number) => { persisted.push(lat); return opts.persist ? opts.persist() : gate }
   const locations: LocationSink = {
     persist,
-    persistTicket: (id, lat, lng, at, ticket, sink) => { persist(id, lat).then(() => sink.stored(ticket, lat, lng, at, null), (err: unknown) => sink.stored(ticket, lat, lng, at, err)) },
+    persistTicket: (id, lat, lng, at, ticket, sink) => { ticketed.push(ticket); persist(id, lat).then(() => sink.stored(ticket, lat, lng, at, null), (err: unknown) => sink.stored(ticket, lat, lng, at, err)) },
   }
   const system = startSystem()
   const reg = new Registry<number, DriverState | null, DriverMsg>(system, 'driver', () => null, (id) => driverHandler(deps, id, locations), deps.log)
   t.teardown(() => { reg.close(); stopSystem(system) })
-  return { reg, published, stored, persisted, release }
+  return { reg, published, stored, persisted, ticketed, release }
 }
 
 const until = async (cond: () => boolean) => { while (!cond()) await new Promise((r) => setImmediate(r)) }
@@ -53,6 +54,7 @@ t.test('a ticketed position is published at once and acknowledged through the si
   f.release()
   await until(() => f.stored.length === 1)
   t.match(f.stored[0], { driverId: 7, ticket: 41, result: { ok: true, value: { lat: 1, lng: 2, location_updated_at: /^2026-06-01T12:00:00/ } } })
+  t.same(f.ticketed, [41], 'through the mailbox too it is answered by ticket, so acks keep the order positions arrived in')
 })
 
 t.test('an ask gets the same answer at its reply address', async (t) => {
