@@ -20,7 +20,7 @@ import { setPaid } from '../storage/orders.ts'
 import { reduceRefund, REFUND_MSG_TYPES, type RefundCtx, type RefundMsg } from './order-refunds.ts'
 import { refundBook, refundOf } from '../storage/refunds.ts'
 import type { LinePick, PaymentBook } from '../domain/payments.ts'
-import { restockLines, restockOrder, retakeLines, takeStock } from '../storage/stock.ts'
+import { holdsStock, restockLines, restockOrder, retakeLines, takeStock } from '../storage/stock.ts'
 import { itemsChanged } from './store.ts'
 import type { StockLine, StockMove } from '../domain/stock.ts'
 
@@ -276,7 +276,7 @@ export function orderHandler(svc: Services, orderId: number) {
       // the store actor re-reads the counts, so they match SQLite.
       if (reopened.length > 0) await releaseStock(svc, state.storeId, state.id, reopened)
       // The stock guard's refusal is the answer; anything else is a bug.
-      if (err instanceof ApiError) {
+      if (err instanceof ApiError && err.code === 'out_of_stock') {
         nact.dispatch(msg.replyTo, fail(err))
         return state
       }
@@ -299,6 +299,9 @@ export function orderHandler(svc: Services, orderId: number) {
  * is tracked), or the refusal: 422 `out_of_stock` keyed `items.N.quantity` as at creation.
  */
 async function reserveStock(svc: Services, s: OrderState): Promise<StockMove[] | ApiError> {
+  // Already holding its stock (a reopening whose reply failed after its commit, so this actor still
+  // thinks it cancelled): taking it again would count the goods twice.
+  if (holdsStock(svc.db, s.id)) return []
   let lines: StockLine[] = []
   try {
     lines = retakeLines(svc.db, s.id)

@@ -280,6 +280,8 @@ export interface StoreDeps {
   log: Logger
   /** For the tracking URL in a new order's view. */
   siteUrl: string
+  /** Does an order hold stock moves in SQLite now (src/storage/stock.ts `holdsStock`)? */
+  stock: { holds(orderId: number): boolean }
 }
 
 export function loadStoreState(deps: Pick<StoreDeps, 'stores'>, storeId: number): StoreState | null {
@@ -439,7 +441,14 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     for (const id of itemIds) {
       held = held && withItemChanged(held, id, deps.stores.item(storeId, id))
     }
-    const inFlight = [...takenInFlight.values()].flat()
+    // A reopened order's reservation counts until its release, except once its take is committed
+    // (the order holds moves again): SQLite's counts include it then, and subtracting it once more
+    // would refuse stock that exists until the release re-reads.
+    const inFlight: StockMove[] = []
+    for (const [key, moves] of takenInFlight) {
+      if (key.startsWith(REOPEN_PREFIX) && deps.stock.holds(Number(key.slice(REOPEN_PREFIX.length)))) continue
+      inFlight.push(...moves)
+    }
     if (!held) {
       const fresh = loadStoreState(deps, storeId)
       return fresh && { ...fresh, index: withMoves(fresh.index, inFlight, -1) }
@@ -496,7 +505,8 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
 }
 
 /** A reopened order's reservation among the in-flight takes (track tokens have no colon). */
-const reopenKey = (orderId: number) => `reopen:${orderId}`
+const REOPEN_PREFIX = 'reopen:'
+const reopenKey = (orderId: number) => `${REOPEN_PREFIX}${orderId}`
 
 /**
  * Tell a store's actor that committed writes outside it changed these items (stock put back by a

@@ -74,6 +74,13 @@ export function takeStock(db: Db, orderId: number, moves: readonly StockMove[]):
 interface MoveRow extends StockMove { id: number }
 
 /**
+ * Does order `orderId` hold stock now (moves recorded and not put back)? A cancellation puts back and
+ * deletes all of them, so a reopened order holding moves has taken its stock again already.
+ */
+export const holdsStock = (db: Db, orderId: number): boolean =>
+  stmt<[number], number>(db, 'SELECT 1 FROM stock_moves WHERE order_id = ? LIMIT 1').pluck().get(orderId) !== undefined
+
+/**
  * What order `orderId` takes from stock again when it is reopened (a kitchen override out of
  * `cancelled`, docs/verticals.md "Stock and variants"): each line in order (index N is the order's
  * Nth line, as `items.N` is at creation), less the units completed line refunds gave back, which the
