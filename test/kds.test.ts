@@ -109,6 +109,10 @@ t.test('permissions and tenancy: no kds → 403; another store\'s item → 404',
   isError(t, await bump(cashier.token, o.items[0]!.id), 403, 'forbidden', 'cashier bump')
   isError(t, await bump(otherCook.token, o.items[0]!.id), 404, 'not_found', 'a cook of another store')
   isError(t, await recall(otherCook.token, o.items[0]!.id), 404, 'not_found')
+  // Once the store's own cook has bumped it, the line's order is cached: still not another store's.
+  t.equal((await bump(cook.token, o.items[0]!.id)).status, 200)
+  isError(t, await bump(otherCook.token, o.items[0]!.id), 404, 'not_found', 'a cached line is still not found for another store')
+  t.equal((await recall(cook.token, o.items[0]!.id)).status, 200)
   const theirs = await s.req('GET', '/staff/kds', { token: otherCook.token })
   t.same(theirs.body.tickets, [], 'another store sees none of these tickets')
   isError(t, await s.req('GET', '/staff/kds'), 401, 'unauthenticated')

@@ -92,18 +92,18 @@ export function send(
   if (state.aborted || state.done) return
   state.done = true
   if (state.counter?.closing) close = true
-  // Header values are made strings before the first byte is written: a value uWS refuses would
-  // otherwise throw half-way through the head. Names and values alternate in one flat array (a
-  // loop, not entries/flatMap: this runs for every response).
-  const head: string[] = []
-  for (const k in headers) {
-    const v = String(headers[k])
-    // Several cookies travel as one value joined by "\n" (a header value cannot hold a newline, and
-    // Set-Cookie cannot be comma-joined, RFC 6265 §3): one Set-Cookie line each.
-    if (k.length === 10 && k.toLowerCase() === 'set-cookie') for (const c of v.split('\n')) head.push(k, c)
-    else head.push(k, v)
-  }
   try {
+    // Header values are made strings before the first byte is written: a value uWS refuses would
+    // otherwise throw half-way through the head. Names and values alternate in one flat array (a
+    // loop, not entries/flatMap: this runs for every response).
+    const head: string[] = []
+    for (const k in headers) {
+      const v = String(headers[k])
+      // Several cookies travel as one value joined by "\n" (a header value cannot hold a newline, and
+      // Set-Cookie cannot be comma-joined, RFC 6265 §3): one Set-Cookie line each.
+      if (k.length === 10 && k.toLowerCase() === 'set-cookie') for (const c of v.split('\n')) head.push(k, c)
+      else head.push(k, v)
+    }
     res.cork(() => {
       res.writeStatus(statusLine(status))
       for (let i = 0; i < head.length; i += 2) res.writeHeader(head[i]!, head[i + 1]!)
