@@ -48,8 +48,7 @@ import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/
 import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import type { ClientPair, Mode, ParentMsg, WorkerMsg } from './tracking-client.ts'
-import { setAccountPlan } from '../src/storage/plans.ts'
-import { FEATURE_KEYS } from '../src/domain/plans.ts'
+import { unlimitedPlan } from './lib/unlimited-plan.ts'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** Where this server's code runs from (TRACKING_SERVER_ROOT: another checkout, for before/after runs). */
@@ -202,14 +201,7 @@ export interface Demo { owner: { id: number; token: string }; store: { id: numbe
  */
 export async function seedDemo(dbPath: string): Promise<Demo> {
   const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, SERVER_ROOT)).trim().split('\n').pop()!) as Demo
-  const db = new Database(dbPath)
-  try {
-    db.prepare(`INSERT INTO plans (key, name, price, features, quotas, created_at) VALUES ('bench-unlimited', 'Bench', 0, ?, '{}', ?)`)
-      .run(JSON.stringify([...FEATURE_KEYS]), new Date().toISOString())
-    db.transaction(() => setAccountPlan(db as never, demo.owner.id, 'bench-unlimited'))()
-  } finally {
-    db.close()
-  }
+  unlimitedPlan(dbPath, demo.owner.id)
   return demo
 }
 

@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import type { BenchRow, ScenarioOptions } from './scenario.ts'
 import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server } from './proc.ts'
+import { unlimitedPlan } from './unlimited-plan.ts'
 import { quantile } from './load.ts'
 import { Api, Receiver, paced, type Demo } from './webhook-kit.ts'
 
@@ -73,6 +74,8 @@ export async function storm(kind: StormKind, opts: ScenarioOptions, env: StormEn
   const dbPath = join(dir, 'bench.db')
   const seed = async () => JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, env.root)).trim().split('\n').pop()!) as Demo & { owner: { id: number } }
   const demoA = await seed()
+  // A's 60 endpoints are more than the Pro plan's 20 (the quota check still runs).
+  unlimitedPlan(dbPath, demoA.owner.id)
   const demoB = await seed()
   const port = await freePort()
   let server: Server | null = null
