@@ -6,7 +6,7 @@
  * racing for the last unit never both get it; expired batches are not taken. Last, the store actor's
  * held counts stay exactly SQLite's when re-reads (cancellations, reopenings) meet orders committing.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, createCategory, isError, outbox, postOrder } from './helpers/fixtures.ts'
 
@@ -35,6 +35,16 @@ const stockOf = (id: number) => db.prepare('SELECT stock FROM menu_items WHERE i
 const movesOf = (orderId: number) => db.prepare('SELECT counter, quantity FROM stock_moves WHERE order_id = ? ORDER BY id').all(orderId) as Array<{ counter: string; quantity: number }>
 const statusEvents = (orderId: number) => outbox(db, 'order.status_changed').filter((e) => e.data.order_id === orderId).map((e) => e.data.status as string)
 
+
+/** Exactly `n` of the racing requests won; every other one was refused 422 out_of_stock naming the item. */
+function winners(t: Test, results: Array<{ status: number; body: any }>, n: number, name: string, msg: string) {
+  t.equal(results.filter((r) => r.status === 200).length, n, msg)
+  for (const r of results) {
+    if (r.status === 200) continue
+    isError(t, r as never, 422, 'out_of_stock')
+    t.match(r.body.errors['items.0.quantity'][0], new RegExp(`${name} is out of stock`))
+  }
+}
 t.test('cancel puts stock back, reopening takes it again, cancelling again puts it back once', async (t) => {
   const lamp = await item('Reopen lamp', 3)
   const shirt = await item('Reopen shirt', null)
@@ -209,12 +219,7 @@ t.test('a reopening and a new order racing for the last unit: exactly one wins',
   t.equal((await api('PUT', `/restaurants/${retail.storeId}/menu/items/${three}`, { stock: 3 })).status, 200)
   t.equal(stockOf(three), 3)
   const reopens = await Promise.all(six.map((p) => setStatus(p.body.id, 'ready')))
-  t.equal(reopens.filter((r) => r.status === 200).length, 3, 'three of six reopenings win')
-  for (const r of reopens) {
-    if (r.status === 200) continue
-    isError(t, r, 422, 'out_of_stock')
-    t.match(r.body.errors['items.0.quantity'][0], /Reopen three is out of stock/)
-  }
+  winners(t, reopens, 3, 'Reopen three', 'three of six reopenings win')
   t.equal(stockOf(three), 0)
 
   // Many at once: 5 units, 5 cancelled orders reopened while 5 new orders arrive.
@@ -226,12 +231,7 @@ t.test('a reopening and a new order racing for the last unit: exactly one wins',
     ...placed.map((p) => setStatus(p.body.id, 'preparing')),
     ...Array.from({ length: 5 }, () => order([{ item_id: five, quantity: 1 }])),
   ])
-  t.equal(results.filter((r) => r.status === 200).length, 5, 'exactly the 5 units went')
-  for (const r of results) {
-    if (r.status === 200) continue
-    isError(t, r, 422, 'out_of_stock')
-    t.match(r.body.errors['items.0.quantity'][0], /Reopen five is out of stock/)
-  }
+  winners(t, results, 5, 'Reopen five', 'exactly the 5 units went')
   t.equal(stockOf(five), 0)
   const held = db.prepare('SELECT COALESCE(SUM(quantity), 0) FROM stock_moves WHERE item_id = ?').pluck().get(five)
   t.equal(held, 5, 'the moves account for every unit taken')
