@@ -8,34 +8,14 @@
  * The load is the orders bench's generator (bench/lib/raw-load.ts; BENCH_LOADGEN=autocannon for the
  * other); ORDERS_AB_NODE_ARGS_B adds node flags to B's server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import Database from 'better-sqlite3'
-import { startApp, seedDemo, type Server } from './lib/proc.ts'
+import { cpuSplit, startApp, seedDemo, type Server } from './lib/proc.ts'
 import { runBenchLoad } from './lib/raw-load.ts'
-import { orderBodies } from './orders.ts'
+import { orderBodies, readMenu } from './orders.ts'
 
 interface Demo { owner: { token: string }; store: { id: number } }
-
-/** User and system CPU seconds of a process so far (Linux /proc; fields 14 and 15, 100 ticks/s). */
-function cpu(pid: number): { user: number; sys: number } {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const x = f.slice(f.lastIndexOf(')') + 2).split(' ')
-  return { user: Number(x[11]) / 100, sys: Number(x[12]) / 100 }
-}
-
-function menuOf(dbPath: string, storeId: number) {
-  const db = new Database(dbPath, { readonly: true })
-  try {
-    const items = db.prepare('SELECT id FROM menu_items WHERE store_id = ? AND is_sold_out = 0 ORDER BY id').pluck().all(storeId) as number[]
-    const v = db.prepare('SELECT id FROM item_variants WHERE item_id = ? ORDER BY position, id').pluck()
-    const e = db.prepare('SELECT id FROM item_extras WHERE item_id = ? ORDER BY position, id').pluck()
-    return items.map((id) => ({ id, variants: v.all(id) as number[], extras: e.all(id) as number[] }))
-  } finally {
-    db.close()
-  }
-}
 
 const [a, b] = [process.argv[2], process.argv[3]].map((p) => resolve(p ?? '.'))
 const rounds = Number(process.argv[4] ?? 4)
@@ -50,7 +30,7 @@ try {
     const nodeArgs = name === 'B' ? (process.env.ORDERS_AB_NODE_ARGS_B ?? '').split(' ').filter(Boolean) : []
     const server = await startApp(dbPath, tree, { GROUP_COMMIT: '1' }, nodeArgs)
     servers.push(server)
-    const bodies = orderBodies(menuOf(dbPath, demo.store.id))
+    const bodies = orderBodies(readMenu(dbPath, demo.store.id))
     const requests = bodies.map((body) => ({
       method: 'POST' as const, path: `/api/v1/restaurants/${demo.store.id}/orders`, body,
       headers: { authorization: `Bearer ${demo.owner.token}`, 'content-type': 'application/json' },
@@ -60,9 +40,9 @@ try {
   for (const t of targets) await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: 2 })
   for (let r = 0; r < rounds; r++) {
     for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
-      const c0 = cpu(t.server.proc.pid!)
+      const c0 = cpuSplit(t.server.proc.pid!)
       const l = await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: seconds })
-      const c1 = cpu(t.server.proc.pid!)
+      const c1 = cpuSplit(t.server.proc.pid!)
       if (l.non2xx > 0 || l.errors > 0) throw new Error(`${t.name}: ${l.non2xx} non-2xx, ${l.errors} errors`)
       const row = { rate: l.ok2xx / l.durationSec, user: ((c1.user - c0.user) / l.ok2xx) * 1e6, sys: ((c1.sys - c0.sys) / l.ok2xx) * 1e6 }
       t.rows.push(row)

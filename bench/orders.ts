@@ -59,7 +59,7 @@ interface Demo { owner: { token: string }; store: { id: number } }
 interface MenuItem { id: number; variants: number[]; extras: number[] }
 
 /** The store's orderable items with their variation and extra ids, straight from the seeded file. */
-function readMenu(dbPath: string, storeId: number): MenuItem[] {
+export function readMenu(dbPath: string, storeId: number): MenuItem[] {
   const db = new Database(dbPath, { readonly: true })
   try {
     const items = db.prepare('SELECT id FROM menu_items WHERE store_id = ? AND is_sold_out = 0 ORDER BY id').pluck().all(storeId) as number[]

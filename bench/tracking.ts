@@ -45,7 +45,7 @@ import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { Pool } from 'undici'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { appArgs, cpuSeconds, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
+import { appArgs, cpuSeconds, cpuSplit, freePort, runNode, startServer, type Server, LOAD_TEST_LIMITS } from './lib/proc.ts'
 import { quantile } from './lib/load.ts'
 import type { ClientPair, Mode, ParentMsg, WorkerMsg } from './tracking-client.ts'
 import { unlimitedPlan } from './lib/unlimited-plan.ts'
@@ -89,13 +89,6 @@ export function fdHeadroom(pid: number): number {
   const m = /Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))
   const limit = m ? Number(m[1]) : 1024
   return limit - readdirSync(`/proc/${pid}/fd`).length - FD_MARGIN
-}
-
-/** User and system CPU seconds of a process so far (/proc/<pid>/stat, clock ticks of 10 ms). */
-export function cpuSplit(pid: number): { user: number; sys: number } {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const x = f.slice(f.lastIndexOf(')') + 2).split(' ')
-  return { user: Number(x[11]) / 100, sys: Number(x[12]) / 100 }
 }
 
 /** Busy and total jiffies of the whole machine (/proc/stat), for the machine's CPU use over a stage. */

@@ -56,6 +56,25 @@ export function quantile(sorted: Float64Array, q: number): number {
   return sorted[i]!
 }
 
+/**
+ * The latency and generator-CPU part of a LoadResult, from the first `n` 2xx latencies recorded (ms)
+ * and the generator's CPU since the run began (`process.cpuUsage(cpu0)`); both generators end with it.
+ */
+export function latencyStats(lat: Float64Array, n: number, cpu: NodeJS.CpuUsage): Pick<LoadResult, 'p50' | 'p90' | 'p99' | 'max' | 'mean' | 'generatorCpuSec' | 'generatorSysSec'> {
+  const sorted = lat.subarray(0, n).sort()
+  let sum = 0
+  for (let i = 0; i < n; i++) sum += sorted[i]!
+  return {
+    p50: quantile(sorted, 0.5),
+    p90: quantile(sorted, 0.9),
+    p99: quantile(sorted, 0.99),
+    max: n ? sorted[n - 1]! : NaN,
+    mean: n ? sum / n : NaN,
+    generatorCpuSec: (cpu.user + cpu.system) / 1e6,
+    generatorSysSec: cpu.system / 1e6,
+  }
+}
+
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     let lat = new Float64Array(1 << 16)
@@ -84,10 +103,6 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         if (err) return reject(err)
         // With `amount`, autocannon reports on its next 1 s tick after the last answer: time to that answer.
         const durationSec = Number((spec.amount ? lastAt : process.hrtime.bigint()) - started) / 1e9
-        const cpu = process.cpuUsage(cpu0)
-        const sorted = lat.subarray(0, n).sort()
-        let sum = 0
-        for (let i = 0; i < n; i++) sum += sorted[i]!
         resolve({
           durationSec,
           ok2xx: res['2xx'],
@@ -95,13 +110,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
           statuses,
           errors: res.errors,
           timeouts: res.timeouts,
-          p50: quantile(sorted, 0.5),
-          p90: quantile(sorted, 0.9),
-          p99: quantile(sorted, 0.99),
-          max: n ? sorted[n - 1]! : NaN,
-          mean: n ? sum / n : NaN,
-          generatorCpuSec: (cpu.user + cpu.system) / 1e6,
-          generatorSysSec: cpu.system / 1e6,
+          ...latencyStats(lat, n, process.cpuUsage(cpu0)),
         })
       },
     )

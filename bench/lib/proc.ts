@@ -79,13 +79,19 @@ const CLK_TCK = 100 // USER_HZ on Linux; /proc reports clock ticks of 10 ms
 export function cpuSeconds(pid: number | undefined): number | null {
   if (!pid) return null
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
+    const { user, sys } = cpuSplit(pid)
+    return user + sys
   } catch {
     return null
   }
+}
+
+/** User and system CPU seconds of a process so far (/proc/<pid>/stat: utime and stime, fields 14 and 15). */
+export function cpuSplit(pid: number): { user: number; sys: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the parenthesised command name.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { user: Number(fields[11]) / CLK_TCK, sys: Number(fields[12]) / CLK_TCK }
 }
 
 /** Run a node script to completion and return its stdout (throws with stderr on failure). */

@@ -21,7 +21,7 @@ import { connect, type Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { currentPhase, timedProgress } from './progress.ts'
 import type { Request } from 'autocannon'
-import { polled, quantile, runLoad, type LoadResult, type LoadSpec } from './load.ts'
+import { latencyStats, polled, runLoad, type LoadResult, type LoadSpec } from './load.ts'
 
 export interface RawRequest {
   method?: string
@@ -388,10 +388,6 @@ export function runRawLoad(spec: RawLoadSpec): Promise<LoadResult> {
       c.socket = null
       s?.destroy()
     }
-    const cpu = process.cpuUsage(cpu0)
-    const sorted = lat.subarray(0, n).sort()
-    let sum = 0
-    for (let i = 0; i < n; i++) sum += sorted[i]!
     resolveDone({
       durationSec: (end - t0) / 1000,
       ok2xx,
@@ -399,13 +395,7 @@ export function runRawLoad(spec: RawLoadSpec): Promise<LoadResult> {
       statuses,
       errors,
       timeouts,
-      p50: quantile(sorted, 0.5),
-      p90: quantile(sorted, 0.9),
-      p99: quantile(sorted, 0.99),
-      max: n ? sorted[n - 1]! : NaN,
-      mean: n ? sum / n : NaN,
-      generatorCpuSec: (cpu.user + cpu.system) / 1e6,
-      generatorSysSec: cpu.system / 1e6,
+      ...latencyStats(lat, n, process.cpuUsage(cpu0)),
     })
   }
 
