@@ -260,8 +260,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         // later than a request arrived still sees every revocation committed before it arrived. The
         // body is read from now on (uWS drops body bytes that arrive before `onData` is set); it is
         // only parsed, and its errors only answered, where the input is read, as before.
+        const declared = headers['content-length'] ? Number(headers['content-length']) : null
         if (method === 'POST' && route.op && route.binding && route.auth !== 'session' && inputSource(route.binding) === 'body') {
-          const declared = headers['content-length'] ? Number(headers['content-length']) : null
           const body = readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
           body.catch(() => {}) // answered by the operation's read, or never when the request is refused first
           afterPoll(guard(() => {
@@ -304,7 +304,6 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
             // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
             if (/(^id|Id)$/.test(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
           }
-          const declared = headers['content-length'] ? Number(headers['content-length']) : null
           const ctype = headers['content-type'] ?? ''
           /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns (unless `early`). */
           const readJson = (): Promise<unknown> =>
@@ -323,7 +322,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
             // A bound operation: authorize → resolve scope (404) → read and validate input (422) → run.
             // Drain a body the operation does not read so uWS can reuse the connection.
             if (inputSource(route.binding) === 'query' && method !== 'GET' && method !== 'HEAD') res.onData(() => {})
-            runBound(route as Route & BoundRoute, { svc, principal, params: params, query: stripAuthQuery(query), readJson, headers, requestId, ip })
+            runBound(route as Route & BoundRoute, { svc, principal, params, query: stripAuthQuery(query), readJson, headers, requestId, ip })
               .then((r) => finish(r.status, r.status === 204 ? null : JSON.stringify(r.body), r.headers))
               .catch(guard(fail))
             return
@@ -331,7 +330,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           const parsedQuery = route.query ? validate(route.query, stripAuthQuery(query), 'query') : undefined
 
           const run = (body: unknown) => {
-            const ctx = { principal, params: params, query: parsedQuery, body, headers, requestId, ip, svc }
+            const ctx = { principal, params, query: parsedQuery, body, headers, requestId, ip, svc }
             Promise.resolve()
               .then(() => route.handler(ctx as never))
               .then((out) => {
