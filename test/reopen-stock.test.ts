@@ -35,7 +35,6 @@ const stockOf = (id: number) => db.prepare('SELECT stock FROM menu_items WHERE i
 const movesOf = (orderId: number) => db.prepare('SELECT counter, quantity FROM stock_moves WHERE order_id = ? ORDER BY id').all(orderId) as Array<{ counter: string; quantity: number }>
 const statusEvents = (orderId: number) => outbox(db, 'order.status_changed').filter((e) => e.data.order_id === orderId).map((e) => e.data.status as string)
 
-
 /** Exactly `n` of the racing requests won; every other one was refused 422 out_of_stock naming the item. */
 function winners(t: Test, results: Array<{ status: number; body: any }>, n: number, name: string, msg: string) {
   t.equal(results.filter((r) => r.status === 200).length, n, msg)
@@ -45,6 +44,23 @@ function winners(t: Test, results: Array<{ status: number; body: any }>, n: numb
     t.match(r.body.errors['items.0.quantity'][0], new RegExp(`${name} is out of stock`))
   }
 }
+
+t.test('an order already holding its stock (a reopening committed but its reply lost) takes nothing again', async (t) => {
+  const held = await item('Reopen held', 2)
+  const o = await order([{ item_id: held, quantity: 1 }])
+  t.equal(o.status, 200, o.text)
+  t.equal((await setStatus(o.body.id, 'cancelled')).status, 200)
+  t.equal(stockOf(held), 2)
+  // What a reopening whose commit succeeded leaves in SQLite, while the order's actor, whose reply
+  // failed after the commit, still holds the order as cancelled.
+  db.prepare("INSERT INTO stock_moves (order_id, line_index, item_id, variant_id, batch_id, counter, quantity) VALUES (?, 0, ?, NULL, NULL, 'item', 1)").run(o.body.id, held)
+  db.prepare('UPDATE menu_items SET stock = stock - 1 WHERE id = ?').run(held)
+  const again = await setStatus(o.body.id, 'new')
+  t.equal(again.status, 200, again.text)
+  t.equal(stockOf(held), 1, 'not taken a second time')
+  t.equal(movesOf(o.body.id).length, 1)
+})
+
 t.test('cancel puts stock back, reopening takes it again, cancelling again puts it back once', async (t) => {
   const lamp = await item('Reopen lamp', 3)
   const shirt = await item('Reopen shirt', null)
