@@ -57,6 +57,7 @@ import { countSockets } from './metrics/sockets.ts'
 import { mountMetricsEndpoint } from './metrics/endpoint.ts'
 import { metricsListener } from './metrics/listener.ts'
 import { createGuestReader } from './storage/guests-reader.ts'
+import { createThemePool } from './themes/pool.ts'
 import { holdsStock } from './storage/stock.ts'
 
 export interface App {
@@ -141,6 +142,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db), requests: drain.requests },
     metrics,
     guests: createGuestReader(db, { log, worker: config.guestsWorker }),
+    themes: createThemePool({ workers: config.themeWorkers, log }),
     mcpServers: [],
     resellers: createResellerQueries(db),
     apps: { ownedBy: (id, developerId) => developerApp(db, developerId, id) ?? undefined },
@@ -201,6 +203,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   closers.push(() => refundRetry.close())
   // After the drain: guest reads still answering were answered; the worker thread ends here.
   closers.push(() => svc.guests.close())
+  closers.push(() => svc.themes.close())
 
   let listenSocket: uWS.us_listen_socket | null = null
   return {

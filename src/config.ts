@@ -82,6 +82,8 @@ const EnvSchema = v.object({
   DEMO_SEED: bool(true),
   /** Guest reports in a worker thread (docs/operations.md "Guests and segments"); `0` runs them on the event loop. */
   GUESTS_WORKER: bool(true),
+  /** Threads that parse and render themes that are not built in (src/themes/pool.ts, docs/themes.md "Limits"). */
+  THEME_WORKERS: v.pipe(int(1, 1), max(16)),
   /** The mobile-shell app group (api-v1 §4.9, docs/app-shell.md); `0` removes its routes. */
   APP_GROUP: bool(true),
   /** Shutdown (docs/running.md "Stopping"): /readyz answers 503 this long before the listener closes. */
@@ -166,6 +168,7 @@ export type Config = Readonly<{
   demoSeed: boolean
   /** Guest reads in their worker thread (src/storage/guests-reader.ts); false: inline. */
   guestsWorker: boolean
+  themeWorkers: number
   /** Serve the app group (api-v1 §4.9); off: its routes answer 404 and leave discovery and OpenAPI. */
   appGroup: boolean
   /** node-cron expression of the billing run (docs/billing.md "The billing run"); `off` disables the schedule. */
@@ -302,6 +305,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...metricsConfig(e, port),
     demoSeed: e.DEMO_SEED,
     guestsWorker: e.GUESTS_WORKER,
+    themeWorkers: e.THEME_WORKERS,
     appGroup: e.APP_GROUP,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

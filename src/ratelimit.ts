@@ -16,11 +16,12 @@ export class RateLimiter {
     this.tolerance = this.interval * (limit - 1)
   }
 
-  take(key: string): RateDecision {
+  /** Spend `cost` requests of `key`'s budget at once, or none of them when they do not all fit. */
+  take(key: string, cost = 1): RateDecision {
     const now = this.now()
     this.sweep(now)
     const tat = Math.max(this.tat.get(key) ?? now, now)
-    const newTat = tat + this.interval
+    const newTat = tat + this.interval * cost
     const allowAt = newTat - this.tolerance - this.interval
     if (now < allowAt) {
       return { allowed: false, limit: this.limit, remaining: 0, retryAfterSec: Math.max(1, Math.ceil((allowAt - now) / 1000)) }

@@ -26,6 +26,7 @@ import type { ResellerQueries } from './storage/reseller.ts'
 import type { Metrics } from './metrics/registry.ts'
 import type { GuestReader } from './storage/guests-reader.ts'
 import type { RequestCounter } from './net/respond.ts'
+import type { ThemePool } from './themes/pool.ts'
 
 export interface Services {
   config: Config
@@ -70,6 +71,8 @@ export interface Services {
   metrics: Metrics
   /** Guest reports, off the event loop (src/storage/guests-reader.ts; docs/operations.md "Guests and segments"). */
   guests: GuestReader
+  /** Threads that parse and render themes that are not built in (src/themes/pool.ts; docs/themes.md "Limits"). */
+  themes: ThemePool
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>
     orders: Registry<number, OrderState | null, OrderMsg>

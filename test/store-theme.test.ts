@@ -13,10 +13,9 @@ import { crc32, deflateRawSync } from 'node:zlib'
 import { startServer } from './helpers/server.ts'
 import { createAccount, createOwner, createStore, isError, tokenFor } from './helpers/fixtures.ts'
 import { builtinTheme } from '../src/themes/builtin/index.ts'
-import { renderTheme } from '../src/themes/render.ts'
 import { sampleContext } from '../src/themes/sample.ts'
 import { THEME_LIMITS } from '../src/themes/reference.ts'
-import { reportRenderProblems, storeThemeFor } from '../src/ops/store-theme.ts'
+import { drawPage, reportRenderProblems, storeThemeFor, type StoreTheme } from '../src/ops/store-theme.ts'
 import { writeStoreTheme } from '../src/storage/store-themes.ts'
 import type { StoreRow } from '../src/storage/stores.ts'
 
@@ -36,6 +35,11 @@ const customFiles = (marker = 'CUSTOM-MARK'): Record<string, string> => ({
 const storeRow = (id: number) => db.prepare('SELECT * FROM stores WHERE id = ?').get(id) as StoreRow
 const themeRow = (id: number) => db.prepare('SELECT * FROM store_themes WHERE store_id = ?').get(id) as Record<string, unknown> | undefined
 
+/** The built-in theme a store's pages are drawn with, or undefined when its custom theme draws them. */
+const builtinOf = (st: StoreTheme) => (st.source.kind === 'builtin' ? st.source.compiled : undefined)
+/** A page as the website draws it: custom themes in the theme pool, built-ins inline. */
+const draw = (st: StoreTheme, input: Parameters<typeof drawPage>[2]) => drawPage(svc, st, input)
+
 const path = (id: number, rest = '') => `/restaurants/${id}/theme${rest}`
 const get = (id: number, token: string) => s.req('GET', path(id), { token })
 const put = (id: number, token: string, body: unknown) => s.req('PUT', path(id), { token, body })
@@ -54,7 +58,7 @@ t.test('a store that never chose reads its builtin theme with the defaults', asy
   t.notOk(themeRow(a.storeId), 'reading writes nothing')
   const st = storeThemeFor(svc, storeRow(a.storeId))
   t.match(st, { name: 'classic', problems: [] })
-  t.equal(st.theme, classic.compiled)
+  t.equal(builtinOf(st), classic.compiled)
 })
 
 t.test('choosing a builtin sets the store template, also for a stale store row', async (t) => {
@@ -68,7 +72,7 @@ t.test('choosing a builtin sets the store template, also for a stale store row',
   t.equal(storeRow(a.storeId).template, 'market')
   const st = storeThemeFor(svc, stale)
   t.equal(st.name, 'market', 'the choice comes from the theme table, not from a row held in memory (the store actor\'s)')
-  t.equal(st.theme, market.compiled)
+  t.equal(builtinOf(st), market.compiled)
 })
 
 t.test('settings and section values are stored per theme, merged and reset with null', async (t) => {
@@ -84,7 +88,7 @@ t.test('settings and section values are stored per theme, merged and reset with 
   let st = storeThemeFor(svc, storeRow(a.storeId))
   t.same(st.settings, { accent_color: '#112233', corner_radius: 4 }, 'storeThemeFor hands the owner\'s values to the renderer')
   t.same(st.sections.hero, { settings: { heading: 'Welcome to Ana' } })
-  const html = renderTheme(st.theme, { template: 'home', context: sampleContext('home'), settings: st.settings, sections: st.sections })
+  const html = await draw(st, { template: 'home', context: sampleContext('home'), settings: st.settings, sections: st.sections })
   t.ok(html.ok, 'renders')
   t.ok(html.html.includes('Welcome to Ana'), 'the section value reaches the page')
   t.ok(html.html.includes('#112233'), 'the theme setting reaches the page')
@@ -138,7 +142,7 @@ t.test('a valid custom theme is stored, selected on request, and rendered', asyn
   t.equal(r.status, 200)
   t.match(r.body, { template: 'classic', custom: { file_count: Object.keys(classic.files).length, uploaded_at: String, valid: true, problems: [] } },
     'uploading keeps the current choice')
-  t.equal(storeThemeFor(svc, storeRow(a.storeId)).theme, classic.compiled)
+  t.equal(builtinOf(storeThemeFor(svc, storeRow(a.storeId))), classic.compiled)
 
   const chosen = await put(a.storeId, a.token, { template: 'custom', sections: { hero: { settings: { heading: 'Mine' } } } })
   t.equal(chosen.status, 200)
@@ -146,17 +150,17 @@ t.test('a valid custom theme is stored, selected on request, and rendered', asyn
   t.equal(storeRow(a.storeId).template, 'custom')
   const st = storeThemeFor(svc, storeRow(a.storeId))
   t.equal(st.name, 'custom')
-  t.not(st.theme, classic.compiled)
-  t.equal(storeThemeFor(svc, storeRow(a.storeId)).theme, st.theme, 'compiled once, then cached')
-  const html = renderTheme(st.theme, { template: 'home', context: sampleContext('home'), sections: st.sections, settings: st.settings })
+  t.equal(st.source.kind, 'custom', 'drawn by the theme pool')
+  t.equal(storeThemeFor(svc, storeRow(a.storeId)), st, 'read once, then cached')
+  const html = await draw(st, { template: 'home', context: sampleContext('home'), sections: st.sections, settings: st.settings })
   t.ok(html.ok)
   t.ok(html.html.includes('CUSTOM-MARK') && html.html.includes('Mine'), 'the custom files and the owner\'s values render')
 
   const again = await upload(a.storeId, a.token, { files: customFiles('SECOND-MARK') })
   t.equal(again.status, 200)
   const next = storeThemeFor(svc, storeRow(a.storeId))
-  t.not(next.theme, st.theme, 'a new upload is a new compiled theme')
-  t.ok(renderTheme(next.theme, { template: 'home', context: sampleContext('home') }).html.includes('SECOND-MARK'), 'a store using custom shows the new upload at once')
+  t.not(next.source, st.source, 'a new upload is a new theme')
+  t.ok((await draw(next, { template: 'home', context: sampleContext('home') })).html.includes('SECOND-MARK'), 'a store using custom shows the new upload at once')
 
   const b = createAccount(db)
   const activated = await upload(b.storeId, b.token, { files: customFiles(), activate: true })
@@ -227,7 +231,7 @@ t.test('deleting the custom theme goes back to the default builtin for the store
   t.equal(r.status, 200)
   t.match(r.body, { template: 'classic', custom: null, fallback: false })
   t.equal(storeRow(a.storeId).template, 'classic')
-  t.equal(storeThemeFor(svc, storeRow(a.storeId)).theme, classic.compiled)
+  t.equal(builtinOf(storeThemeFor(svc, storeRow(a.storeId))), classic.compiled)
   t.equal((await remove(a.storeId, a.token)).status, 200, 'removing when there is none changes nothing')
 
   const owner = createOwner(db)
@@ -252,11 +256,11 @@ t.test('a theme that fails while rendering falls back to the default theme, and 
   t.match(st, { name: 'custom', problems: [] })
 
   const context = { ...sampleContext('home'), store: { ...(sampleContext('home').store as object), name: 'Big Boom Bar' } }
-  const r = renderTheme(st.theme, { template: 'home', context })
+  const r = await draw(st, { template: 'home', context })
   t.equal(r.ok, false, 'the render failed and fell back')
   reportRenderProblems(svc, a.storeId, r.problems)
   const now = storeThemeFor(svc, storeRow(a.storeId))
-  t.equal(now.theme, classic.compiled, 'the next request gets the default theme at once')
+  t.equal(builtinOf(now), classic.compiled, 'the next request gets the default theme at once')
   t.match(now, { name: 'custom', problems: [{ file: 'templates/home.liquid', line: 1, code: 'render_error', message: /parts\.nothing_here/ }] })
 
   svc.committer.flush()
@@ -266,21 +270,27 @@ t.test('a theme that fails while rendering falls back to the default theme, and 
   reportRenderProblems(svc, a.storeId, r.problems)
   svc.committer.flush()
   t.equal(themeRow(a.storeId)!.version, version, 'the same problems again write nothing')
-  t.equal(storeThemeFor(svc, storeRow(a.storeId)).theme, classic.compiled, 'still the fallback after the write (read back from the table)')
+  t.equal(builtinOf(storeThemeFor(svc, storeRow(a.storeId))), classic.compiled, 'still the fallback after the write (read back from the table)')
 
   const again = await put(a.storeId, a.token, { template: 'custom' })
   t.match(again.body, { template: 'custom', fallback: false, problems: [] }, 'an owner change puts the theme back in service')
-  t.not(storeThemeFor(svc, storeRow(a.storeId)).theme, classic.compiled)
+  t.equal(storeThemeFor(svc, storeRow(a.storeId)).source.kind, 'custom')
 })
 
 t.test('a stored custom theme that no longer compiles falls back with its problems', async (t) => {
   const a = createAccount(db)
   // As if the reference changed after the upload: written past the upload validation.
   await svc.committer.write((d) => writeStoreTheme(d, a.storeId, 'classic', { template: 'custom', customFiles: { ...customFiles(), 'templates/cart.liquid': '{{ store.gone }}' } }))
-  const st = storeThemeFor(svc, storeRow(a.storeId))
-  t.equal(st.theme, classic.compiled)
-  t.match(st.problems, [{ file: 'templates/cart.liquid', line: 1, code: 'unknown_field' }])
   const view = await get(a.storeId, a.token)
+  t.match(view.body, { template: 'custom', fallback: true, custom: { valid: false, problems: [{ file: 'templates/cart.liquid' }] } }, 'the owner sees it before any visitor')
+  // Compiled by the theme pool with the first page: drawn by the default theme, the problems reported.
+  const drawn = await draw(storeThemeFor(svc, storeRow(a.storeId)), { template: 'home', context: sampleContext('home') })
+  t.equal(drawn.ok, false)
+  t.match(drawn.problems, [{ file: 'templates/cart.liquid', line: 1, code: 'unknown_field' }])
+  reportRenderProblems(svc, a.storeId, drawn.problems)
+  const st = storeThemeFor(svc, storeRow(a.storeId))
+  t.equal(builtinOf(st), classic.compiled)
+  t.match(st.problems, [{ file: 'templates/cart.liquid', line: 1, code: 'unknown_field' }])
   t.match(view.body, { template: 'custom', fallback: true, custom: { valid: false, problems: [{ file: 'templates/cart.liquid' }] } })
   t.ok(view.body.problems.length > 0)
 })
@@ -321,7 +331,7 @@ t.test('a custom theme may be uploaded as a zip archive, checked the same way', 
   t.equal(r.status, 200, JSON.stringify(r.body).slice(0, 300))
   t.match(r.body, { template: 'classic', custom: { file_count: Object.keys(classic.files).length, valid: true } }, 'one top-level folder is removed')
   await put(a.storeId, a.token, { template: 'custom' })
-  t.ok(renderTheme(storeThemeFor(svc, storeRow(a.storeId)).theme, { template: 'home', context: sampleContext('home') }).html.includes('ZIP-MARK'))
+  t.ok((await draw(storeThemeFor(svc, storeRow(a.storeId)), { template: 'home', context: sampleContext('home') })).html.includes('ZIP-MARK'))
   t.equal((await uploadZip(a.storeId, a.token, zipOf(customFiles('STORED-MARK'), { stored: true }))).status, 200, 'stored (not deflated) entries too')
 
   const before = themeRow(a.storeId)

@@ -1,7 +1,7 @@
 /** Reading a request body with a size limit and a deadline (uWS has neither of its own; docs/limits.md). */
 import type { HttpResponse } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
-import { jsonTooDeep, MAX_NESTING } from '../net/request-limits.ts'
+import { jsonShapeProblem, type ShapeLimit } from '../net/request-limits.ts'
 
 /** BODY_TIMEOUT_MS's default: the whole body within 30 s of the handler starting to read it. */
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000
@@ -54,19 +54,41 @@ export function readBody(res: HttpResponse, limit: number, declaredLength: numbe
 }
 
 /**
- * A JSON body, refused with 400 `bad_request` before parsing when it nests arrays/objects deeper
- * than MAX_NESTING (a byte scan, strings skipped), with 400 `malformed_json` when it does not parse.
+ * A JSON body, refused with 400 `bad_request` before parsing when its shape goes past JSON_SHAPE
+ * (a byte scan, strings skipped), with 400 `malformed_json` when it does not parse.
  */
 export function parseJsonBody(buf: Buffer): unknown {
-  checkNesting(buf)
+  checkShape(buf)
   try { return JSON.parse(buf.toString('utf8')) as unknown } catch { throw new ApiError('malformed_json') }
 }
 
-/** 400 `bad_request` for JSON nested deeper than MAX_NESTING (also for the MCP addresses, which parse their own bodies). */
-export function checkNesting(buf: Buffer): void {
-  if (jsonTooDeep(buf, MAX_NESTING)) {
-    throw new ApiError('bad_request', `The JSON body nests arrays and objects deeper than ${MAX_NESTING} levels.`, undefined, undefined, { max_depth: MAX_NESTING })
+const SHAPE_MESSAGES: Record<ShapeLimit, (max: number) => string> = {
+  depth: (max) => `The JSON body nests arrays and objects deeper than ${max} levels.`,
+  members: (max) => `An object of the JSON body has more than ${max} members.`,
+  elements: (max) => `An array of the JSON body has more than ${max} elements.`,
+  nodes: (max) => `The JSON body holds more than ${max} values.`,
+}
+
+/**
+ * 400 `bad_request` for a JSON body past JSON_SHAPE (docs/limits.md "Body shape"), before anything
+ * parses or validates it (also for the MCP addresses, which parse their own bodies). `details` names
+ * the limit: `max_depth`, `max_members`, `max_elements` or `max_nodes`.
+ */
+export function checkShape(buf: Buffer): void {
+  const p = jsonShapeProblem(buf)
+  if (p) throw new ApiError('bad_request', SHAPE_MESSAGES[p.limit](p.max), undefined, undefined, { [`max_${p.limit}`]: p.max })
+}
+
+/** Fields of one urlencoded form body (docs/limits.md "Body shape"); no page has more than a few dozen. */
+export const MAX_FORM_FIELDS = 1_000
+
+/** An `application/x-www-form-urlencoded` body, refused with 400 `bad_request` past MAX_FORM_FIELDS before it is parsed. */
+export function parseFormBody(buf: Buffer): URLSearchParams {
+  let fields = buf.length > 0 ? 1 : 0
+  for (let i = buf.indexOf(0x26); i !== -1; i = buf.indexOf(0x26, i + 1)) {
+    if (++fields > MAX_FORM_FIELDS) throw new ApiError('bad_request', `A form has at most ${MAX_FORM_FIELDS} fields.`, undefined, undefined, { max_fields: MAX_FORM_FIELDS })
   }
+  return new URLSearchParams(buf.toString('utf8'))
 }
 
 /** Whether a failure must also close the connection: the rest of a late body may still arrive. */

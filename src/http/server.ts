@@ -9,7 +9,7 @@ import { ApiError } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
-import { checkNesting, closesConnection, parseJsonBody, readBody } from './body.ts'
+import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
 import { headerLineBytes, headProblem } from '../net/request-limits.ts'
 import { corsHeaders, requestGuard, requestState, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
@@ -52,6 +52,11 @@ export interface RawCall {
   headers: Readonly<Record<string, string>>
   requestId: string
   ip: string
+  /**
+   * Spend `calls` more of the caller's rate budget (the POST itself spent one): a JSON-RPC batch
+   * costs one per message. Throws 429 `rate_limited`, spending nothing, when they do not all fit.
+   */
+  spend(calls: number): void
 }
 /** `body` null answers with an empty body (202 for JSON-RPC notifications). */
 export interface RawReply { status: number; body: string | null; headers?: Record<string, string> }
@@ -210,13 +215,17 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           throw new ApiError('forbidden', 'This Origin may not call the MCP server.')
         }
         const principal = authenticate(endpoint.auth, Object.fromEntries(new URLSearchParams(rawQuery)), publicRawLimiter)
+        // The budget the POST was charged to: per token, or per address on a public server.
+        const spend = (calls: number) => {
+          if (calls > 0) rate(principal ? limiter.take(principalKey(principal), calls) : publicRawLimiter.take(`ip:${ip}`, calls))
+        }
         const ctype = headers['content-type'] ?? ''
         const declared = headers['content-length'] ? Number(headers['content-length']) : null
         readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
           .then((body) => {
             if (!/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type', 'Send MCP messages as application/json.')
-            checkNesting(body)
-            return endpoint.handle({ principal, body, headers, requestId, ip })
+            checkShape(body)
+            return endpoint.handle({ principal, body, headers, requestId, ip, spend })
           })
           .then((r) => finish(r.status, r.body, r.headers))
           .catch(guard(fail))
@@ -313,7 +322,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
               if (decode && buf.length > 0) return decode(buf, headers)
               if (buf.length > 0 && ctype && !/^application\/([\w.+-]+\+)?json\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
               if (buf.length === 0) return undefined
-              return parseJsonBody(buf) // 400 for nesting deeper than MAX_NESTING, before JSON.parse
+              return parseJsonBody(buf) // 400 for a shape past JSON_SHAPE, before JSON.parse
             })
           // Only a form body can still bring the CSRF token; any other path runs without reading one.
           const formRead = route.form && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE'
@@ -354,7 +363,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
             readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
               .then((buf) => {
                 if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
-                const form = new URLSearchParams(buf.toString('utf8'))
+                const form = parseFormBody(buf)
                 if (csrfPending && !(principal?.kind === 'session' && csrfMatches(principal.csrf, form.get(CSRF_FIELD)))) throw csrfRefused()
                 run(form)
               })

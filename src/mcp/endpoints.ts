@@ -8,6 +8,7 @@ import type { Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { INVALID_REQUEST, McpServer, PARSE_ERROR, PROTOCOL_VERSIONS, type CallContext, type RpcAnswer } from './protocol.ts'
 import { MCP_SERVERS } from './servers/index.ts'
+import { rawNumericIds, stringifyAnswer } from './raw-ids.ts'
 import type { McpServerDef } from './tool.ts'
 
 export interface McpCall {
@@ -16,7 +17,12 @@ export interface McpCall {
   headers: Readonly<Record<string, string>>
   requestId: string
   ip: string
+  /** Spend `calls` more of the caller's rate budget; throws 429 when they do not fit (src/http/server.ts RawCall). */
+  spend(calls: number): void
 }
+
+/** Messages in one JSON-RPC batch (docs/mcp.md "Limits"); more is refused whole with -32600. */
+export const MAX_BATCH = 20
 export interface McpReply { status: number; body: string | null; headers?: Record<string, string> }
 export interface McpEndpoint {
   path: McpServerDef['path']
@@ -43,28 +49,34 @@ export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_
         if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
           return { status: 400, body: rpcError(INVALID_REQUEST, `Unsupported MCP-Protocol-Version ${version}; this server speaks ${PROTOCOL_VERSIONS.join(', ')}.`) }
         }
+        const text = call.body.toString('utf8')
         let parsed: unknown
         try {
-          parsed = JSON.parse(call.body.toString('utf8'))
+          parsed = JSON.parse(text)
         } catch {
           return { status: 400, body: rpcError(PARSE_ERROR, 'Parse error: the body is not JSON.') }
         }
         const ctx: CallContext = { svc, principal: call.principal, requestId: call.requestId, ip: call.ip }
+        // Numeric ids are echoed as written (JSON-RPC 2.0 §4), not as JSON.parse rounded them.
+        const rawIds = rawNumericIds(text)
         if (Array.isArray(parsed)) {
           // JSON-RPC batch (2024-11-05, 2025-03-26): one answer per request, 202 when all were notifications.
           if (parsed.length === 0) return { status: 400, body: rpcError(INVALID_REQUEST, 'Invalid Request: an empty batch.') }
-          const answers: RpcAnswer[] = []
-          for (const m of parsed) {
+          if (parsed.length > MAX_BATCH) return { status: 400, body: rpcError(INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} messages; this one has ${parsed.length}.`) }
+          // Every message costs what a POST of its own would (the POST paid for the first).
+          call.spend(parsed.length - 1)
+          const answers: string[] = []
+          for (const [i, m] of parsed.entries()) {
             const a = await server.answer(m, ctx)
-            if (a) answers.push(a)
+            if (a) answers.push(stringifyAnswer(a, rawIds[i]))
           }
-          return answers.length ? { status: 200, body: JSON.stringify(answers) } : { status: 202, body: null }
+          return answers.length ? { status: 200, body: `[${answers.join(',')}]` } : { status: 202, body: null }
         }
         const answer = await server.answer(parsed, ctx)
         if (!answer) return { status: 202, body: null }
         // A message that is not a request at all is a 400; every other answer, errors included, is a 200 (JSON-RPC over HTTP).
         const status = 'error' in answer && answer.error.code === INVALID_REQUEST ? 400 : 200
-        return { status, body: JSON.stringify(answer) }
+        return { status, body: stringifyAnswer(answer, rawIds[0]) }
       },
     }
   })

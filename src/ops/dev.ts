@@ -12,7 +12,7 @@ import { EVENT_CATALOG } from '../domain/webhook-events.ts'
 import { docNames, fetchDoc, searchDocs } from './dev-docs.ts'
 import { LIQUID_REFERENCE, THEME_LIMITS } from '../themes/reference.ts'
 import { BUILTIN_THEMES, builtinTheme } from '../themes/builtin/index.ts'
-import { validateTheme } from '../themes/validate.ts'
+import { checkTheme } from '../themes/pool.ts'
 import { extractSchema } from '../themes/schema.ts'
 import { PROBLEM_CODES } from '../themes/problems.ts'
 
@@ -166,8 +166,9 @@ export const validateThemeOp = defineOp({
   description: `Input \`files\`: a map of path → content (layout/theme.liquid, templates/<page>.liquid, sections/<name>.liquid), at most ${THEME_LIMITS.maxFiles} files and ${THEME_LIMITS.maxTotalBytes} bytes (422 beyond). Answers \`valid\` and every problem {file, line, column?, code, message}; the same check runs when an owner uploads a theme.`,
   input: v.object({ files: ThemeFilesSchema }),
   output: obj({ valid: { type: 'boolean' }, file_count: { type: 'integer' }, problems: { type: 'array', items: obj({ file: str, line: { type: 'integer' }, column: { type: 'integer' }, code: str, message: str }, ['file', 'line', 'code', 'message']) } }),
-  run: (_ctx, { files }) => {
-    const problems = validateTheme(files)
+  run: async (ctx, { files }) => {
+    // In the theme pool, never on the event loop; callers without a credential get the small budget.
+    const { problems } = await checkTheme(ctx.svc.themes, ctx.principal ? 'owner' : 'public', { kind: 'validate', files })
     return { valid: problems.length === 0, file_count: Object.keys(files).length, problems }
   },
 })

@@ -13,21 +13,32 @@ import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import { readStoreTheme, storeThemeVersion, writeRenderProblems, writeStoreTheme, type StoreThemeRecord, type ThemeValues } from '../storage/store-themes.ts'
 import { verticalOf } from '../domain/verticals.ts'
-import { compileTheme, type CompiledTheme, type ThemeFiles } from '../themes/compile.ts'
-import type { SectionValues } from '../themes/render.ts'
+import type { CompiledTheme, ThemeFiles } from '../themes/compile.ts'
+import { renderCompiled, renderTheme, type RenderInput, type RenderResult, type SectionValues } from '../themes/render.ts'
+import type { ThemeOutline } from '../themes/jobs.ts'
+import { checkTheme, overBudget } from '../themes/pool.ts'
 import type { Problem } from '../themes/problems.ts'
 import { checkValues, resolveSettings, type SectionSchema } from '../themes/schema.ts'
-import { validateTheme } from '../themes/validate.ts'
 import { THEME_LIMITS } from '../themes/reference.ts'
 import { BUILTIN_THEMES, builtinTheme, DEFAULT_THEME } from '../themes/builtin/index.ts'
 import { ThemeFilesSchema } from './dev.ts'
 import { named } from './docs-schemas.ts'
 
+/**
+ * What a store's pages are drawn with: a built-in theme, compiled here (the server's own code), or
+ * the store's uploaded theme, which only the theme pool parses and renders (src/themes/pool.ts).
+ */
+export type ThemeSource =
+  | { kind: 'builtin'; compiled: CompiledTheme }
+  | { kind: 'custom'; key: string; files: ThemeFiles }
+
 export interface StoreTheme {
   /** What the owner chose: a builtin theme key ('classic', 'market') or 'custom'. */
   name: string
   /** The theme to render: the chosen one, or the default builtin when the choice is broken/missing. */
-  theme: CompiledTheme
+  source: ThemeSource
+  /** The built-in theme drawn instead when the custom theme fails to draw a page. */
+  fallback: string
   /** Theme-wide settings values (layout schema) and per-section values the owner set. */
   settings: Record<string, unknown>
   sections: SectionValues
@@ -48,10 +59,10 @@ const chosenOf = (store: StoreRow, rec: StoreThemeRecord | undefined): string =>
 
 const valuesOf = (rec: StoreThemeRecord | undefined, name: string): ThemeValues => rec?.values[name] ?? {}
 
-// ---- caches: compiling a custom theme costs tens of milliseconds, so never per request ------------
+// ---- caches: a custom theme is compiled by the theme pool, so never per request ------------------
 
-/** Compiled custom themes per store, keyed by the upload time (a new upload is a new key). */
-const compiled = new Map<number, { uploadedAt: string; result: { theme?: CompiledTheme; problems: Problem[] } }>()
+/** Custom themes' outlines (or their compile problems) per store, keyed by the upload time. */
+const outlines = new Map<number, { uploadedAt: string; result: { outline?: ThemeOutline; problems: Problem[] } }>()
 /** What storeThemeFor answered per store, keyed by the store_themes row version (0: no row). */
 const answers = new Map<number, { version: number; template: string; fallback: string; theme: StoreTheme }>()
 /** Bounds memory when a server hosts many stores; evicting only costs a recompile. */
@@ -63,39 +74,55 @@ function remember<K, T>(map: Map<K, T>, key: K, value: T): void {
   if (map.size > CACHE_STORES) map.delete(map.keys().next().value as K)
 }
 
-function compileCustom(storeId: number, rec: StoreThemeRecord): { theme?: CompiledTheme; problems: Problem[] } {
-  const key = rec.customUploadedAt ?? ''
-  const hit = compiled.get(storeId)
-  if (hit && hit.uploadedAt === key) return hit.result
-  const result = compileTheme(rec.customFiles ?? {})
-  remember(compiled, storeId, { uploadedAt: key, result })
+/** Names one upload of one store: the pool's threads keep its compiled form under it. */
+const customKey = (storeId: number, rec: StoreThemeRecord): string => `${storeId}@${rec.customUploadedAt ?? ''}`
+
+/** The custom theme's schemas, or its compile problems: compiled in the theme pool, on an owner's budget. */
+async function customOutline(svc: Services, storeId: number, rec: StoreThemeRecord): Promise<{ outline?: ThemeOutline; problems: Problem[] }> {
+  const uploadedAt = rec.customUploadedAt ?? ''
+  const hit = outlines.get(storeId)
+  if (hit && hit.uploadedAt === uploadedAt) return hit.result
+  const result = await checkTheme(svc.themes, 'owner', { kind: 'outline', key: customKey(storeId, rec), files: rec.customFiles ?? {} })
+  // Out of time on a busy machine says nothing lasting about the theme: asked again next time.
+  if (!result.problems.some((p) => p.code === 'over_budget')) remember(outlines, storeId, { uploadedAt, result })
   return result
 }
 
-/** The theme named `name` for this store, compiled, or the problems why it cannot be. */
-function themeNamed(store: StoreRow, rec: StoreThemeRecord | undefined, name: string): { theme?: CompiledTheme; problems: Problem[] } {
+/** The theme named `name` for this store, its schemas, or the problems why it cannot be used. */
+async function themeNamed(svc: Services, store: StoreRow, rec: StoreThemeRecord | undefined, name: string): Promise<{ outline?: ThemeOutline; problems: Problem[] }> {
   if (name === CUSTOM) {
-    if (!rec?.customFiles) return { problems: [{ file: '', line: 0, code: 'missing_file', message: 'No custom theme is uploaded.' }] }
-    return compileCustom(store.id, rec)
+    if (!rec?.customFiles) return { problems: [noCustomTheme] }
+    return customOutline(svc, store.id, rec)
   }
   const b = builtinTheme(name)
-  return b ? { theme: b.compiled, problems: [] } : { problems: [{ file: '', line: 0, code: 'missing_file', message: `There is no builtin theme "${name}".` }] }
+  return b ? { outline: b.compiled, problems: [] } : { problems: [{ file: '', line: 0, code: 'missing_file', message: `There is no builtin theme "${name}".` }] }
 }
+
+const noCustomTheme: Problem = { file: '', line: 0, code: 'missing_file', message: 'No custom theme is uploaded.' }
 
 function build(store: StoreRow, rec: StoreThemeRecord | undefined): StoreTheme {
   const name = chosenOf(store, rec)
+  const fb = defaultThemeOf(store)
   const fallback = (problems: Problem[]): StoreTheme => {
-    const fb = defaultThemeOf(store)
     const values = valuesOf(rec, fb)
-    return { name, theme: builtinTheme(fb)!.compiled, settings: values.settings ?? {}, sections: values.sections ?? {}, problems }
+    return { name, source: { kind: 'builtin', compiled: builtinTheme(fb)!.compiled }, fallback: fb, settings: values.settings ?? {}, sections: values.sections ?? {}, problems }
   }
   // A theme that failed while rendering stays out of service until the owner changes the theme:
   // visitors get one consistent site, and no request pays for a failing render first.
-  if (rec && rec.renderProblems.length > 0 && name !== defaultThemeOf(store)) return fallback(rec.renderProblems)
-  const t = themeNamed(store, rec, name)
-  if (!t.theme) return fallback(t.problems)
+  if (rec && rec.renderProblems.length > 0 && name !== fb) return fallback(rec.renderProblems)
+  let source: ThemeSource
+  if (name === CUSTOM) {
+    // Not compiled here: the pool compiles it with the first page, and a theme that no longer
+    // compiles reports its problems like one that fails to render (out of service, owner told).
+    if (!rec?.customFiles) return fallback([noCustomTheme])
+    source = { kind: 'custom', key: customKey(store.id, rec), files: rec.customFiles }
+  } else {
+    const b = builtinTheme(name)
+    if (!b) return fallback([{ file: '', line: 0, code: 'missing_file', message: `There is no builtin theme "${name}".` }])
+    source = { kind: 'builtin', compiled: b.compiled }
+  }
   const values = valuesOf(rec, name)
-  return { name, theme: t.theme, settings: values.settings ?? {}, sections: values.sections ?? {}, problems: [] }
+  return { name, source, fallback: fb, settings: values.settings ?? {}, sections: values.sections ?? {}, problems: [] }
 }
 
 /** The theme a store's website renders with; cheap (cached per store and version), never throws. */
@@ -111,7 +138,7 @@ export function storeThemeFor(svc: Services, store: StoreRow): StoreTheme {
   } catch (err) {
     svc.log.error({ err, storeId: store.id }, 'store theme unavailable; rendering the default theme')
     const fb = defaultThemeOf(store)
-    return { name: fb, theme: builtinTheme(fb)!.compiled, settings: {}, sections: {}, problems: [{ file: '', line: 0, code: 'render_error', message: 'The theme could not be loaded.' }] }
+    return { name: fb, source: { kind: 'builtin', compiled: builtinTheme(fb)!.compiled }, fallback: fb, settings: {}, sections: {}, problems: [{ file: '', line: 0, code: 'render_error', message: 'The theme could not be loaded.' }] }
   }
 }
 
@@ -130,7 +157,7 @@ export function reportRenderProblems(svc: Services, storeId: number, problems: P
   // Out of service at once (the same version, so the next storeThemeFor answers the fallback
   // before the write commits); the committed row then says the same.
   if (hit && hit.template !== hit.fallback) {
-    remember(answers, storeId, { ...hit, theme: { ...hit.theme, theme: builtinTheme(hit.fallback)!.compiled, settings: {}, sections: {}, problems } })
+    remember(answers, storeId, { ...hit, theme: { ...hit.theme, source: { kind: 'builtin', compiled: builtinTheme(hit.fallback)!.compiled }, settings: {}, sections: {}, problems } })
   }
   svc.committer.write((db) => writeRenderProblems(db, storeId, version, template, problems))
     .catch((err: unknown) => svc.log.warn({ err, storeId }, 'could not record theme render problems'))
@@ -169,25 +196,46 @@ function sectionView(schema: SectionSchema, values: NonNullable<ThemeValues['sec
 }
 
 /** The owner's view of a store's theme (GET /restaurants/{id}/theme). */
-export function themeView(svc: Services, store: StoreRow) {
+export async function themeView(svc: Services, store: StoreRow) {
   const rec = readStoreTheme(svc.db, store.id)
   const name = chosenOf(store, rec)
   const values = valuesOf(rec, name)
-  const t = themeNamed(store, rec, name)
+  const t = await themeNamed(svc, store, rec, name)
   const shown = storeThemeFor(svc, store)
-  const custom = rec?.customFiles ? compileCustom(store.id, rec) : undefined
+  const custom = rec?.customFiles ? await customOutline(svc, store.id, rec) : undefined
+  // Pages fall back when the choice is out of service, or is a custom theme that does not compile.
+  const failing = shown.problems.length ? shown.problems : name === CUSTOM && !t.outline ? t.problems : []
   return {
     template: name,
     builtin_themes: Object.entries(BUILTIN_THEMES).map(([key, b]) => ({ key, title: b.title, description: b.description })),
-    settings: t.theme ? resolveSettings(t.theme.themeSettings, values.settings) : values.settings ?? {},
-    sections: t.theme ? Object.fromEntries([...t.theme.schemas].map(([n, s]) => [n, sectionView(s, values.sections?.[n])])) : values.sections ?? {},
+    settings: t.outline ? resolveSettings(t.outline.themeSettings, values.settings) : values.settings ?? {},
+    sections: t.outline ? Object.fromEntries([...t.outline.schemas].map(([n, s]) => [n, sectionView(s, values.sections?.[n])])) : values.sections ?? {},
     custom: rec?.customFiles && custom
       ? { file_count: Object.keys(rec.customFiles).length, uploaded_at: rec.customUploadedAt, valid: custom.problems.length === 0, problems: custom.problems }
       : null,
-    fallback: shown.theme !== t.theme,
+    fallback: failing.length > 0,
     // The default theme itself failing is shown too, though there is nothing to fall back from.
-    problems: shown.problems.length ? shown.problems : rec?.renderProblems ?? [],
+    problems: failing.length ? failing : rec?.renderProblems ?? [],
   }
+}
+
+/**
+ * Draw a page with a store's theme. A custom theme is drawn by the theme pool on a page's budget;
+ * when it fails the store's default built-in theme draws the page instead and the problems come
+ * back for reportRenderProblems. A pool too busy to take the page (or a thread that failed) is not
+ * the theme's fault: the built-in draws this page and nothing is reported.
+ */
+export async function drawPage(svc: Services, theme: StoreTheme, input: RenderInput): Promise<RenderResult> {
+  const { source } = theme
+  if (source.kind === 'builtin') return renderTheme(source.compiled, input)
+  const outcome = await svc.themes.run('page', { kind: 'render', key: source.key, files: source.files, input })
+    .catch((err: unknown) => { if (err instanceof ApiError) return null; throw err })
+  if (outcome?.ok && 'html' in outcome.value) return { html: outcome.value.html, ok: true, problems: [] }
+  const instead = renderCompiled(builtinTheme(theme.fallback)!.compiled, { template: input.template, context: input.context, ...(input.content !== undefined ? { content: input.content } : {}) })
+  if (outcome === null) return { html: instead, ok: true, problems: [] }
+  if (outcome.ok) return { html: instead, ok: false, problems: (outcome.value as { problems: Problem[] }).problems }
+  if (outcome.reason === 'failed') return { html: instead, ok: true, problems: [] }
+  return { html: instead, ok: false, problems: [overBudget(outcome.reason, 'page', svc.themes.budgets.page)] }
 }
 
 // ---- input ------------------------------------------------------------------------------------------
@@ -213,7 +261,7 @@ function check(errors: FieldErrors, at: string, schema: { name: string; settings
 }
 
 /** Owner values against a theme's schemas (docs/themes.md "Section schemas"); errors keyed by field path. */
-function checkUpdate(theme: CompiledTheme, input: Update): FieldErrors {
+function checkUpdate(theme: ThemeOutline, input: Update): FieldErrors {
   const errors: FieldErrors = {}
   check(errors, 'settings', { name: 'theme', settings: [...theme.themeSettings] }, input.settings, true)
   for (const [name, sec] of Object.entries(input.sections ?? {})) {
@@ -271,11 +319,11 @@ export const updateStoreTheme = defineOp({
     const store = storeOf(ctx)
     const rec = readStoreTheme(ctx.svc.db, store.id)
     const name = input.template ?? chosenOf(store, rec)
-    const t = themeNamed(store, rec, name)
-    if (!t.theme) {
+    const t = await themeNamed(ctx.svc, store, rec, name)
+    if (!t.outline) {
       throw invalid({ template: [name === CUSTOM ? 'Upload a valid custom theme first (PUT /restaurants/{id}/theme/custom).' : `The theme "${name}" cannot be used.`] })
     }
-    const errors = checkUpdate(t.theme, input)
+    const errors = checkUpdate(t.outline, input)
     if (Object.keys(errors).length) throw invalid(errors)
     const uploadedAt = rec?.customUploadedAt ?? null
     await ctx.svc.committer.write((db) => {
@@ -300,7 +348,8 @@ export const uploadCustomTheme = defineOp({
   access: { owner: 'restaurants:write' }, scope: ['store'], input: UploadBody, output: StoreThemeSchema,
   run: async (ctx, { files, activate }) => {
     const store = storeOf(ctx)
-    const problems = validateTheme(files as ThemeFiles)
+    // Parsed and trial-rendered in the theme pool, on an owner's budget (docs/themes.md "Limits").
+    const { problems } = await checkTheme(ctx.svc.themes, 'owner', { kind: 'validate', files: files as ThemeFiles })
     if (problems.length) {
       throw new ApiError('theme_invalid', `The theme has ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was stored.`, undefined, undefined, { problems })
     }

@@ -26,8 +26,8 @@ import { login, register, requestOtp, verifyOtp } from './customer-auth.ts'
 import { createAddress, deleteAddress, logout } from './customers.ts'
 import { invoke } from './invoke.ts'
 import type { Op } from './op.ts'
-import { storeThemeFor, reportRenderProblems } from './store-theme.ts'
-import { renderTheme, type ThemeContext } from '../themes/render.ts'
+import { drawPage, storeThemeFor, reportRenderProblems } from './store-theme.ts'
+import type { ThemeContext } from '../themes/render.ts'
 import type { TemplateName } from '../themes/reference.ts'
 import type { WebCart } from './website-cart.ts'
 
@@ -209,10 +209,10 @@ export function websiteContext(full: Services, store: StoreRow, visitor: Visitor
  * Render a page with the store's theme (src/ops/store-theme.ts). A theme that fails while rendering
  * falls back to the default theme — the page still works — and the owner is shown why (issue 15 item 1).
  */
-export function renderWebsitePage(svc: Services, store: StoreRow, visitor: Visitor, page: PageInput): string {
+export async function renderWebsitePage(svc: Services, store: StoreRow, visitor: Visitor, page: PageInput): Promise<string> {
   const theme = storeThemeFor(svc, store)
   const context = websiteContext(svc, store, visitor, page)
-  const r = renderTheme(theme.theme, {
+  const r = await drawPage(svc, theme, {
     template: page.template, context, sections: theme.sections, settings: theme.settings,
     ...(page.content !== undefined ? { content: page.content } : {}),
   })

@@ -12,7 +12,8 @@
  * - an in-memory database (`:memory:`, tests' own connections) cannot be opened twice: reads run
  *   inline there, as they do when GUESTS_WORKER=0.
  */
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import { spawnWorker } from '../threads/spawn.ts'
 import { resolve } from 'node:path'
 import type { Db } from './db.ts'
 import { ApiError } from '../errors.ts'
@@ -39,16 +40,8 @@ export interface GuestReader {
 
 const busy = (why: string) => new ApiError('unavailable', why, undefined, { 'Retry-After': String(RETRY_AFTER_S) })
 
-/** The worker's entry beside this file; from TypeScript sources it loads through tsx as the server does. */
-function spawn(path: string): Worker {
-  const ts = import.meta.url.endsWith('.ts')
-  const entry = new URL(`./guests-worker.${ts ? 'ts' : 'js'}`, import.meta.url)
-  // Explicit execArgv: the server's own flags (--cpu-prof, a test runner's hooks) are not the worker's business.
-  // Node 20 does not run `--import` in workers, so a TypeScript entry registers tsx's hooks itself first.
-  if (!ts) return new Worker(entry, { workerData: { path }, execArgv: [] })
-  const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`
-  return new Worker(boot, { eval: true, workerData: { path }, execArgv: [] })
-}
+/** The worker beside this file (src/threads/spawn.ts starts it from the sources or the build alike). */
+const spawn = (path: string): Worker => spawnWorker(new URL('./guests-worker.ts', import.meta.url), { workerData: { path } })
 
 export function createGuestReader(db: Db, opts: { log: Logger; worker?: boolean; maxInWorker?: number }): GuestReader {
   if (opts.worker === false || db.memory || db.name === '' || db.name === ':memory:') return inlineReader(db)

@@ -81,8 +81,12 @@ function scopeOf(theme: CompiledTheme, input: RenderInput): Record<string, unkno
   return scope
 }
 
-/** Render a compiled theme; throws a liquidjs error (with file and line) when the theme fails. */
-export function renderCompiled(theme: CompiledTheme, input: RenderInput): string {
+/**
+ * Render a compiled theme; throws a liquidjs error (with file and line) when the theme fails.
+ * `deadline` (performance.now() time) ends every render call of this page by then, instead of the
+ * engine's per-call THEME_LIMITS.renderLimitMs: a theme job's budget covers the whole job (pool.ts).
+ */
+export function renderCompiled(theme: CompiledTheme, input: RenderInput, deadline?: number): string {
   const scope = scopeOf(theme, input)
   const runtime: SectionRuntime = {
     sections: theme.sections,
@@ -90,7 +94,8 @@ export function renderCompiled(theme: CompiledTheme, input: RenderInput): string
   }
   const run = (file: string, tpl: CompiledTheme['layout'], extra: Record<string, unknown>): string => {
     const liquid = engine()
-    const ctx = new (liquidjs().Context)({ ...scope, ...extra }, liquid.options, { sync: true }, { liquid })
+    const renderLimit = deadline === undefined ? undefined : Math.max(1, deadline - performance.now())
+    const ctx = new (liquidjs().Context)({ ...scope, ...extra }, liquid.options, { sync: true, ...(renderLimit === undefined ? {} : { renderLimit }) }, { liquid })
     ctx.setRegister(SECTION_REGISTER, runtime)
     try {
       return liquid.renderSync(tpl, ctx) as string
@@ -116,9 +121,9 @@ const describe = (err: unknown): Problem => {
 }
 
 /** Render and report instead of throwing: the problem names the file and line that failed. */
-export function tryRender(theme: CompiledTheme, input: RenderInput): { html: string } | { problem: Problem } {
+export function tryRender(theme: CompiledTheme, input: RenderInput, deadline?: number): { html: string } | { problem: Problem } {
   try {
-    return { html: renderCompiled(theme, input) }
+    return { html: renderCompiled(theme, input, deadline) }
   } catch (err) {
     return { problem: describe(err) }
   }

@@ -35,6 +35,8 @@ export const CLOSE = {
   flood: { code: 4029, reason: 'rate_limited' },
   /** A frame nesting arrays/maps deeper than MAX_NESTING (docs/limits.md): RFC 6455 §7.4.1 policy violation. */
   tooDeep: { code: 1008, reason: 'nesting_too_deep' },
+  /** A frame past the other limits of JSON_SHAPE: members of a map, elements of an array, values in all (docs/limits.md). */
+  tooComplex: { code: 1008, reason: 'frame_too_complex' },
 } as const
 
 export interface CloseVerdict { readonly code: number; readonly reason: string }

@@ -25,7 +25,7 @@ import { refuse } from './upgrade.ts'
 import { addHeaderLine, clientAddress, NO_TRUST, peerAddress, type TrustProxy } from '../net/client-address.ts'
 import type { LiveSocket } from './socket.ts'
 import { connectionLimitsFor, type ConnectionLimits } from '../net/connection-limits.ts'
-import { headerLineBytes, headProblem, jsonTooDeep, msgpackTooDeep, type HeadLimits } from '../net/request-limits.ts'
+import { headerLineBytes, headProblem, jsonShapeProblem, msgpackShapeProblem, type HeadLimits } from '../net/request-limits.ts'
 
 /**
  * The largest frame uWS itself accepts on any socket. Messages between a socket's limit and this get
@@ -120,14 +120,16 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
         log.info({ socket: ws.getUserData().id, kind, bytes: msg.byteLength, limit: maxMessageBytes }, 'websocket message too big')
         return ws.end(CLOSE.tooBig.code, CLOSE.tooBig.reason)
       }
-      // Floods and deep nesting end the socket before any decoding (docs/limits.md).
+      // Floods and frames past the shape limits end the socket before any decoding (docs/limits.md).
       if (ws.getUserData().lease?.allowMessage() === false) {
         log.info({ socket: ws.getUserData().id, kind }, 'websocket message flood')
         return ws.end(CLOSE.flood.code, CLOSE.flood.reason)
       }
-      if ((isBinary ? msgpackTooDeep : jsonTooDeep)(new Uint8Array(msg))) {
-        log.info({ socket: ws.getUserData().id, kind }, 'websocket message nested too deep')
-        return ws.end(CLOSE.tooDeep.code, CLOSE.tooDeep.reason)
+      const shape = (isBinary ? msgpackShapeProblem : jsonShapeProblem)(new Uint8Array(msg))
+      if (shape) {
+        log.info({ socket: ws.getUserData().id, kind, limit: shape.limit }, 'websocket message past the shape limits')
+        const verdict = shape.limit === 'depth' ? CLOSE.tooDeep : CLOSE.tooComplex
+        return ws.end(verdict.code, verdict.reason)
       }
       return message?.(ws, msg, isBinary)
     }),

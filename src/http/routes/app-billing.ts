@@ -4,10 +4,11 @@
  * (`{site_url}/api/app/usage`) that takes HTML form fields (api-v1 §4.10), decoded to the same input.
  */
 import { bind } from '../bind.ts'
+import { parseFormBody } from '../body.ts'
 import { appEarningsOp, reportUsage } from '../../ops/app-billing.ts'
 import { listInstallations, uninstallApp } from '../../ops/app-uninstall.ts'
 
-const form = (body: Buffer): unknown => Object.fromEntries(new URLSearchParams(body.toString('utf8')))
+const form = (body: Buffer): unknown => Object.fromEntries(parseFormBody(body))
 
 export const appBillingRoutes = [
   bind(reportUsage, { method: 'POST', path: '/api/app/usage', site: true, auth: 'owner', decoders: { 'application/x-www-form-urlencoded': form } }),

@@ -106,8 +106,8 @@ const CACHE = { 'Cache-Control': 'private, no-cache', Vary: 'Cookie' }
  * A themed page: weak ETag of the rendered HTML, 304 when the browser has it. The 304 carries no
  * Content-Security-Policy, so the browser keeps the stored one that matches the stored page's nonce.
  */
-function htmlPage(r: Request, h: Readonly<Record<string, string>>, status: number, page: Omit<PageInput, 'nonce'>): Reply {
-  const marked = renderWebsitePage(r.svc, r.store, r.visitor, { ...page, nonce: NONCE_MARK })
+async function htmlPage(r: Request, h: Readonly<Record<string, string>>, status: number, page: Omit<PageInput, 'nonce'>): Promise<Reply> {
+  const marked = await renderWebsitePage(r.svc, r.store, r.visitor, { ...page, nonce: NONCE_MARK })
   const withScript = marked.replace(/<\/body>/i, `<script nonce="${NONCE_MARK}">${WEBSITE_SCRIPT}</script></body>`)
   const etag = `W/"${createHash('sha256').update(withScript).digest('base64url').slice(0, 27)}"`
   const cookies: Record<string, string> = r.setCookies.length ? { 'Set-Cookie': r.setCookies.join('\n') } : {}

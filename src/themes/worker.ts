@@ -1,0 +1,26 @@
+/**
+ * A theme pool thread (src/themes/pool.ts): answers `{id, job}` with `{id, ok, value}` or
+ * `{id, ok: false, error}`, one job at a time. It says `ready` once the engine is loaded, so a
+ * job's time budget never pays for starting the thread.
+ */
+import { parentPort } from 'node:worker_threads'
+import { engine } from './engine.ts'
+import { runThemeJob, type ThemeJob } from './jobs.ts'
+
+export type ToWorker = { id: number; job: ThemeJob }
+export type FromWorker = { ready: true } | { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string }
+
+const port = parentPort
+if (!port) throw new Error('src/themes/worker.ts runs as a worker thread (src/themes/pool.ts starts it)')
+
+engine()
+port.on('message', ({ id, job }: ToWorker) => {
+  let reply: FromWorker
+  try {
+    reply = { id, ok: true, value: runThemeJob(job) }
+  } catch (err) {
+    reply = { id, ok: false, error: err instanceof Error ? err.message : String(err) }
+  }
+  port.postMessage(reply)
+})
+port.postMessage({ ready: true } satisfies FromWorker)
