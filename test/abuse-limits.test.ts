@@ -10,7 +10,8 @@ import { startServer } from './helpers/server.ts'
 import { counts, createAccount, envelopeProblem, postOrder } from './helpers/fixtures.ts'
 import { exchange, head } from './helpers/raw-http.ts'
 import { rawUpgrade } from './helpers/raw-ws.ts'
-import { MAX_NESTING } from '../src/net/request-limits.ts'
+import { JSON_SHAPE, MAX_NESTING } from '../src/net/request-limits.ts'
+import { MAX_FORM_FIELDS } from '../src/http/body.ts'
 
 const BODY_TIMEOUT_MS = 1000
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000', BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) })
@@ -97,6 +98,28 @@ t.test(`a JSON body nested deeper than ${MAX_NESTING} levels: 400 bad_request be
   const after = counts(db)
   t.equal(after.orders, before.orders + 1, 'only the string-bracket order was written')
   t.equal((await s.req('GET', s.site + '/healthz')).status, 200, 'the server is fine')
+})
+
+t.test('a JSON body past the shape limits (members, elements, values): 400 bad_request naming the limit, before parsing', async (t) => {
+  const before = counts(db)
+  const post = (raw: string) => s.req('POST', ordersPath, { token: acct.token, raw, headers: { 'content-type': 'application/json' } })
+  const list = (n: number, el: string) => Array(n).fill(el).join(',')
+  for (const [what, raw, detail] of [
+    ['an object of one member too many', `{"type":"takeaway","items":[],"note":{${Array.from({ length: JSON_SHAPE.members + 1 }, (_, i) => `"k${i}":1`).join(',')}}}`, { max_members: JSON_SHAPE.members }],
+    ['an array of one element too many', `{"type":"takeaway","items":[${list(JSON_SHAPE.elements + 1, '0')}]}`, { max_elements: JSON_SHAPE.elements }],
+    ['one value too many in all', `{"type":"takeaway","items":[${list(JSON_SHAPE.nodes / 10, `[${list(9, '0')}]`)}]}`, { max_nodes: JSON_SHAPE.nodes }],
+  ] as const) {
+    const r = await post(raw)
+    t.equal(r.status, 400, `${what}: 400`)
+    t.equal(envelopeProblem(r.body, 'bad_request'), null)
+    t.same(r.body.details, detail, `${what}: details name the limit`)
+  }
+  const atLimit = await post(`{"type":"takeaway","items":[${list(JSON_SHAPE.elements, '0')}]}`)
+  t.equal(atLimit.status, 422, `${JSON_SHAPE.elements} elements parse and reach validation`)
+  const form = await s.req('POST', `${s.site}/api/app/usage`, { token: acct.token, raw: 'a=1&'.repeat(MAX_FORM_FIELDS) + 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  t.equal(form.status, 400, 'a form of one field too many')
+  t.same(form.body.details, { max_fields: MAX_FORM_FIELDS })
+  t.same(counts(db), before, 'nothing written')
 })
 
 /** POST the order's head at once, then its body one byte every `everyMs`; resolves when the server closes. */

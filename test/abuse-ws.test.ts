@@ -107,6 +107,14 @@ t.test(`frames nested deeper than ${MAX_NESTING} levels are closed with 1008 bef
   t.equal((await s.req('GET', s.site + '/healthz')).status, 200, 'the server is fine')
 })
 
+t.test('a frame declaring more elements than JSON_SHAPE allows is closed with 1008 before decoding', async (t) => {
+  const d = createDriver(db, acct.ownerId, acct.storeId)
+  const ws = await RawWs.open(s.port, `${DRIVER}?format=msgpack`, driverHeaders(d.token, client()))
+  ws.send(OP.binary, Buffer.from([0xdc, 0xff, 0xff, 0x01, 0x02])) // array16 of 65535 elements, two present
+  t.same(await ws.ending(), { code: 1008, reason: 'frame_too_complex' })
+  t.equal((await s.req('GET', s.site + '/healthz')).status, 200, 'the server is fine')
+})
+
 /** The msgpack `error` frame for a decodable frame that is not an object (the socket still open). */
 async function shallowAnswer(ws: RawWs): Promise<boolean> {
   const { Packr } = await import('msgpackr')

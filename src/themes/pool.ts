@@ -29,7 +29,7 @@ import type { FromWorker, ToWorker } from './worker.ts'
 export type ThemeCaller = 'page' | 'owner' | 'public'
 
 /** Time a job of each class may take, start to end (compile and every render), in ms. */
-export const THEME_BUDGETS_MS: Readonly<Record<ThemeCaller, number>> = { page: 500, owner: 5000, public: 250 }
+export const THEME_BUDGETS_MS: Readonly<Record<ThemeCaller, number>> = { page: 500, owner: 2000, public: 250 }
 /** Jobs of each class in the pool at once, running or waiting. */
 export const THEME_QUEUE_CAPS: Readonly<Record<ThemeCaller, number>> = { page: 64, owner: 8, public: 4 }
 /** Order in which waiting jobs start. */
@@ -44,14 +44,14 @@ export const RETRY_AFTER_S = 1
 export type JobFailure = 'time' | 'memory' | 'failed'
 export type JobOutcome<T> = { ok: true; value: T } | { ok: false; reason: JobFailure }
 
-type Job = Omit<ThemeJob, 'budgetMs'>
-type JobOf<K extends ThemeJob['kind']> = K extends ThemeJob['kind'] ? Omit<Extract<ThemeJob, { kind: K }>, 'budgetMs'> : never
+/** A job as callers give it: the pool sets its budget from the caller's class. */
+type Job = ThemeJob extends infer J ? (J extends ThemeJob ? Omit<J, 'budgetMs'> : never) : never
 
 export interface ThemePool {
   /** Each class's time budget in ms (THEME_BUDGETS_MS unless a test set others). */
   readonly budgets: Readonly<Record<ThemeCaller, number>>
   /** Run a job for a caller of `cls`; rejects with 503 `unavailable` when that class's share is full. */
-  run<K extends ThemeJob['kind']>(cls: ThemeCaller, job: JobOf<K>): Promise<JobOutcome<ThemeJobResults[K]>>
+  run<J extends Job>(cls: ThemeCaller, job: J): Promise<JobOutcome<ThemeJobResults[J['kind']]>>
   /** Jobs in the pool now (running or waiting), by class. */
   load(): Record<ThemeCaller, number>
   /** Ends the threads; jobs still in the pool answer 503. */
@@ -80,9 +80,11 @@ const busy = (why: string) => new ApiError('unavailable', why, undefined, { 'Ret
 export interface ThemePoolOptions {
   workers: number
   log: Logger
-  /** Tests: other budgets and caps than the documented ones. */
+  /** Tests: other budgets, caps, grace and heap than the documented ones. */
   budgets?: Partial<Record<ThemeCaller, number>>
   caps?: Partial<Record<ThemeCaller, number>>
+  graceMs?: number
+  heapMb?: number
 }
 
 export function createThemePool(opts: ThemePoolOptions): ThemePool {
@@ -103,11 +105,12 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
 
   function start(slot: Slot, p: Pending): void {
     slot.job = p
-    // unref: a job in flight must not hold the process open at shutdown (close() ends it).
+    slot.worker.ref() // a job in flight keeps the process alive until it is answered
+    // The watchdog: a job its own render limit could not stop ends with its thread.
     slot.timer = setTimeout(() => {
       slot.ending = 'time'
       void slot.worker.terminate()
-    }, p.job.budgetMs + GRACE_MS).unref()
+    }, p.job.budgetMs + (opts.graceMs ?? GRACE_MS)).unref()
     slot.worker.postMessage({ id: p.id, job: p.job } satisfies ToWorker)
   }
 
@@ -127,15 +130,16 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
 
   function spawn(): void {
     const worker = spawnWorker(new URL('./worker.ts', import.meta.url), {
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 32 },
+      resourceLimits: { maxOldGenerationSizeMb: opts.heapMb ?? WORKER_HEAP_MB, maxYoungGenerationSizeMb: Math.min(32, opts.heapMb ?? 32) },
     })
-    worker.unref() // the listener keeps the server alive; an idle pool must not
     const slot: Slot = { worker, ready: false, job: null, timer: null, ending: null }
     slots.add(slot)
     worker.on('message', (m: FromWorker) => {
       if ('ready' in m) {
         slot.ready = true
-        return pump()
+        pump()
+        if (!slot.job) worker.unref()
+        return
       }
       const p = slot.job
       if (!p || p.id !== m.id) return
@@ -148,6 +152,8 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
         p.settle({ ok: false, reason: 'failed' })
       }
       pump()
+      // An idle thread must not keep the process alive; a thread starting or busy does (start() refs it).
+      if (!slot.job) worker.unref()
     })
     worker.on('error', (err: Error & { code?: string }) => {
       if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') slot.ending = 'memory'
@@ -176,12 +182,12 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
 
   return {
     budgets,
-    run<K extends ThemeJob['kind']>(cls: ThemeCaller, job: JobOf<K>): Promise<JobOutcome<ThemeJobResults[K]>> {
+    run<J extends Job>(cls: ThemeCaller, job: J): Promise<JobOutcome<ThemeJobResults[J['kind']]>> {
       if (closed) return Promise.reject(busy('The server is shutting down.'))
       if (inPool[cls] >= caps[cls]) return Promise.reject(busy('Too many themes are being checked or rendered; retry shortly.'))
       inPool[cls]++
       return new Promise((settle, refuse) => {
-        waiting[cls].push({ id: ++seq, cls, job: { ...(job as Job), budgetMs: budgets[cls] } as ThemeJob, settle: settle as Pending['settle'], refuse })
+        waiting[cls].push({ id: ++seq, cls, job: { ...job, budgetMs: budgets[cls] } as ThemeJob, settle: settle as Pending['settle'], refuse })
         pump()
       })
     },
@@ -211,9 +217,9 @@ export function overBudget(reason: 'time' | 'memory', cls: ThemeCaller, budgetMs
  * Run a validate or outline job: a job out of time or memory answers the `over_budget` problem; a
  * thread that failed otherwise answers 503 (nothing about the theme is known).
  */
-export async function checkTheme<K extends 'validate' | 'outline'>(pool: ThemePool, cls: ThemeCaller, job: JobOf<K>): Promise<ThemeJobResults[K]> {
-  const r = await pool.run<K>(cls, job)
+export async function checkTheme<J extends Extract<Job, { kind: 'validate' | 'outline' }>>(pool: ThemePool, cls: ThemeCaller, job: J): Promise<ThemeJobResults[J['kind']]> {
+  const r = await pool.run(cls, job)
   if (r.ok) return r.value
   if (r.reason === 'failed') throw busy('The theme could not be checked; retry shortly.')
-  return { problems: [overBudget(r.reason, cls, pool.budgets[cls])] } as ThemeJobResults[K]
+  return { problems: [overBudget(r.reason, cls, pool.budgets[cls])] }
 }

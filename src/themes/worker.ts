@@ -6,6 +6,7 @@
 import { parentPort } from 'node:worker_threads'
 import { engine } from './engine.ts'
 import { runThemeJob, type ThemeJob } from './jobs.ts'
+import { lowerThreadPriority } from '../threads/spawn.ts'
 
 export type ToWorker = { id: number; job: ThemeJob }
 export type FromWorker = { ready: true } | { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string }
@@ -13,6 +14,8 @@ export type FromWorker = { ready: true } | { id: number; ok: true; value: unknow
 const port = parentPort
 if (!port) throw new Error('src/themes/worker.ts runs as a worker thread (src/themes/pool.ts starts it)')
 
+// Theme work is what a busy machine may delay, never the requests of every other tenant.
+lowerThreadPriority()
 engine()
 port.on('message', ({ id, job }: ToWorker) => {
   let reply: FromWorker

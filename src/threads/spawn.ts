@@ -3,6 +3,8 @@
  * or from the `dist/` build alike. Shared by the guest reader (src/storage/guests-reader.ts) and the
  * theme pool (src/themes/pool.ts).
  */
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
 import { Worker, type WorkerOptions } from 'node:worker_threads'
 
 /**
@@ -16,4 +18,16 @@ export function spawnWorker(entry: URL, opts: Omit<WorkerOptions, 'eval' | 'exec
   if (!fromSources) return new Worker(new URL(entry.href.replace(/\.ts$/, '.js')), { ...opts, execArgv: [] })
   const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}) })`
   return new Worker(boot, { ...opts, eval: true, execArgv: [] })
+}
+
+/**
+ * Called inside a worker: lower this thread's CPU priority (Linux nice applies per thread), so on a
+ * busy machine the kernel serves the event loop first and the worker's background work after it.
+ * Elsewhere, or when /proc is not there, nothing changes.
+ */
+export function lowerThreadPriority(nice = 10): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice)
+  } catch { /* not Linux, or not allowed: the thread keeps the process's priority */ }
 }
