@@ -82,7 +82,7 @@ const EnvSchema = v.object({
   DEMO_SEED: bool(true),
   /** Guest reports in a worker thread (docs/operations.md "Guests and segments"); `0` runs them on the event loop. */
   GUESTS_WORKER: bool(true),
-  /** Threads that parse and render themes that are not built in (src/themes/pool.ts, docs/themes.md "Limits"). */
+  /** Threads that parse and render themes that are not built in (src/themes/pool.ts, docs/themes.md "Budgets: the theme pool"). */
   THEME_WORKERS: v.pipe(int(1, 1), max(16)),
   /** The mobile-shell app group (api-v1 §4.9, docs/app-shell.md); `0` removes its routes. */
   APP_GROUP: bool(true),

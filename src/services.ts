@@ -71,7 +71,7 @@ export interface Services {
   metrics: Metrics
   /** Guest reports, off the event loop (src/storage/guests-reader.ts; docs/operations.md "Guests and segments"). */
   guests: GuestReader
-  /** Threads that parse and render themes that are not built in (src/themes/pool.ts; docs/themes.md "Limits"). */
+  /** Threads that parse and render themes that are not built in (src/themes/pool.ts; docs/themes.md "Budgets: the theme pool"). */
   themes: ThemePool
   actors: {
     stores: Registry<number, StoreState | null, StoreMsg>

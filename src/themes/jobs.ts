@@ -1,5 +1,5 @@
 /**
- * What the theme pool's worker threads do (src/themes/pool.ts, docs/themes.md "Limits"): every
+ * What the theme pool's worker threads do (src/themes/pool.ts, docs/themes.md "Budgets: the theme pool"): every
  * parse and render of a theme that is not built in — an owner's upload, a developer's
  * `validate_theme`, a store website page drawn with a custom theme — runs here, never on the
  * server's event loop. Compiling a 1 MB theme takes most of a second and a hostile template can

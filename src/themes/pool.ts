@@ -1,5 +1,5 @@
 /**
- * The theme pool (issue 31 item 1; docs/themes.md "Limits"): a few worker threads (THEME_WORKERS,
+ * The theme pool (issue 31 item 1; docs/themes.md "Budgets: the theme pool"): a few worker threads (THEME_WORKERS,
  * one by default) that parse and render every theme that is not built in (src/themes/jobs.ts), so
  * no upload, `validate_theme` call or custom-themed page can hold the event loop that serves every
  * tenant. Built-in themes are the server's own code and render inline.
@@ -29,7 +29,7 @@ import type { FromWorker, ToWorker } from './worker.ts'
 export type ThemeCaller = 'page' | 'owner' | 'public'
 
 /** Time a job of each class may take, start to end (compile and every render), in ms. */
-export const THEME_BUDGETS_MS: Readonly<Record<ThemeCaller, number>> = { page: 500, owner: 2000, public: 250 }
+export const THEME_BUDGETS_MS: Readonly<Record<ThemeCaller, number>> = { page: 500, owner: 2000, public: 500 }
 /** Jobs of each class in the pool at once, running or waiting. */
 export const THEME_QUEUE_CAPS: Readonly<Record<ThemeCaller, number>> = { page: 64, owner: 8, public: 4 }
 /** Order in which waiting jobs start. */
@@ -205,7 +205,7 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
   }
 }
 
-/** The problem a job answers when it ran out of time or memory (docs/themes.md "Limits"). */
+/** The problem a job answers when it ran out of time or memory (docs/themes.md "Budgets: the theme pool"). */
 export function overBudget(reason: 'time' | 'memory', cls: ThemeCaller, budgetMs: number): Problem {
   const message = reason === 'time'
     ? `checking or rendering the theme took longer than its ${budgetMs} ms budget${cls === 'public' ? ' for callers without a credential (an owner token gets a larger one)' : ''}`

@@ -39,5 +39,5 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, string>> = {
   section_not_allowed: 'a {% section %} tag inside a section',
   missing_content_for_layout: 'the layout never outputs {{ content_for_layout }}',
   render_error: 'rendering with a sample store failed (e.g. a field of a loop variable that does not exist)',
-  over_budget: 'checking or rendering the theme took more time or memory than its budget allows (docs/themes.md "Limits")',
+  over_budget: 'checking or rendering the theme took more time or memory than its budget allows (docs/themes.md "Budgets: the theme pool")',
 }

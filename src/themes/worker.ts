@@ -1,10 +1,11 @@
 /**
  * A theme pool thread (src/themes/pool.ts): answers `{id, job}` with `{id, ok, value}` or
- * `{id, ok: false, error}`, one job at a time. It says `ready` once the engine is loaded, so a
- * job's time budget never pays for starting the thread.
+ * `{id, ok: false, error}`, one job at a time. It says `ready` once the engine is loaded and warm,
+ * so a job's time budget never pays for starting the thread.
  */
 import { parentPort } from 'node:worker_threads'
 import { engine } from './engine.ts'
+import { builtinTheme, DEFAULT_THEME } from './builtin/index.ts'
 import { runThemeJob, type ThemeJob } from './jobs.ts'
 import { lowerThreadPriority } from '../threads/spawn.ts'
 
@@ -16,7 +17,10 @@ if (!port) throw new Error('src/themes/worker.ts runs as a worker thread (src/th
 
 // Theme work is what a busy machine may delay, never the requests of every other tenant.
 lowerThreadPriority()
+// Warm up before saying ready: a cold engine takes several times longer on its first theme, which a
+// small budget would count against the first caller's theme.
 engine()
+runThemeJob({ kind: 'validate', files: builtinTheme(DEFAULT_THEME)!.files, budgetMs: 60_000 })
 port.on('message', ({ id, job }: ToWorker) => {
   let reply: FromWorker
   try {
