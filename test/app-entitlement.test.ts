@@ -3,8 +3,9 @@
  * docs/billing.md "Plans and entitlements", docs/apps.md "Calling the API"). Its access token is
  * refused with 403 `feature_not_in_plan` on every front door as soon as the entitlement goes —
  * REST, the admin MCP server (the official SDK client), new sockets, and open sockets close with
- * 4003 — when the operator's CLI revokes it from another process; granting it back makes the same
- * token work again. The account's own token and other accounts' apps are untouched throughout.
+ * 4003 — whether the operator's CLI revokes it from another process or the account's own plan
+ * change (a pause, in this process) does; granting it back makes the same token work again. The
+ * account's own token and other accounts' apps are untouched throughout.
  */
 import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
@@ -76,4 +77,22 @@ t.test('the CLI revokes apps from another process: REST, MCP and sockets refuse 
   await again.next((f) => f.type === 'snapshot')
   await again.close()
   await other.close()
+})
+
+t.test('the account\'s own plan change in this process (a pause falls back to the free plan) stops the app at once', async (t) => {
+  const a = createAccount(db) // pro: apps from the subscription
+  const { accessToken } = installTestApp(db, app.id, a.ownerId)
+  const board = await WsClient.open(`${wsBase(s)}/ws/orders/${a.storeId}`, { token: accessToken })
+  await board.next((f) => f.type === 'snapshot')
+
+  t.equal((await s.req('POST', '/subscription/pause', { token: a.token })).status, 200, 'paused')
+  refusedForPlan(t, await s.req('GET', `/restaurants/${a.storeId}/orders`, { token: accessToken }), 'REST')
+  // The free plan lacks `mcp` too: the app's refusal comes first, at authentication.
+  t.match((await mcpList(accessToken)).json, { code: 'feature_not_in_plan', details: { feature: 'apps' } }, 'MCP')
+  // No other process wrote, so the database watcher sees nothing: the change itself re-checks the socket.
+  t.match(await board.closedWithin(2000), { code: 4003, reason: 'feature_not_in_plan' }, 'the open socket closes')
+
+  t.equal((await s.req('POST', '/subscription/resume', { token: a.token })).status, 200, 'resumed')
+  t.equal((await s.req('GET', `/restaurants/${a.storeId}/orders`, { token: accessToken })).status, 200, 'the app works again')
+  t.equal((await mcpList(accessToken)).status, 200)
 })
