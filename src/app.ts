@@ -9,7 +9,7 @@ import { openDb, type Db } from './storage/db.ts'
 import { syncPlatformPlans } from './storage/plans.ts'
 import { isSuspended } from './storage/accounts.ts'
 import { createResellerQueries } from './storage/reseller.ts'
-import { refusingSuspended } from './auth/suspension.ts'
+import { gated } from './auth/account-gate.ts'
 import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
 import { withStoreCache } from './storage/store-cache.ts'
@@ -125,18 +125,19 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
     payments: createPaymentProvider(config),
     kds: noKds,
     // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
-    // A suspended account's tokens of every family answer 403 account_suspended (src/auth/suspension.ts).
+    // Each is gated by its account (src/auth/account-gate.ts): a suspended account's tokens of every
+    // family answer 403 account_suspended; an app's token, 403 feature_not_in_plan without `apps`.
     auth: {
       none: () => null,
-      owner: refusingSuspended(db, (input) => (input.bearer ? owner.resolve(input.bearer) : null)),
-      driver: refusingSuspended(db, (input) => (input.bearer ? driverAuth.resolve(input.bearer) : null)),
-      staff: refusingSuspended(db, (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null)),
-      customer: refusingSuspended(db, (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null)),
-      storefront: refusingSuspended(db, (input) => (input.headers['x-storefront-token'] ? storefrontAuth.resolve(input.headers['x-storefront-token']) : null)),
+      owner: gated(db, (input) => (input.bearer ? owner.resolve(input.bearer) : null)),
+      driver: gated(db, (input) => (input.bearer ? driverAuth.resolve(input.bearer) : null)),
+      staff: gated(db, (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null)),
+      customer: gated(db, (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null)),
+      storefront: gated(db, (input) => (input.headers['x-storefront-token'] ? storefrontAuth.resolve(input.headers['x-storefront-token']) : null)),
       // Only routes declaring `auth: 'session'` ask for it (site pages; never /api/v1: src/http/server.ts).
-      session: refusingSuspended(db, (input) => sessionAuth.resolve(input.headers.cookie)),
+      session: gated(db, (input) => sessionAuth.resolve(input.headers.cookie)),
       // The owner's mobile shell (api-v1 §4.9): only the /app routes declare it (docs/app-shell.md).
-      shell: refusingSuspended(db, (input) => (input.bearer ? shellAuth.resolve(input.bearer) : null)),
+      shell: gated(db, (input) => (input.bearer ? shellAuth.resolve(input.bearer) : null)),
     },
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
     lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db), requests: drain.requests },

@@ -1,7 +1,8 @@
 /**
  * Rate limits over HTTP (api-v1 §8), with RATE_LIMIT_PER_MINUTE=5: X-RateLimit-* on every response,
  * the 6th request is 429 `rate_limited` with Retry-After, budgets are per token, and
- * unauthenticated traffic is limited per client address.
+ * unauthenticated traffic is limited per client address — except the health probes, which are not
+ * limited at all (issue 31 item 7, docs/running.md "Health and readiness").
  */
 import t from 'tap'
 import { startServer, type Res } from './helpers/server.ts'
@@ -81,4 +82,33 @@ t.test('the default is 120 per minute', async (t) => {
   const r = await s.req('GET', '')
   t.equal(r.headers.get('x-ratelimit-limit'), '120')
   t.equal(r.headers.get('x-ratelimit-remaining'), '119')
+})
+
+t.test('health probes are never limited: 500 each from one address answer 200, other calls still 429', async (t) => {
+  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '5' })
+  t.teardown(() => s.close())
+  const acct = createAccount(s.app.svc.db)
+  /** `n` GETs of `path`, 50 at a time; the statuses seen, with how often. */
+  const poll = async (path: string, n: number) => {
+    const seen: Record<number, number> = {}
+    for (let i = 0; i < n; i += 50) {
+      for (const r of await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => fetch(s.site + path).then(async (r) => { await r.arrayBuffer(); return r })))) {
+        seen[r.status] = (seen[r.status] ?? 0) + 1
+      }
+    }
+    return seen
+  }
+  t.same(await poll('/healthz', 500), { 200: 500 }, '/healthz: 500 answers, all 200')
+  t.same(await poll('/readyz', 500), { 200: 500 }, '/readyz: 500 answers, all 200')
+  const first = await s.req('GET', `/menu/${acct.storeId}`)
+  t.equal(first.status, 200)
+  t.equal(first.headers.get('x-ratelimit-remaining'), '4', 'the probes spent none of the address\'s budget')
+  const rest = await Promise.all([1, 2, 3, 4].map(() => s.req('GET', `/menu/${acct.storeId}`)))
+  t.same(rest.map((r) => r.status), [200, 200, 200, 200])
+  isError(t, await s.req('GET', `/menu/${acct.storeId}`), 429, 'rate_limited', 'another unauthenticated route, over the budget')
+  isError(t, await s.req('GET', s.site + '/nope'), 429, 'rate_limited', 'an unknown address')
+  const probe = await s.req('GET', s.site + '/healthz')
+  t.equal(probe.status, 200, 'a probe from the same address, out of budget: still 200')
+  t.equal(probe.headers.get('x-ratelimit-remaining'), '0', 'it shows the address\'s budget without spending it')
+  t.equal((await s.req('GET', s.site + '/readyz')).status, 200)
 })

@@ -71,8 +71,9 @@ export function changeSubscriptionPlan(db: Db, ownerId: number, planKey: string,
   try {
     if (!s) {
       const { state, charge } = life.start(to, now, trialAvailable)
-      const row = insertSubscription(db, ownerId, state, charge, now, `subscription:start:${ownerId}:${now}`)
-      return appendSubscriptionEvents(db, row, { patch: {}, events: [{ name: 'plan_changed', previous_plan_key: defaultPlan(db).key }] }, now)
+      const events: OutboxEvent[] = []
+      const row = insertSubscription(db, ownerId, state, charge, now, `subscription:start:${ownerId}:${now}`, events)
+      return [...events, ...appendSubscriptionEvents(db, row, { patch: {}, events: [{ name: 'plan_changed', previous_plan_key: defaultPlan(db).key }] }, now)]
     }
     const from = planById(db, s.plan_id)!
     const t = life.changePlan(s, from, to, now, trialAvailable)

@@ -42,6 +42,7 @@ export interface BillingAction {
   plan_key: string
   /** Minor units taken from the wallet (0 when nothing was charged). */
   charged: number
+  /** The `subscription.*` events of the step (the `entitlement.changed` ones it causes are published, not listed here). */
   events: string[]
 }
 
@@ -68,7 +69,8 @@ export function billingStep(db: Db, subscriptionId: number, at: Date, policy: Bi
   const atIso = isoAt(at.getTime())
   const apply = (t: Transition) => applyTransition(db, s.id, t, atIso, `subscription:${s.id}:${work.period_key}`)
   const done = (result: BillingAction['result'], r: { events: OutboxEvent[] }, charged = 0, planKey = plan.key) => ({
-    action: { subscription_id: s.id, owner_id: s.owner_id, kind: work.kind, period_key: work.period_key, result, plan_key: planKey, charged, events: r.events.map((e) => e.event) },
+    action: { subscription_id: s.id, owner_id: s.owner_id, kind: work.kind, period_key: work.period_key, result, plan_key: planKey, charged,
+      events: r.events.filter((e) => e.event !== 'entitlement.changed').map((e) => e.event) },
     events: r.events,
   })
   if (work.kind === 'reminder:expiring' || work.kind === 'reminder:trial_ending') {

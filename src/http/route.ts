@@ -47,9 +47,12 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
   permission?: StaffPermission | StorefrontScope
   /**
    * A tighter per-route limit on top of the per-token one (api-v1 §8 login 10/min, OTP 6/min),
-   * counted per client address and store (`{id}` path parameter).
+   * counted per client address and store (`{id}` path parameter). `false`: not rate limited at all,
+   * for the health probes (`/healthz`, `/readyz`, docs/running.md): a load balancer polling from one
+   * address must never be told 429, and a probe costs about what a 429 would. The answer carries the
+   * address's budget without spending it, as a CORS preflight does. Only for `auth: 'none'`.
    */
-  rateLimit?: { perMinute: number }
+  rateLimit?: { perMinute: number } | false
   query?: v.GenericSchema<unknown, Q>
   body?: v.GenericSchema<unknown, B>
   /** Response body schema, for OpenAPI. */

@@ -71,6 +71,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
   for (const r of routes) {
     // The web session authenticates site pages only, never the API (issue 14, docs/dashboard.md).
     if (r.auth === 'session' && !r.site) throw new Error(`${r.method} ${r.path}: the session family is for site routes only`)
+    // Unlimited routes take no credential: a token's budget is never skipped.
+    if (r.rateLimit === false && r.auth !== 'none') throw new Error(`${r.method} ${r.path}: only routes without a credential can be unlimited`)
     router.add(fullPath(r), r)
   }
   const raws = new Map(rawEndpoints.map((e) => [e.path, e]))
@@ -173,11 +175,12 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
       /**
        * Authenticate, then rate-limit per principal (`publicLimiter` per address when the address
-       * takes no credential); failed authentications count against the address.
+       * takes no credential; `spend` false: the address's budget is shown, not spent, for routes
+       * declaring `rateLimit: false`); failed authentications count against the address.
        */
-      function authenticate(family: AuthFamily, query: Record<string, string>, publicLimiter: RateLimiter): Principal | null {
+      function authenticate(family: AuthFamily, query: Record<string, string>, publicLimiter: RateLimiter, spend = true): Principal | null {
         if (family === 'none') {
-          rate(publicLimiter.take(`ip:${ip}`))
+          rate(spend ? publicLimiter.take(`ip:${ip}`) : publicLimiter.peek(`ip:${ip}`))
           return null
         }
         const auth = headers['authorization']
@@ -242,9 +245,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           timer = timings.preflight
           // Preflights carry the address's budget (api-v1 §8: headers on every response) but do not
           // spend it: browsers send one per new URL, which would starve clients behind one NAT.
-          const budget = limiter.peek(`ip:${ip}`)
-          baseHeaders['X-RateLimit-Limit'] = String(budget.limit)
-          baseHeaders['X-RateLimit-Remaining'] = String(budget.remaining)
+          rate(limiter.peek(`ip:${ip}`))
           const allowed = router.methodsAt(path)
           if (allowed.length === 0) throw new ApiError('route_not_found')
           return finish(204, null, {
@@ -286,7 +287,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
         /** Everything after routing; `early`: the body when its read started already. */
         function proceed(early: Promise<Buffer> | null): void {
-          const principal = authenticate(route.auth, query, limiter)
+          const principal = authenticate(route.auth, query, limiter, route.rateLimit !== false)
           // The owner's web session (src/http/session-gate.ts): signed out, a page visit (or a form
           // post) goes to /login and back; a state-changing request needs the session's CSRF token.
           let csrfPending = false

@@ -15,7 +15,7 @@
  * events commit together.
  */
 import { nowIso, stmt, type Db } from './db.ts'
-import { appendEvent } from './outbox.ts'
+import { appendEvent, type OutboxEvent } from './outbox.ts'
 import { ApiError } from '../errors.ts'
 import { PLATFORM_PLANS, type FeatureKey } from '../domain/plans.ts'
 import { addDays, ENTITLING_SQL, ENTITLING_STATUSES } from '../domain/subscription.ts'
@@ -95,19 +95,23 @@ const liveSub = (db: Db, ownerId: number): LiveSub | undefined =>
 
 export interface EntitlementChange { action: 'granted' | 'revoked'; feature_key: string; source_type: EntitlementSource; source_id: number | null; user_id: number; occurred_at: string }
 
-function emit(db: Db, change: EntitlementChange): EntitlementChange {
+/** Append the change's event; `published` (when given) collects it for the caller to publish after the commit. */
+function emit(db: Db, change: EntitlementChange, published?: OutboxEvent[]): EntitlementChange {
   // Exactly the spec's data (api-v1 §6 entitlement.changed), nothing more.
   const { action, feature_key, source_type, source_id, user_id, occurred_at } = change
-  appendEvent(db, { ownerId: user_id, storeId: null, event: 'entitlement.changed', data: { action, feature_key, source_type, source_id, user_id, occurred_at } })
+  const event = appendEvent(db, { ownerId: user_id, storeId: null, event: 'entitlement.changed', data: { action, feature_key, source_type, source_id, user_id, occurred_at } })
+  published?.push(event)
   return change
 }
 
 /**
  * Recompute the plan-sourced entitlements of one account from its live subscription; insert and
  * revoke the difference, one `entitlement.changed` per change (revocations first, so a consumer that
- * applies events in order ends on the granted state when only the source changed).
+ * applies events in order ends on the granted state when only the source changed). The server's
+ * callers pass `published` and publish it after the commit, so in-process reactions (open sockets
+ * re-checked, src/ws/realtime.ts) hear of the change at once.
  */
-export function syncEntitlements(db: Db, ownerId: number, at: string = nowIso()): EntitlementChange[] {
+export function syncEntitlements(db: Db, ownerId: number, at: string = nowIso(), published?: OutboxEvent[]): EntitlementChange[] {
   const sub = liveSub(db, ownerId)
   const entitling = sub && (ENTITLING_STATUSES as readonly string[]).includes(sub.status)
   const plan = entitling ? planById(db, sub.plan_id) : defaultPlan(db)
@@ -123,13 +127,13 @@ export function syncEntitlements(db: Db, ownerId: number, at: string = nowIso())
   for (const r of rows) {
     if (r.source_type === sourceType && r.source_id === sourceId && want.has(r.feature_key) && !kept.has(r.feature_key)) { kept.add(r.feature_key); continue }
     revoke.run(at, r.id)
-    changes.push(emit(db, { action: 'revoked', feature_key: r.feature_key, source_type: r.source_type, source_id: r.source_id, user_id: ownerId, occurred_at: at }))
+    changes.push(emit(db, { action: 'revoked', feature_key: r.feature_key, source_type: r.source_type, source_id: r.source_id, user_id: ownerId, occurred_at: at }, published))
   }
   const insert = stmt(db, 'INSERT INTO entitlements (owner_id, feature_key, source_type, source_id, granted_at) VALUES (?, ?, ?, ?, ?)')
   for (const f of plan.features) {
     if (kept.has(f)) continue
     insert.run(ownerId, f, sourceType, sourceId, at)
-    changes.push(emit(db, { action: 'granted', feature_key: f, source_type: sourceType, source_id: sourceId, user_id: ownerId, occurred_at: at }))
+    changes.push(emit(db, { action: 'granted', feature_key: f, source_type: sourceType, source_id: sourceId, user_id: ownerId, occurred_at: at }, published))
   }
   return changes
 }

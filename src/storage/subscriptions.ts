@@ -86,7 +86,8 @@ export class InsufficientFunds extends Error {
 /**
  * Apply a transition to subscription `id`: charge the wallet first (throws InsufficientFunds, nothing
  * written, when it cannot pay), then the row, the entitlements and the events. Call in a transaction.
- * `reference` makes the charge idempotent (src/storage/wallet.ts).
+ * `reference` makes the charge idempotent (src/storage/wallet.ts). The events to publish after the
+ * commit are the entitlement changes' and then the subscription's, in outbox order.
  */
 export function applyTransition(db: Db, id: number, t: Transition, at: string, reference: string): { row: SubscriptionRow; events: OutboxEvent[] } {
   const before = subscriptionById(db, id)
@@ -97,8 +98,9 @@ export function applyTransition(db: Db, id: number, t: Transition, at: string, r
   }
   patchRow(db, id, t.patch, at)
   const row = subscriptionById(db, id)!
-  if (row.status !== before.status || row.plan_id !== before.plan_id) syncEntitlements(db, row.owner_id, at)
-  return { row, events: appendSubscriptionEvents(db, row, t, at) }
+  const events: OutboxEvent[] = []
+  if (row.status !== before.status || row.plan_id !== before.plan_id) syncEntitlements(db, row.owner_id, at, events)
+  return { row, events: [...events, ...appendSubscriptionEvents(db, row, t, at)] }
 }
 
 /** Append the transition's `subscription.*` events for `row` (its state after the change). */
@@ -112,8 +114,11 @@ export function appendSubscriptionEvents(db: Db, row: SubscriptionRow, t: Transi
 export const appendReminder = (db: Db, row: SubscriptionRow, name: 'expiring' | 'trial_ending', at: string): OutboxEvent[] =>
   appendSubscriptionEvents(db, row, { patch: {}, events: [{ name }] }, at)
 
-/** Insert a new live subscription (the account has none): its charge first, then the row and entitlements. */
-export function insertSubscription(db: Db, ownerId: number, s: SubState, charge: { amount: number; reason: string } | undefined, at: string, reference: string): SubscriptionRow {
+/**
+ * Insert a new live subscription (the account has none): its charge first, then the row and
+ * entitlements; their `entitlement.changed` events go to `published`, to publish after the commit.
+ */
+export function insertSubscription(db: Db, ownerId: number, s: SubState, charge: { amount: number; reason: string } | undefined, at: string, reference: string, published?: OutboxEvent[]): SubscriptionRow {
   if (charge) {
     const plan = planById(db, s.plan_id)
     if (debit(db, ownerId, charge.amount, charge.reason, reference, 'system', plan?.currency) === false) throw new InsufficientFunds(charge.amount)
@@ -121,6 +126,6 @@ export function insertSubscription(db: Db, ownerId: number, s: SubState, charge:
   const id = Number(stmt(db, `INSERT INTO subscriptions (owner_id, plan_id, status, current_period_start, current_period_end, trial_end,
       cancel_at_period_end, pending_plan_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, NULL, ?, ?)`)
     .run(ownerId, s.plan_id, s.status satisfies SubscriptionStatus, s.current_period_start, s.current_period_end, s.trial_end, at, at).lastInsertRowid)
-  syncEntitlements(db, ownerId, at)
+  syncEntitlements(db, ownerId, at, published)
   return subscriptionById(db, id)!
 }

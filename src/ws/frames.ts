@@ -27,8 +27,6 @@ export const CLOSE = {
   revoked: { code: 4001, reason: 'token_revoked' },
   /** The credential is valid but no longer carries the permission or capability this socket needs. */
   forbidden: { code: 4003, reason: 'permission_removed' },
-  /** The credential's account was suspended (docs/billing.md "Suspension"); reconnecting answers 403 until it is unsuspended. */
-  suspended: { code: 4003, reason: 'account_suspended' },
   /** What the socket watches is gone, or no longer the credential's (a store). */
   gone: { code: 4004, reason: 'not_found' },
   /** More messages than WS_MESSAGE_BURST at once / WS_MESSAGE_RATE per second (docs/limits.md); 4029 ~ HTTP 429. */
@@ -40,6 +38,13 @@ export const CLOSE = {
 } as const
 
 export interface CloseVerdict { readonly code: number; readonly reason: string }
+
+/**
+ * The credential's account no longer admits it (src/auth/account-gate.ts: the account was suspended,
+ * or an app token's account lost the `apps` feature): 4003 with the refusal's code as the reason
+ * (`account_suspended`, `feature_not_in_plan`); reconnecting answers that 403 until it is undone.
+ */
+export const refusedByAccount = (err: ApiError): CloseVerdict => ({ code: 4003, reason: err.code })
 
 /**
  * The policy's answer for an open socket (src/auth/policy.ts), as a close code: null while the

@@ -91,11 +91,14 @@ export class Realtime implements RealtimeSink {
    * The reaction to committed events (wired in src/app.ts): a new order appears on the live views
    * (dispatch feed). Every later change of an order reaches them by one road only, the order
    * actor's `orderChanged` after the change is durable — it also covers changes with no event of
-   * their own (a pickup).
+   * their own (a pickup). A feature revoked by this process (a plan change, a pause, a billing run)
+   * re-checks the account's owner sockets at once: an app token's needs `apps` (src/auth/account-gate.ts).
+   * Another process's revocation reaches them through the database watcher (src/ws/sessions.ts).
    */
   readonly react = (e: OutboxEvent): void => {
     const id = e.data.order_id
     if (e.event === 'order.created' && typeof id === 'number') this.touch(id)
+    else if (e.event === 'entitlement.changed' && e.data.action === 'revoked') this.credentialsChanged({ ownerId: e.owner_id })
   }
 
   // ---- tracking rooms (src/ws/track.ts) ----

@@ -21,7 +21,7 @@ import type { Logger } from '../log.ts'
 import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
 import { sha256Hex } from '../auth/tokens.ts'
-import { CLOSE, type CloseVerdict } from './frames.ts'
+import { CLOSE, refusedByAccount, type CloseVerdict } from './frames.ts'
 import { ApiError } from '../errors.ts'
 import type { LiveSocket, SessionFamily, SessionSpec } from './socket.ts'
 import type { SocketBehavior } from './guard.ts'
@@ -174,8 +174,8 @@ export class SocketSessions {
         { headers: {}, query: {}, bearer: c.bearer },
       )
     } catch (err) {
-      // The account was suspended (src/auth/suspension.ts): the credential is refused, close its sockets.
-      if (err instanceof ApiError && err.code === 'account_suspended') return this.closeAll(c, CLOSE.suspended)
+      // The account no longer admits the credential (src/auth/account-gate.ts): close its sockets.
+      if (err instanceof ApiError && err.status === 403) return this.closeAll(c, refusedByAccount(err))
       // A failed lookup proves nothing about the credential: keep the sockets, try again next time.
       log.error({ err, family: c.family }, 'socket credential re-check failed')
       return

@@ -82,7 +82,7 @@ export function errorResponses(r: Route): Record<string, unknown> {
   if (r.auth !== 'none' || r.capability || r.permission || r.op?.feature) statuses.add(403)
   if (/\{\w+\}/.test(r.path)) statuses.add(404)
   if (write && r.op) statuses.add(409)
-  statuses.add(429)
+  if (r.rateLimit !== false) statuses.add(429)
   // Statuses an operation's own description names with a catalog code ("402 `insufficient_funds`").
   for (const m of `${r.description ?? ''}`.matchAll(/`([a-z_]+)`/g)) {
     const s = STATUS_OF_CODE.get(m[1]!)

@@ -49,7 +49,7 @@ export function discoveryRoutes(all: () => readonly Route[]) {
       handler: ({ svc }) => (cached ??= JSON.stringify(buildOpenApi(all(), svc.config))),
     }),
     route({
-      method: 'GET', path: '/healthz', site: true, tag: 'Discovery', summary: 'Liveness and readiness', auth: 'none',
+      method: 'GET', path: '/healthz', site: true, tag: 'Discovery', summary: 'Liveness and readiness', auth: 'none', rateLimit: false,
       response: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
       handler: () => ({ status: 'ok' }),
     }),

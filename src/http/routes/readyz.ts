@@ -7,7 +7,7 @@ import { Reply, route } from '../route.ts'
 
 export const readyzRoutes = [
   route({
-    method: 'GET', path: '/readyz', site: true, tag: 'Discovery', auth: 'none',
+    method: 'GET', path: '/readyz', site: true, tag: 'Discovery', auth: 'none', rateLimit: false,
     summary: 'Readiness: 200 ready, 503 draining or database not ready',
     description: 'Load balancers and orchestrators route traffic by this; on SIGTERM it answers 503 before the listener closes (`SHUTDOWN_GRACE_MS`).',
     response: {
