@@ -237,7 +237,7 @@ t.test('the consent page: signed out → sign-in and back; scopes, price, one ap
   t.match(html, `name="csrf" value="${who.csrf}"`)
   t.match(page.headers.get('content-security-policy') ?? '', "frame-ancestors 'none'", 'not framable (clickjacking)')
   t.match(page.headers.get('content-security-policy') ?? '', "form-action 'self' https://app.example;", 'the form may go on to the app\'s redirect origin, nowhere else')
-  t.equal(page.headers.get('referrer-policy'), 'no-referrer', 'the authorization request is not leaked as a Referer')
+  t.equal(page.headers.get('referrer-policy'), 'same-origin', 'the authorization request is not leaked as a Referer, and the form posts with the site\'s Origin')
 
   const noCsrf = await fetch(`${s.site}/oauth/authorize`, {
     method: 'POST', redirect: 'manual', headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded' },
