@@ -237,13 +237,19 @@ t.test('the consent page: signed out → sign-in and back; scopes, price, one ap
   t.match(html, `name="csrf" value="${who.csrf}"`)
   t.match(page.headers.get('content-security-policy') ?? '', "frame-ancestors 'none'", 'not framable (clickjacking)')
   t.match(page.headers.get('content-security-policy') ?? '', "form-action 'self' https://app.example;", 'the form may go on to the app\'s redirect origin, nowhere else')
-  t.equal(page.headers.get('referrer-policy'), 'no-referrer', 'the authorization request is not leaked as a Referer')
+  t.equal(page.headers.get('referrer-policy'), 'same-origin', 'the authorization request is not leaked as a Referer, and the form posts with the site\'s Origin')
 
-  const noCsrf = await fetch(`${s.site}/oauth/authorize`, {
-    method: 'POST', redirect: 'manual', headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+  const noCsrf = (origin?: string) => fetch(`${s.site}/oauth/authorize`, {
+    method: 'POST', redirect: 'manual', headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded', ...(origin ? { origin } : {}) },
     body: new URLSearchParams({ ...q, decision: 'approve' }).toString(),
   })
-  t.equal(noCsrf.status, 403, 'the form needs the session\'s CSRF token')
+  t.equal((await noCsrf()).status, 403, 'the form needs the session\'s CSRF token')
+  t.equal((await noCsrf('null')).status, 403, 'also from a browser that sends Origin: null')
+  t.equal((await answerConsent(s.site, { ...who, csrf: 'x'.repeat(who.csrf.length) }, q, 'approve', 'null')).status, 403, 'Origin: null with a wrong token')
+  t.equal((await answerConsent(s.site, who, q, 'approve', 'http://127.0.0.1:1')).status, 403, 'the right token from another origin')
+  const nullOrigin = await answerConsent(s.site, who, { ...q, state: 'null-origin' }, 'deny', 'null')
+  t.equal(nullOrigin.status, 303, 'Origin: null with the session\'s token: the form\'s token decides')
+  t.equal(new URL(nullOrigin.headers.get('location')!).searchParams.get('state'), 'null-origin', 'back to the app')
 
   const badScope = await consentPage(s.site, who, { ...q, scope: 'orders:write' })
   t.equal(badScope.status, 303)

@@ -32,10 +32,13 @@ t.test('sign-up, verification mail, sign-in, cookie flags, rotation, sessions an
   const before = owners()
   t.equal((await visit(s, 'POST', '/signup', { form: { email, password: PASSWORD }, origin: 'http://evil.example' })).status, 403, 'sign-up from another origin is refused')
   t.equal((await visit(s, 'POST', '/signup', { form: { email, password: PASSWORD }, origin: null })).status, 403, 'sign-up with neither Origin nor Referer is refused')
+  t.equal((await visit(s, 'POST', '/signup', { form: { email, password: PASSWORD }, origin: 'null' })).status, 403, 'sign-up with Origin: null and no Referer is refused')
+  t.equal((await visit(s, 'POST', '/signup', { form: { email, password: PASSWORD }, origin: 'null', headers: { referer: 'http://evil.example/' } })).status, 403, 'Origin: null and another site\'s Referer')
   const short = await visit(s, 'POST', '/signup', { form: { email, password: 'short' } })
   t.equal(short.status, 422, 'a short password is refused')
   t.match(short.text, /at least 10 characters/)
   t.equal((await visit(s, 'POST', '/signup', { form: { email: 'not-an-email', password: PASSWORD } })).status, 422, 'a bad address is refused')
+  t.equal((await visit(s, 'POST', '/signup', { form: { email: 'not-an-email', password: PASSWORD }, origin: 'null', headers: { referer: `${s.site}/signup` } })).status, 422, 'Origin: null with the site\'s Referer reaches the form')
   t.equal(owners(), before, 'nothing written')
 
   const done = await visit(s, 'POST', '/signup', { form: { name: 'Olga', email, password: PASSWORD } })
@@ -164,12 +167,15 @@ t.test('CSRF: every state-changing session request needs the token', async (t) =
   t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: { csrf: 'x'.repeat(csrf.length) } })).status, 403, 'a wrong token')
   t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: { csrf }, origin: 'http://evil.example' })).status, 403, 'the right token from another origin')
   t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: { csrf }, headers: { 'x-csrf-token': 'nope' } })).status, 403, 'a wrong header is not rescued by the field')
+  t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: {}, origin: 'null' })).status, 403, 'Origin: null without the token')
+  t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: { csrf: 'x'.repeat(csrf.length) }, origin: 'null' })).status, 403, 'Origin: null with a wrong token')
   t.equal(pending(), null, 'nothing happened')
   t.equal((await visit(s, 'POST', '/logout', { cookie, form: {} })).status, 403, 'sign-out without the token')
   t.equal((await visit(s, 'GET', '/account/security', { cookie })).status, 200, 'still signed in')
 
-  t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: { csrf } })).status, 200, 'the form field')
+  t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: { csrf }, origin: 'null' })).status, 200, 'the form field, from a page that sends Origin: null')
   t.ok(pending(), 'enrolment started')
+  t.equal((await visit(s, 'POST', '/account/two-factor/start', { cookie, form: { csrf } })).status, 200, 'the form field')
 
   // The dashboard's API token: JSON with the header.
   const noHeader = await visit(s, 'POST', '/dashboard/api-token', { cookie })
@@ -181,6 +187,8 @@ t.test('CSRF: every state-changing session request needs the token', async (t) =
   const otherSession = await session(s, other.email)
   t.equal((await visit(s, 'POST', '/dashboard/api-token', { cookie, headers: { 'x-csrf-token': otherSession.csrf } })).status, 403, 'another session\'s token')
   t.equal(s.app.svc.db.prepare('SELECT COUNT(*) FROM owner_tokens WHERE session_id IS NOT NULL').pluck().get(), 0, 'no token was issued')
+  t.equal((await visit(s, 'POST', '/dashboard/api-token', { cookie, origin: 'null' })).status, 403, 'Origin: null without the header')
+  t.equal((await visit(s, 'POST', '/dashboard/api-token', { cookie, headers: { 'x-csrf-token': csrf }, origin: 'null' })).status, 200, 'Origin: null with the header: the token decides')
 })
 
 t.test('the dashboard API token: short-lived, of the session\'s account, ends with the session', async (t) => {

@@ -42,13 +42,14 @@ t.test('the link sets a new password, ends every session and its API tokens, and
   const page = await visit(s, 'GET', link)
   t.equal(page.status, 200)
   t.match(page.text, /type="password" name="password"/)
-  t.equal(page.headers.get('referrer-policy'), 'no-referrer', 'the link does not leak through Referer')
+  t.equal(page.headers.get('referrer-policy'), 'same-origin', 'the link does not leak through Referer to other origins (and the form posts with the site\'s Origin)')
   t.equal((await visit(s, 'GET', link)).status, 200, 'looking at the form does not use the link')
 
   const short = await visit(s, 'POST', link, { form: { password: 'short' } })
   t.equal(short.status, 422, 'a short password is refused on the page')
   t.match(short.text, /at least 10 characters/)
   t.equal((await visit(s, 'POST', link, { form: { password: NEW_PASSWORD }, origin: 'http://evil.example' })).status, 403, 'a post from another origin is refused')
+  t.equal((await visit(s, 'POST', link, { form: { password: NEW_PASSWORD }, origin: 'null' })).status, 403, 'Origin: null without a Referer on the site is refused')
   t.equal((await signIn(s, email, PASSWORD)).status, 303, 'the old password still works until the link is used')
 
   const done = await visit(s, 'POST', link, { form: { password: NEW_PASSWORD } })

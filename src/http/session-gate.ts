@@ -1,8 +1,9 @@
 /**
  * What the HTTP door does for routes of the `session` family (the owner's web session, issue 14;
  * docs/dashboard.md "Signing in"): a signed-out page visit goes to the sign-in page and comes back
- * after it; a state-changing request must come from the site (Origin, when sent) and carry the
- * session's CSRF token (header `X-CSRF-Token`, or the form field `csrf`), else 403 and nothing runs.
+ * after it; a state-changing request must not come from another site (a named Origin other than
+ * the site's) and must carry the session's CSRF token (header `X-CSRF-Token`, or the form field
+ * `csrf`), else 403 and nothing runs.
  */
 import { timingSafeEqual } from 'node:crypto'
 import { ApiError } from '../errors.ts'
@@ -35,13 +36,25 @@ export function csrfMatches(expected: string, sent: string | null | undefined): 
 }
 
 /**
- * Forms that start a session (sign-in, sign-up) have no session token yet: they must come from the
- * site itself, by `Origin` or, when a browser sends none, `Referer` (login CSRF: a foreign page must
- * not sign the browser into another account).
+ * The origin a request's `Origin` header names, or undefined when it names none: absent (an older
+ * browser, a client that is no browser) or `null`, which a browser sends when it will not tell
+ * (a page with `Referrer-Policy: no-referrer`, a sandboxed frame, a post redirected across
+ * origins). `null` proves nothing either way: the token, or the Referer, has to.
+ */
+function namedOrigin(headers: Readonly<Record<string, string>>): string | undefined {
+  const origin = headers.origin
+  return origin && origin !== 'null' ? origin : undefined
+}
+
+/**
+ * Forms without a session token (sign-in, sign-up, password reset; the store website's, which also
+ * check their own token) must come from the site itself, by `Origin` or, when a browser names none,
+ * `Referer` (login CSRF: a foreign page must not sign the browser into another account).
  */
 export function fromSite(siteUrl: string, headers: Readonly<Record<string, string>>): boolean {
   const site = new URL(siteUrl).origin
-  if (headers.origin) return headers.origin === site
+  const origin = namedOrigin(headers)
+  if (origin) return origin === site
   return (headers.referer ?? '').startsWith(`${site}/`)
 }
 
@@ -49,12 +62,13 @@ export const csrfRefused = (): ApiError =>
   new ApiError('forbidden', 'This request needs the session\'s CSRF token (X-CSRF-Token header or csrf form field); reload the page and try again.')
 
 /**
- * Before a state-changing session request runs: a browser's `Origin`, when sent, must be the site's;
- * then `true` when the header already carries the right token, `false` when only a form field could
- * (the caller checks it once the form is read), and a 403 otherwise.
+ * Before a state-changing session request runs: a browser's `Origin`, when it names one, must be
+ * the site's (`null` or none: the token alone decides); then `true` when the header already carries
+ * the right token, `false` when only a form field could (the caller checks it once the form is
+ * read), and a 403 otherwise.
  */
 export function checkSessionWrite(siteUrl: string, headers: Readonly<Record<string, string>>, csrf: string, isForm: boolean): boolean {
-  const origin = headers.origin
+  const origin = namedOrigin(headers)
   if (origin && origin !== new URL(siteUrl).origin) throw csrfRefused()
   if (csrfMatches(csrf, headers[CSRF_HEADER])) return true
   if (isForm && headers[CSRF_HEADER] === undefined) return false

@@ -93,10 +93,14 @@ export type AuthorizeQuery = Partial<Record<'response_type' | 'client_id' | 'red
 export const consentPage = (site: string, who: { cookie: string } | null, q: AuthorizeQuery): Promise<Response> =>
   fetch(`${site}/oauth/authorize?${new URLSearchParams(q as Record<string, string>)}`, { redirect: 'manual', headers: who ? { cookie: who.cookie } : {} })
 
-/** POST the consent form as the page's buttons do; returns the response (a 303 back to the app when all is well). */
-export const answerConsent = (site: string, who: { cookie: string; csrf: string }, q: AuthorizeQuery, decision: 'approve' | 'deny'): Promise<Response> =>
+/**
+ * POST the consent form as the page's buttons do, with the site's `Origin` unless `origin` says
+ * another (`'null'`: what a browser sends when it will not tell); returns the response (a 303 back
+ * to the app when all is well).
+ */
+export const answerConsent = (site: string, who: { cookie: string; csrf: string }, q: AuthorizeQuery, decision: 'approve' | 'deny', origin = new URL(site).origin): Promise<Response> =>
   fetch(`${site}/oauth/authorize`, {
     method: 'POST', redirect: 'manual',
-    headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded', origin: site },
+    headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded', origin },
     body: new URLSearchParams({ ...(q as Record<string, string>), decision, csrf: who.csrf }).toString(),
   })

@@ -35,9 +35,9 @@ export function priceText(t: AppTerms): string {
   return 'Free'
 }
 
-/** The sign-in pages' frame, with the consent's style; no Referer to the app (the request's query is in the address). */
+/** The sign-in pages' frame and headers (their Referrer-Policy keeps the request's address from the app), with the consent's style. */
 const page = (status: number, title: string, body: string, formTo: string | null): Reply =>
-  authPage(status, title, body, { 'Referrer-Policy': 'no-referrer' }, { style: STYLE, formTo })
+  authPage(status, title, body, {}, { style: STYLE, formTo })
 
 /** An authorization request that cannot go back to the app (unknown client, unregistered redirect URI) or a refusal. */
 export const oauthErrorPage = (status: number, message: string): Reply =>

@@ -26,6 +26,9 @@ code{word-break:break-all}a{color:#1f5fd1}@media(max-width:600px){main{margin:0;
 /**
  * A page of its own: CSP with this response's nonce; forms post only to this site (and `formTo`,
  * the OAuth consent's redirect origin); never cached. `extra` headers win over these.
+ * `Referrer-Policy: same-origin`: the page's address (a reset link, an authorization request) is
+ * never sent to another origin, yet its forms' posts carry the site's `Origin` and `Referer`, which
+ * the sign-in forms need (under `no-referrer` a browser posts with `Origin: null` and no Referer).
  */
 export function authPage(status: number, title: string, body: string, extra: Record<string, string> = {}, opts: { style?: string; formTo?: string | null } = {}): Reply {
   const nonce = randomBytes(16).toString('base64')

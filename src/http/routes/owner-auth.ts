@@ -177,7 +177,7 @@ export const ownerAuthRoutes = [
     handler: (ctx) => {
       const token = ctx.params.token ?? ''
       if (!resetLinkLive(ctx.svc, token)) return authPage(404, 'This link does not work', deadResetLink)
-      return authPage(200, 'Set a new password', resetBody(token), { 'Referrer-Policy': 'no-referrer' })
+      return authPage(200, 'Set a new password', resetBody(token))
     },
   }),
   route({
@@ -193,7 +193,7 @@ export const ownerAuthRoutes = [
       } catch (e) {
         if (!shownOnPage(e)) throw e
         if (e.code === 'not_found') return authPage(404, 'This link does not work', deadResetLink)
-        return authPage(e.status, 'Set a new password', resetBody(token, pageMessage(e)), { 'Referrer-Policy': 'no-referrer' })
+        return authPage(e.status, 'Set a new password', resetBody(token, pageMessage(e)))
       }
       return authPage(200, 'Password changed', '<p class="ok" role="status">Your new password is set and every session of the account has ended. <a href="/login">Sign in</a> with it.</p>')
     },

@@ -4,7 +4,7 @@
  * cookie, sign-in in an HttpOnly cookie. Only the web's concerns live here — cookies, CSRF, CSP,
  * ETags, redirects; what a page shows and what a form does is src/ops/website.ts.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { Reply, route, type Ctx, type Route } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
@@ -14,6 +14,7 @@ import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
 import { esc } from '../pages/html.ts'
+import { csrfMatches, fromSite } from '../session-gate.ts'
 import {
   createAccount, customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, removeAddress, renderWebsitePage, saveAddress,
   sendSignInCode, signInWithCode, signInWithPassword, signOut, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
@@ -70,18 +71,11 @@ function visitorOf(svc: Services, store: StoreRow, headers: Readonly<Record<stri
 
 /**
  * Cross-site request forgery (docs/website.md "Security"): a post must come from the site itself
- * (Origin, else Referer, names the site's origin) and carry the token of the visitor's cookie in a
- * form field (double submit). Either missing → 403 and nothing happens.
+ * (`fromSite`: Origin, else Referer, names the site's origin) and carry the token of the visitor's
+ * cookie in a form field (double submit). Either missing → 403 and nothing happens.
  */
 function csrfOk(r: Request, headers: Readonly<Record<string, string>>, form: URLSearchParams): boolean {
-  const site = new URL(r.svc.config.siteUrl).origin
-  const origin = headers.origin
-  if (origin) {
-    if (origin !== site) return false
-  } else if (!(headers.referer ?? '').startsWith(`${site}/`)) return false
-  const sent = Buffer.from(form.get('csrf') ?? '')
-  const held = Buffer.from(r.cookies[COOKIE.csrf] ?? '')
-  return held.length > 0 && sent.length === held.length && timingSafeEqual(sent, held)
+  return fromSite(r.svc.config.siteUrl, headers) && csrfMatches(r.cookies[COOKIE.csrf] ?? '', form.get('csrf'))
 }
 
 // ---- answering pages ----------------------------------------------------------------------------------------
