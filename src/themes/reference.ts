@@ -301,6 +301,20 @@ export const FILTERS: readonly FilterRef[] = [
   ...STORE_FILTERS.map(([name, syntax, description]) => ({ name, kind: 'store' as const, syntax: `{{ ${syntax} }}`, description })),
 ]
 
+/** Filters whose first argument names a field of each element (`map: "name"`): validation checks a literal one against UNSAFE_NAMES. */
+export const FIELD_FILTERS: readonly string[] = ['map', 'where', 'sort', 'sort_natural']
+
+/**
+ * Names that are never store data (issue 31 item 4): JavaScript's prototype links and the methods
+ * every object inherits. Read as a field they could reach a prototype or a function instead of data,
+ * so validation refuses them as a field (`x.constructor`, `x["__proto__"]`), as the field of a
+ * FIELD_FILTERS filter (`map: "constructor"`) and as a variable name.
+ */
+export const UNSAFE_NAMES: readonly string[] = [
+  'constructor', 'prototype', '__proto__', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__',
+  'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toString', 'toLocaleString', 'valueOf',
+]
+
 export const TAGS: readonly TagRef[] = [
   { name: 'if', kind: 'liquid', syntax: '{% if a %}…{% elsif b %}…{% else %}…{% endif %}', description: 'conditional (an unknown variable in a condition is false)' },
   { name: 'unless', kind: 'liquid', syntax: '{% unless a %}…{% endunless %}', description: 'negated conditional' },
@@ -374,4 +388,5 @@ export const LIQUID_REFERENCE = {
     preset: ['name', 'settings', 'blocks'],
   },
   limits: THEME_LIMITS,
+  unsafe_names: UNSAFE_NAMES,
 } as const
