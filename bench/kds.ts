@@ -467,8 +467,9 @@ async function startTarget(label: string, root: string, screenCount: number, gap
   const stations = [...new Set(menu.map((i) => i.station).filter((s): s is string => s !== null))].sort()
 
   // A few devices signed in by PIN (PIN sign-in is limited to 10 a minute per address): the
-  // kitchen member's token drives the station screens, the waiter's the all-station screens,
-  // and all three bump as cooks.
+  // kitchen member's token drives the station screens, the waiter's the all-station screens.
+  // The waiter and the manager bump as cooks: every line of every station, which the kitchen
+  // member, bound to the oven, may not (docs/kds.md "Who may bump").
   const pinOf = (role: string) => demo.staff.find((s) => s.role === role)!.pin
   const kitchen = await login(base, demo.owner.token, demo.store.id, pinOf('kitchen'), 'bench-kitchen')
   const waiter = await login(base, demo.owner.token, demo.store.id, pinOf('waiter'), 'bench-waiter')
@@ -490,8 +491,9 @@ async function startTarget(label: string, root: string, screenCount: number, gap
   // Cooks bumping over sockets: two per signed-in device, like tablets at the stations.
   const cookSockets: CookSocket[] = []
   track({ cookSockets })
-  if (via === 'socket') for (const token of [kitchen, waiter, manager, kitchen, waiter, manager]) cookSockets.push(await CookSocket.open(`${base.replace(/^http/, 'ws')}/ws/kds`, token))
-  const ctx = { pool, server, screens, demo, bodies: orderBodies(menu), cooks: [kitchen, waiter, manager], cookSockets, perStation, metricsToken, gapMs }
+  const cooks = [waiter, manager]
+  if (via === 'socket') for (const token of [...cooks, ...cooks, ...cooks]) cookSockets.push(await CookSocket.open(`${base.replace(/^http/, 'ws')}/ws/kds`, token))
+  const ctx = { pool, server, screens, demo, bodies: orderBodies(menu), cooks, cookSockets, perStation, metricsToken, gapMs }
   return { label, root, dir, server, screens, pool, ctx, screenCount, cookSockets }
 }
 

@@ -1,9 +1,9 @@
 /**
  * The pure KDS rules (api-v1 §3 KDS rows; docs/kds.md): one step per bump/recall, timestamps that
- * follow the item's path, the status rule, and the order reducer applying two bumps in turn.
+ * follow the item's path, the status rule, the station rule, and the order reducer applying two bumps in turn.
  */
 import t from 'tap'
-import { kitchenStatusFor, nextKds, prevKds, stepLine, changedKdsLines, type KdsLine } from '../src/domain/kds.ts'
+import { kitchenStatusFor, mayStep, nextKds, prevKds, stepLine, changedKdsLines, type KdsLine } from '../src/domain/kds.ts'
 import { reduceOrder, type OrderState } from '../src/actors/order.ts'
 import type { Result } from '../src/actors/system.ts'
 
@@ -39,6 +39,17 @@ t.test('the status rule derives the kitchen status from the items', async (t) =>
   t.equal(kitchenStatusFor('on-table', ['served', 'served'], 'ready'), 'delivered', 'on-table: served at the table')
   t.equal(kitchenStatusFor('on-table', ['queued', 'queued'], 'ready'), 'new', 'recalling everything goes back to new')
   t.equal(kitchenStatusFor('takeaway', [], 'preparing'), 'preparing', 'no items: unchanged')
+})
+
+t.test('the station rule: a bound member moves its own station\'s lines; a manager or an unbound member, any', async (t) => {
+  const cook = { role: 'kitchen', station: 'grill' }
+  t.ok(mayStep(cook, 'grill'))
+  t.notOk(mayStep(cook, 'bar'), 'another station')
+  t.notOk(mayStep(cook, null), 'a line of no station belongs to the all-station screens')
+  for (const line of ['grill', 'bar', null]) {
+    t.ok(mayStep({ role: 'kitchen', station: null }, line), `unbound: ${line}`)
+    t.ok(mayStep({ role: 'manager', station: 'bar' }, line), `a bound manager: ${line}`)
+  }
 })
 
 t.test('the order reducer applies two bumps of one item in turn and emits status changes', async (t) => {

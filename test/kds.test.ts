@@ -18,6 +18,7 @@ const cola = createItem(db, acct.storeId, createCategory(db, acct.storeId, 'Drin
 
 const manager = createStaff(db, acct.storeId, { role: 'manager' })
 const cook = createStaff(db, acct.storeId, { role: 'kitchen', station: 'grill' })
+const barman = createStaff(db, acct.storeId, { role: 'kitchen', station: 'bar' })
 const cashier = createStaff(db, acct.storeId, { role: 'cashier' })
 const other = createAccount(db)
 const otherCook = createStaff(db, other.storeId, { role: 'kitchen' })
@@ -57,15 +58,15 @@ t.test('bump and recall move one step, re-derive the order status and emit order
   const ev = outbox(db, 'order.status_changed').slice(before)
   t.same(ev.map((e) => [e.data.order_id, e.data.status, e.data.previous_status]), [[o.id, 'preparing', 'new']], 'one event for new → preparing')
   t.match((await bump(cook.token, burger.id)).body, { order_status: 'preparing', item: { kds_state: 'ready' } }, 'one item ready, one queued: still preparing')
-  t.match((await bump(cook.token, colaLine.id)).body, { order_status: 'preparing' })
-  t.match((await bump(cook.token, colaLine.id)).body, { order_status: 'ready', item: { kds_state: 'ready' } }, 'all items ready → ready')
+  t.match((await bump(barman.token, colaLine.id)).body, { order_status: 'preparing' })
+  t.match((await bump(barman.token, colaLine.id)).body, { order_status: 'ready', item: { kds_state: 'ready' } }, 'all items ready → ready')
   t.equal(outbox(db, 'order.status_changed').length - before, 2, 'preparing and ready')
   t.match((await s.req('GET', `/restaurants/${acct.storeId}/orders/${o.id}`, { token: acct.token })).body, { status: 'ready', timeline: { preparing_at: String, ready_at: String } })
-  t.match((await recall(cook.token, colaLine.id)).body, { order_status: 'preparing', item: { kds_state: 'preparing' } }, 'a recall steps back and re-derives')
-  const r = (await recall(cook.token, colaLine.id)).body
+  t.match((await recall(barman.token, colaLine.id)).body, { order_status: 'preparing', item: { kds_state: 'preparing' } }, 'a recall steps back and re-derives')
+  const r = (await recall(barman.token, colaLine.id)).body
   t.equal(r.item.kds_state, 'queued')
   t.notOk('preparing_at' in r.item.kds_timeline, 'the recalled stamp is dropped')
-  isError(t, await recall(cook.token, colaLine.id), 422, 'invalid_transition', 'recalling a queued item')
+  isError(t, await recall(barman.token, colaLine.id), 422, 'invalid_transition', 'recalling a queued item')
 })
 
 t.test('served items leave the screen; all served: on-table orders become delivered, takeaway stays ready', async (t) => {
@@ -90,7 +91,7 @@ t.test('two cooks bumping at once never lose a step (the order actor serialises 
   t.equal(row.kds_state, 'served', 'stored')
   // Different items of one order at once: the status is derived from all of them.
   const o2 = await order()
-  await Promise.all(o2.items.flatMap((l) => [bump(cook.token, l.id), bump(manager.token, l.id)]))
+  await Promise.all(o2.items.flatMap((l) => [bump(l.station === 'bar' ? barman.token : cook.token, l.id), bump(manager.token, l.id)]))
   t.same(db.prepare('SELECT kds_state FROM order_lines WHERE order_id = ? ORDER BY id').pluck().all(o2.id), ['ready', 'ready'])
   t.equal((db.prepare('SELECT status FROM orders WHERE id = ?').get(o2.id) as { status: string }).status, 'ready')
 })
@@ -117,6 +118,62 @@ t.test('permissions and tenancy: no kds → 403; another store\'s item → 404',
   t.same(theirs.body.tickets, [], 'another store sees none of these tickets')
   isError(t, await s.req('GET', '/staff/kds'), 401, 'unauthenticated')
   t.equal((db.prepare('SELECT kds_state FROM order_lines WHERE id = ?').get(o.items[0]!.id) as { kds_state: string }).kds_state, 'queued', 'untouched')
+})
+
+// An item of a category without a station: it shows on the all-station screens only.
+const special = createItem(db, acct.storeId, createCategory(db, acct.storeId, 'Specials', { position: 2 }), 'Special', 900)
+const lineOf = (o: { items: Array<{ id: number; item_id: number }> }, itemId: number) => o.items.find((l) => l.item_id === itemId)!.id
+const kdsState = (lineId: number) => db.prepare('SELECT kds_state FROM order_lines WHERE id = ?').pluck().get(lineId)
+
+t.test('the station rule over HTTP: a member bound to a station moves only its items; a manager or an unbound member, any', async (t) => {
+  const floater = createStaff(db, acct.storeId, { role: 'kitchen' })
+  const barManager = createStaff(db, acct.storeId, { role: 'manager', station: 'bar' })
+  const o = await order({ items: [{ item_id: menu.burger.id, quantity: 1 }, { item_id: cola, quantity: 1 }, { item_id: special, quantity: 1 }] })
+  const [burger, colaLine, specialLine] = [lineOf(o, menu.burger.id), lineOf(o, cola), lineOf(o, special)]
+  // First a line no bump has looked up yet (its station read from SQLite), then the same line from the cache.
+  const refused = await bump(cook.token, colaLine)
+  isError(t, refused, 403, 'forbidden', 'the grill cook cannot bump a bar item')
+  t.match(refused.body.message, /station "bar".*station "grill"/, 'the refusal names both stations')
+  t.equal(kdsState(colaLine), 'queued', 'untouched')
+  t.equal((await bump(barman.token, colaLine)).status, 200, 'the bar\'s own member can')
+  isError(t, await bump(cook.token, colaLine), 403, 'forbidden', 'still refused once the line is cached')
+  isError(t, await recall(cook.token, colaLine), 403, 'forbidden', 'nor recall it')
+  t.equal(kdsState(colaLine), 'preparing', 'only the bar member\'s bump moved it')
+  isError(t, await bump(cook.token, specialLine), 403, 'forbidden', 'an item of no station is the all-station screens\', not a bound member\'s')
+  t.equal((await bump(cook.token, burger)).status, 200, 'its own station\'s item: allowed')
+  t.equal((await bump(barManager.token, burger)).status, 200, 'a manager bound to a station still moves every item')
+  t.equal((await bump(floater.token, specialLine)).status, 200, 'a member bound to no station moves any item')
+  t.equal((await recall(floater.token, colaLine)).status, 200)
+  isError(t, await bump(cook.token, 1e9), 404, 'not_found', 'tenancy first: an unknown line is 404, not 403')
+  t.same([burger, colaLine, specialLine].map(kdsState), ['ready', 'queued', 'preparing'])
+})
+
+t.test('the station rule over the kitchen socket: the same refusal as HTTP; a new station applies to an open screen', async (t) => {
+  const mover = createStaff(db, acct.storeId, { role: 'kitchen', station: 'grill' })
+  const o = await order()
+  const [burger, colaLine] = [lineOf(o, menu.burger.id), lineOf(o, cola)]
+  const grill = await WsClient.open(wsUrl, { token: mover.token })
+  const watching = await WsClient.open(`${wsUrl}?station_id=bar`, { token: mover.token })
+  t.teardown(() => Promise.all([grill, watching].map((c) => c.close())))
+  await grill.next((f) => f.type === 'snapshot')
+  t.equal((await watching.next((f) => f.type === 'snapshot')).station, 'bar', 'a bound member may watch another station')
+
+  grill.send({ type: 'bump', item_id: colaLine, seq: 1 })
+  t.match(await grill.next((f) => f.seq === 1), { type: 'error', code: 'forbidden', message: /station "bar"/ }, 'a bar item from the grill member\'s screen')
+  watching.send({ type: 'recall', item_id: colaLine, seq: 2 })
+  t.match(await watching.next((f) => f.seq === 2), { type: 'error', code: 'forbidden' }, 'watching the bar is not working it')
+  grill.send({ type: 'bump', item_id: burger, seq: 3 })
+  t.match(await grill.next((f) => f.seq === 3), { type: 'ack', item_id: burger, kds_state: 'preparing' }, 'its own station\'s item')
+  t.equal(kdsState(colaLine), 'queued', 'the bar item did not move')
+
+  // The owner moves the member to the bar: its open screens follow at once, like its HTTP calls.
+  t.equal((await s.req('PUT', `/restaurants/${acct.storeId}/staff/${mover.id}`, { token: acct.token, body: { station: 'bar' } })).status, 200)
+  grill.send({ type: 'bump', item_id: colaLine, seq: 4 })
+  t.match(await grill.next((f) => f.seq === 4), { type: 'ack', kds_state: 'preparing' }, 'now a bar item is its own')
+  grill.send({ type: 'bump', item_id: burger, seq: 5 })
+  t.match(await grill.next((f) => f.seq === 5), { type: 'error', code: 'forbidden', message: /station "grill"/ }, 'and a grill item no longer is')
+  isError(t, await bump(mover.token, burger), 403, 'forbidden', 'over HTTP too')
+  t.same([burger, colaLine].map(kdsState), ['preparing', 'preparing'])
 })
 
 t.test('kitchen socket: auth, snapshot first, then new orders, bumps, status changes and cancellations of its station', async (t) => {

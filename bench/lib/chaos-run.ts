@@ -75,7 +75,9 @@ async function setUp(server: Server, dbPath: string, demo: Demo, rcv: ChaosRecei
   const base = `${server.url}/api/v1`
   const sid = demo.store.id
   const { key } = await json(`${base}/restaurants/${sid}/pin-devices`, 'POST', demo.owner.token, { name: 'chaos-kitchen' })
-  const pin = demo.staff.find((s) => s.role === 'kitchen')!.pin
+  // The waiter bumps: bound to no station, it may move every line (the demo's kitchen member works
+  // the oven only, and these orders are salads and drinks; docs/kds.md "Who may bump").
+  const pin = demo.staff.find((s) => s.role === 'waiter')!.pin
   const { token: kitchenToken } = await json(`${base}/restaurants/${sid}/staff/pin`, 'POST', null, { pin, device: key })
   const second = await json(`${base}/drivers`, 'POST', demo.owner.token, { name: 'Chaos driver', phone: '+15550001234', restaurant_id: sid })
   for (const d of [demo.driver, second]) ledger.drivers.push({ id: d.id, token: d.token, nextSeq: 0, ackedSeq: -1 })

@@ -27,6 +27,17 @@ export function resolveLines(lines: readonly KdsLine[], now: string): KdsLine[] 
   return lines.map((l) => (LIVE_KDS.has(l.state) ? { ...l, state: 'served' as KdsState, timeline: { ...l.timeline, served_at: now } } : l))
 }
 
+/** Who bumps or recalls a line: the member's role and the station it is bound to (null: none). */
+export interface KdsMember { role: string; station: string | null }
+
+/**
+ * The station rule (docs/kds.md "Who may bump"): a member bound to a station bumps and recalls that
+ * station's lines only; a manager, or a member bound to no station, any line of the store. A line
+ * without a station shows on the all-station screens only, so it is no bound member's either.
+ */
+export const mayStep = (member: KdsMember, lineStation: string | null): boolean =>
+  member.station === null || member.role === 'manager' || member.station === lineStation
+
 /** Orders whose items may still be bumped or recalled. */
 export const kdsEditable = (status: string): boolean => status !== 'cancelled' && status !== 'completed'
 

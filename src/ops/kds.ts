@@ -1,16 +1,18 @@
 /**
  * Kitchen display (api-v1 §3, §4.7; docs/kds.md): the live tickets, and bump and recall of one
  * item through its order's actor (serialised per order: no lost steps). The kitchen socket
- * (src/ws/kds.ts) sends the same steps as frames; the screen page stays a plain HTTP route.
+ * (src/ws/kds.ts) sends the same steps as frames, through the same `stepItem`; the screen page
+ * stays a plain HTTP route.
  */
 import * as v from 'valibot'
 import { defineOp, type OpCtx } from './op.ts'
+import type { Services } from '../services.ts'
 import { staffOf, storeOf } from './scope.ts'
 import { Id } from './schemas.ts'
-import { notFound } from '../errors.ts'
+import { ApiError, notFound } from '../errors.ts'
 import { kdsItemOfView, kdsQueriesOf } from '../storage/kds.ts'
 import { KDS_STATES } from '../domain/order-state.ts'
-import type { KdsViewOrder } from '../domain/kds.ts'
+import { mayStep, type KdsMember, type KdsViewLine, type KdsViewOrder } from '../domain/kds.ts'
 
 const tag = 'Kitchen display'
 const access = { staff: 'kds' } as const
@@ -47,30 +49,50 @@ export const listTickets = defineOp({
   },
 })
 
-/** Bump or recall one line of the store's orders through its order's actor; another store's line is not found. */
-async function step(ctx: OpCtx, lineId: number, dir: 'bump' | 'recall') {
-  const line = kdsQueriesOf(ctx.svc.db).lineInStore(lineId, storeOf(ctx).id)
+/** What a bump or recall did: the order as its actor now holds it, and the line that moved. */
+export interface KdsStepped { order: KdsViewOrder; item: KdsViewLine }
+
+/**
+ * Bump or recall one line of the store's orders through its order's actor: the one implementation,
+ * called by the HTTP operations below and by the kitchen socket's `bump`/`recall` frames
+ * (src/ws/kds.ts), so both doors refuse the same lines the same way. Another store's line is not
+ * found (404); a line of a station the member is not bound to is 403 `forbidden` (the station rule,
+ * `mayStep`, docs/kds.md "Who may bump"). The line's station comes with its order from the kitchen
+ * queries' line cache: no read per bump once a line was seen.
+ */
+export async function stepItem(svc: Services, storeId: number, member: KdsMember, lineId: number, dir: 'bump' | 'recall'): Promise<KdsStepped> {
+  const line = kdsQueriesOf(svc.db).lineInStore(lineId, storeId)
   if (!line) throw notFound('item')
-  const order = await ctx.svc.actors.orders.ask<KdsViewOrder>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId, step: dir, replyTo }))
+  if (!mayStep(member, line.station)) {
+    throw new ApiError('forbidden', `This item is made at ${line.station === null ? 'no station (the all-station screens)' : `station "${line.station}"`}; this member works station "${member.station}" only.`)
+  }
+  const order = await svc.actors.orders.ask<KdsViewOrder>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId, step: dir, replyTo }))
   const item = order.items.find((l) => l.id === lineId)
   if (!item) throw notFound('item')
-  return { order_id: order.id, order_status: order.status, item: kdsItemOfView(order.id, item) }
+  return { order, item }
 }
 
-const lineInput = v.object({ item_id: Id })
+/** The input of a bump or recall, over HTTP and in a kitchen socket's frame. */
+export const StepInput = v.object({ item_id: Id })
+
+/** The HTTP answer to a step (StepSchema). */
+const stepReply = ({ order, item }: KdsStepped) => ({ order_id: order.id, order_status: order.status, item: kdsItemOfView(order.id, item) })
+const stepOf = (ctx: OpCtx, itemId: number, dir: 'bump' | 'recall') => stepItem(ctx.svc, storeOf(ctx).id, staffOf(ctx), itemId, dir).then(stepReply)
+
+const stationRule = 'A member bound to a station may move only that station\'s items (403 `forbidden`); a manager, or a member bound to no station, any item of the store (docs/kds.md "Who may bump").'
 
 export const bumpItem = defineOp({
   id: 'kds.items.bump', feature: 'kds', tag, summary: 'Advance an item one step: queued → preparing → ready → served',
-  description: 'Re-derives the order\'s kitchen status (docs/kds.md "Status rule") and emits `order.status_changed` when it changes. A served item, or an item of a cancelled or completed order: 422 `invalid_transition`.',
-  access, scope: ['store'], input: lineInput, output: StepSchema,
-  run: (ctx, { item_id }) => step(ctx, item_id, 'bump'),
+  description: `Re-derives the order's kitchen status (docs/kds.md "Status rule") and emits \`order.status_changed\` when it changes. A served item, or an item of a cancelled or completed order: 422 \`invalid_transition\`. ${stationRule}`,
+  access, scope: ['store'], input: StepInput, output: StepSchema,
+  run: (ctx, { item_id }) => stepOf(ctx, item_id, 'bump'),
 })
 
 export const recallItem = defineOp({
   id: 'kds.items.recall', feature: 'kds', tag, summary: 'Step an item back one state',
-  description: 'Re-derives the order\'s kitchen status like a bump. A queued item: 422 `invalid_transition`.',
-  access, scope: ['store'], input: lineInput, output: StepSchema,
-  run: (ctx, { item_id }) => step(ctx, item_id, 'recall'),
+  description: `Re-derives the order's kitchen status like a bump. A queued item: 422 \`invalid_transition\`. ${stationRule}`,
+  access, scope: ['store'], input: StepInput, output: StepSchema,
+  run: (ctx, { item_id }) => stepOf(ctx, item_id, 'recall'),
 })
 
 export const kdsOps = [listTickets, bumpItem, recallItem]

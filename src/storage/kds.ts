@@ -69,18 +69,19 @@ export function createKdsQueries(db: Db) {
     station: db.prepare<[number, string], TicketRow>(`SELECT ${cols} FROM orders o JOIN order_lines l ON l.order_id = o.id
       WHERE o.store_id = ? AND ${OPEN_ORDERS} AND ${LIVE_LINES} AND l.station = ? ORDER BY o.id, l.id`),
     order: db.prepare<[number], TicketRow>(`SELECT ${cols} FROM orders o JOIN order_lines l ON l.order_id = o.id WHERE o.id = ? ORDER BY l.id`),
-    line: db.prepare<[number, number], { id: number; order_id: number }>('SELECT l.id, l.order_id FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE l.id = ? AND o.store_id = ?'),
+    line: db.prepare<[number, number], KdsLineHome>('SELECT l.id, l.order_id, l.station FROM order_lines l JOIN orders o ON o.id = l.order_id WHERE l.id = ? AND o.store_id = ?'),
   }
   /**
-   * The order and store of recently seen lines (line id → [order, store]): a line never moves to
-   * another order, nor an order to another store, so a bump finds its order without a read (one
-   * per bump was ~10 µs, right after the previous bump's commit). Filled by the lines a new ticket
-   * reads and by each lookup; bounded, oldest first out. A cached line whose order was deleted since
-   * reaches the order's actor, which answers not found.
+   * The order, store and station of recently seen lines (line id → [order, store, station]): a line
+   * never moves to another order or station, nor an order to another store, so a bump finds its
+   * order and checks its station without a read (one per bump was ~10 µs, right after the previous
+   * bump's commit). Filled by the lines a new ticket reads and by each lookup; bounded, oldest
+   * first out. A cached line whose order was deleted since reaches the order's actor, which
+   * answers not found.
    */
-  const homes = new Map<number, readonly [orderId: number, storeId: number]>()
-  const remember = (lineId: number, orderId: number, storeId: number) => {
-    homes.set(lineId, [orderId, storeId])
+  const homes = new Map<number, readonly [orderId: number, storeId: number, station: string | null]>()
+  const remember = (lineId: number, orderId: number, storeId: number, station: string | null) => {
+    homes.set(lineId, [orderId, storeId, station])
     if (homes.size > LINE_HOMES) homes.delete(homes.keys().next().value!)
   }
   return {
@@ -91,21 +92,24 @@ export function createKdsQueries(db: Db) {
     /** One order's ticket (every line, any state) for building frames; undefined when it has no lines. */
     orderLines(orderId: number, storeId?: number): TicketRow[] {
       const rows = q.order.all(orderId)
-      if (storeId !== undefined) for (const r of rows) remember(r.id, orderId, storeId)
+      if (storeId !== undefined) for (const r of rows) remember(r.id, orderId, storeId, r.station)
       return rows
     },
     /** Tenancy at lookup: a line of another store's order is not found. */
-    lineInStore(lineId: number, storeId: number): { id: number; order_id: number } | undefined {
+    lineInStore(lineId: number, storeId: number): KdsLineHome | undefined {
       const home = homes.get(lineId)
-      if (home) return home[1] === storeId ? { id: lineId, order_id: home[0] } : undefined
+      if (home) return home[1] === storeId ? { id: lineId, order_id: home[0], station: home[2] } : undefined
       const row = q.line.get(lineId, storeId)
-      if (row) remember(lineId, row.order_id, storeId)
+      if (row) remember(lineId, row.order_id, storeId, row.station)
       return row
     },
   }
 }
 
-/** Lines whose order and store the kitchen queries keep (a few hours of a busy city's tickets; ~100 bytes each). */
+/** Where a line lives: its order, and the station its screens are (both fixed once ordered). */
+export interface KdsLineHome { id: number; order_id: number; station: string | null }
+
+/** Lines whose order, store and station the kitchen queries keep (a few hours of a busy city's tickets; ~100 bytes each). */
 const LINE_HOMES = 100_000
 export type KdsQueries = ReturnType<typeof createKdsQueries>
 

@@ -3,9 +3,9 @@
  * every problem a strict static check finds, with file and line (issue 15 item 1). validate.ts
  * adds a trial render; render.ts renders a compiled theme.
  */
-import type { Template } from 'liquidjs'
-import { engine } from './engine.ts'
-import { OBJECTS, THEME_LIMITS, THEME_TEMPLATES, type FieldRef, type TemplateName } from './reference.ts'
+import type { Liquid, Template, Value } from 'liquidjs'
+import { engine, liquidjs } from './engine.ts'
+import { FIELD_FILTERS, OBJECTS, THEME_LIMITS, THEME_TEMPLATES, UNSAFE_NAMES, type FieldRef, type TemplateName } from './reference.ts'
 import { extractSchema, parseSchema, settingIds, type SectionSchema, type Setting } from './schema.ts'
 import type { Problem } from './problems.ts'
 
@@ -107,6 +107,46 @@ function checkPath(file: string, folder: Folder, segments: readonly unknown[], l
   return null
 }
 
+const UNSAFE: ReadonlySet<string> = new Set(UNSAFE_NAMES)
+const unsafeWhy = 'JavaScript\'s prototype and built-in method names (constructor, __proto__, prototype, toString, …: docs/themes.md "Reserved names") are never store data'
+/** The first UNSAFE_NAMES name among the segments of a path, if any. */
+const unsafeIn = (segments: readonly unknown[]): string | undefined => segments.find((s): s is string => typeof s === 'string' && UNSAFE.has(s))
+
+/** Every filter applied in parsed templates: outputs and tag values, nested blocks included. */
+function* filtersOf(templates: readonly Template[]): Generator<Value['filters'][number]> {
+  const L = liquidjs()
+  for (const t of templates) {
+    for (const arg of t.arguments?.() ?? []) if (arg instanceof L.Value) yield* arg.filters
+    if (t.children) yield* filtersOf(L.toValueSync(t.children(false, true)))
+  }
+}
+
+/**
+ * Names that would reach prototypes (issue 31 item 4; the engine reads them as nil anyway, this says
+ * where): a path segment (`forloop.toString`, `x["__proto__"]`; a global one also fails checkPath),
+ * a variable named so (`{% assign __proto__ = … %}`), and the literal field of a FIELD_FILTERS filter
+ * (`map: "constructor"`, `where: "a.__proto__"`), whatever the value it is applied to.
+ */
+function checkUnsafe(file: string, tpl: Template[], analysis: ReturnType<Liquid['analyzeSync']>, out: Problem[]): void {
+  for (const v of Object.values(analysis.variables).flat()) {
+    const name = unsafeIn(v.toArray())
+    if (name !== undefined) out.push({ file, line: v.location.row, column: v.location.col, code: 'unknown_field', message: `"${name}" is not a field: ${unsafeWhy}` })
+  }
+  for (const v of Object.values(analysis.locals).flat()) {
+    const name = unsafeIn(v.toArray())
+    if (name !== undefined) out.push({ file, line: v.location.row, column: v.location.col, code: 'liquid_syntax', message: `"${name}" cannot be a variable name: ${unsafeWhy}` })
+  }
+  const { TypeGuards } = liquidjs()
+  for (const filter of filtersOf(tpl)) {
+    const arg = filter.args[0]
+    if (!FIELD_FILTERS.includes(filter.name) || !arg || !TypeGuards.isQuotedToken(arg)) continue
+    const name = unsafeIn(arg.content.split(/[.[\]'"\s]+/))
+    if (name === undefined) continue
+    const [line, column] = arg.getPosition()
+    out.push({ file, line, column, code: 'unknown_field', message: `${filter.name}: "${arg.content}" names no field: ${unsafeWhy}` })
+  }
+}
+
 /** Static variable check of one parsed file. */
 function checkVariables(file: string, folder: Folder, tpl: Template[], declared: { section?: Set<string>; theme: Set<string> }, out: Problem[]): void {
   let analysis
@@ -116,9 +156,12 @@ function checkVariables(file: string, folder: Folder, tpl: Template[], declared:
     out.push({ file, line: 0, code: 'liquid_syntax', message: `could not analyse: ${(err as Error).message}` })
     return
   }
+  checkUnsafe(file, tpl, analysis, out)
   for (const vars of Object.values(analysis.globals)) {
     for (const v of vars) {
-      const p = checkPath(file, folder, v.toArray(), v.location.row, v.location.col, declared)
+      const segments = v.toArray()
+      if (unsafeIn(segments) !== undefined) continue // reported once, by checkUnsafe
+      const p = checkPath(file, folder, segments, v.location.row, v.location.col, declared)
       if (p) out.push(p)
     }
   }

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { FILTERS, OBJECTS, SETTING_TYPES, TAGS, THEME_LIMITS, type FieldRef } from './reference.ts'
+import { FIELD_FILTERS, FILTERS, OBJECTS, SETTING_TYPES, TAGS, THEME_LIMITS, UNSAFE_NAMES, type FieldRef } from './reference.ts'
 import { PROBLEM_CODES } from './problems.ts'
 import { ROOT_URL } from '../root.ts'
 
@@ -32,6 +32,8 @@ export function referenceMarkdown(): string {
   }
   out.push('### Filters', '', '| filter | kind | syntax | what it does |', '|---|---|---|---|')
   for (const f of FILTERS) out.push(`| \`${f.name}\` | ${f.kind} | \`${cell(f.syntax)}\` | ${cell(f.description)} |`)
+  out.push('', '### Reserved names', '', `Never a field, the field of ${FIELD_FILTERS.map((f) => `\`${f}\``).join(', ')}, or a variable name (validation: \`unknown_field\`, ` +
+    'or `liquid_syntax` for a variable); read at render time, for instance from a variable, they are nil: ' + `${UNSAFE_NAMES.map((n) => `\`${n}\``).join(', ')}.`)
   out.push('', '### Tags', '', '| tag | kind | syntax | what it does |', '|---|---|---|---|')
   for (const x of TAGS) out.push(`| \`${x.name}\` | ${x.kind} | \`${cell(x.syntax)}\` | ${cell(x.description)} |`)
   out.push('', '### Setting types', '', '| type | value | extra attributes | meaning |', '|---|---|---|---|')

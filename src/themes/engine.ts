@@ -11,7 +11,7 @@
  */
 import { createRequire } from 'node:module'
 import type { Liquid, Context, Emitter, TagToken, TopLevelToken, Template, FilterImplOptions } from 'liquidjs'
-import { FILTERS, TAGS, THEME_LIMITS } from './reference.ts'
+import { FILTERS, TAGS, THEME_LIMITS, UNSAFE_NAMES } from './reference.ts'
 
 /** HTML the engine made itself (the rendered template given to the layout): output as it is. */
 export class SafeHtml {
@@ -22,10 +22,10 @@ export class SafeHtml {
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ENTITIES[c]!)
 
-/** Applied to every `{{ }}` output (liquidjs `outputEscape`). */
+/** Applied to every `{{ }}` output (liquidjs `outputEscape`). A function is never output (its source text): nil. */
 function escapeOutput(v: unknown): string {
   if (v instanceof SafeHtml) return v.html
-  if (v === null || v === undefined) return ''
+  if (v === null || v === undefined || typeof v === 'function') return ''
   return escapeHtml(typeof v === 'object' ? JSON.stringify(v) : String(v))
 }
 
@@ -107,12 +107,75 @@ function formatMoney(minor: unknown, currency: unknown, withCurrency: boolean): 
   return fmt.format(n / 10 ** fmt.resolvedOptions().maximumFractionDigits!)
 }
 
+const UNSAFE: ReadonlySet<string> = new Set(UNSAFE_NAMES)
+/** A prototype object (`X.prototype`): its `constructor` points back at it. */
+function isPrototype(v: object): boolean {
+  const c: unknown = Object.hasOwn(v, 'constructor') ? (v as { constructor: unknown }).constructor : undefined
+  return typeof c === 'function' && c.prototype === v
+}
+
+/**
+ * The context every theme renders in (issue 31 item 4). Every property read of a render goes through
+ * `readProperty` — variable paths, and the fields `map`, `sort`, `sort_natural` and `where` read from
+ * each element (through the context, or a context it spawns) — so this is the one place that keeps
+ * prototypes and functions out: an UNSAFE_NAMES key reads nil, and so does a value that is a
+ * function (not called either) or a prototype. liquidjs' `ownPropertyOnly` already hides inherited
+ * members of plain data, but not of its own drops (`forloop.toString`), and it calls whatever
+ * function it finds.
+ * Nil is null, not undefined: a name only known at render time (`map: some_variable`) gives an
+ * empty value, not strict mode's "undefined variable" (validation refuses the literal names).
+ */
+function themeContextClass(L: typeof import('liquidjs')) {
+  return class ThemeContext extends L.Context {
+    override readProperty(obj: Parameters<Context['readProperty']>[0], key: Parameters<Context['readProperty']>[1]): unknown {
+      const k: unknown = L.toValue(key)
+      if (typeof k === 'string' && UNSAFE.has(k)) return null
+      // A function in the data is not called (liquidjs calls what it finds; only its drops have methods).
+      if (obj !== null && typeof obj === 'object' && !(obj instanceof L.Drop) && (typeof k === 'string' || typeof k === 'number') &&
+        Object.hasOwn(obj, k) && typeof (obj as Record<string | number, unknown>)[k] === 'function') return null
+      const v: unknown = super.readProperty(obj, key)
+      if (typeof v === 'function' || (v !== null && typeof v === 'object' && isPrototype(v))) return null
+      return v
+    }
+
+    /** `where` evaluates its field in a spawned context: the same reads there. */
+    override spawn(scope = {}): Context {
+      return Object.setPrototypeOf(super.spawn(scope), ThemeContext.prototype) as Context
+    }
+  }
+}
+
+let contextClass: ReturnType<typeof themeContextClass> | null = null
+/**
+ * A render context of the theme engine over `scope` (render.ts renders every page in one);
+ * `renderLimitMs` replaces the engine's per-call render limit (a theme job's remaining budget).
+ */
+export function themeContext(scope: Record<string, unknown>, renderLimitMs?: number): Context {
+  const liquid = engine()
+  contextClass ??= themeContextClass(liquidjs())
+  return new contextClass(scope, liquid.options, { sync: true, ...(renderLimitMs === undefined ? {} : { renderLimit: renderLimitMs }) }, { liquid })
+}
+
+/**
+ * A value as a filter of text reads it (issue 31 item 4): a data object is its JSON, as `{{ }}`
+ * prints it, never the "[object Object]" of its prototype's `toString`; a list gives each element
+ * so; a drop (`forloop`) is its own text, and other objects (a date) stay what the filter expects.
+ */
+function asText(v: unknown): unknown {
+  const x = liquidjs().toValue(v)
+  if (Array.isArray(x)) return x.map(asText)
+  if (x === null || typeof x !== 'object') return x
+  const proto: unknown = Object.getPrototypeOf(x)
+  return proto === Object.prototype || proto === null ? JSON.stringify(x) : x
+}
+const text = (v: unknown): string => String(asText(v) ?? '')
+
 type FilterThis = { context: Context }
 const STORE_FILTERS: Record<string, FilterImplOptions> = {
   money(this: FilterThis, v: unknown) { return formatMoney(v, this.context.getSync(['store', 'currency']), true) },
   money_without_currency(this: FilterThis, v: unknown) { return formatMoney(v, this.context.getSync(['store', 'currency']), false) },
-  handleize(v: unknown) { return String(v ?? '').toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') },
-  pluralize(v: unknown, one: unknown, many: unknown) { return Number(v) === 1 ? String(one ?? '') : String(many ?? '') },
+  handleize(v: unknown) { return text(v).toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') },
+  pluralize(v: unknown, one: unknown, many: unknown) { return Number(v) === 1 ? text(one) : text(many) },
   json(v: unknown) { return JSON.stringify(v ?? null) },
 }
 
@@ -141,6 +204,18 @@ function buildEngine(): Liquid {
     const impl = liquid.filters[name]
     const handler = typeof impl === 'function' ? impl : impl!.handler
     liquid.registerFilter(name, { handler, raw: true })
+  }
+  // Filters of text (and `join`, text of a list's elements) get objects as their JSON (asText); a
+  // list given to an `array_or_string` filter stays a list.
+  for (const f of FILTERS) {
+    const list = f.input === 'array_or_string'
+    if (f.kind !== 'liquid' || !(list || f.input === 'string' || f.input === 'datetime' || f.name === 'join')) continue
+    const impl = liquid.filters[f.name]!
+    const handler = typeof impl === 'function' ? impl : impl.handler
+    liquid.registerFilter(f.name, {
+      handler(this: ThisParameterType<typeof handler>, v: unknown, ...args: unknown[]) { return handler.call(this, list && Array.isArray(v) ? v : asText(v), ...args.map(asText)) },
+      raw: typeof impl !== 'function' && impl.raw === true,
+    })
   }
   for (const [name, impl] of Object.entries(STORE_FILTERS)) liquid.registerFilter(name, impl)
   const allowedTags = new Set([...TAGS.filter((x) => x.kind === 'liquid').map((x) => x.name), '#'])

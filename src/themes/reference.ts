@@ -25,10 +25,16 @@ export interface ObjectRef extends FieldRef {
   only?: readonly ('layout' | 'templates' | 'sections')[]
 }
 
+/** What a filter is applied to: the first word of its syntax (`{{ string | upcase }}`). */
+const FILTER_INPUTS = ['string', 'number', 'money', 'datetime', 'array', 'array_or_string', 'value'] as const
+export type FilterInput = (typeof FILTER_INPUTS)[number]
+
 export interface FilterRef {
   name: string
   /** `liquid`: a standard Liquid filter (liquidjs built-in); `store`: added by this platform. */
   kind: 'liquid' | 'store'
+  /** What it takes; a filter of text (`string`, `datetime`, `array_or_string`) gets an object as its JSON (engine.ts). */
+  input: FilterInput
   syntax: string
   description: string
 }
@@ -271,7 +277,7 @@ const LIQUID_FILTERS: ReadonlyArray<[string, string, string]> = [
   ['round', 'number | round: 1', 'round'],
   ['rstrip', 'string | rstrip', 'trim trailing space'],
   ['size', 'array_or_string | size', 'length'],
-  ['slice', 'string | slice: 0, 3', 'substring or sub-array'],
+  ['slice', 'array_or_string | slice: 0, 3', 'substring or sub-array'],
   ['sort', 'array | sort: "name"', 'sort'],
   ['sort_natural', 'array | sort_natural: "name"', 'case-insensitive sort'],
   ['split', 'string | split: ","', 'split into an array'],
@@ -296,9 +302,27 @@ const STORE_FILTERS: ReadonlyArray<[string, string, string]> = [
   ['json', 'value | json', 'JSON text of a value (for data attributes; escaped like every output)'],
 ]
 
-export const FILTERS: readonly FilterRef[] = [
-  ...LIQUID_FILTERS.map(([name, syntax, description]) => ({ name, kind: 'liquid' as const, syntax: `{{ ${syntax} }}`, description })),
-  ...STORE_FILTERS.map(([name, syntax, description]) => ({ name, kind: 'store' as const, syntax: `{{ ${syntax} }}`, description })),
+const filterRef = (kind: FilterRef['kind']) => ([name, syntax, description]: readonly [string, string, string]): FilterRef => {
+  const input = syntax.slice(0, syntax.indexOf(' |')) as FilterInput
+  if (!FILTER_INPUTS.includes(input)) throw new Error(`filter ${name}: the syntax starts with what it takes (${FILTER_INPUTS.join(', ')}), not "${input}"`)
+  return { name, kind, input, syntax: `{{ ${syntax} }}`, description }
+}
+
+export const FILTERS: readonly FilterRef[] = [...LIQUID_FILTERS.map(filterRef('liquid')), ...STORE_FILTERS.map(filterRef('store'))]
+
+/** Filters whose first argument names a field of each element (`map: "name"`): validation checks a literal one against UNSAFE_NAMES. */
+export const FIELD_FILTERS: readonly string[] = ['map', 'where', 'sort', 'sort_natural']
+
+/**
+ * Names that are never store data (issue 31 item 4): JavaScript's prototype links and the methods
+ * every object inherits. Read as a field they could reach a prototype or a function instead of data,
+ * so validation refuses them as a field (`x.constructor`, `x["__proto__"]`), as the field of a
+ * FIELD_FILTERS filter (`map: "constructor"`) and as a variable name, and the engine reads every one
+ * of them as nil, also when the name is only known at render time (`map: some_variable`).
+ */
+export const UNSAFE_NAMES: readonly string[] = [
+  'constructor', 'prototype', '__proto__', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__',
+  'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toString', 'toLocaleString', 'valueOf',
 ]
 
 export const TAGS: readonly TagRef[] = [
@@ -374,4 +398,5 @@ export const LIQUID_REFERENCE = {
     preset: ['name', 'settings', 'blocks'],
   },
   limits: THEME_LIMITS,
+  unsafe_names: UNSAFE_NAMES,
 } as const

@@ -3,7 +3,7 @@
  * around it. A broken theme never takes a store down: renderTheme falls back to the default
  * built-in theme and returns the problems, so the owner can be shown why.
  */
-import { engine, liquidjs, SafeHtml, SECTION_REGISTER, type SectionRuntime } from './engine.ts'
+import { engine, SafeHtml, SECTION_REGISTER, themeContext, type SectionRuntime } from './engine.ts'
 import { compileTheme, type CompiledTheme, type ThemeFiles } from './compile.ts'
 import { OBJECTS, type FieldRef, type TemplateName } from './reference.ts'
 import { resolveSettings, type SectionSchema } from './schema.ts'
@@ -93,12 +93,11 @@ export function renderCompiled(theme: CompiledTheme, input: RenderInput, deadlin
     objects: new Map([...theme.sections.keys()].map((n) => [n, sectionObject(n, theme.schemas.get(n), input.sections?.[n])])),
   }
   const run = (file: string, tpl: CompiledTheme['layout'], extra: Record<string, unknown>): string => {
-    const liquid = engine()
     const renderLimit = deadline === undefined ? undefined : Math.max(1, deadline - performance.now())
-    const ctx = new (liquidjs().Context)({ ...scope, ...extra }, liquid.options, { sync: true, ...(renderLimit === undefined ? {} : { renderLimit }) }, { liquid })
+    const ctx = themeContext({ ...scope, ...extra }, renderLimit)
     ctx.setRegister(SECTION_REGISTER, runtime)
     try {
-      return liquid.renderSync(tpl, ctx) as string
+      return engine().renderSync(tpl, ctx) as string
     } catch (err) {
       if (err && typeof err === 'object' && !('themeFile' in err)) Object.defineProperty(err, 'themeFile', { value: file })
       throw err

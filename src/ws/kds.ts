@@ -9,7 +9,8 @@
  * re-opened), `item` (a bump or recall), `status` (the order's kitchen status changed; a
  * cancelled, completed or delivered order leaves the screen), `ack`/`error` for this socket's own
  * frames. Every frame is sent only after the change is durable (events arrive after the commit).
- * In: `{"type":"bump"|"recall","item_id":n,"seq"?:n}` (same as the HTTP routes), `{"type":"ping"}`.
+ * In: `{"type":"bump"|"recall","item_id":n,"seq"?:n}` (the HTTP routes' input and `stepItem`, so the
+ * same rules: tenancy, transitions, the station rule), `{"type":"refresh"}`, `{"type":"ping"}`.
  *
  * Topics per store and station (`kds/<store>/*` for all-station screens, `kds/<store>/st/<name>`),
  * so a bump reaches only the screens that show it. A screen that falls more than 1 MB behind is
@@ -30,14 +31,19 @@ import { CLOSE, errorFrame, policyVerdict } from './frames.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import type { Access } from '../ops/op.ts'
 import { group, kdsItemOfView, kdsQueriesOf, type TicketRow } from '../storage/kds.ts'
-import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink, type KdsViewOrder } from '../domain/kds.ts'
+import { KDS_OPEN_ORDER, LIVE_KDS, type KdsMember, type KdsSink } from '../domain/kds.ts'
+import { StepInput, stepItem } from '../ops/kds.ts'
+import { validate } from '../ops/validate.ts'
 import { requireFeature } from '../storage/entitlements.ts'
 
 interface KdsSocket extends LiveSocket {
   staffId: number
   storeId: number
   tokenId: number
+  /** The station this screen shows (`?station_id=`, else the member's). */
   station: string | null
+  /** Who bumps from this screen: the member's role and bound station, refreshed at every credential re-check. */
+  member: KdsMember
 }
 type Ws = WebSocket<KdsSocket>
 
@@ -132,19 +138,19 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
 
   const send = (ws: Ws, msg: unknown) => { if (!ws.getUserData().closed) hub.send(ws, msg) }
 
+  /**
+   * A `bump`/`recall` frame: a binding of the HTTP operations' input and `stepItem` (src/ops/kds.ts),
+   * the one implementation with the tenancy and station rules in it. The rest of what the operation
+   * checks (token, `kds`, plan feature, store) this socket checked at its upgrade and re-checks
+   * whenever credentials change (src/ws/sessions.ts), not per frame.
+   */
   async function step(ws: Ws, f: { type: 'bump' | 'recall'; item_id?: unknown; seq?: unknown }) {
     const seq = typeof f.seq === 'number' && Number.isSafeInteger(f.seq) ? f.seq : null
-    const itemId = f.item_id
-    if (!(typeof itemId === 'number' && Number.isSafeInteger(itemId) && itemId > 0)) {
-      return send(ws, errorFrame('validation_failed', 'The given data was invalid.', { item_id: ['item_id must be a positive integer.'] }, seq))
-    }
     const d = ws.getUserData()
-    const line = kdsq.lineInStore(itemId, d.storeId)
-    if (!line) return send(ws, { type: 'error', code: 'not_found', message: 'The item does not exist.', seq })
     try {
-      const order = await svc.actors.orders.ask<KdsViewOrder>(line.order_id, (replyTo) => ({ type: 'kds_step', lineId: itemId, step: f.type, replyTo }))
-      const item = order.items.find((i) => i.id === itemId)
-      send(ws, { type: 'ack', seq, item_id: itemId, kds_state: item?.kds_state ?? null, order_id: order.id, order_status: order.status })
+      const { item_id } = validate(StepInput, { item_id: f.item_id }, 'body')
+      const { order, item } = await stepItem(svc, d.storeId, d.member, item_id, f.type)
+      send(ws, { type: 'ack', seq, item_id, kds_state: item.kds_state, order_id: order.id, order_status: order.status })
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError('internal_error')
       send(ws, { type: 'error', code: e.code, message: e.message, ...(e.errors ? { errors: e.errors } : {}), seq })
@@ -167,9 +173,14 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
       const storeId = p.storeId
       // Re-checked whenever credentials change: signed out or removed → 4001, `kds` taken away → 4003.
-      const check = (q: Principal) => policyVerdict(() => { authorize(q, KDS_ACCESS); requireFeature(svc.db, q.ownerId, 'kds'); resolveScope(svc, q, ['store'], { store: storeId }) })
+      // A new role or station (the owner's staff update) applies to this screen's next bump.
+      const member: KdsMember = { role: p.role, station: p.station }
+      const check = (q: Principal) => policyVerdict(() => {
+        authorize(q, KDS_ACCESS); requireFeature(svc.db, q.ownerId, 'kds'); resolveScope(svc, q, ['store'], { store: storeId })
+        if (q.kind === 'staff') { member.role = q.role; member.station = q.station }
+      })
       const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]
-      return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, session: session('staff', input.bearer!, subjects, check) }
+      return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, member, session: session('staff', input.bearer!, subjects, check) }
     }),
     open: (ws) => {
       const d = ws.getUserData()
