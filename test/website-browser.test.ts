@@ -195,6 +195,31 @@ if (!launched) {
   })
 
 
+  t.test('no script of a custom theme runs: the script nonce is never the theme\'s (the site shares the dashboard\'s origin)', async (t) => {
+    const acct = createAccount(db)
+    const { builtinTheme } = await import('../src/themes/builtin/index.ts')
+    const files = { ...builtinTheme('classic')!.files }
+    const literal = { ...files, 'templates/home.liquid': '<script nonce="{{ request.nonce }}">document.title = "OWNED"</script>' }
+    const refused = await s.req('PUT', `/restaurants/${acct.storeId}/theme/custom`, { token: acct.token, body: { files: literal } })
+    t.equal(refused.status, 422, 'a <script> tag is refused on upload')
+    t.match(refused.body.details.problems, [{ file: 'templates/home.liquid', line: 1, code: 'script_not_allowed' }])
+    // Split by a Liquid comment, the tag gets past the static check: the page's CSP must stop it.
+    files['templates/home.liquid'] = '<p class="custom-home">Mine</p><scr{% comment %}x{% endcomment %}ipt nonce="{{ request.nonce }}">document.title = "OWNED"</script><style nonce="{{ request.nonce }}">.custom-home{color:rgb(1, 2, 3)}</style>'
+    const up = await s.req('PUT', `/restaurants/${acct.storeId}/theme/custom`, { token: acct.token, body: { files, activate: true } })
+    t.equal(up.status, 200, up.text.slice(0, 300))
+    const ctx = await browser.newContext({ viewport: PHONE })
+    t.teardown(() => ctx.close())
+    const page = await ctx.newPage()
+    const violations: string[] = []
+    page.on('console', (m) => { if (m.type() === 'error' && /Content Security Policy/.test(m.text())) violations.push(m.text()) })
+    await page.goto(`${s.site}/s/${acct.slug}`)
+    t.equal(await page.locator('.custom-home').textContent(), 'Mine', 'the custom theme drew the page')
+    t.not(await page.title(), 'OWNED', 'its script did not run')
+    t.ok(violations.some((v) => /script/.test(v)), 'the browser refused it under the page\'s CSP')
+    t.equal(await page.locator('.custom-home').evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { color: string } }).getComputedStyle(e).color), 'rgb(1, 2, 3)', 'its style with request.nonce applies')
+    await page.locator('main a[href*="/menu"], a[href$="/menu"]').first().waitFor()
+  })
+
   t.test('phone screenshots of both built-in themes (docs/screenshots)', async (t) => {
     // Committed images change only when asked (UPDATE_SCREENSHOTS=1 npx tap test/website-browser.test.ts); otherwise a scratch folder.
     const dir = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../docs/screenshots/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'shots-'))

@@ -24,6 +24,7 @@ export interface CompiledTheme {
 type Folder = 'layout' | 'templates' | 'sections'
 const SECTION_PATH = /^sections\/([a-z0-9][a-z0-9_-]*)\.liquid$/
 const TEMPLATE_PATH = /^templates\/([a-z]+)\.liquid$/
+const SCRIPT_TAG = /<script\b/gi
 const SECTION_TAG = /\{%-?\s*section\s+(?:"([^"]*)"|'([^']*)')\s*-?%\}/g
 
 const lineAt = (text: string, index: number) => text.slice(0, index).split('\n').length
@@ -225,6 +226,12 @@ export function compileTheme(files: ThemeFiles): CompileResult {
     const folder = folderOf(path)!
     const section = folder === 'sections' ? schemas.get(SECTION_PATH.exec(path)![1]!) : undefined
     checkVariables(path, folder, tpl, { theme: themeIds, ...(section ? { section: settingIds(section.settings) } : {}) }, problems)
+  }
+  // Theme pages run no scripts of their own: the store website's pages share the origin of the
+  // owners' dashboard, and the page's script nonce is never given to a theme (docs/themes.md).
+  for (const [path, src] of sources) {
+    if (!folderOf(path)) continue
+    for (const m of src.matchAll(SCRIPT_TAG)) problems.push({ file: path, line: lineAt(src, m.index), code: 'script_not_allowed', message: 'themes run no scripts: remove the <script> tag (the store website adds its own)' })
   }
   const layoutSrc = files['layout/theme.liquid']
   if (typeof layoutSrc === 'string' && !/\{\{-?\s*content_for_layout\s*-?\}\}/.test(layoutSrc)) {

@@ -14,7 +14,7 @@ export type ProblemCode =
   | 'too_many_files' | 'too_large' | 'unknown_file' | 'missing_file'
   | 'liquid_syntax' | 'unknown_filter' | 'unknown_tag' | 'unknown_object' | 'unknown_field' | 'unknown_setting'
   | 'schema_json' | 'schema_invalid' | 'schema_missing' | 'schema_not_allowed' | 'unknown_setting_type' | 'duplicate_setting_id' | 'bad_default'
-  | 'missing_section' | 'section_not_allowed' | 'missing_content_for_layout' | 'render_error' | 'over_budget'
+  | 'missing_section' | 'section_not_allowed' | 'missing_content_for_layout' | 'render_error' | 'over_budget' | 'script_not_allowed'
 
 /** Every problem code with its meaning (docs/themes.md; the doc test checks they match). */
 export const PROBLEM_CODES: Readonly<Record<ProblemCode, string>> = {
@@ -39,5 +39,6 @@ export const PROBLEM_CODES: Readonly<Record<ProblemCode, string>> = {
   section_not_allowed: 'a {% section %} tag inside a section',
   missing_content_for_layout: 'the layout never outputs {{ content_for_layout }}',
   render_error: 'rendering with a sample store failed (e.g. a field of a loop variable that does not exist)',
+  script_not_allowed: 'a <script> tag: themes run no scripts (the store website adds its own)',
   over_budget: 'checking or rendering the theme took more time or memory than its budget allows (docs/themes.md "Budgets: the theme pool")',
 }

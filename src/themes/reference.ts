@@ -196,7 +196,7 @@ export const OBJECTS: readonly ObjectRef[] = [
       fields: [
         f('path', 'string', 'path of the page, e.g. "/s/pizza-roma/menu"'),
         f('locale', 'string', 'BCP 47 language of the page, e.g. "en"'),
-        f('nonce', 'string', 'CSP nonce: put it on every inline <style> and <script> (`nonce="{{ request.nonce }}"`)'),
+        f('nonce', 'string', 'CSP nonce of styles: put it on every inline <style> (`nonce="{{ request.nonce }}"`); themes run no scripts'),
         f('page_type', 'string', 'home, menu, item, cart, checkout, order, or the website\'s own account and login pages (shown in the layout)'),
       ],
     }),

@@ -80,18 +80,26 @@ function csrfOk(r: Request, headers: Readonly<Record<string, string>>, form: URL
 
 // ---- answering pages ----------------------------------------------------------------------------------------
 
-/** Rendered with this stand-in for the nonce, so the ETag covers the page and not the nonce of one response. */
-const NONCE_MARK = `nonce-${randomBytes(12).toString('hex')}`
+/**
+ * Rendered with these stand-ins for the nonces, so the ETag covers the page and not the nonces of one
+ * response. Two nonces: themes print `request.nonce` on their `<style>` tags, so it is theirs to know;
+ * the script nonce is never given to a theme, so no theme — a custom one is any owner's HTML — can run
+ * a script on this origin, where the owners' dashboard lives too.
+ */
+const STYLE_MARK = `nonce-${randomBytes(12).toString('hex')}`
+const SCRIPT_MARK = `nonce-${randomBytes(12).toString('hex')}`
 
-function pageHeaders(nonce: string): Record<string, string> {
+function pageHeaders(scriptNonce: string, styleNonce: string): Record<string, string> {
   return {
     // No external assets (issue 15 item 3): only this response's inline style and script, by nonce.
-    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${scriptNonce}'; style-src 'nonce-${styleNonce}'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     // Same-origin posts then carry a Referer, which the CSRF check accepts when Origin is absent.
     'Referrer-Policy': 'same-origin',
     'X-Content-Type-Options': 'nosniff',
   }
 }
+
+const newNonce = () => randomBytes(16).toString('base64')
 
 /** Cached, but revalidated every time (cart, sign-in and hours change what a page shows). */
 const CACHE = { 'Cache-Control': 'private, no-cache', Vary: 'Cookie' }
@@ -101,22 +109,19 @@ const CACHE = { 'Cache-Control': 'private, no-cache', Vary: 'Cookie' }
  * Content-Security-Policy, so the browser keeps the stored one that matches the stored page's nonce.
  */
 async function htmlPage(r: Request, h: Readonly<Record<string, string>>, status: number, page: Omit<PageInput, 'nonce'>): Promise<Reply> {
-  const marked = await renderWebsitePage(r.svc, r.store, r.visitor, { ...page, nonce: NONCE_MARK })
-  const withScript = marked.replace(/<\/body>/i, `<script nonce="${NONCE_MARK}">${WEBSITE_SCRIPT}</script></body>`)
+  const marked = await renderWebsitePage(r.svc, r.store, r.visitor, { ...page, nonce: STYLE_MARK })
+  const withScript = marked.replace(/<\/body>/i, `<script nonce="${SCRIPT_MARK}">${WEBSITE_SCRIPT}</script></body>`)
   const etag = `W/"${createHash('sha256').update(withScript).digest('base64url').slice(0, 27)}"`
   const cookies: Record<string, string> = r.setCookies.length ? { 'Set-Cookie': r.setCookies.join('\n') } : {}
   if (status === 200 && (h['if-none-match'] ?? '').split(',').map((s) => s.trim()).includes(etag)) return new Reply(304, null, { ETag: etag, ...CACHE, ...cookies })
-  const nonce = randomBytes(16).toString('base64')
-  return new Reply(status, withScript.split(NONCE_MARK).join(nonce), { ...pageHeaders(nonce), ...CACHE, ETag: etag, ...cookies }, HTML)
+  const [scriptNonce, styleNonce] = [newNonce(), newNonce()]
+  return new Reply(status, withScript.split(STYLE_MARK).join(styleNonce).split(SCRIPT_MARK).join(scriptNonce), { ...pageHeaders(scriptNonce, styleNonce), ...CACHE, ETag: etag, ...cookies }, HTML)
 }
 
 const redirect = (r: Request, to: string, cookies: string[] = []): Reply =>
   new Reply(303, null, { Location: to, 'Cache-Control': 'no-store', ...([...r.setCookies, ...cookies].length ? { 'Set-Cookie': [...r.setCookies, ...cookies].join('\n') } : {}) })
 
-const plainHeaders = () => {
-  const nonce = randomBytes(16).toString('base64')
-  return { ...pageHeaders(nonce), 'Cache-Control': 'no-store' }
-}
+const plainHeaders = () => ({ ...pageHeaders(newNonce(), newNonce()), 'Cache-Control': 'no-store' })
 
 /** The store of the address, or the page a browser gets instead (unknown: 404; suspended account: 403). */
 function storeOr(svc: Services, slug: string | undefined): StoreRow | Reply {
