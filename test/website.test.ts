@@ -64,13 +64,15 @@ t.test('the pages render with the store theme, a strict CSP with nonces, no exte
     const r = await v.get(url + path)
     t.equal(r.status, 200, `${path || '/'} answers`)
     const csp = r.res.headers.get('content-security-policy') ?? ''
-    const nonce = /'nonce-([^']+)'/.exec(csp)?.[1]
-    t.ok(nonce, 'CSP names a nonce')
+    const scriptNonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1]
+    const styleNonce = /style-src 'nonce-([^']+)'/.exec(csp)?.[1]
+    t.ok(scriptNonce && styleNonce, 'CSP names a nonce for scripts and one for styles')
+    t.not(scriptNonce, styleNonce, 'two different nonces: the theme knows only the style one')
     t.match(csp, /default-src 'none'/)
     t.match(csp, /form-action 'self'/)
     const tags = [...r.text.matchAll(/<(script|style)\b([^>]*)>/g)]
     t.ok(tags.length > 0)
-    t.ok(tags.every((m) => m[2]!.includes(`nonce="${nonce}"`)), 'every inline script and style carries the nonce')
+    t.ok(tags.every((m) => m[2]!.includes(`nonce="${m[1] === 'script' ? scriptNonce : styleNonce}"`)), 'every inline script and style carries its nonce')
     t.notMatch(r.text, /(src|href)="https?:\/\//, 'no external assets or links')
     const etag = r.res.headers.get('etag')!
     t.match(etag, /^W\/"/)
