@@ -59,6 +59,9 @@ import { metricsListener } from './metrics/listener.ts'
 import { createGuestReader } from './storage/guests-reader.ts'
 import { createThemePool } from './themes/pool.ts'
 import { holdsStock } from './storage/stock.ts'
+import type { Replication } from './cluster/replicator.ts'
+import type { ClusterStatus } from './cluster/node.ts'
+import { pumpStrayChanges } from './cluster/pump.ts'
 
 export interface App {
   svc: Services
@@ -75,7 +78,16 @@ export interface App {
   close(): Promise<boolean>
 }
 
-export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): App {
+export interface BuildOptions {
+  log?: Logger
+  db?: Db
+  /** Cluster mode, on the primary (docs/cluster.md): every commit goes to the stream before it is answered. */
+  replication?: Replication
+  /** Cluster mode: this node's role and lag, for `/readyz`. */
+  cluster?: () => ClusterStatus
+}
+
+export function buildApp(config: Config, opts: BuildOptions = {}): App {
   const log = opts.log ?? createLogger(config.logLevel)
   if (process.versions.modules !== '115') {
     log.warn({ modules: process.versions.modules }, 'uWebSockets.js has native builds for Node 16/18/20 only; this Node may run a slow fallback')
@@ -86,7 +98,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   const mailboxes = new MailboxGauge()
   // Metrics exist only where something serves them: METRICS_TOKEN or METRICS_PORT (docs/metrics.md).
   const metrics = createMetrics(config.metricsToken !== null || config.metricsListen !== null)
-  const committer = createCommitter(db, config.groupCommit, { pending: () => mailboxes.queued, observe: metrics.enabled ? metrics.commit : undefined })
+  const committer = createCommitter(db, config.groupCommit, { pending: () => mailboxes.queued, observe: metrics.enabled ? metrics.commit : undefined, ...(opts.replication ? { replication: opts.replication } : {}) })
   const system = startSystem()
   const app = uWS.App()
   // Before anything is mounted: every request and socket is counted for the drain on close().
@@ -103,7 +115,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
   // The dashboard's web session; last_seen_at is bookkeeping, written off the request path.
   const sessionAuth = createSessionAuth(db, (id, at) => { committer.write((w) => touchSession(w, id, at)).catch(() => {}) })
   const realtime = new Realtime(new Hub(app))
-  const locations = new LocationWriter(db)
+  const locations = new LocationWriter(db, opts.replication ?? null)
   locations.onAnswerError = (err) => log.error({ err }, 'answering a stored position failed')
   const events = new EventRouter(log)
   // SMS, email and push as configured (docs/providers.md); a push token the service calls dead is forgotten.
@@ -140,7 +152,7 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
       shell: gated(db, (input) => (input.bearer ? shellAuth.resolve(input.bearer) : null)),
     },
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
-    lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db), requests: drain.requests },
+    lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db), requests: drain.requests, ...(opts.cluster ? { cluster: opts.cluster } : {}) },
     metrics,
     guests: createGuestReader(db, { log, worker: config.guestsWorker }),
     themes: createThemePool({ workers: config.themeWorkers, log }),
@@ -170,6 +182,9 @@ export function buildApp(config: Config, opts: { log?: Logger; db?: Db } = {}): 
 
   /** Features started below register their shutdown here; they run first-in, last-out on close. */
   const closers: Array<() => void | Promise<void>> = []
+  // Cluster mode: rows written outside a replicated transaction (the CLI, start-up upkeep) are
+  // captured too; an empty batch sends them to the stream (docs/cluster.md "Change capture").
+  if (opts.replication) closers.push(pumpStrayChanges(db, committer))
   // Registered first, so it runs last: pending provider retries give up, connections close.
   closers.push(() => providers.close())
 

@@ -7,6 +7,7 @@ import { parseTrustProxy, type TrustProxy } from './net/client-address.ts'
 import { tileTemplateProblem } from './domain/map-tiles.ts'
 import type { Retention } from './storage/prune.ts'
 import { providersConfig, type ProvidersConfig } from './providers/config.ts'
+import { clusterConfig, type ClusterConfig } from './cluster/config.ts'
 
 /** A switch: one of these words, any case; anything else (`maybe`) is refused at start, not read as off. */
 const TRUE = ['1', 'true', 'yes', 'on']
@@ -169,6 +170,8 @@ export type Config = Readonly<{
   /** Guest reads in their worker thread (src/storage/guests-reader.ts); false: inline. */
   guestsWorker: boolean
   themeWorkers: number
+  /** Cluster mode on NATS JetStream (docs/cluster.md); null: the single process (the default). */
+  cluster: ClusterConfig | null
   /** Serve the app group (api-v1 §4.9); off: its routes answer 404 and leave discovery and OpenAPI. */
   appGroup: boolean
   /** node-cron expression of the billing run (docs/billing.md "The billing run"); `off` disables the schedule. */
@@ -306,6 +309,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     demoSeed: e.DEMO_SEED,
     guestsWorker: e.GUESTS_WORKER,
     themeWorkers: e.THEME_WORKERS,
+    cluster: clusterConfig(env, { dbPath: overrides.dbPath ?? e.DB_PATH, groupCommit: overrides.groupCommit ?? e.GROUP_COMMIT }),
     appGroup: e.APP_GROUP,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 /**
- * Entry point: configuration → database → app → listen → demo seed on an empty database → signals.
+ * Entry point: configuration → database → app → listen → demo seed on an empty database → signals;
+ * with NATS_URL, the same as a node of a cluster (src/cluster/boot.ts, docs/cluster.md).
  * Every refusal to start is one line on stderr and an exit code (src/startup.ts, docs/running.md).
  */
 import { loadConfig, type Config } from './config.ts'
@@ -8,6 +9,8 @@ import { openDb, type Db } from './storage/db.ts'
 import { seedDemo } from './seed.ts'
 import { firstRunMessage } from './first-run.ts'
 import { checkDbFolder, EXIT, fatal, StartupError } from './startup.ts'
+import { createLogger } from './log.ts'
+import { serveCluster, type Running } from './cluster/boot.ts'
 
 let config: Config
 try {
@@ -17,38 +20,66 @@ try {
   fatal(new StartupError(EXIT.config, msg.startsWith('invalid configuration') ? msg : `invalid configuration: ${msg}`))
 }
 
-let db: Db
-try {
-  checkDbFolder(config.dbPath)
-  db = openDb(config.dbPath)
-} catch (err) {
-  // SQLITE_CANTOPEN, "file is not a database", a migration that fails, or still locked after busy_timeout (5 s).
-  fatal(err instanceof StartupError ? err : new StartupError(EXIT.database, `DB_PATH=${config.dbPath}: cannot open the database: ${(err as Error).message}`))
+const log = createLogger(config.logLevel)
+
+const openDatabase = (): Db => {
+  try {
+    checkDbFolder(config.dbPath)
+    return openDb(config.dbPath)
+  } catch (err) {
+    // SQLITE_CANTOPEN, "file is not a database", a migration that fails, or still locked after busy_timeout (5 s).
+    fatal(err instanceof StartupError ? err : new StartupError(EXIT.database, `DB_PATH=${config.dbPath}: cannot open the database: ${(err as Error).message}`))
+  }
 }
 
-let app: App
-try {
-  app = buildApp(config, { db })
-} catch (err) {
-  db.close()
-  throw err
-}
-const { svc } = app
+/** The server as it runs: alone (the default) or as a node of a cluster (docs/cluster.md). */
+const running: Running = config.cluster ? await startClusterNode() : await startSingle()
 
-let port: number
-try {
-  port = await app.listen()
-} catch (err) {
-  await app.close()
-  db.close()
-  fatal(new StartupError(EXIT.listen, (err as Error).message))
+async function startClusterNode(): Promise<Running> {
+  try {
+    return await serveCluster(config, openDatabase, log, (why) => {
+      // Stop acknowledging at once: nothing is drained, the supervisor restarts this node as a replica.
+      log.fatal({ why }, 'cluster node stopping')
+      fatal(new StartupError(EXIT.fenced, `cluster node ${config.cluster!.nodeId} stopped: ${why}`))
+    })
+  } catch (err) {
+    fatal(new StartupError(/cannot listen/.test((err as Error).message) ? EXIT.listen : EXIT.unavailable, `cluster node ${config.cluster!.nodeId}: ${(err as Error).message}`))
+  }
 }
 
-if (config.demoSeed && (svc.db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
-  // Printed once, on the first start with an empty database: these secrets are not stored raw.
-  process.stdout.write(firstRunMessage(seedDemo(svc.db, config.siteUrl), config.siteUrl))
+async function startSingle(): Promise<Running> {
+  const db = openDatabase()
+  let app: App
+  try {
+    app = buildApp(config, { db, log })
+  } catch (err) {
+    db.close()
+    throw err
+  }
+  const { svc } = app
+
+  let port: number
+  try {
+    port = await app.listen()
+  } catch (err) {
+    await app.close()
+    db.close()
+    fatal(new StartupError(EXIT.listen, (err as Error).message))
+  }
+
+  if (config.demoSeed && (svc.db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
+    // Printed once, on the first start with an empty database: these secrets are not stored raw.
+    process.stdout.write(firstRunMessage(seedDemo(svc.db, config.siteUrl), config.siteUrl))
+  }
+  svc.log.info({ port, host: config.host, db: config.dbPath, base_url: config.baseUrl, group_commit: config.groupCommit }, 'dispatch server ready')
+  return {
+    async stop() {
+      const complete = await app.close()
+      db.close()
+      return complete ? 0 : EXIT.shutdownTimeout
+    },
+  }
 }
-svc.log.info({ port, host: config.host, db: config.dbPath, base_url: config.baseUrl, group_commit: config.groupCommit }, 'dispatch server ready')
 
 // SIGTERM (docker stop, systemd, Kubernetes) and SIGINT (Ctrl-C, or npm forwarding it): drain, then
 // exit 0; exit 70 when SHUTDOWN_TIMEOUT_MS ran out. A second signal does not cut the drain short:
@@ -58,12 +89,12 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
     if (stopping) return
     stopping = true
-    svc.log.info({ sig }, 'shutting down')
-    // The last resort should close() itself hang (it is bounded by the same timeout inside).
+    log.info({ sig }, 'shutting down')
+    // The last resort should the stop itself hang (it is bounded by the same timeout inside).
     setTimeout(() => fatal(new StartupError(EXIT.shutdownTimeout, 'shutdown did not finish in time')), config.shutdownTimeoutMs + 5_000).unref()
-    app.close().then(
-      (complete) => { db.close(); process.exit(complete ? 0 : EXIT.shutdownTimeout) },
-      (err: unknown) => { svc.log.error({ err }, 'shutdown failed'); process.exit(1) },
+    running.stop().then(
+      (code) => process.exit(code),
+      (err: unknown) => { process.stderr.write(`dispatch: shutdown failed: ${(err as Error).message}\n`); process.exit(1) },
     )
   })
 }

@@ -27,6 +27,7 @@ import type { Metrics } from './metrics/registry.ts'
 import type { GuestReader } from './storage/guests-reader.ts'
 import type { RequestCounter } from './net/respond.ts'
 import type { ThemePool } from './themes/pool.ts'
+import type { ClusterStatus } from './cluster/node.ts'
 
 export interface Services {
   config: Config
@@ -66,7 +67,7 @@ export interface Services {
   apps: { ownedBy(id: number, developerId: number): AppRow | undefined }
   /** Readiness for `GET /readyz` (src/http/routes/readyz.ts, docs/running.md); wired by app.ts. */
   /** `requests`: the HTTP door counts its requests here for the shutdown drain (src/net/drain.ts). */
-  lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean }; requests: RequestCounter }
+  lifecycle: { draining(): boolean; database(): { database: boolean; migrations: boolean }; requests: RequestCounter; cluster?: () => ClusterStatus }
   /** This server's Prometheus metrics (src/metrics/registry.ts, docs/metrics.md); no-ops unless served. */
   metrics: Metrics
   /** Guest reports, off the event loop (src/storage/guests-reader.ts; docs/operations.md "Guests and segments"). */

@@ -15,6 +15,10 @@ export const EXIT = {
   listen: 69,
   /** The drain did not finish within SHUTDOWN_TIMEOUT_MS; the process exited anyway (EX_SOFTWARE). */
   shutdownTimeout: 70,
+  /** Cluster mode: NATS cannot be reached or its stream and bucket cannot be set up (EX_UNAVAILABLE, as listen). */
+  unavailable: 69,
+  /** Cluster mode: this primary lost its lease or was fenced by the stream; restart it, it rejoins as a replica (EX_TEMPFAIL). */
+  fenced: 75,
 } as const
 
 /** A refusal to start, for `fatal`: its message is the whole line the operator reads. */

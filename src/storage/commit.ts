@@ -24,6 +24,7 @@
 import type { Db } from './db.ts'
 import { createWalSync } from './wal-sync.ts'
 import { forgetAuthEpoch } from './auth-epoch.ts'
+import type { Replication } from '../cluster/replicator.ts'
 
 type Job = { fn: (db: Db) => unknown; resolve: (v: any) => void; reject: (e: unknown) => void }
 
@@ -71,6 +72,11 @@ export interface GroupCommitOptions {
   maxWaitMs?: number
   /** Metrics (src/metrics/registry.ts): each committed transaction's size and time, each WAL fsync's time. */
   observe?: { batch(writes: number, seconds: number): void; fsync(seconds: number): void }
+  /**
+   * Cluster mode (docs/cluster.md "Durable means replicated"): each batch's captured rows go to the
+   * stream, and its writes are answered only once both the WAL fsync and the stream confirmed it.
+   */
+  replication?: Replication
 }
 
 export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitOptions = {}): Committer {
@@ -78,10 +84,12 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
   const maxBatch = opts.maxBatch ?? 512
   const maxWaitMs = opts.maxWaitMs ?? 2
   const observe = opts.observe
+  const replication = opts.replication
   const stats = { batches: 0, writes: 0 }
   const hooks: Array<BatchHook<unknown>> = []
   const addHook = <T>(h: BatchHook<T>) => { hooks.push(h as BatchHook<unknown>) }
   if (!groupCommit) {
+    if (replication) throw new Error('cluster mode replicates group-commit batches: GROUP_COMMIT=0 cannot be used with it')
     return {
       stats,
       flush() {},
@@ -166,6 +174,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     if (jobs.length === 0) return
     const results: Array<{ ok: boolean; value: unknown }> = new Array(jobs.length)
     let after: Array<() => void> = []
+    let outgoing: ReturnType<Replication['capture']> = null
     const t0 = observe ? performance.now() : 0
     try {
       relaxed?.run()
@@ -182,10 +191,12 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
         }
       }
       after = runHooks(db, hooks)
+      outgoing = replication?.capture(db) ?? null
       commit.run()
     } catch (err) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is durable.
       if (db.inTransaction) rollback.run()
+      if (outgoing) replication!.abandon(outgoing)
       for (const j of jobs) j.reject(err)
       return
     } finally {
@@ -209,8 +220,11 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
       }
       for (const a of after) a()
     }
-    if (walSync) walSync.afterCommit(answer)
-    else answer(null)
+    // In cluster mode the stream's confirmation runs in parallel with the fsync; both must succeed.
+    const shipped = outgoing ? replication!.ship(outgoing) : null
+    const settle = shipped ? (err: Error | null) => { shipped.then(() => answer(err), (e: Error) => answer(err ?? e)) } : answer
+    if (walSync) walSync.afterCommit(settle)
+    else settle(null)
   }
 
   return {
@@ -226,6 +240,8 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     addHook,
     write<T>(fn: (db: Db) => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
+        // A stalled or fenced cluster node takes no new writes (503) rather than queueing them.
+        try { replication?.admit() } catch (err) { return reject(err) }
         queue.push({ fn, resolve, reject })
         // A held batch that is full commits without waiting for the sync (on its own turn, not in the caller's).
         if (heldForSync && queue.length === maxBatch) setImmediate(() => { if (heldForSync) commitBatch() })

@@ -4,6 +4,7 @@
  */
 import type { Statement } from 'better-sqlite3'
 import type { Db } from './db.ts'
+import type { Outgoing, Replication } from '../cluster/replicator.ts'
 
 /**
  * Writes driver positions: one UPDATE per driver per commit, keeping only each driver's latest
@@ -52,13 +53,16 @@ export class LocationWriter {
   private notBefore = 0
   private timer: NodeJS.Timeout | null = null
   private readonly write: (batch: PendingPositions) => void
+  /** What the transaction in progress captured for the stream (cluster mode). */
+  private captured: Outgoing | null = null
   private readonly relaxed: Statement
   private readonly restore: Statement
 
   /** Told when answering a committed position threw (logged by the app; the rest are still answered). */
   onAnswerError: ((err: unknown) => void) | null = null
 
-  constructor(private readonly db: Db) {
+  /** `replication`: cluster mode, where a position is acknowledged once the stream holds it too (docs/cluster.md). */
+  constructor(private readonly db: Db, private readonly replication: Replication | null = null) {
     // The narrow table of positions (migration 026), not the driver's profile row. A driver's first
     // position inserts its row; one deleted meanwhile is skipped (no row, as the UPDATE it replaced).
     const update = db.prepare<[number, number, string, number]>('UPDATE driver_positions SET lat = ?, lng = ?, location_updated_at = ? WHERE driver_id = ?')
@@ -66,6 +70,7 @@ export class LocationWriter {
       'INSERT INTO driver_positions (driver_id, lat, lng, location_updated_at) SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM drivers WHERE id = ?)')
     this.write = db.transaction((batch: PendingPositions) => {
       for (const [id, b] of batch) if (update.run(b.lat, b.lng, b.at, id).changes === 0) insert.run(id, b.lat, b.lng, b.at, id)
+      this.captured = this.replication?.capture(db) ?? null
     })
     const level = db.pragma('synchronous', { simple: true }) as number
     this.relaxed = db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`)
@@ -118,14 +123,24 @@ export class LocationWriter {
     this.queued = false
     const started = performance.now()
     let error: unknown = null
+    this.captured = null
     try {
       this.relaxed.run()
       try { this.write(batch) } finally { this.restore.run() }
     } catch (err) {
       error = err
+      // Captured, then the COMMIT failed: the message was never sent.
+      if (this.captured) this.replication!.abandon(this.captured)
+      this.captured = null
     }
+    const outgoing = this.captured
     const now = performance.now()
     this.notBefore = now + Math.min(LOCATION_COMMIT_MAX_GAP_MS, Math.max(LOCATION_COMMIT_MIN_GAP_MS, LOCATION_COMMIT_DUTY * (now - started)))
+    if (outgoing) this.replication!.ship(outgoing).then(() => this.answer(batch, null), (err: unknown) => this.answer(batch, err))
+    else this.answer(batch, error)
+  }
+
+  private answer(batch: PendingPositions, error: unknown): void {
     for (const b of batch.values()) {
       // One answer that throws must not leave the other drivers of the batch unanswered.
       try {

@@ -4,6 +4,19 @@
  * migration. `/healthz` stays liveness: it answers 200 for as long as the process serves at all.
  */
 import { Reply, route } from '../route.ts'
+import type { Services } from '../../services.ts'
+
+/**
+ * The readiness answer, for this route and for a cluster replica's own listener (src/http/replica.ts).
+ * Not the §7 envelope: a probe reads the status code, and an operator reads which check failed.
+ */
+export function readiness(lifecycle: Pick<Services['lifecycle'], 'database' | 'draining' | 'cluster'>): { status: number; body: Record<string, unknown> } {
+  const cluster = lifecycle.cluster?.()
+  const checks = { ...lifecycle.database(), draining: lifecycle.draining(), ...(cluster ? { cluster: cluster.ready } : {}) }
+  const ready = checks.database && checks.migrations && !checks.draining && (cluster?.ready ?? true)
+  const { ready: _dropped, ...clusterFields } = cluster ?? { ready: true }
+  return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks, ...clusterFields } }
+}
 
 export const readyzRoutes = [
   route({
@@ -16,15 +29,22 @@ export const readyzRoutes = [
         status: { type: 'string', enum: ['ready', 'not_ready'] },
         checks: {
           type: 'object', required: ['database', 'migrations', 'draining'],
-          properties: { database: { type: 'boolean' }, migrations: { type: 'boolean' }, draining: { type: 'boolean' } },
+          properties: {
+            database: { type: 'boolean' }, migrations: { type: 'boolean' }, draining: { type: 'boolean' },
+            cluster: { type: 'boolean', description: 'Cluster mode only: the primary holds its lease and the stream takes writes; a replica applies the stream within CLUSTER_MAX_LAG_MS' },
+          },
         },
+        role: { type: 'string', enum: ['primary', 'replica', 'promoting'], description: 'Cluster mode only (docs/cluster.md)' },
+        node: { type: 'string', description: 'Cluster mode only: this node\'s NODE_ID' },
+        primary: { type: ['string', 'null'], description: 'Cluster mode only: the primary\'s NODE_ID, null while nobody holds the lease' },
+        applied_seq: { type: 'integer', description: 'Cluster mode only: the last stream message this node\'s database holds' },
+        lag_ms: { type: 'integer', description: 'Cluster mode only: how far this node\'s data is behind the primary\'s commits' },
+        problem: { type: ['string', 'null'], description: 'Cluster mode only: why this node cannot serve, or null' },
       },
     },
     handler: ({ svc }) => {
-      const checks = { ...svc.lifecycle.database(), draining: svc.lifecycle.draining() }
-      const ready = checks.database && checks.migrations && !checks.draining
-      // Not the §7 envelope: a probe reads the status code, and an operator reads which check failed.
-      return new Reply(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks }, { 'Cache-Control': 'no-store' })
+      const r = readiness(svc.lifecycle)
+      return new Reply(r.status, r.body, { 'Cache-Control': 'no-store' })
     },
   }),
 ]

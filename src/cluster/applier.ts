@@ -1,0 +1,114 @@
+/**
+ * A replica's side of replication (docs/cluster.md "Replicas"): reads the stream in order from the
+ * message after the last one its database holds, and applies each in one transaction together with
+ * its sequence, on a connection of its own (as the CLI writes: the server's caches and socket
+ * checks already follow writes of another connection). Re-applying is impossible by construction:
+ * a message at or below the recorded sequence is skipped.
+ *
+ * It stops, and says why in `problem` (shown by /readyz), instead of applying half: a message written
+ * by a newer schema than this build's, or a row that cannot be replayed (the replica's data would no
+ * longer be the primary's).
+ */
+import Database from 'better-sqlite3'
+import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream'
+import type { Logger } from '../log.ts'
+import type { Db } from '../storage/db.ts'
+import { ChangeApplier } from '../storage/changes.ts'
+import { decodeMessage } from './batch.ts'
+import type { ClusterLink } from './nats.ts'
+import { readApplied, recordApplied, schemaVersion, type Applied } from './state.ts'
+
+export interface ApplierStatus {
+  applied: Applied
+  /** Messages the stream holds after the last applied one, as of the last message received. */
+  pending: number
+  /** Why applying stopped (null while it runs). */
+  problem: string | null
+  /** Commit-to-apply delay of the last message applied, in ms. */
+  delayMs: number
+}
+
+export class Applier {
+  private readonly conn: Db
+  private readonly applier: ChangeApplier
+  private readonly schema: number
+  private applied: Applied
+  private pending = 0
+  private delayMs = 0
+  private problem: string | null = null
+  private messages: ConsumerMessages | null = null
+  private running: Promise<void> | null = null
+  /** Called after each message applied (tests and the promotion wait for a sequence). */
+  onApplied: ((seq: number) => void) | null = null
+
+  constructor(private readonly path: string, private readonly link: ClusterLink, private readonly log: Logger) {
+    this.conn = new Database(path)
+    // The stream is the source of truth: a replica's commits need not survive a power cut (it
+    // replays what it lost); foreign keys off, the primary's cascades are rows of the change set.
+    this.conn.pragma('journal_mode = WAL')
+    this.conn.pragma('synchronous = NORMAL')
+    this.conn.pragma('foreign_keys = OFF')
+    this.conn.pragma('busy_timeout = 5000')
+    this.applier = new ChangeApplier(this.conn)
+    this.schema = schemaVersion(this.conn)
+    this.applied = readApplied(this.conn)
+  }
+
+  status(): ApplierStatus {
+    return { applied: this.applied, pending: this.pending, problem: this.problem, delayMs: this.delayMs }
+  }
+
+  /** Start consuming after the last applied message. */
+  async start(): Promise<void> {
+    const consumer = await this.link.js.consumers.get(this.link.names.stream, this.applied.seq > 0
+      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied.seq + 1 }
+      : { deliver_policy: DeliverPolicy.All })
+    const messages = await consumer.consume()
+    this.messages = messages
+    this.running = (async () => {
+      for await (const m of messages) {
+        if (this.problem) break
+        if (m.seq <= this.applied.seq) continue
+        try {
+          this.apply(m.seq, m.data)
+          this.pending = m.info.pending
+        } catch (err) {
+          this.problem = `cannot apply message ${m.seq}: ${(err as Error).message}`
+          this.log.error({ err, seq: m.seq }, 'replica stopped applying the stream')
+          break
+        }
+        this.onApplied?.(m.seq)
+      }
+    })()
+  }
+
+  private apply(seq: number, data: Uint8Array): void {
+    const msg = decodeMessage(data)
+    if (msg.schema > this.schema) throw new Error(`written by schema version ${msg.schema}, this build has ${this.schema}: upgrade this node`)
+    const applied = { seq, id: msg.id, at: msg.at }
+    this.conn.transaction(() => {
+      if (msg.k === 'batch') this.applier.apply(msg.set)
+      recordApplied(this.conn, applied)
+    }).immediate()
+    this.applied = applied
+    this.delayMs = Math.max(0, Date.now() - msg.at)
+  }
+
+  /** Resolves once the message `seq` is applied (or rejects when applying stopped). */
+  waitFor(seq: number, timeoutMs: number): Promise<void> {
+    if (this.applied.seq >= seq) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { this.onApplied = null; reject(new Error(`not applied up to ${seq} within ${timeoutMs} ms (at ${this.applied.seq})`)) }, timeoutMs)
+      this.onApplied = (s) => {
+        if (this.problem) { clearTimeout(timer); this.onApplied = null; reject(new Error(this.problem)) }
+        else if (s >= seq) { clearTimeout(timer); this.onApplied = null; resolve() }
+      }
+    })
+  }
+
+  async stop(): Promise<void> {
+    await this.messages?.close()
+    await this.running
+    this.conn.close()
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Running as a cluster node (docs/cluster.md), what main.ts does instead of serving alone: the
+ * database is checked against the stream (a database with writes the stream never took is moved
+ * aside and the node rejoins from the stream), the node listens as a replica at once, and when it
+ * becomes primary the full server replaces the replica's listener on the same port. The demo account
+ * is created by the first primary of an empty cluster, and printed by it alone, once the stream holds it.
+ */
+import { existsSync, renameSync } from 'node:fs'
+import type { Config } from '../config.ts'
+import type { Logger } from '../log.ts'
+import type { Db } from '../storage/db.ts'
+import { buildApp, type App } from '../app.ts'
+import { replicaServer } from '../http/replica.ts'
+import { seedDemo } from '../seed.ts'
+import { firstRunMessage } from '../first-run.ts'
+import { ClusterNode, DivergedError } from './node.ts'
+
+export interface Running {
+  /** Graceful stop: resolves with the exit code. */
+  stop(): Promise<number>
+}
+
+export async function serveCluster(config: Config, openDatabase: () => Db, log: Logger, exit: (why: string) => never): Promise<Running> {
+  const cluster = config.cluster!
+  let db = openDatabase()
+  let app: App | null = null
+  let node: ClusterNode | null = null
+  // Listening as a replica from the start; the primary's server takes the port over when promoted.
+  const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', ready: false } as const
+  const replica = replicaServer(() => db, () => node?.status() ?? starting, log)
+  const listening = replica.listen(config.host, config.port)
+  const start = () => ClusterNode.start({
+    cluster, db, dbPath: config.dbPath, log, exit,
+    promote: async (replicator) => {
+      await listening
+      replica.close()
+      app = buildApp(config, { db, log, replication: replicator, cluster: () => node!.status() })
+      await app.listen()
+      if (config.demoSeed && (db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
+        const demo = seedDemo(db, config.siteUrl)
+        // Written outside a batch: an empty one takes it to the stream before it is shown.
+        await app.svc.committer.write(() => undefined)
+        process.stdout.write(firstRunMessage(demo, config.siteUrl))
+      }
+      log.info({ node: cluster.nodeId, port: config.port }, 'dispatch server ready (primary)')
+    },
+  })
+  await listening
+  try {
+    node = await start()
+  } catch (err) {
+    if (!(err instanceof DivergedError)) { replica.close(); throw err }
+    // Its extra writes were never acknowledged to anyone: kept aside for inspection, not served.
+    const aside = `${config.dbPath}.diverged-${new Date().toISOString().replace(/[:.]/g, '-')}`
+    log.warn({ why: err.message, movedTo: aside }, 'this database diverged from the stream; rejoining from the stream')
+    db.close()
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(config.dbPath + suffix)) renameSync(config.dbPath + suffix, aside + suffix)
+    db = openDatabase()
+    node = await start()
+  }
+  log.info({ node: cluster.nodeId, port: config.port }, 'dispatch cluster node started')
+  const started = node
+  return {
+    async stop() {
+      let complete = true
+      if (app) complete = await (app as App).close()
+      else replica.close()
+      await started.stop()
+      db.close()
+      return complete ? 0 : 70
+    },
+  }
+}

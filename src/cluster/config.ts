@@ -1,0 +1,73 @@
+/**
+ * Cluster mode's settings (docs/cluster.md "Configuration"): NATS_URL switches it on. Read from the
+ * environment by loadConfig (src/config.ts); an invalid combination stops the start with one line.
+ */
+import { existsSync } from 'node:fs'
+
+export interface ClusterConfig {
+  natsUrls: string[]
+  nodeId: string
+  /** Prefix of every stream, bucket and subject: two clusters can share one NATS. */
+  name: string
+  /** Copies JetStream keeps of the stream and the lease (R3 on a NATS cluster of three). */
+  replicas: number
+  /** The primary's lease: held this long without a renewal (renewed every third of it). */
+  leaseMs: number
+  /** A replica further behind than this answers 503 on /readyz. */
+  maxLagMs: number
+  user: string | null
+  password: string | null
+  token: string | null
+  credsFile: string | null
+  tls: { ca: string | null; cert: string | null; key: string | null } | null
+}
+
+const fail = (msg: string): never => { throw new Error(`invalid configuration: ${msg}`) }
+
+const whole = (env: Record<string, string | undefined>, name: string, fallback: number, min: number, maxValue: number): number => {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\s*\d+\s*$/.test(raw)) fail(`${name} must be a whole number, got "${raw}"`)
+  const n = Number(raw)
+  if (n < min || n > maxValue) fail(`${name} must be between ${min} and ${maxValue}, got ${n}`)
+  return n
+}
+
+/** null unless NATS_URL is set; the cluster's settings otherwise, every combination checked. */
+export function clusterConfig(env: Record<string, string | undefined>, single: { dbPath: string; groupCommit: boolean }): ClusterConfig | null {
+  const urls = (env.NATS_URL ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  if (urls.length === 0) {
+    for (const name of ['NODE_ID', 'NATS_CREDS', 'NATS_USER', 'NATS_TOKEN', 'NATS_REPLICAS']) if (env[name]) fail(`${name} needs NATS_URL (cluster mode)`)
+    return null
+  }
+  for (const u of urls) if (!/^(nats|tls):\/\/[^\s/]+(:\d+)?\/?$/.test(u)) fail(`NATS_URL must be a comma-separated list of nats://host:port, got "${u}"`)
+  const nodeId = env.NODE_ID?.trim() ?? ''
+  if (!nodeId) fail('NODE_ID is required with NATS_URL: a name unique in the cluster, e.g. node-1')
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(nodeId)) fail(`NODE_ID must be 1-64 letters, digits, _ or -, got "${nodeId}"`)
+  const name = env.CLUSTER_NAME?.trim() || 'dispatch'
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(name)) fail(`CLUSTER_NAME must be 1-32 letters, digits, _ or -, got "${name}"`)
+  if (single.dbPath === ':memory:') fail('DB_PATH=:memory: cannot be a cluster node: a replica applies the stream through a second connection to its file')
+  if (!single.groupCommit) fail('GROUP_COMMIT=0 cannot be used with NATS_URL: a batch is replicated once per commit')
+  if (env.NATS_PASSWORD && !env.NATS_USER) fail('NATS_PASSWORD needs NATS_USER')
+  const auth = [env.NATS_USER ? 'NATS_USER' : '', env.NATS_TOKEN ? 'NATS_TOKEN' : '', env.NATS_CREDS ? 'NATS_CREDS' : ''].filter(Boolean)
+  if (auth.length > 1) fail(`use one of NATS_USER, NATS_TOKEN, NATS_CREDS, not ${auth.join(' and ')}`)
+  for (const f of ['NATS_CREDS', 'NATS_TLS_CA', 'NATS_TLS_CERT', 'NATS_TLS_KEY']) if (env[f] && !existsSync(env[f]!)) fail(`${f}: no file ${env[f]}`)
+  if (Boolean(env.NATS_TLS_CERT) !== Boolean(env.NATS_TLS_KEY)) fail('NATS_TLS_CERT and NATS_TLS_KEY go together (a client certificate and its key)')
+  const leaseMs = whole(env, 'CLUSTER_LEASE_MS', 3000, 1000, 60_000)
+  const tls = env.NATS_TLS_CA || env.NATS_TLS_CERT || urls.some((u) => u.startsWith('tls://'))
+    ? { ca: env.NATS_TLS_CA || null, cert: env.NATS_TLS_CERT || null, key: env.NATS_TLS_KEY || null }
+    : null
+  return {
+    natsUrls: urls,
+    nodeId,
+    name,
+    replicas: whole(env, 'NATS_REPLICAS', Math.min(3, urls.length), 1, 5),
+    leaseMs,
+    maxLagMs: whole(env, 'CLUSTER_MAX_LAG_MS', 5000, 100, 3_600_000),
+    user: env.NATS_USER || null,
+    password: env.NATS_PASSWORD || null,
+    token: env.NATS_TOKEN || null,
+    credsFile: env.NATS_CREDS || null,
+    tls,
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The primary's lease (docs/cluster.md "Lease and fencing"): one key in a JetStream KV bucket whose
+ * entries expire LEASE_MS after their last write. Creating the key succeeds for one node only;
+ * the holder renews it every third of the lease with the revision it last wrote, so a renewal
+ * after someone else took the key is refused. The holder counts its lease from the moment it *sent*
+ * the renewal, never from the answer: it stops trusting the lease before the bucket expires it.
+ */
+import type { KV } from '@nats-io/kv'
+import type { Logger } from '../log.ts'
+
+const KEY = 'primary'
+const enc = new TextEncoder()
+
+export class Lease {
+  private revision = 0
+  private renewedAt = 0
+  private timer: NodeJS.Timeout | null = null
+
+  constructor(private readonly kv: KV, private readonly nodeId: string, readonly ttlMs: number, private readonly log: Logger) {}
+
+  /** Held, and renewed less than a lease ago (with a margin for the clock of the bucket). */
+  valid(): boolean {
+    return this.revision > 0 && performance.now() - this.renewedAt < this.ttlMs * 0.9
+  }
+
+  /** Who holds the lease now, as the bucket says (null: nobody; the next to create it is primary). */
+  async holder(): Promise<string | null> {
+    const e = await this.kv.get(KEY)
+    return e && e.operation === 'PUT' ? e.string() : null
+  }
+
+  /** Take the lease if nobody holds it; false when somebody does. */
+  async acquire(): Promise<boolean> {
+    const sent = performance.now()
+    try {
+      this.revision = await this.kv.create(KEY, enc.encode(this.nodeId))
+      this.renewedAt = sent
+      return true
+    } catch (err) {
+      if (/wrong last sequence|key exists/i.test((err as Error).message)) return false
+      throw err
+    }
+  }
+
+  /** Renew every third of the lease; `lost` once a renewal is refused or the lease ran out unrenewed. */
+  keep(lost: (why: string) => void): void {
+    const tick = async () => {
+      const sent = performance.now()
+      try {
+        this.revision = await this.kv.update(KEY, enc.encode(this.nodeId), this.revision)
+        this.renewedAt = sent
+      } catch (err) {
+        if (/wrong last sequence/i.test((err as Error).message)) { this.stop(); return lost('another node holds the lease') }
+        this.log.warn({ err }, 'lease renewal failed; retrying')
+      }
+      if (!this.valid()) { this.stop(); return lost('the lease ran out before it could be renewed') }
+      if (this.timer) this.timer = setTimeout(() => void tick(), this.ttlMs / 3)
+    }
+    this.timer = setTimeout(() => void tick(), this.ttlMs / 3)
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+  }
+
+  /** Give the lease up at a graceful stop, so a replica takes over at once instead of after it expires. */
+  async release(): Promise<void> {
+    this.stop()
+    if (this.revision > 0) await this.kv.delete(KEY, { previousSeq: this.revision }).catch(() => {})
+    this.revision = 0
+  }
+}

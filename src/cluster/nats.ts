@@ -1,0 +1,68 @@
+/**
+ * The NATS side of cluster mode (docs/cluster.md): one connection per node, the replication stream,
+ * the lease bucket and their names. Every name carries CLUSTER_NAME (two clusters can share one NATS)
+ * and the shard id, `0` today (docs/cluster.md "Past one primary").
+ */
+import { readFileSync } from 'node:fs'
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node'
+import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
+import { Kvm, type KV } from '@nats-io/kv'
+import type { ClusterConfig } from './config.ts'
+
+export const SHARD = 0
+
+export interface ClusterNames {
+  stream: string
+  subject: string
+  leaseBucket: string
+}
+
+export const clusterNames = (cluster: string, shard = SHARD): ClusterNames => ({
+  stream: `${cluster}_repl_${shard}`,
+  subject: `${cluster}.repl.${shard}`,
+  leaseBucket: `${cluster}_lease_${shard}`,
+})
+
+export interface ClusterLink {
+  nc: NatsConnection
+  js: JetStreamClient
+  jsm: JetStreamManager
+  kv: KV
+  names: ClusterNames
+  close(): Promise<void>
+}
+
+/** Connect and make sure the stream and the lease bucket exist (created by whichever node comes first). */
+export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
+  const nc = await connect({
+    servers: c.natsUrls,
+    name: `dispatch-${c.nodeId}`,
+    // Keep trying for ever: a NATS outage is survived, not fatal (docs/cluster.md "Failures").
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    ...(c.user ? { user: c.user, pass: c.password ?? '' } : {}),
+    ...(c.token ? { token: c.token } : {}),
+    ...(c.credsFile ? { authenticator: credsAuthenticator(readFileSync(c.credsFile)) } : {}),
+    ...(c.tls ? { tls: { ...(c.tls.ca ? { caFile: c.tls.ca } : {}), ...(c.tls.cert ? { certFile: c.tls.cert } : {}), ...(c.tls.key ? { keyFile: c.tls.key } : {}) } } : {}),
+  })
+  const names = clusterNames(c.name)
+  const jsm = await jetstreamManager(nc)
+  try {
+    await jsm.streams.info(names.stream)
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError)) throw err
+    // Kept whole: a node that joins later replays it from the start (snapshots will bound it).
+    await jsm.streams.add({ name: names.stream, subjects: [names.subject], num_replicas: c.replicas, duplicate_window: 120_000_000_000 })
+      .catch(async (e: unknown) => { if (!(e instanceof JetStreamApiError)) throw e; await jsm.streams.info(names.stream) })
+  }
+  const kv = await new Kvm(nc).create(names.leaseBucket, { ttl: c.leaseMs, history: 1, replicas: c.replicas })
+  return {
+    nc, js: jetstream(nc), jsm, kv, names,
+    async close() { await nc.drain().catch(() => nc.close()) },
+  }
+}
+
+/** The stream's last sequence (0 when empty). */
+export async function lastSeq(link: ClusterLink): Promise<number> {
+  return (await link.jsm.streams.info(link.names.stream)).state.last_seq
+}

@@ -1,0 +1,192 @@
+/**
+ * One node of a cluster (docs/cluster.md): starts as a replica — its database checked against the
+ * stream, the capture triggers removed, the stream applied from its last message — and tries for the
+ * lease whenever nobody holds it. Holding it, the node becomes primary only after it has applied the
+ * whole stream and appended its *epoch* message with the stream's last sequence as the expected one:
+ * from then on nothing the previous primary sends can land. Then the capture triggers go in, the
+ * Replicator takes over, and `promote` starts the full server.
+ *
+ * A primary that loses its lease or is fenced by the stream stops acknowledging at once and `exit`
+ * ends the process (crash-only: its supervisor starts it again, as a replica). A graceful stop
+ * releases the lease so a replica takes over at once.
+ */
+import type { Logger } from '../log.ts'
+import type { Db } from '../storage/db.ts'
+import { ensureChangeTables, installCapture, removeCapture } from '../storage/changes.ts'
+import type { ClusterConfig } from './config.ts'
+import { lastSeq, linkCluster, type ClusterLink } from './nats.ts'
+import { Lease } from './lease.ts'
+import { Applier } from './applier.ts'
+import { Replicator, type Publish } from './replicator.ts'
+import { decodeMessage, encodeMessage, FORMAT } from './batch.ts'
+import { readApplied, recordApplied, schemaVersion } from './state.ts'
+
+export interface ClusterStatus {
+  role: 'replica' | 'promoting' | 'primary'
+  node: string
+  /** The lease holder's NODE_ID (null while nobody holds it). */
+  primary: string | null
+  applied_seq: number
+  /** How far this node's data is behind the primary's commits, in ms (0 on the primary). */
+  lag_ms: number
+  /** Why this node cannot serve (a replica that stopped applying, a fenced primary), or null. */
+  problem: string | null
+  ready: boolean
+}
+
+/** The node's database holds writes the stream never took: it cannot rejoin as it is. */
+export class DivergedError extends Error {}
+
+export interface NodeOptions {
+  cluster: ClusterConfig
+  db: Db
+  dbPath: string
+  log: Logger
+  /** Build and start the full server on this database, writing through `replicator`. */
+  promote(replicator: Replicator): Promise<void>
+  /** End the process now (fenced, or the lease lost): acknowledging anything more could lose it. */
+  exit(why: string): void
+}
+
+export class ClusterNode {
+  private role: ClusterStatus['role'] = 'replica'
+  private primary: string | null = null
+  private streamLast = 0
+  private applier: Applier | null
+  private replicator: Replicator | null = null
+  private timer: NodeJS.Timeout | null = null
+  private stopped = false
+
+  private constructor(private readonly o: NodeOptions, private readonly link: ClusterLink, private readonly lease: Lease, applier: Applier) {
+    this.applier = applier
+  }
+
+  /** Connect, check the database against the stream, start applying, and begin watching the lease. */
+  static async start(o: NodeOptions): Promise<ClusterNode> {
+    const link = await linkCluster(o.cluster)
+    try {
+      ensureChangeTables(o.db)
+      await checkNotDiverged(o.db, link)
+      removeCapture(o.db)
+      const applier = new Applier(o.dbPath, link, o.log)
+      await applier.start()
+      const node = new ClusterNode(o, link, new Lease(link.kv, o.cluster.nodeId, o.cluster.leaseMs, o.log), applier)
+      node.watch()
+      return node
+    } catch (err) {
+      await link.close()
+      throw err
+    }
+  }
+
+  status(): ClusterStatus {
+    const now = Date.now()
+    const base = { node: this.o.cluster.nodeId, primary: this.primary }
+    if (this.role === 'primary') {
+      const problem = this.replicator?.fenced ? 'fenced' : this.replicator?.stalled ? 'the replication stream does not take writes' : null
+      return { ...base, role: 'primary', applied_seq: this.replicator?.lastCaptured ?? 0, lag_ms: 0, problem, ready: problem === null && this.lease.valid() }
+    }
+    const s = this.applier?.status()
+    const applied = s?.applied.seq ?? 0
+    // Behind: as old as the last message applied (the primary committed newer ones since); caught up: 0.
+    const lag = applied < this.streamLast || (s?.pending ?? 0) > 0 ? Math.max(0, now - (s?.applied.at || now)) : 0
+    const problem = s?.problem ?? null
+    return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, ready: this.role === 'replica' && problem === null && lag <= this.o.cluster.maxLagMs }
+  }
+
+  /** Every third of a lease: who is primary, how long the stream is, and whether to take the lease. */
+  private watch(): void {
+    const tick = async () => {
+      if (this.stopped || this.role !== 'replica') return
+      try {
+        this.primary = await this.lease.holder()
+        this.streamLast = await lastSeq(this.link)
+        if (this.primary === null && !this.applier?.status().problem && await this.lease.acquire()) {
+          this.primary = this.o.cluster.nodeId
+          await this.promote()
+          return
+        }
+      } catch (err) {
+        this.o.log.warn({ err }, 'cluster watch failed; trying again')
+      }
+      if (!this.stopped && this.role === 'replica') this.timer = setTimeout(() => void tick(), this.o.cluster.leaseMs / 3)
+    }
+    void tick()
+  }
+
+  private async promote(): Promise<void> {
+    const { db, cluster, log } = this.o
+    this.role = 'promoting'
+    this.lease.keep((why) => this.lost(why))
+    log.info({ node: cluster.nodeId }, 'took the lease; catching up before becoming primary')
+    const schema = schemaVersion(db)
+    const publish: Publish = async (data, { expectedLastSeq, msgId }) => {
+      const ack = await this.link.js.publish(this.link.names.subject, data, { msgID: msgId, expect: { lastSequence: expectedLastSeq }, timeout: 5000 })
+      return { seq: ack.seq, duplicate: ack.duplicate }
+    }
+    // Apply everything, then append the epoch with the last sequence seen: refused while a previous
+    // primary still appends (it stops once it sees its lease gone), so catch up again and retry.
+    let epoch: { seq: number; id: string; at: number } | null = null
+    const id = `${cluster.nodeId}:epoch:${Date.now()}`
+    while (!epoch) {
+      if (!this.lease.valid()) return this.lost('the lease ran out while catching up')
+      const target = await lastSeq(this.link)
+      await this.applier!.waitFor(target, 60_000)
+      const at = Date.now()
+      try {
+        const ack = await publish(encodeMessage({ k: 'epoch', f: FORMAT, node: cluster.nodeId, id, schema, at }), { expectedLastSeq: target, msgId: id })
+        epoch = { seq: ack.seq, id, at }
+      } catch (err) {
+        if (!/wrong last sequence/i.test((err as Error).message)) throw err
+      }
+    }
+    await this.applier!.stop()
+    this.applier = null
+    db.transaction(() => recordApplied(db, epoch)).immediate()
+    const tables = installCapture(db)
+    this.replicator = new Replicator({
+      db, tables, publish, nodeId: cluster.nodeId, schema, lastSeq: epoch.seq, log,
+      leaseValid: () => this.lease.valid(),
+      onFenced: (why) => this.o.exit(`fenced: ${why}`),
+    })
+    this.role = 'primary'
+    log.info({ node: cluster.nodeId, seq: epoch.seq }, 'primary')
+    try {
+      await this.o.promote(this.replicator)
+    } catch (err) {
+      log.error({ err }, 'could not start serving as primary')
+      this.o.exit(`could not start serving as primary: ${(err as Error).message}`)
+    }
+  }
+
+  private lost(why: string): void {
+    if (this.replicator) this.replicator.fence(`lease lost: ${why}`)
+    else this.o.exit(`lease lost while becoming primary: ${why}`)
+  }
+
+  /** Graceful stop: a primary gives its lease up (a replica takes over at once); the link closes. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    if (this.role !== 'replica') await this.lease.release()
+    else this.lease.stop()
+    await this.applier?.stop()
+    await this.link.close()
+  }
+}
+
+/**
+ * The database's last recorded message must be the stream's message at that sequence: a primary
+ * killed between its COMMIT and the stream's confirmation holds a batch nobody else has (and that
+ * no client was told about). Such a database cannot rejoin as it is.
+ */
+async function checkNotDiverged(db: Db, link: ClusterLink): Promise<void> {
+  const mine = readApplied(db)
+  if (mine.seq === 0) return
+  const last = await lastSeq(link)
+  if (mine.seq > last) throw new DivergedError(`this database holds message ${mine.seq}; the stream ends at ${last}`)
+  const stored = await link.jsm.streams.getMessage(link.names.stream, { seq: mine.seq })
+  if (!stored) throw new DivergedError(`the stream no longer holds message ${mine.seq}, this database's last`)
+  const theirs = decodeMessage(stored.data)
+  if (theirs.id !== mine.id) throw new DivergedError(`this database's message ${mine.seq} is ${mine.id}; the stream's is ${theirs.id}`)
+}
