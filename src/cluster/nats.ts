@@ -46,19 +46,41 @@ export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
     ...(c.tls ? { tls: { ...(c.tls.ca ? { caFile: c.tls.ca } : {}), ...(c.tls.cert ? { certFile: c.tls.cert } : {}), ...(c.tls.key ? { keyFile: c.tls.key } : {}) } } : {}),
   })
   const names = clusterNames(c.name)
-  const jsm = await jetstreamManager(nc)
   try {
-    await jsm.streams.info(names.stream)
+    const jsm = await jetstreamManager(nc)
+    // A NATS cluster that has just started has no JetStream leader yet for a while: retried.
+    await untilReady(async () => {
+      try {
+        await jsm.streams.info(names.stream)
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError) || !/not found/i.test(err.message)) throw err
+        // Kept whole: a node that joins later replays it from the start (snapshots will bound it).
+        await jsm.streams.add({ name: names.stream, subjects: [names.subject], num_replicas: c.replicas, duplicate_window: 120_000_000_000 })
+      }
+    })
+    const kv = await untilReady(() => new Kvm(nc).create(names.leaseBucket, { ttl: c.leaseMs, history: 1, replicas: c.replicas }))
+    return link(nc, jsm, kv, names)
   } catch (err) {
-    if (!(err instanceof JetStreamApiError)) throw err
-    // Kept whole: a node that joins later replays it from the start (snapshots will bound it).
-    await jsm.streams.add({ name: names.stream, subjects: [names.subject], num_replicas: c.replicas, duplicate_window: 120_000_000_000 })
-      .catch(async (e: unknown) => { if (!(e instanceof JetStreamApiError)) throw e; await jsm.streams.info(names.stream) })
+    await nc.close()
+    throw err
   }
-  const kv = await new Kvm(nc).create(names.leaseBucket, { ttl: c.leaseMs, history: 1, replicas: c.replicas })
-  return {
-    nc, js: jetstream(nc), jsm, kv, names,
-    async close() { await nc.drain().catch(() => nc.close()) },
+}
+
+const link = (nc: NatsConnection, jsm: JetStreamManager, kv: KV, names: ClusterNames): ClusterLink => ({
+  nc, js: jetstream(nc), jsm, kv, names,
+  async close() { await nc.drain().catch(() => nc.close()) },
+})
+
+/** Retry `fn` for up to 30 s while JetStream is not ready (no leader, not enough servers yet). */
+async function untilReady<T>(fn: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      return await fn()
+    } catch (err) {
+      if (Date.now() > deadline) throw err
+      await new Promise((r) => setTimeout(r, 250))
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { loadConfig, type Config } from '../../src/config.ts'
-import { buildApp, type App } from '../../src/app.ts'
+import { buildApp, type App, type BuildOptions } from '../../src/app.ts'
 import { seedDemo, type DemoAccount } from '../../src/seed.ts'
 
 export interface TestServer {
@@ -21,7 +21,8 @@ export interface TestServer {
 export interface ReqOpts { token?: string; body?: unknown; raw?: string | Buffer; headers?: Record<string, string> }
 export interface Res { status: number; headers: Headers; body: any; text: string }
 
-export async function startServer(env: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<TestServer> {
+/** `build`: what buildApp is given besides the configuration (a database opened by the test, cluster replication). */
+export async function startServer(env: Record<string, string> = {}, overrides: Partial<Config> = {}, build: BuildOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-test-'))
   const dbPath = join(dir, 'test.db')
   // Links the server prints (track_url, openapi servers) must point at this server, so the port is
@@ -29,7 +30,7 @@ export async function startServer(env: Record<string, string> = {}, overrides: P
   const freePort = await findFreePort()
   const site = `http://127.0.0.1:${freePort}`
   const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(freePort), DB_PATH: dbPath, SITE_URL: site, ...env }, overrides)
-  const app = buildApp(config)
+  const app = buildApp(config, build)
   const port = await app.listen()
   const base = `${site}/api/v1`
   return {

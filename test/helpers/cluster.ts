@@ -1,0 +1,131 @@
+/**
+ * A cluster on loopback for tests (docs/cluster.md): Debian's nats-server with JetStream, one or
+ * three of them routed into a cluster, and server nodes as child processes (`src/main.ts` with
+ * NATS_URL, NODE_ID and a database file each). `.ci/run` installs nats-server as it installs chromium.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { findFreePort, request } from './server.ts'
+import { spawnServer, type ServerProcess } from './process.ts'
+import { capturedTables } from '../../src/storage/changes.ts'
+
+export const NATS_SERVER = '/usr/sbin/nats-server'
+export const hasNats = (): boolean => spawnSync(NATS_SERVER, ['--version']).status === 0
+
+export interface NatsCluster {
+  urls: string[]
+  /** SIGKILL one server (0-based). */
+  kill(i: number): Promise<void>
+  /** Start a killed server again, with its JetStream data. */
+  restart(i: number): Promise<void>
+  stop(): Promise<void>
+}
+
+const waitFor = async (ok: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** `n` nats-servers with JetStream, routed into one cluster when n > 1. */
+export async function startNats(n: number): Promise<NatsCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'dispatch-nats-'))
+  const ports = await Promise.all(Array.from({ length: n }, () => findFreePort()))
+  const routes = await Promise.all(Array.from({ length: n }, () => findFreePort()))
+  const procs: Array<ChildProcess | null> = []
+  const start = async (i: number) => {
+    mkdirSync(join(dir, `s${i}`), { recursive: true })
+    const args = ['-js', '-a', '127.0.0.1', '-p', String(ports[i]), '-n', `s${i}`, '-sd', join(dir, `s${i}`)]
+    if (n > 1) args.push('--cluster_name', 'test', '--cluster', `nats://127.0.0.1:${routes[i]}`, '--routes', routes.map((p) => `nats://127.0.0.1:${p}`).join(','))
+    const p = spawn(NATS_SERVER, args, { stdio: 'ignore' })
+    procs[i] = p
+    await waitFor(() => portOpen(ports[i]!), 10_000, `nats-server ${i}`)
+  }
+  for (let i = 0; i < n; i++) await start(i)
+  const kill = async (i: number) => {
+    const p = procs[i]
+    if (!p || p.exitCode !== null) return
+    const gone = new Promise((r) => p.once('exit', r))
+    p.kill('SIGKILL')
+    await gone
+    procs[i] = null
+  }
+  return {
+    urls: ports.map((p) => `nats://127.0.0.1:${p}`),
+    kill,
+    restart: start,
+    async stop() {
+      for (let i = 0; i < n; i++) await kill(i)
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function portOpen(port: number): Promise<boolean> {
+  const { connect } = await import('node:net')
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1')
+    s.once('connect', () => { s.destroy(); resolve(true) })
+    s.once('error', () => resolve(false))
+  })
+}
+
+export interface ClusterNodeProcess {
+  id: string
+  dbPath: string
+  sp: ServerProcess
+  readyz(): Promise<{ status: number; body: any }>
+}
+
+/** A node of cluster `name` as a child process; resolves once it answers /healthz (as a replica or primary). */
+export async function startNode(nats: NatsCluster, name: string, id: string, dir: string, env: Record<string, string> = {}): Promise<ClusterNodeProcess> {
+  const dbPath = join(dir, `${id}.db`)
+  const sp = await spawnServer({
+    NATS_URL: nats.urls.join(','), NODE_ID: id, CLUSTER_NAME: name, DB_PATH: dbPath,
+    CLUSTER_LEASE_MS: '1500', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn', ...env,
+  }, 30_000)
+  return { id, dbPath, sp, readyz: async () => { const r = await request(`${sp.site}/readyz`, 'GET'); return { status: r.status, body: r.body } } }
+}
+
+/** Wait until one of `nodes` says it is the ready primary; returns it. */
+export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 20_000): Promise<ClusterNodeProcess> {
+  let found: ClusterNodeProcess | undefined
+  await waitFor(async () => {
+    for (const n of nodes) {
+      if (n.sp.proc.exitCode !== null || n.sp.proc.signalCode !== null) continue
+      const r = await n.readyz().catch(() => null)
+      if (r?.status === 200 && r.body.role === 'primary') { found = n; return true }
+    }
+    return false
+  }, timeoutMs, 'a primary')
+  return found!
+}
+
+/** Wait until `node` has applied `seq` (its /readyz applied_seq). */
+export async function appliedUpTo(node: ClusterNodeProcess, seq: number, timeoutMs = 20_000): Promise<void> {
+  await waitFor(async () => ((await node.readyz().catch(() => null))?.body.applied_seq ?? -1) >= seq, timeoutMs, `${node.id} to apply ${seq}`)
+}
+
+/**
+ * Every replicated table of a database file, row by row in rowid order (the convergence check):
+ * two nodes hold the same data exactly when these are equal.
+ */
+export function tableDump(dbPath: string): Record<string, unknown[]> {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true })
+  try {
+    const out: Record<string, unknown[]> = {}
+    for (const t of capturedTables(db)) {
+      out[t.name] = db.prepare(`SELECT ${t.key ? '' : 'rowid AS _rowid, '}* FROM "${t.name}" ORDER BY ${t.key ? t.key.map((k) => `"${k}"`).join(', ') : 'rowid'}`).raw(true).all()
+    }
+    return out
+  } finally {
+    db.close()
+  }
+}
+
+export { waitFor }
