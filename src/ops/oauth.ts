@@ -21,7 +21,7 @@ import {
   activeInstallation, appByClientId, appTokenByHash, burnCode, codeByHash, installApp, installationById, insertCode,
   revokeGrantTokens, useRefreshToken, type AppRow, type InstallationRow,
 } from '../storage/apps.ts'
-import { requireFeature } from '../storage/entitlements.ts'
+import { appsRefusal } from '../auth/account-gate.ts'
 import { issueAppTokens, type IssuedAppTokens } from '../auth/app-tokens.ts'
 import { sha256Hex } from '../auth/tokens.ts'
 import { isAppScope, normalizeScopes, type AppTerms } from '../domain/app-scopes.ts'
@@ -98,9 +98,7 @@ export const denyLocation = (svc: Services, req: AuthorizeRequest): string =>
   redirectTo(svc.config.siteUrl, req.redirectUri, { error: 'access_denied', error_description: 'The owner declined.', state: req.state })
 
 /** Whether the account may install apps (the `apps` plan feature): the refusal's message, or null. */
-export function installRefusal(svc: Services, ownerId: number): string | null {
-  try { requireFeature(svc.db, ownerId, 'apps'); return null } catch (e) { return e instanceof Error ? e.message : String(e) }
-}
+export const installRefusal = (svc: Services, ownerId: number): string | null => appsRefusal(svc.db, ownerId)?.message ?? null
 
 /**
  * Approve: install the app for the account with the granted scopes and the published terms (a
@@ -111,7 +109,8 @@ export async function approve(svc: Services, ownerId: number, req: AuthorizeRequ
   const code = randomBytes(32).toString('base64url')
   const installation = await svc.committer.write((db) => {
     // Checked in the installing transaction: the plan may have changed since the page was shown.
-    requireFeature(db, ownerId, 'apps')
+    const refused = appsRefusal(db, ownerId)
+    if (refused) throw refused
     const now = Date.now()
     const at = nowIso(now)
     const inst = installApp(db, req.app.id, ownerId, req.scopes, { ...req.terms, scopes: req.scopes }, at)
