@@ -16,6 +16,7 @@ import { createTestApp, installTestApp } from './helpers/apps.ts'
 import { credit, walletBalance } from '../src/storage/wallet.ts'
 import { chargeAtInstall } from '../src/billing/app-charges.ts'
 import { installationById } from '../src/storage/apps.ts'
+import { grantEntitlement } from '../src/storage/plans.ts'
 
 const usage = (s: TestServer, token: string | undefined, fields: Record<string, string>) =>
   request(`${s.site}/api/app/usage`, 'POST', {
@@ -127,8 +128,14 @@ t.test('recurring: charged at install, once per 30-day period, unpaid when the w
   await first.billing.started
   const db = first.svc.db
   const dev = createOwner(db)
-  const owner = createOwner(db)
-  db.transaction(() => credit(db, owner, 2500, 'top_up', null, 'test'))()
+  // `apps` by the operator's grant on the free plan: a paid plan's renewal would go unpaid in the 65
+  // days and the subscription expire, and periods that come due without `apps` are not charged
+  // (docs/apps.md "When the plan lacks apps", test/app-entitlement-reach.test.ts).
+  const owner = createOwner(db, undefined, 'free')
+  db.transaction(() => {
+    grantEntitlement(db, owner, 'apps', 'manual')
+    credit(db, owner, 2500, 'top_up', null, 'test')
+  })()
   const app = createTestApp(db, dev, { pricing: 'recurring', price: 1000 })
   const installed = db.transaction(() => {
     const { installation } = installTestApp(db, app.id, owner)

@@ -8,16 +8,13 @@
  * account's own token and other accounts' apps are untouched throughout.
  */
 import t, { type Test } from 'tap'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
-import { ROOT } from './helpers/process.ts'
+import { dispatchCli } from './helpers/process.ts'
 import { refusal, startServer, type Res } from './helpers/server.ts'
 import { createAccount, isError } from './helpers/fixtures.ts'
 import { createTestApp, installTestApp } from './helpers/apps.ts'
 import { bearer, callTool, connectMcp, rawMcp } from './helpers/mcp.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
 
-const run = promisify(execFile)
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
 const db = s.app.svc.db
@@ -25,9 +22,7 @@ const developer = createAccount(db)
 const app = createTestApp(db, developer.ownerId, { scopes: ['orders:read', 'mcp:use'] })
 
 /** The real operator CLI, in its own process, against the running server's database. */
-const cli = async (...args: string[]) => JSON.parse((await run(process.execPath, ['bin/dispatch.js', ...args, '--json'], {
-  cwd: ROOT, env: { ...process.env, DB_PATH: s.dbPath, SITE_URL: s.site, LOG_LEVEL: 'silent' }, timeout: 60_000,
-})).stdout)
+const cli = (...args: string[]) => dispatchCli(s, ...args)
 
 /** An account with the app installed: `growth` has `mcp` but not `apps`, so `apps` is the operator's manual grant. */
 async function installed(t: Test) {

@@ -13,17 +13,32 @@
  * Both are read from SQLite on every authentication (suspension through a cache per auth epoch,
  * src/auth/suspension-cache.ts; entitlements directly), so a change committed by the CLI in
  * another process applies to the next request, and to open sockets at their next re-check.
+ *
+ * `appsRefusal` is the one answer to "may this account's apps act now?"; what else an installed app
+ * gets asks it too, so "the account lacks `apps`" means the same everywhere (docs/apps.md "When the
+ * plan lacks apps"): the token address and the consent page (src/ops/oauth.ts), the fan-out of
+ * events to the app's webhook URL (src/storage/webhooks.ts), the recurring charges
+ * (src/billing/app-charges.ts) and the embed page with its session tokens (src/ops/app-session.ts).
  */
+import type { ApiError } from '../errors.ts'
 import type { Db } from '../storage/db.ts'
-import { requireFeature } from '../storage/entitlements.ts'
+import { featureRefusal } from '../storage/entitlements.ts'
 import { accountSuspended } from './suspension.ts'
 import { isSuspendedNow } from './suspension-cache.ts'
 import type { Authenticator, AuthFamily, Principal } from './principals.ts'
 
+/**
+ * Null while the account's plan includes `apps`; else the 403 `feature_not_in_plan` (details
+ * `{feature: "apps", plan}`). Nothing is revoked while it refuses: the account's installations,
+ * grants and tokens all work again once the feature is back.
+ */
+export const appsRefusal = (db: Db, ownerId: number): ApiError | null => featureRefusal(db, ownerId, 'apps')
+
 /** Throws the 403 of the first rule above that refuses `principal`. */
 export function assertAdmitted(db: Db, principal: Principal): void {
   if (isSuspendedNow(db, principal.ownerId)) throw accountSuspended()
-  if (principal.kind === 'owner' && principal.app) requireFeature(db, principal.ownerId, 'apps')
+  const refused = principal.kind === 'owner' && principal.app ? appsRefusal(db, principal.ownerId) : null
+  if (refused) throw refused
 }
 
 /** The same authenticator, refusing (403, not 401: the token is valid) the principals its account does not admit. */

@@ -7,6 +7,7 @@
 import { ApiError, notFound } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
 import type { Principal } from './principals.ts'
+import { storeUnavailable } from './suspension.ts'
 import type { Access, Scope, ScopeIds, ScopeNeed } from '../ops/op.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import type { OrderRow } from '../storage/orders.ts'
@@ -86,7 +87,7 @@ function resolveStore(reader: ScopeReader, principal: Principal | null, raw: str
   if (!store) throw notFound('restaurant')
   // Public routes of a suspended account's store (menu, sign-ins) say it is unavailable; tokens of
   // that account never get here (their authenticators refuse them first, src/auth/suspension.ts).
-  if (!principal && reader.accounts?.suspended(store.owner_id)) throw new ApiError('account_suspended', 'This store is unavailable.')
+  if (!principal && reader.accounts?.suspended(store.owner_id)) throw storeUnavailable()
   return store
 }
 

@@ -8,6 +8,10 @@
  * - recurring: the first period in the installing transaction (`chargeAtInstall`), later periods by
  *   the billing run (`appChargesTask`, one line in BILLING_TASKS). A period the wallet cannot pay is
  *   recorded `unpaid` and tried again by every later run until paid or the app is uninstalled.
+ *   While the account's plan lacks `apps` (src/auth/account-gate.ts `appsRefusal`, asked in the
+ *   run's transaction) nothing of its apps is charged: a period that comes due is recorded
+ *   `skipped`, and unpaid ones wait. Should `apps` come back before a skipped period ends, the owner
+ *   uses the app in it and it is charged then; a period that ended skipped is never charged.
  *   Unique (installation, period) rows and a wallet reference per period make a repeated or
  *   overlapping run (a restart, the CLI next to the server) charge each period once.
  * - usage: price × quantity per report (`recordUsage`), at most `cap` per period; an empty wallet
@@ -22,6 +26,7 @@ import {
   usageChargedInPeriod, usageReference, type UsageRow,
 } from '../storage/app-billing.ts'
 import { appById, installationById, type InstallationRow } from '../storage/apps.ts'
+import { appsRefusal } from '../auth/account-gate.ts'
 import { ensureAppEndpoint } from '../storage/app-deliveries.ts'
 import type { BillingTask } from './run.ts'
 
@@ -34,8 +39,15 @@ export function periodStartMs(installedAt: string, atMs: number): number {
   return start + Math.max(0, Math.floor((atMs - start) / APP_PERIOD_MS)) * APP_PERIOD_MS
 }
 
-/** One recurring period: charged, or recorded unpaid. Already charged: nothing. */
-export interface PeriodCharge { installation_id: number; owner_id: number; period_start: string; amount: number; result: 'charged' | 'unpaid' }
+/** One recurring period: charged, recorded unpaid, or skipped (the plan lacked `apps`). Already charged: nothing. */
+export interface PeriodCharge { installation_id: number; owner_id: number; period_start: string; amount: number; result: 'charged' | 'unpaid' | 'skipped' }
+
+/** A period that came due while the account lacked `apps`: recorded with its price, nothing charged. */
+function skipPeriod(db: Db, inst: InstallationRow, terms: InstallationRow['terms'], startMs: number, atIso: string): PeriodCharge {
+  const period_start = nowIso(startMs)
+  upsertCharge(db, { installation_id: inst.id, period_start, amount: terms.price, wallet_entry_id: null, result: 'skipped', created_at: atIso })
+  return { installation_id: inst.id, owner_id: inst.owner_id, period_start, amount: terms.price, result: 'skipped' }
+}
 
 function chargePeriod(db: Db, inst: InstallationRow, terms: InstallationRow['terms'], startMs: number, atIso: string): PeriodCharge | null {
   const period_start = nowIso(startMs)
@@ -60,7 +72,10 @@ export function chargeAtInstall(db: Db, installation: InstallationRow, at: Date)
   return chargePeriod(db, installation, terms, periodStartMs(installation.installed_at, at.getTime()), nowIso(at.getTime()))
 }
 
-/** Every recurring period due by `at` that is not charged yet, oldest first (catch-up safe). */
+/**
+ * Every recurring period due by `at` that is not charged yet, oldest first (catch-up safe). While
+ * the account lacks `apps`, a period not yet recorded is recorded `skipped` and nothing is charged.
+ */
 export function runAppCharges(db: Db, at: Date): PeriodCharge[] {
   const out: PeriodCharge[] = []
   const atMs = at.getTime()
@@ -68,9 +83,17 @@ export function runAppCharges(db: Db, at: Date): PeriodCharge[] {
   for (const id of activeRecurringInstallationIds(db)) {
     const inst = installationById(db, id)!
     const terms = inst.terms
-    const charged = new Set(chargesOf(db, inst.id).filter((c) => c.result === 'charged').map((c) => Date.parse(c.period_start)))
+    const admitted = appsRefusal(db, inst.owner_id) === null
+    const recorded = new Map(chargesOf(db, inst.id).map((c) => [Date.parse(c.period_start), c.result]))
     for (let s = Date.parse(inst.installed_at); s <= atMs; s += APP_PERIOD_MS) {
-      if (charged.has(s)) continue
+      const result = recorded.get(s)
+      if (result === 'charged') continue
+      if (!admitted) {
+        if (result === undefined) out.push(skipPeriod(db, inst, terms, s, atIso))
+        continue
+      }
+      // Skipped and over: the account had no use of the app in it from its start to its end.
+      if (result === 'skipped' && s + APP_PERIOD_MS <= atMs) continue
       const r = chargePeriod(db, inst, terms, s, atIso)
       if (r) out.push(r)
     }

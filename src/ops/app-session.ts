@@ -3,7 +3,8 @@
  * 60 seconds", §8; docs/apps.md "Embedding"). For the signed-in owner's web session (the `session`
  * family) and an app actively installed for that account: a 60 s HS256 JWT signed with the app's
  * client secret (src/auth/app-session-jwt.ts), its `jti` kept in app_session_tokens so an uninstall
- * revokes it with the rest.
+ * revokes it with the rest. While the account's plan lacks `apps` the page and its tokens are
+ * refused (403 `feature_not_in_plan`, src/auth/account-gate.ts), the installation kept.
  */
 import type { Services } from '../services.ts'
 import type { SessionPrincipal } from '../auth/principals.ts'
@@ -12,12 +13,18 @@ import { nowIso } from '../storage/db.ts'
 import { activeInstallation, appById, type AppRow, type InstallationRow } from '../storage/apps.ts'
 import { insertSessionTokenRow } from '../storage/app-sessions.ts'
 import { newJti, sessionClaims, signSessionToken, SESSION_TOKEN_TTL_S } from '../auth/app-session-jwt.ts'
+import { appsRefusal } from '../auth/account-gate.ts'
 
-/** The app and the account's active installation of it; anything else (not installed, unknown) is a 404. */
+/**
+ * The app and the account's active installation of it; anything else (not installed, unknown) is a
+ * 404, and an installed app while the account's plan lacks `apps` is its 403.
+ */
 export function installedApp(svc: Services, ownerId: number, appId: number): { app: AppRow; installation: InstallationRow } {
   const installation = activeInstallation(svc.db, appId, ownerId)
   const app = installation ? appById(svc.db, appId) : null
   if (!installation || !app) throw notFound('installed app')
+  const refused = appsRefusal(svc.db, ownerId)
+  if (refused) throw refused
   return { app, installation }
 }
 

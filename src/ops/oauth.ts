@@ -12,6 +12,10 @@
  * - PKCE S256 is optional; when a challenge was sent the verifier is required, and a verifier
  *   without a challenge is refused (RFC 9700 §2.1.1). `plain` is not accepted.
  * - Refresh tokens rotate: each use returns a new pair; using one twice revokes the whole grant.
+ * - While the account's plan lacks `apps` (src/auth/account-gate.ts `appsRefusal`) the consent page
+ *   installs nothing and the token address refuses both grants with `invalid_grant` (details name
+ *   the feature), spending no refresh token and revoking nothing, so the grant works again, as it
+ *   was, once the feature is back (issue 31 item 3).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Services } from '../services.ts'
@@ -21,7 +25,7 @@ import {
   activeInstallation, appByClientId, appTokenByHash, burnCode, codeByHash, installApp, installationById, insertCode,
   revokeGrantTokens, useRefreshToken, type AppRow, type InstallationRow,
 } from '../storage/apps.ts'
-import { requireFeature } from '../storage/entitlements.ts'
+import { appsRefusal } from '../auth/account-gate.ts'
 import { issueAppTokens, type IssuedAppTokens } from '../auth/app-tokens.ts'
 import { sha256Hex } from '../auth/tokens.ts'
 import { isAppScope, normalizeScopes, type AppTerms } from '../domain/app-scopes.ts'
@@ -98,9 +102,7 @@ export const denyLocation = (svc: Services, req: AuthorizeRequest): string =>
   redirectTo(svc.config.siteUrl, req.redirectUri, { error: 'access_denied', error_description: 'The owner declined.', state: req.state })
 
 /** Whether the account may install apps (the `apps` plan feature): the refusal's message, or null. */
-export function installRefusal(svc: Services, ownerId: number): string | null {
-  try { requireFeature(svc.db, ownerId, 'apps'); return null } catch (e) { return e instanceof Error ? e.message : String(e) }
-}
+export const installRefusal = (svc: Services, ownerId: number): string | null => appsRefusal(svc.db, ownerId)?.message ?? null
 
 /**
  * Approve: install the app for the account with the granted scopes and the published terms (a
@@ -111,7 +113,8 @@ export async function approve(svc: Services, ownerId: number, req: AuthorizeRequ
   const code = randomBytes(32).toString('base64url')
   const installation = await svc.committer.write((db) => {
     // Checked in the installing transaction: the plan may have changed since the page was shown.
-    requireFeature(db, ownerId, 'apps')
+    const refused = appsRefusal(db, ownerId)
+    if (refused) throw refused
     const now = Date.now()
     const at = nowIso(now)
     const inst = installApp(db, req.app.id, ownerId, req.scopes, { ...req.terms, scopes: req.scopes }, at)
@@ -133,7 +136,13 @@ export const installedAlready = (svc: Services, appId: number, ownerId: number):
 
 /** An RFC 6749 §5.2 error (the token address answers it with `error` and `error_description`). */
 export class OAuthError extends Error {
-  constructor(readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_scope', message: string, readonly basic = false) {
+  constructor(
+    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_scope',
+    message: string,
+    readonly basic = false,
+    /** Machine-readable facts, sent as `details` (the plan's refusal: `{feature, plan}`). */
+    readonly details?: Record<string, unknown>,
+  ) {
     super(message)
   }
   /** The catalog's status of the same code (src/errors.ts): 401 for invalid_client, else 400. */
@@ -168,6 +177,19 @@ function clientOf(svc: Services, form: URLSearchParams, authorization: string | 
 
 const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url')
 
+/**
+ * The installing account's plan lacks `apps`: the grant cannot be used now. `invalid_grant`, not
+ * `unauthorized_client`: RFC 6749 §5.2 keeps the latter for a client not allowed a grant type at
+ * all, whereas this client may use both, only not this account's grant until the plan changes.
+ * The plan's `details` tell it apart from a dead grant (docs/apps.md "When the plan lacks apps").
+ */
+function notInPlan(db: Db, ownerId: number): OAuthError | null {
+  const refused = appsRefusal(db, ownerId)
+  return refused
+    ? new OAuthError('invalid_grant', `${refused.message} Nothing is revoked: the grant works again once the plan includes apps.`, false, refused.details)
+    : null
+}
+
 type Redeemed = { ok: TokenAnswer } | { err: OAuthError }
 
 function answer(t: IssuedAppTokens, scopes: string[]): TokenAnswer {
@@ -197,6 +219,8 @@ function redeemCode(db: Db, app: AppRow, form: URLSearchParams): Redeemed {
   }
   const inst = installationById(db, code.installation_id)
   if (!inst || inst.status !== 'active') return { err: new OAuthError('invalid_grant', 'The app is no longer installed.') }
+  const refused = notInPlan(db, inst.owner_id)
+  if (refused) return { err: refused }
   return { ok: answer(issueAppTokens(db, inst.id, code.id, code.scopes, now), code.scopes) }
 }
 
@@ -209,6 +233,10 @@ function rotateRefresh(db: Db, app: AppRow, form: URLSearchParams): Redeemed {
   if (!row || !inst || inst.app_id !== app.id) return { err: new OAuthError('invalid_grant', 'Unknown refresh token.') }
   const now = Date.now()
   if (row.revoked_at) return { err: new OAuthError('invalid_grant', 'The refresh token was revoked.') }
+  // Refused before the token is spent, so the same refresh token works once the plan has apps again;
+  // a token already used still goes on to the reuse detection below.
+  const refused = row.used_at === null && inst.status === 'active' ? notInPlan(db, inst.owner_id) : null
+  if (refused) return { err: refused }
   if (!useRefreshToken(db, row.id, nowIso(now))) {
     revokeGrantTokens(db, row.grant_id, nowIso(now))
     return { err: new OAuthError('invalid_grant', 'The refresh token was already used; every token of this grant is revoked.') }

@@ -24,7 +24,8 @@ export interface ChargeRow {
   period_start: string
   amount: number
   wallet_entry_id: number | null
-  result: 'charged' | 'unpaid'
+  /** `skipped`: the period came due while the account's plan lacked `apps` (nothing charged). */
+  result: 'charged' | 'unpaid' | 'skipped'
   created_at: string
 }
 
@@ -52,11 +53,15 @@ export function setUsageEntry(db: Db, usageId: number, walletEntryId: number): v
 export const chargeFor = (db: Db, installationId: number, periodStart: string): ChargeRow | undefined =>
   stmt<[number, string], ChargeRow>(db, 'SELECT * FROM app_charges WHERE installation_id = ? AND period_start = ?').get(installationId, periodStart)
 
-/** Record a period's charge, or turn an `unpaid` one into `charged` (a later run paid it). */
+/**
+ * Record a period's charge (or its skip), or settle an `unpaid` or `skipped` one as `charged` or
+ * `unpaid` (a later run charged it). A charged period never changes, and nothing becomes `skipped`
+ * after the fact.
+ */
 export function upsertCharge(db: Db, c: Omit<ChargeRow, 'id'>): void {
   stmt(db, `INSERT INTO app_charges (installation_id, period_start, amount, wallet_entry_id, result, created_at) VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (installation_id, period_start) DO UPDATE SET wallet_entry_id = excluded.wallet_entry_id, result = excluded.result
-    WHERE app_charges.result = 'unpaid'`)
+    WHERE app_charges.result IN ('unpaid', 'skipped') AND excluded.result <> 'skipped'`)
     .run(c.installation_id, c.period_start, c.amount, c.wallet_entry_id, c.result, c.created_at)
 }
 

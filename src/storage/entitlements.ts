@@ -31,12 +31,18 @@ export function accountPlan(db: Db, ownerId: number): AccountPlan {
 export const hasFeature = (db: Db, ownerId: number, feature: FeatureKey): boolean =>
   stmt<[number, string], 1>(db, 'SELECT 1 FROM entitlements WHERE owner_id = ? AND feature_key = ? AND revoked_at IS NULL LIMIT 1').pluck().get(ownerId, feature) !== undefined
 
-/** 403 `feature_not_in_plan` naming the feature, unless the account holds it. */
-export function requireFeature(db: Db, ownerId: number, feature: FeatureKey): void {
-  if (hasFeature(db, ownerId, feature)) return
+/** The 403 `feature_not_in_plan` naming the feature, or null when the account holds it. */
+export function featureRefusal(db: Db, ownerId: number, feature: FeatureKey): ApiError | null {
+  if (hasFeature(db, ownerId, feature)) return null
   const plan = accountPlan(db, ownerId)
-  throw new ApiError('feature_not_in_plan', `This account's plan (${plan.name}) does not include ${feature} (${FEATURES[feature]}). Upgrade the plan to use it.`,
+  return new ApiError('feature_not_in_plan', `This account's plan (${plan.name}) does not include ${feature} (${FEATURES[feature]}). Upgrade the plan to use it.`,
     undefined, undefined, { feature, plan: plan.key })
+}
+
+/** Throws featureRefusal's 403 unless the account holds the feature. */
+export function requireFeature(db: Db, ownerId: number, feature: FeatureKey): void {
+  const refused = featureRefusal(db, ownerId, feature)
+  if (refused) throw refused
 }
 
 const COUNTS: Record<QuotaKind, string> = {

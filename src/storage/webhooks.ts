@@ -7,6 +7,7 @@ import type { Db } from './db.ts'
 import { nowIso } from './db.ts'
 import { randomBytes } from 'node:crypto'
 import { subscribes } from '../domain/webhook-events.ts'
+import { appsRefusal } from '../auth/account-gate.ts'
 
 /** A delivery waiting to be sent, as an endpoint actor holds it. */
 export interface Pending {
@@ -119,7 +120,7 @@ const OUTBOX_PAGE = 32
 export class WebhookStore {
   private readonly s: Record<string, Statement<unknown[]>>
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     const p = (sql: string) => db.prepare(sql) as Statement<unknown[]>
     this.s = {
       endpoint: p('SELECT * FROM webhook_endpoints WHERE id = ?'),
@@ -283,7 +284,12 @@ export class WebhookStore {
         read++
         let eps = endpointsOf.get(e.owner_id)
         if (!eps) {
-          eps = (this.s.byOwner!.all(e.owner_id, e.owner_id) as Array<{ id: number; events: string; from_event_id: number; app: number }>)
+          const rows = this.s.byOwner!.all(e.owner_id, e.owner_id) as Array<{ id: number; events: string; from_event_id: number; app: number }>
+          // While the account's plan lacks `apps`, its events are not addressed to its apps at all:
+          // dropped, not held (docs/apps.md "When the plan lacks apps"); deliveries already queued
+          // carry events from before and finish as usual.
+          const apps = rows.some((r) => r.app === 1) && appsRefusal(this.db, e.owner_id) === null
+          eps = rows.filter((r) => r.app === 0 || apps)
             .map((r) => ({ id: r.id, patterns: new Set(JSON.parse(r.events) as string[]), from: r.from_event_id, app: r.app === 1 }))
           endpointsOf.set(e.owner_id, eps)
         }

@@ -1,9 +1,21 @@
 /** The real server as a child process (`node --import tsx src/main.ts`), for crash and quick-start tests. */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { findFreePort } from './server.ts'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * The operator's CLI (`bin/dispatch.js … --json`) in its own process, against a running test
+ * server's database as an operator runs it next to the server; resolves with its JSON answer.
+ */
+export async function dispatchCli(s: { dbPath: string; site: string }, ...args: string[]): Promise<any> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['bin/dispatch.js', ...args, '--json'], {
+    cwd: ROOT, env: { ...process.env, DB_PATH: s.dbPath, SITE_URL: s.site, LOG_LEVEL: 'silent' }, timeout: 60_000,
+  })
+  return JSON.parse(stdout)
+}
 
 export interface ServerProcess {
   proc: ChildProcess

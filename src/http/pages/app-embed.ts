@@ -43,7 +43,11 @@ iframe{flex:1;border:0;width:100%}#status{margin-left:auto;color:#555}</style>
   async function send() {
     try {
       const r = await fetch(TOKEN_URL, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-      if (!r.ok) { status.textContent = r.status === 404 ? 'This app is no longer installed.' : 'Could not get a session token (' + r.status + ').'; return }
+      if (!r.ok) {
+        const why = await r.json().then((b) => b && b.message, () => null)
+        status.textContent = r.status === 404 ? 'This app is no longer installed.' : why || 'Could not get a session token (' + r.status + ').'
+        return
+      }
       const t = await r.json()
       // Addressed to the app's origin only: a page navigated elsewhere in the frame gets nothing.
       frame.contentWindow.postMessage({ type: 'dispatch:session-token', token: t.token, expires_in: t.expires_in }, ORIGIN)
@@ -60,5 +64,11 @@ iframe{flex:1;border:0;width:100%}#status{margin-left:auto;color:#555}</style>
 </body></html>`
 }
 
-export const embedNotFoundPage = (): string => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>App not installed</title></head>
-<body><h1>App not installed</h1><p>This app is not installed for your account, or has no page to show. <a href="/dashboard/apps">Back to Apps</a></p></body></html>`
+/** What shows instead of the app, and why. */
+const unavailablePage = (title: string, why: string): string => `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head>
+<body><h1>${esc(title)}</h1><p>${esc(why)} <a href="/dashboard/apps">Back to Apps</a></p></body></html>`
+
+export const embedNotFoundPage = (): string => unavailablePage('App not installed', 'This app is not installed for your account, or has no page to show.')
+
+/** The account's plan lacks `apps` (403): the plan's message; the installation is kept. */
+export const embedRefusedPage = (message: string): string => unavailablePage('App unavailable', message)

@@ -8,7 +8,7 @@ import * as v from 'valibot'
 import { route, Reply } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import { installedApp, issueAppSessionToken } from '../../ops/app-session.ts'
-import { embedHeaders, embedNotFoundPage, embedPage } from '../pages/app-embed.ts'
+import { embedHeaders, embedNotFoundPage, embedPage, embedRefusedPage } from '../pages/app-embed.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const tag = 'Apps'
@@ -36,7 +36,7 @@ export const appEmbedRoutes = [
   route({
     method: 'GET', path: '/apps/{appId}/session-token', site: true, auth: 'session', tag,
     summary: 'A 60-second session token of an installed app, for the signed-in owner',
-    description: 'Web session (cookie) only. 404 when the app is not actively installed for the account. Optional query `store` (one of the account\'s store ids) sets the `dest` claim to that store\'s dashboard. Verify it as docs/apps.md "Embedding" shows.',
+    description: 'Web session (cookie) only. 404 when the app is not actively installed for the account; 403 `feature_not_in_plan` while the account\'s plan lacks `apps` (the installation is kept). Optional query `store` (one of the account\'s store ids) sets the `dest` claim to that store\'s dashboard. Verify it as docs/apps.md "Embedding" shows.',
     query: StoreQuery, response: TokenSchema,
     handler: async ({ svc, principal, params, query }) =>
       new Reply(200, await issueAppSessionToken(svc, principal, Number(params.appId), query.store), { 'Cache-Control': 'no-store' }),
@@ -46,7 +46,10 @@ export const appEmbedRoutes = [
     summary: 'The dashboard page hosting an installed app\'s embed_url in an iframe',
     description: 'CSP `frame-src` is the app\'s origin only; the page posts fresh session tokens to the iframe with postMessage addressed to that origin (`{type: "dispatch:session-token", token, expires_in}`), and answers `{type: "dispatch:session-token-request"}` from it.',
     query: StoreQuery,
-    pageErrors: { 404: 'The app is not installed for the account, or has no embed URL: a page saying so.' },
+    pageErrors: {
+      403: 'The account\'s plan lacks `apps`: a page with the plan\'s message (the installation is kept).',
+      404: 'The app is not installed for the account, or has no embed URL: a page saying so.',
+    },
     handler: ({ svc, principal, params, query }) => {
       const nonce = randomBytes(16).toString('base64')
       let found
@@ -54,6 +57,7 @@ export const appEmbedRoutes = [
         found = installedApp(svc, principal.ownerId, Number(params.appId))
       } catch (err) {
         if (!(err instanceof ApiError)) throw err
+        if (err.code === 'feature_not_in_plan') return new Reply(403, embedRefusedPage(err.message), embedHeaders(nonce, "'none'"), HTML)
       }
       const origin = originOf(found?.app.embed_url ?? null)
       if (!found || !origin) return new Reply(404, embedNotFoundPage(), embedHeaders(nonce, "'none'"), HTML)
