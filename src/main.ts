@@ -38,9 +38,11 @@ const running: Running = config.cluster ? await startClusterNode() : await start
 async function startClusterNode(): Promise<Running> {
   try {
     return await serveCluster(config, openDatabase, log, (why) => {
-      // Stop acknowledging at once: nothing is drained, the supervisor restarts this node as a replica.
+      // Nothing more is acknowledged from here (the replicator refuses every write); the refusals
+      // already decided get a moment to reach their clients, then the process ends without a drain
+      // and its supervisor starts it again, as a replica (docs/cluster.md "Failures").
       log.fatal({ why }, 'cluster node stopping')
-      fatal(new StartupError(EXIT.fenced, `cluster node ${config.cluster!.nodeId} stopped: ${why}`))
+      setTimeout(() => fatal(new StartupError(EXIT.fenced, `cluster node ${config.cluster!.nodeId} stopped: ${why}`)), 200)
     })
   } catch (err) {
     fatal(new StartupError(/cannot listen/.test((err as Error).message) ? EXIT.listen : EXIT.unavailable, `cluster node ${config.cluster!.nodeId}: ${(err as Error).message}`))

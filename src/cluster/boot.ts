@@ -20,7 +20,8 @@ export interface Running {
   stop(): Promise<number>
 }
 
-export async function serveCluster(config: Config, openDatabase: () => Db, log: Logger, exit: (why: string) => never): Promise<Running> {
+/** `exit`: end the process soon, without a drain (fenced, or the lease lost). */
+export async function serveCluster(config: Config, openDatabase: () => Db, log: Logger, exit: (why: string) => void): Promise<Running> {
   const cluster = config.cluster!
   let db = openDatabase()
   let app: App | null = null

@@ -78,18 +78,48 @@ async function portOpen(port: number): Promise<boolean> {
 export interface ClusterNodeProcess {
   id: string
   dbPath: string
-  sp: ServerProcess
+  /** The process now (a supervised node gets a new one each time it is started again). */
+  readonly sp: ServerProcess
+  /** Exit codes of the processes that ended, in order. */
+  readonly exits: Array<number | string>
   readyz(): Promise<{ status: number; body: any }>
+  /** SIGKILL the current process; a supervised node is started again (as after a crash). */
+  kill(): Promise<void>
+  /** Stop supervising and kill. */
+  stop(): Promise<void>
 }
 
-/** A node of cluster `name` as a child process; resolves once it answers /healthz (as a replica or primary). */
+/**
+ * A node of cluster `name` as a child process, started again whenever its process ends, as systemd's
+ * Restart=always or compose's `restart: unless-stopped` would (docs/cluster.md: a fenced primary
+ * ends itself and rejoins as a replica). Resolves once the first process answers /healthz.
+ */
 export async function startNode(nats: NatsCluster, name: string, id: string, dir: string, env: Record<string, string> = {}): Promise<ClusterNodeProcess> {
   const dbPath = join(dir, `${id}.db`)
-  const sp = await spawnServer({
+  const spawnOne = () => spawnServer({
     NATS_URL: nats.urls.join(','), NODE_ID: id, CLUSTER_NAME: name, DB_PATH: dbPath,
     CLUSTER_LEASE_MS: '1500', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn', ...env,
-  }, 30_000)
-  return { id, dbPath, sp, readyz: async () => { const r = await request(`${sp.site}/readyz`, 'GET'); return { status: r.status, body: r.body } } }
+  }, 60_000)
+  let sp = await spawnOne()
+  let supervising = true
+  const exits: Array<number | string> = []
+  const watch = (p: ServerProcess) => {
+    void p.exited.then(async (code) => {
+      exits.push(code)
+      // Started again until it answers (a node that cannot reach NATS yet ends and is started again).
+      while (supervising) {
+        try { sp = await spawnOne(); watch(sp); return } catch { await new Promise((r) => setTimeout(r, 500)) }
+      }
+    })
+  }
+  watch(sp)
+  return {
+    id, dbPath, exits,
+    get sp() { return sp },
+    readyz: async () => { const r = await request(`${sp.site}/readyz`, 'GET'); return { status: r.status, body: r.body } },
+    kill: async () => { await sp.kill('SIGKILL') },
+    stop: async () => { supervising = false; sp.proc.kill('SIGCONT'); await sp.kill('SIGKILL') },
+  }
 }
 
 /** Wait until one of `nodes` says it is the ready primary; returns it. */
@@ -97,7 +127,6 @@ export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 20_000)
   let found: ClusterNodeProcess | undefined
   await waitFor(async () => {
     for (const n of nodes) {
-      if (n.sp.proc.exitCode !== null || n.sp.proc.signalCode !== null) continue
       const r = await n.readyz().catch(() => null)
       if (r?.status === 200 && r.body.role === 'primary') { found = n; return true }
     }

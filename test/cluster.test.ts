@@ -1,0 +1,151 @@
+/**
+ * Cluster mode end to end (issue 35; docs/cluster.md): three nats-servers with JetStream routed into
+ * one cluster and three server nodes as child processes on loopback. One node takes the lease and
+ * serves; the others apply the stream and answer /readyz with their role, the primary and their lag;
+ * acknowledged writes are on every node; SIGKILL of the primary under a stream of writes loses no
+ * acknowledged order and another node takes over; the killed node rejoins as a replica and catches
+ * up; a primary paused past its lease (SIGSTOP) is fenced when it resumes and acknowledges nothing
+ * more; one NATS server down changes nothing, a majority down makes writes 503 (never acknowledged,
+ * then lost) until NATS is back. Nodes run supervised (restarted when they end), as deployed. After each, every node's tables hold the same rows.
+ * No timing assertions: every wait is "until", with generous bounds.
+ */
+import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { request } from './helpers/server.ts'
+import { appliedUpTo, hasNats, NATS_SERVER, primaryOf, startNats, startNode, tableDump, waitFor, type ClusterNodeProcess, type NatsCluster } from './helpers/cluster.ts'
+
+if (!hasNats()) {
+  t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
+} else {
+  const dir = mkdtempSync(join(tmpdir(), 'dispatch-cluster-'))
+  const nats: NatsCluster = await startNats(3)
+  const nodes = new Map<string, ClusterNodeProcess>()
+  t.teardown(async () => {
+    for (const n of nodes.values()) await n.stop()
+    await nats.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const CLUSTER = `t${process.pid}`
+  const start = async (id: string) => {
+    const n = await startNode(nats, CLUSTER, id, dir)
+    nodes.set(id, n)
+    return n
+  }
+  const live = () => [...nodes.values()]
+
+  // The first node takes the lease of the empty cluster and creates the demo account; two more join.
+  const first = await start('n1')
+  let primary = await primaryOf([first])
+  await start('n2')
+  await start('n3')
+  await waitFor(() => first.sp.stdout().includes('Demo account created'), 10_000, 'the demo account')
+  const demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(first.sp.stdout())![1]!) as { owner: { token: string }; store: { id: number } }
+  const token = demo.owner.token
+  const storeId = demo.store.id
+  const api = (node: ClusterNodeProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    request(`${node.sp.base}${path}`, method, { token, body, headers })
+  const itemId = (await api(primary, 'GET', `/restaurants/${storeId}/menu`)).body[0].items[0].id as number
+  const order = (node: ClusterNodeProcess, key?: string) => api(node, 'POST', `/restaurants/${storeId}/orders`,
+    { type: 'takeaway', items: [{ item_id: itemId, quantity: 1 }], customer_name: 'Cluster', phone: '+4915100000042' }, key ? { 'idempotency-key': key } : {})
+
+  /** Every live node has applied the primary's last message, and holds the same rows. */
+  async function converged(t: Test, why: string): Promise<void> {
+    const p = await primaryOf(live())
+    const last = (await p.readyz()).body.applied_seq as number
+    for (const n of live()) await appliedUpTo(n, last)
+    const dumps = live().map((n) => ({ id: n.id, dump: tableDump(n.dbPath) }))
+    const base = dumps[0]!
+    for (const d of dumps.slice(1)) {
+      const differing = Object.keys(base.dump).filter((name) => JSON.stringify(base.dump[name]) !== JSON.stringify(d.dump[name]))
+      t.same(differing, [], `${why}: ${d.id} holds ${base.id}'s rows in every table`)
+    }
+  }
+
+  t.test('one primary, replicas that apply the stream and say so on /readyz', async (t) => {
+    t.equal(live().filter((n) => n.sp.stdout().includes('Demo account created')).length, 1, 'the demo account is printed by the first primary alone')
+    const created = await order(primary)
+    t.equal(created.status, 200, created.text.slice(0, 200))
+    const seq = (await primary.readyz()).body.applied_seq as number
+    for (const n of live().filter((x) => x !== primary)) {
+      await appliedUpTo(n, seq)
+      const r = await n.readyz()
+      t.equal(r.status, 200)
+      t.match(r.body, { status: 'ready', role: 'replica', node: n.id, primary: primary.id, applied_seq: Number, lag_ms: Number, problem: null })
+      const refused = await api(n, 'GET', '/restaurants')
+      t.equal(refused.status, 503, 'a replica refuses the API for now (forwarding is the next step)')
+      t.match(refused.body, { code: 'unavailable', details: { role: 'replica', primary: primary.id } })
+      t.ok(Number(refused.headers.get('retry-after')) >= 1)
+    }
+    t.match((await primary.readyz()).body, { role: 'primary', node: primary.id, primary: primary.id, lag_ms: 0 })
+    await converged(t, 'after writes on the primary')
+  })
+
+  t.test('SIGKILL of the primary under writes: another node serves, no acknowledged order is lost, the killed node rejoins', async (t) => {
+    const acked: number[] = []
+    const keyed = new Map<string, number>()
+    let stop = false
+    const writer = async (w: number) => {
+      for (let i = 0; !stop; i++) {
+        const key = i % 2 === 0 ? `k-${w}-${i}` : undefined
+        const r = await order(primary, key).catch(() => null)
+        if (r?.status === 200) {
+          acked.push(r.body.id)
+          if (key) keyed.set(key, r.body.id)
+        }
+        if (!r || r.status !== 200) return
+      }
+    }
+    const writers = [writer(1), writer(2), writer(3)]
+    await waitFor(() => acked.length >= 30, 20_000, 'writes before the kill')
+    const killed = primary
+    await killed.kill()
+    stop = true
+    await Promise.all(writers)
+    primary = await primaryOf(live().filter((n) => n !== killed), 30_000)
+    t.not(primary.id, killed.id, `${primary.id} took over from ${killed.id}`)
+    for (const id of acked) t.equal((await api(primary, 'GET', `/restaurants/${storeId}/orders/${id}`)).status, 200, `acknowledged order ${id} is there`)
+    // Every acknowledged idempotent write answers the original again, and nothing was created twice.
+    for (const [key, id] of [...keyed].slice(0, 10)) t.equal((await order(primary, key)).body.id, id, `${key} returns the original`)
+    const after = await order(primary)
+    t.equal(after.status, 200, 'the new primary takes writes')
+    t.equal(new Set(acked).size, acked.length, 'no order twice')
+    // Its supervisor starts the killed node again: a replica (its unconfirmed last batch, if any, set aside) that catches up.
+    await waitFor(async () => (await killed.readyz().catch(() => null))?.body.role === 'replica', 30_000, 'the killed node back as a replica')
+    await converged(t, 'after the failover')
+  })
+
+  t.test('a primary paused past its lease is fenced when it resumes: it acknowledges nothing more', async (t) => {
+    const paused = primary
+    const pausedBase = paused.sp.base
+    paused.sp.proc.kill('SIGSTOP')
+    primary = await primaryOf(live().filter((n) => n !== paused), 30_000)
+    t.not(primary.id, paused.id)
+    t.equal((await order(primary)).status, 200, 'the new primary appended')
+    paused.sp.proc.kill('SIGCONT')
+    const late = await request(`${pausedBase}/restaurants/${storeId}/orders`, 'POST', { token, body: { type: 'takeaway', items: [{ item_id: itemId, quantity: 1 }] } }).catch(() => null)
+    t.not(late?.status, 200, `the resumed old primary does not acknowledge a write (${late?.status ?? 'connection closed'})`)
+    await waitFor(() => paused.exits.length > 0, 20_000, 'the fenced node to stop')
+    t.equal(paused.exits[0], 75, 'it stopped itself with EX_TEMPFAIL, to be started again as a replica')
+    await waitFor(async () => (await paused.readyz().catch(() => null))?.body.role === 'replica', 30_000, 'the fenced node back as a replica')
+    await converged(t, 'after the fencing')
+  })
+
+  t.test('NATS faults: one server of three down changes nothing; a majority down makes writes 503 until NATS is back', async (t) => {
+    await nats.kill(2)
+    t.equal((await order(primary)).status, 200, 'a write with one NATS server down')
+    await nats.kill(1)
+    const refused = await order(primary).catch(() => null)
+    t.not(refused?.status, 200, `no majority: the write is not acknowledged (${refused?.status ?? 'connection closed'})`)
+    if (refused) t.equal(refused.status, 503, 'but refused with 503')
+    await nats.restart(1)
+    await nats.restart(2)
+    await waitFor(async () => {
+      const p = await primaryOf(live(), 5_000).catch(() => null)
+      if (p) primary = p
+      return p !== null && (await order(p).catch(() => null))?.status === 200
+    }, 90_000, 'writes again, with no operator')
+    await converged(t, 'after the NATS outage')
+  })
+}
