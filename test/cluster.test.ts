@@ -79,6 +79,8 @@ if (!hasNats()) {
       t.ok(Number(refused.headers.get('retry-after')) >= 1)
     }
     t.match((await primary.readyz()).body, { role: 'primary', node: primary.id, primary: primary.id, lag_ms: 0 })
+    // What a proxy checks while replicas do not serve the API (deploy/cluster/haproxy.cfg).
+    for (const n of live()) t.equal((await request(`${n.sp.site}/readyz?role=primary`, 'GET')).status, n === primary ? 200 : 503, `${n.id}: /readyz?role=primary`)
     await converged(t, 'after writes on the primary')
   })
 

@@ -35,7 +35,7 @@ export function replicaServer(db: () => Db, status: () => ClusterStatus, log: Lo
     try {
       if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) return json(200, { status: 'ok' })
       if (path === '/readyz' && (method === 'GET' || method === 'HEAD')) {
-        const r = readiness({ database: () => databaseReadiness(db()), draining: () => false, cluster: status })
+        const r = readiness({ database: () => databaseReadiness(db()), draining: () => false, cluster: status }, new URLSearchParams(req.getQuery() ?? '').get('role') === 'primary')
         return json(r.status, r.body)
       }
       const s = status()

@@ -4,16 +4,20 @@
  * migration. `/healthz` stays liveness: it answers 200 for as long as the process serves at all.
  */
 import { Reply, route } from '../route.ts'
+import * as v from 'valibot'
 import type { Services } from '../../services.ts'
+
+const ReadyzQuery = v.object({ role: v.optional(v.picklist(['primary'], 'The only role to ask for is primary.')) })
 
 /**
  * The readiness answer, for this route and for a cluster replica's own listener (src/http/replica.ts).
  * Not the §7 envelope: a probe reads the status code, and an operator reads which check failed.
  */
-export function readiness(lifecycle: Pick<Services['lifecycle'], 'database' | 'draining' | 'cluster'>): { status: number; body: Record<string, unknown> } {
+export function readiness(lifecycle: Pick<Services['lifecycle'], 'database' | 'draining' | 'cluster'>, wantPrimary = false): { status: number; body: Record<string, unknown> } {
   const cluster = lifecycle.cluster?.()
   const checks = { ...lifecycle.database(), draining: lifecycle.draining(), ...(cluster ? { cluster: cluster.ready } : {}) }
-  const ready = checks.database && checks.migrations && !checks.draining && (cluster?.ready ?? true)
+  // `?role=primary`: ready only on the primary (a proxy's check while replicas do not serve the API).
+  const ready = checks.database && checks.migrations && !checks.draining && (cluster?.ready ?? true) && (!wantPrimary || !cluster || cluster.role === 'primary')
   const { ready: _dropped, ...clusterFields } = cluster ?? { ready: true }
   return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not_ready', checks, ...clusterFields } }
 }
@@ -22,7 +26,7 @@ export const readyzRoutes = [
   route({
     method: 'GET', path: '/readyz', site: true, tag: 'Discovery', auth: 'none', rateLimit: false,
     summary: 'Readiness: 200 ready, 503 draining or database not ready',
-    description: 'Load balancers and orchestrators route traffic by this; on SIGTERM it answers 503 before the listener closes (`SHUTDOWN_GRACE_MS`).',
+    description: 'Load balancers and orchestrators route traffic by this; on SIGTERM it answers 503 before the listener closes (`SHUTDOWN_GRACE_MS`). In cluster mode (docs/cluster.md) it also reports the node\'s role, the primary and its lag, and `?role=primary` answers 200 on the primary only.',
     response: {
       type: 'object', required: ['status', 'checks'],
       properties: {
@@ -42,8 +46,9 @@ export const readyzRoutes = [
         problem: { type: ['string', 'null'], description: 'Cluster mode only: why this node cannot serve, or null' },
       },
     },
-    handler: ({ svc }) => {
-      const r = readiness(svc.lifecycle)
+    query: ReadyzQuery,
+    handler: ({ svc, query }) => {
+      const r = readiness(svc.lifecycle, query?.role === 'primary')
       return new Reply(r.status, r.body, { 'Cache-Control': 'no-store' })
     },
   }),
