@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from './helpers/server.ts'
+import { dispatchCli } from './helpers/process.ts'
 import { appliedUpTo, hasNats, NATS_SERVER, primaryOf, startNats, startNode, tableDump, waitFor, type ClusterNodeProcess, type NatsCluster } from './helpers/cluster.ts'
 
 if (!hasNats()) {
@@ -40,8 +41,9 @@ if (!hasNats()) {
   let primary = await primaryOf([first])
   await start('n2')
   await start('n3')
-  await waitFor(() => first.sp.stdout().includes('Demo account created'), 10_000, 'the demo account')
-  const demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(first.sp.stdout())![1]!) as { owner: { token: string }; store: { id: number } }
+  await waitFor(() => first.output().includes('Demo account created'), 60_000, 'the demo account')
+    .catch((err: Error) => { throw new Error(`${err.message}; n1 said: ${first.output().slice(-3000)}`) })
+  const demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(first.output())![1]!) as { owner: { token: string }; store: { id: number } }
   const token = demo.owner.token
   const storeId = demo.store.id
   const api = (node: ClusterNodeProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -64,7 +66,7 @@ if (!hasNats()) {
   }
 
   t.test('one primary, replicas that apply the stream and say so on /readyz', async (t) => {
-    t.equal(live().filter((n) => n.sp.stdout().includes('Demo account created')).length, 1, 'the demo account is printed by the first primary alone')
+    t.equal(live().filter((n) => n.output().includes('Demo account created')).length, 1, 'the demo account is printed by the first primary alone')
     const created = await order(primary)
     t.equal(created.status, 200, created.text.slice(0, 200))
     const seq = (await primary.readyz()).body.applied_seq as number
@@ -82,6 +84,22 @@ if (!hasNats()) {
     // What a proxy checks while replicas do not serve the API (deploy/cluster/haproxy.cfg).
     for (const n of live()) t.equal((await request(`${n.sp.site}/readyz?role=primary`, 'GET')).status, n === primary ? 200 : 503, `${n.id}: /readyz?role=primary`)
     await converged(t, 'after writes on the primary')
+  })
+
+  t.test('the operator CLI: refused on a replica\'s file, captured and replicated on the primary\'s', async (t) => {
+    const replica = live().find((n) => n !== primary)!
+    const refused = await dispatchCli({ dbPath: replica.dbPath, site: replica.sp.site }, 'token', 'create', '--owner', '1', '--scopes', 'orders:read').then(() => null, (e: { code?: number; stdout?: string }) => e)
+    t.equal(refused?.code, 2, 'refused (exit 2) on a replica\'s database')
+    t.match(refused?.stdout ?? '', /cluster replica's database/)
+    const seq = async () => (await primary.readyz()).body.applied_seq as number
+    const before = await seq()
+    const made = await dispatchCli({ dbPath: primary.dbPath, site: primary.sp.site }, 'token', 'create', '--owner', '1', '--scopes', 'restaurants:read')
+    t.match(made, { token: /^dso_/ }, 'on the primary\'s file the CLI works')
+    // Its rows were written beside the server's transactions: the stray-change pump sends them on.
+    await waitFor(async () => (await seq()) > before, 10_000, 'the CLI\'s rows in the stream')
+    const r = await request(`${primary.sp.base}/restaurants`, 'GET', { token: made.token })
+    t.equal(r.status, 200, 'the new token works')
+    await converged(t, 'after a CLI write')
   })
 
   t.test('SIGKILL of the primary under writes: another node serves, no acknowledged order is lost, the killed node rejoins', async (t) => {

@@ -32,13 +32,17 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
-    promote: async (replicator) => {
+    promote: async (replicator, renew) => {
       await listening
-      replica.close()
+      // Building the server and seeding hold the event loop for a while: the lease is renewed after
+      // each, so it counts from then, not from before (a lapsed lease fences the first writes).
       app = buildApp(config, { db, log, replication: replicator, cluster: () => node!.status() })
+      if (!await renew()) throw new Error('the lease was taken while the server was being built')
+      replica.close()
       await app.listen()
       if (config.demoSeed && (db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
         const demo = seedDemo(db, config.siteUrl)
+        await renew()
         // Written outside a batch: an empty one takes it to the stream before it is shown.
         await app.svc.committer.write(() => undefined)
         process.stdout.write(firstRunMessage(demo, config.siteUrl))

@@ -59,6 +59,21 @@ export class Lease {
     this.timer = setTimeout(() => void tick(), this.ttlMs / 3)
   }
 
+  /**
+   * Renew now, outside the schedule: after work that held the event loop (building the server,
+   * seeding), so the lease counts from now rather than from before it. False when it was refused.
+   */
+  async renewNow(): Promise<boolean> {
+    const sent = performance.now()
+    try {
+      this.revision = await this.kv.update(KEY, enc.encode(this.nodeId), this.revision)
+      this.renewedAt = sent
+      return true
+    } catch {
+      return false
+    }
+  }
+
   stop(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null

@@ -42,8 +42,11 @@ export interface NodeOptions {
   db: Db
   dbPath: string
   log: Logger
-  /** Build and start the full server on this database, writing through `replicator`. */
-  promote(replicator: Replicator): Promise<void>
+  /**
+   * Build and start the full server on this database, writing through `replicator`; `renew` renews
+   * the lease at once, for after work that held the event loop (false: the lease is gone).
+   */
+  promote(replicator: Replicator, renew: () => Promise<boolean>): Promise<void>
   /** End the process now (fenced, or the lease lost): acknowledging anything more could lose it. */
   exit(why: string): void
 }
@@ -152,7 +155,7 @@ export class ClusterNode {
     this.role = 'primary'
     log.info({ node: cluster.nodeId, seq: epoch.seq }, 'primary')
     try {
-      await this.o.promote(this.replicator)
+      await this.o.promote(this.replicator, () => this.lease.renewNow())
     } catch (err) {
       log.error({ err }, 'could not start serving as primary')
       this.o.exit(`could not start serving as primary: ${(err as Error).message}`)

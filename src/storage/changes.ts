@@ -176,3 +176,15 @@ export class ChangeApplier {
     }
   }
 }
+
+/**
+ * The role a database file has in a cluster, as the file itself says: `replica` (it applies the
+ * stream: nothing else may write to it), `primary` (its writes are captured) or null (a single
+ * server's file). Read by the operator CLI before it writes.
+ */
+export function clusterRoleOf(db: Db): 'primary' | 'replica' | null {
+  const hasState = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_cluster_state'").get()
+  if (!hasState) return null
+  const capturing = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name LIKE '\\_cap\\_%' ESCAPE '\\' LIMIT 1").get()
+  return capturing ? 'primary' : 'replica'
+}

@@ -221,8 +221,9 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
       for (const a of after) a()
     }
     // In cluster mode the stream's confirmation runs in parallel with the fsync; both must succeed.
-    const shipped = outgoing ? replication!.ship(outgoing) : null
-    const settle = shipped ? (err: Error | null) => { shipped.then(() => answer(err), (e: Error) => answer(err ?? e)) } : answer
+    // Its outcome is taken at once (a refusal may come before the fsync returns), read after it.
+    const shipped = outgoing ? replication!.ship(outgoing).then(() => null, (e: Error) => e) : null
+    const settle = shipped ? (err: Error | null) => { void shipped.then((e) => answer(err ?? e)) } : answer
     if (walSync) walSync.afterCommit(settle)
     else settle(null)
   }

@@ -82,6 +82,8 @@ export interface ClusterNodeProcess {
   readonly sp: ServerProcess
   /** Exit codes of the processes that ended, in order. */
   readonly exits: Array<number | string>
+  /** What every process of this node printed (stdout and stderr), in order: for failure messages. */
+  output(): string
   readyz(): Promise<{ status: number; body: any }>
   /** SIGKILL the current process; a supervised node is started again (as after a crash). */
   kill(): Promise<void>
@@ -98,14 +100,17 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
   const dbPath = join(dir, `${id}.db`)
   const spawnOne = () => spawnServer({
     NATS_URL: nats.urls.join(','), NODE_ID: id, CLUSTER_NAME: name, DB_PATH: dbPath,
-    CLUSTER_LEASE_MS: '1500', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn', ...env,
+    // A lease longer than the default: a loaded test machine can hold an event loop for seconds.
+    CLUSTER_LEASE_MS: '4000', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn', ...env,
   }, 60_000)
   let sp = await spawnOne()
   let supervising = true
   const exits: Array<number | string> = []
+  let earlier = ''
   const watch = (p: ServerProcess) => {
     void p.exited.then(async (code) => {
       exits.push(code)
+      earlier += `${p.stdout()}${p.stderr()}\n[exit ${code}]\n`
       // Started again until it answers (a node that cannot reach NATS yet ends and is started again).
       while (supervising) {
         try { sp = await spawnOne(); watch(sp); return } catch { await new Promise((r) => setTimeout(r, 500)) }
@@ -116,6 +121,7 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
   return {
     id, dbPath, exits,
     get sp() { return sp },
+    output: () => `${earlier}${sp.stdout()}${sp.stderr()}`,
     readyz: async () => { const r = await request(`${sp.site}/readyz`, 'GET'); return { status: r.status, body: r.body } },
     kill: async () => { await sp.kill('SIGKILL') },
     stop: async () => { supervising = false; sp.proc.kill('SIGCONT'); await sp.kill('SIGKILL') },
@@ -123,7 +129,7 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
 }
 
 /** Wait until one of `nodes` says it is the ready primary; returns it. */
-export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 20_000): Promise<ClusterNodeProcess> {
+export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 30_000): Promise<ClusterNodeProcess> {
   let found: ClusterNodeProcess | undefined
   await waitFor(async () => {
     for (const n of nodes) {
@@ -131,7 +137,10 @@ export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 20_000)
       if (r?.status === 200 && r.body.role === 'primary') { found = n; return true }
     }
     return false
-  }, timeoutMs, 'a primary')
+  }, timeoutMs, 'a primary').catch((err: Error) => {
+    // What each node said, for the failure message.
+    throw new Error(`${err.message}\n${nodes.map((n) => `--- ${n.id}:\n${n.output().slice(-1500)}`).join('\n')}`)
+  })
   return found!
 }
 
