@@ -11,7 +11,7 @@ import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type
 import type { Services } from '../services.ts'
 import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
 import { headerLineBytes, headProblem } from '../net/request-limits.ts'
-import { corsHeaders, requestGuard, requestState, send, type SendOptions } from '../net/respond.ts'
+import { corsHeaders, errorHeaders, requestGuard, requestState, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
 import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
@@ -134,6 +134,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       baseHeaders['X-Request-Id'] = requestId
       // The client, not the proxy in front (TRUST_PROXY, src/net/client-address.ts): rate limits, logs and sessions key on it.
       const ip = clientAddress(peerAddress(res), headers, svc.config.trustProxy)
+      // A credential was presented and refused: its 401 says `error="invalid_token"` (RFC 6750 §3.1).
+      let tokenRefused = false
       // Only computed when a line is written: the access log is usually off under load.
       let logPath: string | undefined
       const pathForLog = () => (logPath ??= redactPath(path))
@@ -154,7 +156,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           e = new ApiError('internal_error')
         }
         // A body deadline (408) closes: the rest of that body may still be on its way (docs/limits.md).
-        finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {}, closesConnection(e) ? { ...opts, close: true } : opts)
+        finish(e.status, JSON.stringify(e.toJSON()), errorHeaders(e, tokenRefused), closesConnection(e) ? { ...opts, close: true } : opts)
       }
       const rate = (d: RateDecision) => {
         baseHeaders['X-RateLimit-Limit'] = String(d.limit)
@@ -191,6 +193,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           rate(limiter.take(`ip:${ip}`))
           // Signed out of the web session: the caller sends the browser to the sign-in page.
           if (family === 'session') return null
+          tokenRefused = input.bearer !== null || headers['x-storefront-token'] !== undefined
           throw new ApiError('unauthenticated')
         }
         rate(limiter.take(principalKey(principal)))
