@@ -28,6 +28,9 @@ export const API_PREFIX = '/api/v1'
 
 const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Storefront-Token, X-Request-Id, MCP-Protocol-Version, Mcp-Session-Id'
 
+/** A path no route serves (api-v1 §7: 404 `not_found`, as for a resource that does not exist). */
+const noRoute = (method: string, path: string): ApiError => new ApiError('not_found', `No route ${method} ${path}.`)
+
 /** Full path a route is served at. */
 export const fullPath = (r: Route): string => (r.site ? r.path : API_PREFIX + (r.path === '/' ? '' : r.path))
 
@@ -250,7 +253,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           // spend it: browsers send one per new URL, which would starve clients behind one NAT.
           rate(limiter.peek(`ip:${ip}`))
           const allowed = router.methodsAt(path)
-          if (allowed.length === 0) throw new ApiError('route_not_found')
+          if (allowed.length === 0) throw noRoute(method, path)
           return finish(204, null, {
             'Access-Control-Allow-Methods': [...allowed, 'OPTIONS'].join(', '),
             'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
@@ -261,7 +264,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         if (m.kind !== 'found') {
           rate(limiter.take(`ip:${ip}`))
           if (m.kind === 'method_not_allowed') throw new ApiError('method_not_allowed', `Use ${m.allowed.join(', ')} on this route.`, undefined, { Allow: m.allowed.join(', ') })
-          throw new ApiError('route_not_found', `No route ${method} ${path}.`)
+          throw noRoute(method, path)
         }
         const route = m.route
         const params = m.params
