@@ -71,7 +71,8 @@ export class RateLimiter {
   private waitSec(w: Window | undefined, excess: number, now: number): number {
     let freed = 0
     if (w) {
-      for (let s = w.newest - SLOTS; s <= w.newest; s++) {
+      // Slots before 0 (a clock near the epoch, in tests) never held anything.
+      for (let s = Math.max(0, w.newest - SLOTS); s <= w.newest; s++) {
         freed += w.counts[s % (SLOTS + 1)]!
         if (freed >= excess) return Math.max(1, Math.ceil(((s + SLOTS + 1) * this.slotMs - now) / 1000))
       }

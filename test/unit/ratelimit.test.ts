@@ -183,3 +183,11 @@ t.test('a clock that goes back keeps counting', async (t) => {
   t.equal(rl.take('k').remaining, 0)
   t.equal(rl.take('k').allowed, false)
 })
+
+t.test('a clock near the epoch (fake clocks starting at 0) still says when', async (t) => {
+  let now = 0
+  const rl = new RateLimiter(2, 60_000, () => now)
+  rl.take('k'); rl.take('k')
+  now = 5_500
+  t.same(rl.take('k'), { allowed: false, limit: 2, remaining: 0, retryAfterSec: 56 })
+})
