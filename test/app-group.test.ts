@@ -134,7 +134,9 @@ t.test('push devices: registration reaches the provider; another account cannot 
   t.notOk(push.registered.has(pushToken), 'the provider forgot it')
 
   await s.req('POST', '/app/devices', { token: aShell, body: { push_token: pushToken } })
-  t.equal((await s.req('POST', '/app/auth/logout', { token: aShell })).status, 204)
+  const out = await s.req('POST', '/app/auth/logout', { token: aShell })
+  t.equal(out.status, 200, 'a sign-out answers 200, as every other logout (api-v1 §4)')
+  t.same(out.body, { revoked: true })
   t.notOk(push.registered.has(pushToken), 'signing the device out unregisters its pushes')
   t.equal(db.prepare('SELECT COUNT(*) FROM shell_push_devices WHERE push_token = ?').pluck().get(pushToken), 0)
   isError(t, await s.req('GET', '/app/me', { token: aShell }), 401, 'unauthenticated', 'the signed-out token')
@@ -189,7 +191,7 @@ t.test('a nonce of a signed-out device opens nothing; signing out ends the web s
   const cookie = (await handoff(used.url)).headers.get('set-cookie') ?? ''
   t.ok(sessionOf(cookie), 'web session live')
   const pending = (await s.req('POST', '/app/session', { token: shell })).body
-  t.equal((await s.req('POST', '/app/auth/logout', { token: shell })).status, 204)
+  t.equal((await s.req('POST', '/app/auth/logout', { token: shell })).status, 200)
   t.equal(sessionOf(cookie), null, 'the web view is signed out with the shell')
   const r = await handoff(pending.url)
   t.equal(r.status, 404, 'a nonce issued before sign-out is dead')

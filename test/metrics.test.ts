@@ -9,10 +9,11 @@ import { startServer, findFreePort, type TestServer } from './helpers/server.ts'
 import { createAccount, isError, postOrder } from './helpers/fixtures.ts'
 import { createEndpoint, startReceiver } from './helpers/webhook-receiver.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
-import { parseMetrics, valueOf, type Sample } from './helpers/prometheus.ts'
+import { lintExposition, parseMetrics, valueOf, type Sample } from './helpers/prometheus.ts'
 import { loadConfig } from '../src/config.ts'
 import { buildApp } from '../src/app.ts'
 import { createServer } from 'node:net'
+import { spawnSync } from 'node:child_process'
 import { HttpTimings, requestHistogram } from '../src/metrics/http.ts'
 
 const TOKEN = 'metrics-token-0123456789abcdef'
@@ -62,7 +63,7 @@ t.test('requests count under their route id and status, never the raw URL', asyn
   const missing = await s.req('GET', '/restaurants/987654321', { token: acct.token })
   isError(t, missing, 404, 'not_found')
   const nowhere = await s.req('GET', '/no/such/route/123')
-  isError(t, nowhere, 404, 'route_not_found')
+  isError(t, nowhere, 404, 'not_found')
   const invalid = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [] })
   isError(t, invalid, 422, 'validation_failed')
   const after = await scrape()
@@ -85,10 +86,12 @@ t.test('the token is required on the public port', async (t) => {
   t.equal(none.headers.get('www-authenticate'), 'Bearer realm="metrics"')
   const wrong = await fetch(`${s.site}/metrics`, { headers: { authorization: `Bearer ${TOKEN}x` } })
   t.equal(wrong.status, 401, 'a longer token')
+  t.equal(wrong.headers.get('www-authenticate'), 'Bearer realm="metrics", error="invalid_token"', 'a refused token is named in the challenge (RFC 6750 §3.1)')
   const prefix = await fetch(`${s.site}/metrics`, { headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}` } })
   t.equal(prefix.status, 401, 'a prefix of the token')
   const basic = await fetch(`${s.site}/metrics`, { headers: { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}` } })
   t.equal(basic.status, 401, 'another scheme')
+  t.equal(basic.headers.get('www-authenticate'), 'Bearer realm="metrics"', 'another scheme is no refused token')
   const post = await fetch(`${s.site}/metrics`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } })
   t.equal(post.status, 405)
   const right = await fetch(`${s.site}/metrics`, { headers: { authorization: `bearer ${TOKEN}` } })
@@ -99,7 +102,7 @@ t.test('the token is required on the public port', async (t) => {
   const plain = await startServer()
   t.teardown(() => plain.close())
   t.equal(plain.app.svc.metrics.enabled, false, 'no recorders run')
-  isError(t, await plain.req('GET', `${plain.site}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }), 404, 'route_not_found')
+  isError(t, await plain.req('GET', `${plain.site}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }), 404, 'not_found')
 })
 
 t.test('the separate listener serves /metrics without a token, and nothing else', async (t) => {
@@ -181,6 +184,49 @@ t.test('/readyz: 503 when migrations are missing or the database does not answer
   t.match(await ready(), { status: 503, body: { status: 'not_ready', checks: { database: false } } }, 'the query fails')
   db.exec('ALTER TABLE schema_migrations_away RENAME TO schema_migrations')
   t.equal((await ready()).status, 200, 'ready again')
+})
+
+/**
+ * `promtool check metrics` on `text` when promtool is here (PROMTOOL, else on PATH; .ci/run takes
+ * it from Debian's prometheus package): its exit status and report, or null without promtool.
+ */
+function promtool(text: string): { status: number | null; report: string } | null {
+  const run = spawnSync(process.env.PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' })
+  return run.error ? null : { status: run.status, report: `${run.stdout}${run.stderr}`.trim() }
+}
+
+t.test('the exposition as `promtool check metrics` reads it: no problem', async (t) => {
+  // After the tests above every family has series: requests, sockets, webhooks, commits, actors.
+  const r = await fetch(`${s.site}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  const text = await r.text()
+  t.same(lintExposition(text), [], 'Prometheus\'s naming rules: counters end in _total and nothing else does, HELP on every family, valid names, no duplicates')
+  for (const name of ['nodejs_active_handles', 'nodejs_active_requests', 'nodejs_active_resources']) {
+    t.match(text, new RegExp(`^# TYPE ${name} gauge$`, 'm'), `${name} (by type) is kept`)
+    t.notMatch(text, new RegExp(`^# TYPE ${name}_total `, 'm'), `${name}_total, a gauge named like a counter, is not`)
+  }
+  const checked = promtool(text)
+  if (!checked) return t.comment('promtool not found (set PROMTOOL): checked by the rules above only')
+  t.same(checked, { status: 0, report: '' }, 'promtool: 0 problems')
+})
+
+t.test('the rules find what promtool finds', async (t) => {
+  const bad = [
+    '# HELP nodejs_active_handles_total Total number of active handles.', '# TYPE nodejs_active_handles_total gauge', 'nodejs_active_handles_total 3',
+    '# HELP jobs_done Jobs done.', '# TYPE jobs_done counter', 'jobs_done 1',
+    '# TYPE no_help_bytes gauge', 'no_help_bytes 1',
+    '# HELP latency_ms Latency.', '# TYPE latency_ms gauge', 'latency_ms 1',
+    '# HELP queueDepth Depth.', '# TYPE queueDepth gauge', 'queueDepth 1',
+    '# HELP fine_seconds Fine.', '# TYPE fine_seconds histogram', 'fine_seconds_bucket{le="+Inf"} 1', 'fine_seconds_sum 1', 'fine_seconds_count 1',
+    '',
+  ].join('\n')
+  // Ours say `name: what`, promtool's `name what`.
+  const names = (problems: string[]) => [...new Set(problems.map((p) => p.split(/:? /)[0]!))].sort()
+  const found = lintExposition(bad)
+  t.same(names(found), ['jobs_done', 'latency_ms', 'no_help_bytes', 'nodejs_active_handles_total', 'queueDepth'], `the rules: ${found.join('; ')}`)
+  const checked = promtool(bad)
+  if (!checked) return t.comment('promtool not found (set PROMTOOL)')
+  t.not(checked.status, 0)
+  t.same(names(checked.report.split('\n')), names(found), `promtool agrees: ${checked.report}`)
 })
 
 t.test('route timers: buckets are cumulative and `le` is inclusive (pure)', async (t) => {

@@ -11,6 +11,7 @@ import { checkSchema } from './helpers/jsonschema.ts'
 import { deref, responseOf } from './helpers/openapi.ts'
 import { fill, liveRoutes, paramsOf } from './helpers/routes.ts'
 import { fullPath } from '../src/http/server.ts'
+import { documentedRoutes } from '../src/http/openapi.ts'
 import { ALL_OPS } from '../src/ops/index.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -35,7 +36,10 @@ t.test('the document is served as JSON and is valid OpenAPI 3.1', async (t) => {
 })
 
 t.test('it covers every live route, each with a 2xx and a 4XX response', async (t) => {
-  const routes = liveRoutes()
+  const routes = documentedRoutes(liveRoutes())
+  t.same(liveRoutes().filter((r) => r.openapi === false).map((r) => `${r.method} ${r.path}`), ['GET /'], 'all but the site\'s start page, whose key `/` is the discovery index\'s')
+  t.equal(doc.paths['/'].get['x-operation'], undefined)
+  t.match(doc.paths['/'].get.summary, /index/i, '`/` is the discovery index under {base_url}')
   for (const r of routes) {
     const key = r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/'
     const op = doc.paths[key]?.[r.method.toLowerCase()]
@@ -80,7 +84,7 @@ t.test('the three security schemes of §5', async (t) => {
   t.equal(oauth?.flows?.authorizationCode?.tokenUrl, `${s.site}/oauth/token`)
   t.same(oauth?.flows?.authorizationCode?.scopes, {}, 'no scopes listed there')
   const bearerName = Object.entries(schemes).find(([, x]) => x.type === 'http')![0]
-  for (const r of liveRoutes()) {
+  for (const r of documentedRoutes(liveRoutes())) {
     const key = r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/'
     const op = doc.paths[key][r.method.toLowerCase()]
     if (r.auth === 'none') t.same(op.security, [], `${r.method} ${key} needs no auth`)
@@ -94,7 +98,7 @@ t.test('the three security schemes of §5', async (t) => {
 
 t.test('every operation of ALL_OPS is documented, under the id of the operation each address binds', async (t) => {
   const documented = new Set<string>()
-  for (const r of liveRoutes()) {
+  for (const r of documentedRoutes(liveRoutes())) {
     const key = r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/'
     const op = doc.paths[key][r.method.toLowerCase()]
     t.equal(op['x-operation'], r.op?.id, `${r.method} ${key} names its operation`)
@@ -152,7 +156,7 @@ t.test('real responses match the documented schemas', async (t) => {
 
 t.test('pages are documented as pages: what they serve, their own 404 included, is text/html', async (t) => {
   // Form posts (the store website) answer 303 or their page again: what a GET serves is checked here.
-  const pages = liveRoutes().filter((r) => r.method === 'GET' && r.produces?.startsWith('text/html'))
+  const pages = documentedRoutes(liveRoutes()).filter((r) => r.method === 'GET' && r.produces?.startsWith('text/html'))
   t.same(pages.map((r) => r.path).filter((p) => ['/t/{token}', '/s/{slug}', '/kds', '/docs'].includes(p)).sort(), ['/docs', '/kds', '/s/{slug}', '/t/{token}'], 'the tracking page, store page, kitchen screen and docs index are pages')
   const o = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] })
   // appId: the app embed page (issue 16); signed out it leads to the sign-in page, itself a page.

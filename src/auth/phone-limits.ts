@@ -4,8 +4,10 @@
  * many addresses or many stores could still text one number without end (cost, SMS pumping,
  * harassment) and guess its codes in parallel; these count per number across all of them.
  *
- * Exact sliding windows, not GCRA (src/ratelimit.ts): "3 per 10 minutes" must mean at most 3
- * texts in any 10 minutes, where a token bucket would let a burst and its refill both through.
+ * Exact sliding windows: "3 per 10 minutes" must mean at most 3 texts in any 10 minutes, where a
+ * token bucket would let a burst and its refill both through. A log of times per key (O(limit),
+ * fine for these limits of 3 to 30, and exact to the millisecond); the per-minute limits of the HTTP
+ * door count in one-second slots instead (src/ratelimit.ts), O(1) per key.
  * Kept in memory per server, like the other rate limits. Lives under src/auth so sign-in operations
  * (src/ops) of every front door share one count per phone.
  */

@@ -36,11 +36,14 @@ export function registerWebhookDocs(docs: Record<string, unknown>): void {
 /** The path key of a route in `paths`: under `{base_url}`, or the site root for site routes. */
 export const docPath = (r: Route): string => (r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/')
 
+/** The routes the OpenAPI document describes (all but those declaring `openapi: false`). */
+export const documentedRoutes = (routes: readonly Route[]): Route[] => routes.filter((r) => r.openapi !== false)
+
 export function buildOpenApi(routes: readonly Route[], config: Config): Record<string, unknown> {
   const schemas = new SchemaComponents()
   const paths: Record<string, Record<string, unknown>> = {}
   const tags = new Set<string>()
-  for (const r of routes) {
+  for (const r of documentedRoutes(routes)) {
     const key = docPath(r)
     tags.add(r.tag)
     const op = operation(r, schemas)

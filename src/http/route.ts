@@ -55,6 +55,12 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
   rateLimit?: { perMinute: number } | false
   query?: v.GenericSchema<unknown, Q>
   body?: v.GenericSchema<unknown, B>
+  /**
+   * `false`: left out of the OpenAPI document (still routed and in the discovery index). For the
+   * site's start page: `/` under `{site_url}` would take the path key `/` of the discovery index
+   * under `{base_url}`, and it is a page for people, not an operation.
+   */
+  openapi?: false
   /** Response body schema, for OpenAPI. */
   response?: AnySchema | JsonSchema
   /** Success status; 200 unless stated. */

@@ -11,7 +11,7 @@ import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type
 import type { Services } from '../services.ts'
 import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
 import { headerLineBytes, headProblem } from '../net/request-limits.ts'
-import { corsHeaders, requestGuard, requestState, send, type SendOptions } from '../net/respond.ts'
+import { corsHeaders, errorHeaders, requestGuard, requestState, send, type SendOptions } from '../net/respond.ts'
 import { checkHead } from './head.ts'
 import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
@@ -27,6 +27,9 @@ import { checkSessionWrite, csrfMatches, csrfRefused, CSRF_FIELD, signInLocation
 export const API_PREFIX = '/api/v1'
 
 const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Storefront-Token, X-Request-Id, MCP-Protocol-Version, Mcp-Session-Id'
+
+/** A path no route serves (api-v1 §7: 404 `not_found`, as for a resource that does not exist). */
+const noRoute = (method: string, path: string): ApiError => new ApiError('not_found', `No route ${method} ${path}.`)
 
 /** Full path a route is served at. */
 export const fullPath = (r: Route): string => (r.site ? r.path : API_PREFIX + (r.path === '/' ? '' : r.path))
@@ -134,6 +137,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       baseHeaders['X-Request-Id'] = requestId
       // The client, not the proxy in front (TRUST_PROXY, src/net/client-address.ts): rate limits, logs and sessions key on it.
       const ip = clientAddress(peerAddress(res), headers, svc.config.trustProxy)
+      // A credential was presented and refused: its 401 says `error="invalid_token"` (RFC 6750 §3.1).
+      let tokenRefused = false
       // Only computed when a line is written: the access log is usually off under load.
       let logPath: string | undefined
       const pathForLog = () => (logPath ??= redactPath(path))
@@ -154,7 +159,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           e = new ApiError('internal_error')
         }
         // A body deadline (408) closes: the rest of that body may still be on its way (docs/limits.md).
-        finish(e.status, JSON.stringify(e.toJSON()), e.headers ?? {}, closesConnection(e) ? { ...opts, close: true } : opts)
+        finish(e.status, JSON.stringify(e.toJSON()), errorHeaders(e, tokenRefused), closesConnection(e) ? { ...opts, close: true } : opts)
       }
       const rate = (d: RateDecision) => {
         baseHeaders['X-RateLimit-Limit'] = String(d.limit)
@@ -191,6 +196,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           rate(limiter.take(`ip:${ip}`))
           // Signed out of the web session: the caller sends the browser to the sign-in page.
           if (family === 'session') return null
+          tokenRefused = input.bearer !== null || headers['x-storefront-token'] !== undefined
           throw new ApiError('unauthenticated')
         }
         rate(limiter.take(principalKey(principal)))
@@ -247,7 +253,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           // spend it: browsers send one per new URL, which would starve clients behind one NAT.
           rate(limiter.peek(`ip:${ip}`))
           const allowed = router.methodsAt(path)
-          if (allowed.length === 0) throw new ApiError('route_not_found')
+          if (allowed.length === 0) throw noRoute(method, path)
           return finish(204, null, {
             'Access-Control-Allow-Methods': [...allowed, 'OPTIONS'].join(', '),
             'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
@@ -258,7 +264,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         if (m.kind !== 'found') {
           rate(limiter.take(`ip:${ip}`))
           if (m.kind === 'method_not_allowed') throw new ApiError('method_not_allowed', `Use ${m.allowed.join(', ')} on this route.`, undefined, { Allow: m.allowed.join(', ') })
-          throw new ApiError('route_not_found', `No route ${method} ${path}.`)
+          throw noRoute(method, path)
         }
         const route = m.route
         const params = m.params

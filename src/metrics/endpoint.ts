@@ -15,7 +15,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { HttpResponse, HttpRequest, TemplatedApp } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import { requestState, send, type RequestCounter } from '../net/respond.ts'
+import { bearerChallenge, requestState, send, type RequestCounter } from '../net/respond.ts'
 import type { Metrics } from './registry.ts'
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest()
@@ -52,8 +52,10 @@ export function mountMetricsEndpoint(app: TemplatedApp, metrics: Metrics, token:
       return fail(new ApiError('bad_request', 'A scrape carries no body.'), true)
     }
     if (method !== 'GET' && method !== 'HEAD') return fail(new ApiError('method_not_allowed', 'Use GET on /metrics.', undefined, { Allow: 'GET, HEAD' }))
-    if (!bearerMatches(req.getHeader('authorization'), expected)) {
-      return fail(new ApiError('unauthenticated', 'Send Authorization: Bearer <METRICS_TOKEN>.', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' }))
+    const authorization = req.getHeader('authorization')
+    if (!bearerMatches(authorization, expected)) {
+      const challenge = bearerChallenge('metrics', /^bearer\s+\S/i.test(authorization))
+      return fail(new ApiError('unauthenticated', 'Send Authorization: Bearer <METRICS_TOKEN>.', undefined, { 'WWW-Authenticate': challenge }))
     }
     metrics.text().then(
       (text) => answer(200, text, metrics.contentType),

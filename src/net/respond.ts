@@ -57,9 +57,28 @@ function settle(state: ResState): void {
  */
 export const corsHeaders = (): Record<string, string> => ({
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, Retry-After, Idempotent-Replayed',
+  'Access-Control-Expose-Headers': 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, Retry-After, Idempotent-Replayed, WWW-Authenticate',
 })
 export const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze(corsHeaders())
+
+/** The protection space of the API's tokens (every family, on `/api/v1`, `/api/app/usage`, the MCP servers and sockets). */
+export const API_REALM = 'api'
+
+/**
+ * A Bearer challenge (RFC 6750 §3): `error="invalid_token"` when a token was presented and refused;
+ * none when no credential (or another scheme) was sent, as §3.1 asks.
+ */
+export const bearerChallenge = (realm: string, tokenRefused: boolean): string =>
+  `Bearer realm="${realm}"${tokenRefused ? ', error="invalid_token"' : ''}`
+
+/**
+ * The headers of an error answer (HTTP door and refused socket upgrades): the error's own, and on
+ * every 401 a `WWW-Authenticate` challenge (RFC 9110 §11.6.1), unless the error brings its own.
+ */
+export function errorHeaders(e: ApiError, tokenRefused: boolean): Record<string, string> {
+  if (e.status !== 401 || e.headers?.['WWW-Authenticate'] !== undefined) return e.headers ?? {}
+  return { ...e.headers, 'WWW-Authenticate': bearerChallenge(API_REALM, tokenRefused) }
+}
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',

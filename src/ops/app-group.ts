@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot'
 import { defineOp, type OpCtx } from './op.ts'
+import { RevokedSchema } from './schemas.ts'
 import { ApiError, notFound } from '../errors.ts'
 import type { Services } from '../services.ts'
 import { nowIso } from '../storage/db.ts'
@@ -112,14 +113,15 @@ export const appLogin = defineOp({
 
 export const appLogout = defineOp({
   id: 'app.auth.logout', tag, summary: 'Sign this device out',
-  description: 'Revokes the presented shell token, forgets its push registrations and ends the web sessions its handoffs started. Other devices stay signed in.',
-  access: { shell: true }, scope: [], empty: true,
+  description: 'Revokes the presented shell token, forgets its push registrations and ends the web sessions its handoffs started. Other devices stay signed in. Answers `{revoked: true}`, as every sign-out of a device does.',
+  access: { shell: true }, scope: [], output: RevokedSchema,
   run: async (ctx) => {
     const me = shellOf(ctx)
     const pushes = pushDevicesOfToken(ctx.svc.db, me.tokenId)
     await ctx.svc.committer.write((db) => revokeShellToken(db, me.tokenId, nowIso()))
     for (const d of pushes) await ctx.svc.push.unregister?.({ device_token: d.push_token, platform: d.platform })
     await endHandoffSessions(ctx.svc, [me.tokenId])
+    return { revoked: true }
   },
 })
 

@@ -10,7 +10,7 @@
 import * as v from 'valibot'
 import { defineOp, type Access } from './op.ts'
 import { customerOf, storeOf } from './scope.ts'
-import { Id, Money, Nullable, PageQuery, PaginatedSchema, ShortText, pageOf, paginate } from './schemas.ts'
+import { Id, Money, Nullable, PageQuery, PaginatedSchema, RevokedSchema, ShortText, pageOf, paginate } from './schemas.ts'
 import { Birthday, Consents, CustomerSchema, customerView } from './customer-schemas.ts'
 import { customerAuthOps } from './customer-auth.ts'
 import { ApiError, notFound } from '../errors.ts'
@@ -71,7 +71,7 @@ export const updateProfile = defineOp({
 export const logout = defineOp({
   id: 'customer.logout', tag, access: customer, scope: [],
   summary: 'Revoke the token of this request (this device only; other devices stay signed in)',
-  output: { type: 'object', required: ['revoked'], properties: { revoked: { type: 'boolean' } } },
+  output: RevokedSchema,
   run: async (ctx) => {
     const { tokenId } = customerOf(ctx)
     await ctx.svc.committer.write((db) => customerTokens.revoke(db, tokenId, nowIso()))

@@ -10,6 +10,9 @@ export const Money = v.pipe(v.number(), v.minValue(0), v.maxValue(1_000_000), v.
 export const ShortText = (max = 255) => v.pipe(v.string(), v.maxLength(max))
 export const Nullable = <S extends v.GenericSchema>(s: S) => v.optional(v.nullable(s))
 
+/** What every sign-out of a device answers (customer, staff, mobile shell): 200 `{revoked: true}`. */
+export const RevokedSchema = { type: 'object', required: ['revoked'], properties: { revoked: { type: 'boolean' } } }
+
 /** `?page=N`, 1-based. */
 export const PageQuery = v.object({
   page: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,6}$/, 'page must be a positive integer'))),

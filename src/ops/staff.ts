@@ -6,6 +6,7 @@
 import * as v from 'valibot'
 import { defineOp, type Access } from './op.ts'
 import { staffOf, storeOf } from './scope.ts'
+import { RevokedSchema } from './schemas.ts'
 import { RateLimiter } from '../ratelimit.ts'
 import { perServer } from '../per-server.ts'
 import { ApiError } from '../errors.ts'
@@ -160,7 +161,7 @@ export const getMe = defineOp({
 export const logout = defineOp({
   id: 'staff.logout', tag, summary: 'Revoke the token of this request (this device only)',
   access: anyMember, scope: ['store'],
-  output: { type: 'object', required: ['revoked'], properties: { revoked: { type: 'boolean' } } },
+  output: RevokedSchema,
   run: async (ctx) => {
     const { tokenId } = staffOf(ctx)
     await ctx.svc.committer.write((db) => revokeStaffToken(db, tokenId))

@@ -4,7 +4,7 @@
  */
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
-import { CORS_HEADERS, newResState, send } from '../net/respond.ts'
+import { CORS_HEADERS, errorHeaders, newResState, send } from '../net/respond.ts'
 import type { AuthInput } from '../auth/principals.ts'
 import { chooseFormat, type Format } from './codec.ts'
 import type { LiveSocket } from './socket.ts'
@@ -38,9 +38,12 @@ export function decodeSegment(raw: string): string | null {
   }
 }
 
-/** Answer an upgrade request with the §7 envelope instead of upgrading, through the one response writer. */
-export function refuse(res: HttpResponse, e: ApiError, reqId: string): void {
-  send(res, newResState(), e.status, { ...CORS_HEADERS, 'X-Request-Id': reqId, ...(e.headers ?? {}) }, JSON.stringify(e.toJSON()))
+/**
+ * Answer an upgrade request with the §7 envelope instead of upgrading, through the one response
+ * writer; `tokenRefused`: a credential was presented (its 401 says `invalid_token`).
+ */
+export function refuse(res: HttpResponse, e: ApiError, reqId: string, tokenRefused = false): void {
+  send(res, newResState(), e.status, { ...CORS_HEADERS, 'X-Request-Id': reqId, ...errorHeaders(e, tokenRefused) }, JSON.stringify(e.toJSON()))
 }
 
 /** What a socket kind's `authorize` returns: its own user data (the shared fields are filled in here). */
@@ -63,12 +66,13 @@ export function authedUpgrade<T extends LiveSocket>(paramCount: number, authoriz
     const protocols = headers['sec-websocket-protocol'] ?? ''
     const extensions = headers['sec-websocket-extensions'] ?? ''
     const format = chooseFormat(query, protocols)
+    const bearer = bearerOf(headers, query)
     let data: T
     try {
-      data = { ...authorize({ headers, query, bearer: bearerOf(headers, query), params, format, ip }), format, closed: false, id: reqId, ip } as T
+      data = { ...authorize({ headers, query, bearer, params, format, ip }), format, closed: false, id: reqId, ip } as T
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
-      return refuse(res, err, reqId)
+      return refuse(res, err, reqId, bearer !== null)
     }
     // Echo the msgpack subprotocol when it was how the client asked, as RFC 6455 requires.
     const chosen = protocols.split(',').map((s) => s.trim()).includes('msgpack') ? 'msgpack' : ''

@@ -1,13 +1,14 @@
 /**
- * The documentation pages (issue 20 item 7, src/http/pages/docs-page.ts): the API reference
- * rendered from the live OpenAPI document, the guides under docs/, their static files, and the
- * plain route list. A store's website: routes/website.ts.
+ * The site's start page (src/http/pages/home.ts) and the documentation pages (issue 20 item 7,
+ * src/http/pages/docs-page.ts): the API reference rendered from the live OpenAPI document, the
+ * guides under docs/, their static files, and the plain route list. A store's website: routes/website.ts.
  */
 import { route, Reply, type Route } from '../route.ts'
 import { fullPath } from '../server.ts'
 import { ApiError } from '../../errors.ts'
 import { asset } from '../pages/docs-assets.ts'
 import { DOCS_HEADERS, findGuide, guideNotFoundPage, guidePage, HTML, referencePage, routeListPage, screenshot } from '../pages/docs-page.ts'
+import { homeHeaders, homePage } from '../pages/home.ts'
 
 const openapiUrl = (baseUrl: string) => `${baseUrl}/openapi.json`
 /** Addresses carry a content hash (`?v=`): cache for a year. */
@@ -15,6 +16,11 @@ const IMMUTABLE = { 'Cache-Control': 'public, max-age=31536000, immutable', 'X-C
 
 export function pageRoutes(all: () => readonly Route[]) {
   return [
+    route({
+      method: 'GET', path: '/', site: true, tag: 'Discovery', summary: 'Start page: links to the dashboard, the docs and the status', auth: 'none', produces: HTML, openapi: false,
+      description: 'For a person who typed the server\'s address. Programs start at `{base_url}`, the discovery index; the `Link` header names the OpenAPI document (`service-desc`), the docs (`service-doc`) and `/readyz` (`status`), RFC 8631.',
+      handler: ({ svc }) => new Reply(200, homePage(svc.config.baseUrl), homeHeaders(svc.config.baseUrl), HTML),
+    }),
     route({
       method: 'GET', path: '/docs', site: true, tag: 'Discovery', summary: 'API reference (rendered from the live OpenAPI document) and guides', auth: 'none', produces: HTML,
       description: 'Swagger UI, served by this server from npm (no CDN), renders `{base_url}/openapi.json`; the side bar lists the guides: real-time sockets, the kitchen display, the MCP servers, webhook events and the rest of docs/.',
