@@ -6,7 +6,7 @@
  * without a credential held /healthz for 10 s, and a body of many keys for seconds.
  *
  * A hiccup of the machine (another test file shares its two cores) is not a stall: a case over the
- * bound is measured once more, and only a second miss fails. A real stall misses every time.
+ * bound is measured again, up to twice, and only a third miss fails. A real stall misses every time.
  */
 import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -46,8 +46,8 @@ async function slowestHealthz(hostile: () => Promise<unknown>): Promise<{ slowes
   const times: number[] = []
   do {
     const started = performance.now()
-    // A new connection each time (no keep-alive pool shared with the hostile request).
-    const r = await fetch(`${site}/healthz`, { headers: { connection: 'close' } })
+    // Another connection than the hostile request's (it is busy with that request until answered).
+    const r = await fetch(`${site}/healthz`)
     await r.arrayBuffer()
     times.push(performance.now() - started)
   } while (!done)
@@ -57,7 +57,7 @@ async function slowestHealthz(hostile: () => Promise<unknown>): Promise<{ slowes
 
 async function guard(t: Test, name: string, hostile: () => Promise<unknown>): Promise<void> {
   let r = await slowestHealthz(hostile)
-  if (r.slowest >= BOUND_MS) r = await slowestHealthz(hostile)
+  for (let again = 0; again < 2 && r.slowest >= BOUND_MS; again++) r = await slowestHealthz(hostile)
   t.ok(r.slowest < BOUND_MS, `${name}: /healthz answered within ${BOUND_MS} ms while it was in flight (slowest ${r.slowest.toFixed(1)} ms of ${r.polls})`)
 }
 
