@@ -31,14 +31,18 @@ import { countOrders, missingRows, orderIdOf, tmpfsWarning } from './lib/order-c
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-interface Variant {
-  key: 'gc-on' | 'gc-off' | 'baseline' | 'compare'
+export interface Variant {
+  key: string
   label: string
   /** 'app': the server as npm start runs it (appArgs); otherwise node arguments. */
   args: 'app' | string[]
   env: Record<string, string>
   /** The tree the server (and its seed) runs from; ROOT unless this is the compare variant. */
   cwd?: string
+  /** What the server needs running beside it (bench/cluster.ts: NATS), and more environment for it. */
+  around?: () => Promise<{ env: Record<string, string>; stop(): Promise<void> }>
+  /** The address that answers 200 once the server serves (default /healthz). */
+  readyPath?: string
 }
 
 /**
@@ -172,19 +176,20 @@ function row(scenario: string, loadDesc: string, m: Measured): BenchRow {
   }
 }
 
-async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Promise<BenchRow[]> {
+export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(dbDir, `dispatch-bench-${v.key}-`))
   const dbPath = join(dir, 'bench.db')
   let server: Server | null = null
   const cwd = v.cwd ?? ROOT
+  const beside = v.around ? await v.around() : null
   try {
     const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, cwd)).trim().split('\n').pop()!) as Demo
     const bodies = orderBodies(readMenu(dbPath, demo.store.id))
     const port = await freePort()
     server = await startServer(v.args === 'app' ? appArgs(cwd) : v.args, {
       DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
-      ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...v.env,
-    }, port, '/healthz', cwd)
+      ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...v.env, ...beside?.env,
+    }, port, v.readyPath ?? '/healthz', cwd)
     const srv = server
     const requests = (seen?: SeenIds): (Request & RawRequest)[] => bodies.map((body) => ({
       method: 'POST',
@@ -219,6 +224,7 @@ async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Pro
     throw err
   } finally {
     await server?.stop()
+    await beside?.stop()
     rmSync(dir, { recursive: true, force: true })
   }
 }
