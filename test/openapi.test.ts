@@ -79,17 +79,33 @@ t.test('the three security schemes of §5', async (t) => {
   t.equal(oauth?.flows?.authorizationCode?.authorizationUrl, `${s.site}/oauth/authorize`)
   t.equal(oauth?.flows?.authorizationCode?.tokenUrl, `${s.site}/oauth/token`)
   t.same(oauth?.flows?.authorizationCode?.scopes, {}, 'no scopes listed there')
-  const bearerName = Object.entries(schemes).find(([, x]) => x.type === 'http')![0]
+  const name = (test: (x: any) => boolean) => Object.entries(schemes).find(([, x]) => test(x))![0]
+  const bearer = name((x) => x.type === 'http' && x.scheme === 'bearer')
+  const storefront = name((x) => x.type === 'apiKey' && x.name === 'X-Storefront-Token')
+  const oauth2 = name((x) => x.type === 'oauth2')
+  const cookie = name((x) => x.type === 'apiKey' && x.in === 'cookie')
+  const three = [{ [bearer]: [] }, { [storefront]: [] }, { [oauth2]: [] }]
+  // What each credential family really takes (api-v1 §5 table; the dashboard's web session).
+  const takes: Record<string, unknown[]> = {
+    none: [], owner: [{ [bearer]: [] }, { [oauth2]: [] }], storefront: [{ [storefront]: [] }], driver: [{ [bearer]: [] }],
+    staff: [{ [bearer]: [] }], customer: [{ [bearer]: [] }], shell: [{ [bearer]: [] }], session: [{ [cookie]: [] }],
+  }
   for (const r of liveRoutes()) {
     const key = r.site ? r.path : fullPath(r).slice('/api/v1'.length) || '/'
     const op = doc.paths[key][r.method.toLowerCase()]
-    if (r.auth === 'none') t.same(op.security, [], `${r.method} ${key} needs no auth`)
-    if (r.auth === 'owner') {
-      t.ok(op.security.some((x: Record<string, unknown>) => bearerName in x), `${r.method} ${key} accepts a bearer token`)
-      t.equal(op['x-required-capability'], r.capability, `${r.method} ${key} names its capability`)
-    }
-    for (const req of op.security ?? []) for (const name of Object.keys(req)) t.ok(schemes[name], `${name} is a declared scheme`)
+    const at = `${r.method} ${key}`
+    t.same(op.security.slice(0, 3), three, `${at} lists the three schemes of §5`)
+    t.same(op['x-auth'], { credential: r.auth, security: takes[r.auth] }, `${at}: x-auth names the ${r.auth} credential and the schemes that carry it`)
+    // Nothing else, except what keeps `security` true for tools that read only it.
+    t.same(op.security.slice(3), r.auth === 'none' ? [{}] : r.auth === 'session' ? [{ [cookie]: [] }] : [], `${at}: ${r.auth === 'none' ? 'no credential needed ({})' : 'no other scheme'}`)
+    t.equal(op['x-required-capability'], r.capability, `${at} names its capability`)
+    t.equal(op['x-required-permission'], r.permission, `${at} names its permission or scope`)
+    for (const req of op.security) for (const n of Object.keys(req)) t.ok(schemes[n], `${n} is a declared scheme`)
   }
+  // A credential outside what x-auth says is refused; a public operation answers without one.
+  const sf = await s.req('GET', '/restaurants', { headers: { 'x-storefront-token': 'sf_not-for-this' } })
+  t.equal(sf.status, 401, 'an owner operation refuses X-Storefront-Token, as its x-auth says')
+  t.equal((await s.req('GET', `/menu/${acct.storeId}`)).status, 200, 'a public operation answers without a credential, as {} says')
 })
 
 t.test('every operation of ALL_OPS is documented, under the id of the operation each address binds', async (t) => {

@@ -5,6 +5,7 @@
  * covered by what they declare; docs/api-docs.md says how the document is built and checked.
  */
 import type { Config } from '../config.ts'
+import type { AuthFamily } from '../auth/principals.ts'
 import type { AnySchema, JsonSchema, Route } from './route.ts'
 import { fullPath } from './server.ts'
 import { SchemaComponents } from './docs/schemas.ts'
@@ -17,14 +18,33 @@ import { ErrorSchema } from '../ops/docs-schemas.ts'
 
 export { jsonSchemaOf } from './docs/schemas.ts'
 
-const SECURITY_FOR: Record<string, Array<Record<string, string[]>>> = {
+type Requirement = Record<string, string[]>
+
+/** api-v1 §5: "The OpenAPI document lists three alternative schemes on every operation". */
+const SPEC_SCHEMES: Requirement[] = [{ bearerAuth: [] }, { storefrontToken: [] }, { oauth2: [] }]
+
+/** The schemes that carry each credential family (`x-auth.security`, the finer fact). */
+const SCHEMES_OF: Record<AuthFamily, Requirement[]> = {
   none: [],
   owner: [{ bearerAuth: [] }, { oauth2: [] }],
   storefront: [{ storefrontToken: [] }],
   driver: [{ bearerAuth: [] }],
   staff: [{ bearerAuth: [] }],
   customer: [{ bearerAuth: [] }],
+  shell: [{ bearerAuth: [] }],
   session: [{ sessionCookie: [] }],
+}
+
+/**
+ * `security` lists the three schemes of §5 on every operation, as the spec says; what the
+ * operation really takes is `x-auth`: the credential family and the schemes that carry it. Listed
+ * too, so tools that only read `security` are not misled: `{}` where no credential is needed (OpenAPI's
+ * "optional"), and a scheme outside the three (the dashboard's session cookie) where it is the one.
+ */
+function securityOf(r: Route): { security: Requirement[]; 'x-auth': { credential: AuthFamily; security: Requirement[] } } {
+  const own = SCHEMES_OF[r.auth]
+  const beyond = own.filter((req) => !SPEC_SCHEMES.some((s) => Object.keys(s)[0] === Object.keys(req)[0]))
+  return { security: [...SPEC_SCHEMES, ...(own.length === 0 ? [{}] : beyond)], 'x-auth': { credential: r.auth, security: own } }
 }
 
 /** Webhook payload docs are registered by the webhook feature; see `registerWebhookDocs`. */
@@ -70,7 +90,7 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
       responses,
       headers,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Owner, driver, customer or staff token: `Authorization: Bearer <token>`. Owner tokens may also be sent as `api_token` (discouraged).' },
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Owner, driver, customer, staff or mobile-shell token: `Authorization: Bearer <token>`. Owner tokens may also be sent as `api_token` (discouraged). Which family an operation takes: its `x-auth`.' },
         storefrontToken: { type: 'apiKey', in: 'header', name: 'X-Storefront-Token', description: 'Per-store storefront token.' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'dsid', description: 'The owner\'s web session (dashboard pages under the site URL only, never /api/v1). State-changing requests also send the session\'s CSRF token as `X-CSRF-Token` or the form field `csrf` (docs/dashboard.md).' },
         oauth2: {
@@ -122,7 +142,7 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
     tags: [r.tag],
     summary: r.summary,
     description: describe(r),
-    security: SECURITY_FOR[r.auth] ?? [{ bearerAuth: [] }],
+    ...securityOf(r),
     // The operation (src/ops) this address binds; several addresses may bind one operation.
     ...(r.op ? { 'x-operation': r.op.id } : {}),
     ...(r.capability ? { 'x-required-capability': r.capability } : {}),
