@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config.ts'
 import type { AuthFamily } from '../auth/principals.ts'
-import type { AnySchema, JsonSchema, Route } from './route.ts'
+import { isIdParam, pathParams, type AnySchema, type JsonSchema, type Route } from './route.ts'
 import { fullPath } from './server.ts'
 import { SchemaComponents } from './docs/schemas.ts'
 import { queryParamSchema } from './docs/params.ts'
@@ -111,10 +111,8 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
   const path = docPath(r)
   const examples = r.op ? EXAMPLES[r.op.id] : undefined
   const parameters: unknown[] = []
-  for (const m of path.matchAll(/\{(\w+)\}/g)) {
-    const name = m[1]!
-    const isId = /(^id|Id)$/.test(name)
-    parameters.push(isId
+  for (const name of pathParams(path)) {
+    parameters.push(isIdParam(name)
       ? { name, in: 'path', required: true, description: 'Numeric id; another account\'s resource answers 404.', schema: { type: 'integer', minimum: 1 } }
       : { name, in: 'path', required: true, schema: { type: 'string' } })
   }

@@ -79,6 +79,12 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
   binding?: Binding
 }
 
+/** Path parameters named `id` or `…Id` are numeric ids: anything but a positive integer is not found (api-v1 §7). */
+export const isIdParam = (name: string): boolean => /(^id|Id)$/.test(name)
+
+/** The `{name}` parameters of a route path, in order. */
+export const pathParams = (path: string): string[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!)
+
 /** Identity helper that keeps the generic types of a route literal. */
 export function route<A extends AuthFamily, Q = undefined, B = undefined>(r: Route<A, Q, B>): Route<A, Q, B> {
   return r
