@@ -114,7 +114,7 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
   for (const name of pathParams(path)) {
     parameters.push(isIdParam(name)
       ? { name, in: 'path', required: true, description: 'Numeric id; another account\'s resource answers 404.', schema: { type: 'integer', minimum: 1 } }
-      : { name, in: 'path', required: true, schema: { type: 'string' } })
+      : { name, in: 'path', required: true, schema: { type: 'string', minLength: 1 } })
   }
   if (r.query) {
     const qs = schemas.ref(r.query) as { properties?: Record<string, JsonSchema>; required?: string[] }
@@ -124,17 +124,6 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
     }
   }
   for (const h of r.headers ?? []) parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })
-  const status = String(r.status ?? 200)
-  const success: Record<string, unknown> = { description: status === '201' ? 'Created' : status === '204' ? 'No content' : 'OK', headers: successHeaders(r) }
-  if (status !== '204') {
-    const type = r.produces ?? 'application/json'
-    const schema = r.response ? schemas.ref(r.response as AnySchema | JsonSchema) : type.startsWith('text/') ? { type: 'string' } : {}
-    success.content = { [type]: { schema, ...(examples?.response !== undefined ? { example: examples.response } : {}) } }
-  }
-  // A page answers its own errors as a page (a browser shows it); anything else that fails on
-  // the way (rate limit, wrong method, a bug) is still the §7 envelope.
-  const pageErrors = Object.fromEntries(Object.entries(r.pageErrors ?? {}).map(([code, description]) =>
-    [code, { description, content: { [r.produces ?? 'text/html; charset=utf-8']: { schema: { type: 'string' } } } }]))
   const op: Record<string, unknown> = {
     operationId: operationId(r),
     tags: [r.tag],
@@ -146,7 +135,7 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
     ...(r.capability ? { 'x-required-capability': r.capability } : {}),
     ...(r.permission ? { 'x-required-permission': r.permission } : {}),
     parameters,
-    responses: { [status]: success, ...redirectResponse(r), ...pageErrors, ...errorResponses(r) },
+    responses: { ...success(r, schemas, examples?.response), ...redirectResponse(r), ...errorResponses(r) },
   }
   // Besides JSON, the body formats a binding decodes into the same input (a theme as a zip archive).
   const decoded = Object.fromEntries(Object.keys(r.binding?.decoders ?? {}).map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]))
@@ -157,6 +146,19 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
     op.requestBody = { required: false, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } } } }
   }
   return op
+}
+
+/** The success answer by its status; none for a redirecting address (`status: 303`), whose 303 is the redirect's. */
+function success(r: Route, schemas: SchemaComponents, example: unknown): Record<string, unknown> {
+  const status = r.status ?? 200
+  if (status === 303) return {}
+  const out: Record<string, unknown> = { description: status === 201 ? 'Created' : status === 204 ? 'No content' : 'OK', headers: successHeaders(r) }
+  if (status !== 204) {
+    const type = r.produces ?? 'application/json'
+    const schema = r.response ? schemas.ref(r.response as AnySchema | JsonSchema) : type.startsWith('text/') ? { type: 'string' } : {}
+    out.content = { [type]: { schema, ...(example !== undefined ? { example } : {}) } }
+  }
+  return { [status]: out }
 }
 
 /** The registered webhook events, each declaring how its receiver verifies it (the signature scheme). */
