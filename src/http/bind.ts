@@ -7,7 +7,7 @@
 import * as v from 'valibot'
 import type { AuthFamily } from '../auth/principals.ts'
 import type { Op, ScopeIds, ScopeNeed } from '../ops/op.ts'
-import type { Method, Route } from './route.ts'
+import { isIdParam, type Method, type Route } from './route.ts'
 
 export interface Binding {
   method: Method
@@ -40,8 +40,6 @@ export interface BoundRoute {
   op: Op
   binding: Binding
 }
-
-const isIdParam = (name: string) => /(^id|Id)$/.test(name)
 
 /** The schema of the part of the input a transport sends in the body or query (for OpenAPI). */
 function transportPart(op: Op, mapped: string[]): v.GenericSchema | undefined {

@@ -5,7 +5,8 @@
  * covered by what they declare; docs/api-docs.md says how the document is built and checked.
  */
 import type { Config } from '../config.ts'
-import type { AnySchema, JsonSchema, Route } from './route.ts'
+import type { AuthFamily } from '../auth/principals.ts'
+import { isIdParam, pathParams, type AnySchema, type JsonSchema, type Route } from './route.ts'
 import { fullPath } from './server.ts'
 import { SchemaComponents } from './docs/schemas.ts'
 import { queryParamSchema } from './docs/params.ts'
@@ -17,14 +18,33 @@ import { ErrorSchema } from '../ops/docs-schemas.ts'
 
 export { jsonSchemaOf } from './docs/schemas.ts'
 
-const SECURITY_FOR: Record<string, Array<Record<string, string[]>>> = {
+type Requirement = Record<string, string[]>
+
+/** api-v1 §5: "The OpenAPI document lists three alternative schemes on every operation". */
+const SPEC_SCHEMES: Requirement[] = [{ bearerAuth: [] }, { storefrontToken: [] }, { oauth2: [] }]
+
+/** The schemes that carry each credential family (`x-auth.security`, the finer fact). */
+const SCHEMES_OF: Record<AuthFamily, Requirement[]> = {
   none: [],
   owner: [{ bearerAuth: [] }, { oauth2: [] }],
   storefront: [{ storefrontToken: [] }],
   driver: [{ bearerAuth: [] }],
   staff: [{ bearerAuth: [] }],
   customer: [{ bearerAuth: [] }],
+  shell: [{ bearerAuth: [] }],
   session: [{ sessionCookie: [] }],
+}
+
+/**
+ * `security` lists the three schemes of §5 on every operation, as the spec says; what the
+ * operation really takes is `x-auth`: the credential family and the schemes that carry it. Listed
+ * too, so tools that only read `security` are not misled: `{}` where no credential is needed (OpenAPI's
+ * "optional"), and a scheme outside the three (the dashboard's session cookie) where it is the one.
+ */
+function securityOf(r: Route): { security: Requirement[]; 'x-auth': { credential: AuthFamily; security: Requirement[] } } {
+  const own = SCHEMES_OF[r.auth]
+  const beyond = own.filter((req) => !SPEC_SCHEMES.some((s) => Object.keys(s)[0] === Object.keys(req)[0]))
+  return { security: [...SPEC_SCHEMES, ...(own.length === 0 ? [{}] : beyond)], 'x-auth': { credential: r.auth, security: own } }
 }
 
 /** Webhook payload docs are registered by the webhook feature; see `registerWebhookDocs`. */
@@ -73,7 +93,7 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
       responses,
       headers,
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Owner, driver, customer or staff token: `Authorization: Bearer <token>`. Owner tokens may also be sent as `api_token` (discouraged).' },
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Owner, driver, customer, staff or mobile-shell token: `Authorization: Bearer <token>`. Owner tokens may also be sent as `api_token` (discouraged). Which family an operation takes: its `x-auth`.' },
         storefrontToken: { type: 'apiKey', in: 'header', name: 'X-Storefront-Token', description: 'Per-store storefront token.' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'dsid', description: 'The owner\'s web session (dashboard pages under the site URL only, never /api/v1). State-changing requests also send the session\'s CSRF token as `X-CSRF-Token` or the form field `csrf` (docs/dashboard.md).' },
         oauth2: {
@@ -94,12 +114,10 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
   const path = docPath(r)
   const examples = r.op ? EXAMPLES[r.op.id] : undefined
   const parameters: unknown[] = []
-  for (const m of path.matchAll(/\{(\w+)\}/g)) {
-    const name = m[1]!
-    const isId = /(^id|Id)$/.test(name)
-    parameters.push(isId
+  for (const name of pathParams(path)) {
+    parameters.push(isIdParam(name)
       ? { name, in: 'path', required: true, description: 'Numeric id; another account\'s resource answers 404.', schema: { type: 'integer', minimum: 1 } }
-      : { name, in: 'path', required: true, schema: { type: 'string' } })
+      : { name, in: 'path', required: true, schema: { type: 'string', minLength: 1 } })
   }
   if (r.query) {
     const qs = schemas.ref(r.query) as { properties?: Record<string, JsonSchema>; required?: string[] }
@@ -109,29 +127,18 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
     }
   }
   for (const h of r.headers ?? []) parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })
-  const status = String(r.status ?? 200)
-  const success: Record<string, unknown> = { description: status === '201' ? 'Created' : status === '204' ? 'No content' : 'OK', headers: successHeaders(r) }
-  if (status !== '204') {
-    const type = r.produces ?? 'application/json'
-    const schema = r.response ? schemas.ref(r.response as AnySchema | JsonSchema) : type.startsWith('text/') ? { type: 'string' } : {}
-    success.content = { [type]: { schema, ...(examples?.response !== undefined ? { example: examples.response } : {}) } }
-  }
-  // A page answers its own errors as a page (a browser shows it); anything else that fails on
-  // the way (rate limit, wrong method, a bug) is still the §7 envelope.
-  const pageErrors = Object.fromEntries(Object.entries(r.pageErrors ?? {}).map(([code, description]) =>
-    [code, { description, content: { [r.produces ?? 'text/html; charset=utf-8']: { schema: { type: 'string' } } } }]))
   const op: Record<string, unknown> = {
     operationId: operationId(r),
     tags: [r.tag],
     summary: r.summary,
     description: describe(r),
-    security: SECURITY_FOR[r.auth] ?? [{ bearerAuth: [] }],
+    ...securityOf(r),
     // The operation (src/ops) this address binds; several addresses may bind one operation.
     ...(r.op ? { 'x-operation': r.op.id } : {}),
     ...(r.capability ? { 'x-required-capability': r.capability } : {}),
     ...(r.permission ? { 'x-required-permission': r.permission } : {}),
     parameters,
-    responses: { [status]: success, ...redirectResponse(r), ...pageErrors, ...errorResponses(r) },
+    responses: { ...success(r, schemas, examples?.response), ...redirectResponse(r), ...errorResponses(r) },
   }
   // Besides JSON, the body formats a binding decodes into the same input (a theme as a zip archive).
   const decoded = Object.fromEntries(Object.keys(r.binding?.decoders ?? {}).map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]))
@@ -142,6 +149,19 @@ function operation(r: Route, schemas: SchemaComponents): Record<string, unknown>
     op.requestBody = { required: false, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: { type: 'string' } } } } }
   }
   return op
+}
+
+/** The success answer by its status; none for a redirecting address (`status: 303`), whose 303 is the redirect's. */
+function success(r: Route, schemas: SchemaComponents, example: unknown): Record<string, unknown> {
+  const status = r.status ?? 200
+  if (status === 303) return {}
+  const out: Record<string, unknown> = { description: status === 201 ? 'Created' : status === 204 ? 'No content' : 'OK', headers: successHeaders(r) }
+  if (status !== 204) {
+    const type = r.produces ?? 'application/json'
+    const schema = r.response ? schemas.ref(r.response as AnySchema | JsonSchema) : type.startsWith('text/') ? { type: 'string' } : {}
+    out.content = { [type]: { schema, ...(example !== undefined ? { example } : {}) } }
+  }
+  return { [status]: out }
 }
 
 /** The registered webhook events, each declaring how its receiver verifies it (the signature scheme). */

@@ -63,15 +63,23 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
   openapi?: false
   /** Response body schema, for OpenAPI. */
   response?: AnySchema | JsonSchema
-  /** Success status; 200 unless stated. */
-  status?: 200 | 201 | 204
+  /** Success status; 200 unless stated. 303: the address answers a redirect (see `redirect`), never a body. */
+  status?: 200 | 201 | 204 | 303
+  /**
+   * When the address answers 303 See Other with `Location` besides its success (a guest sent to
+   * sign in), or what its redirect is with `status: 303`; for OpenAPI. Form posts and signed-out
+   * session pages are documented with their 303 without saying so here.
+   */
+  redirect?: string
   /** Extra request headers documented in OpenAPI (e.g. Idempotency-Key). */
   headers?: Array<{ name: string; description: string }>
   /** Answer with this content type instead of JSON (the handler returns a string or Buffer). */
   produces?: string
   /**
-   * Pages: error statuses the handler answers itself in `produces` (a page's own 404) instead of
-   * the §7 envelope, each with what it means; OpenAPI documents them with that content type.
+   * Pages (`produces` HTML): the error statuses the handler answers itself, as a page in `produces`
+   * (a page's own 404), each with what it means. What the HTTP door refuses before the handler runs
+   * (rate limit, body, a malformed id, CSRF of a session) is still the §7 envelope; OpenAPI lists
+   * both media types where both can answer one status (src/http/docs/responses.ts).
    */
   pageErrors?: Record<number, string>
   /**
@@ -84,6 +92,12 @@ export interface Route<A extends AuthFamily = AuthFamily, Q = any, B = any> {
   op?: Op
   binding?: Binding
 }
+
+/** Path parameters named `id` or `…Id` are numeric ids: anything but a positive integer is not found (api-v1 §7). */
+export const isIdParam = (name: string): boolean => /(^id|Id)$/.test(name)
+
+/** The `{name}` parameters of a route path, in order. */
+export const pathParams = (path: string): string[] => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!)
 
 /** Identity helper that keeps the generic types of a route literal. */
 export function route<A extends AuthFamily, Q = undefined, B = undefined>(r: Route<A, Q, B>): Route<A, Q, B> {

@@ -18,7 +18,7 @@ import { redactPath } from '../log.ts'
 import { routeId } from '../metrics/http.ts'
 import { RateLimiter, type RateDecision } from '../ratelimit.ts'
 import { Router } from './router.ts'
-import { Reply, type Route } from './route.ts'
+import { isIdParam, Reply, type Route } from './route.ts'
 import { runBound } from './op-pipeline.ts'
 import { validate } from '../ops/validate.ts'
 import { inputSource, type BoundRoute } from './bind.ts'
@@ -318,7 +318,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           }
           for (const [name, value] of Object.entries(params)) {
             // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
-            if (/(^id|Id)$/.test(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
+            if (isIdParam(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
           }
           const ctype = headers['content-type'] ?? ''
           /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns (unless `early`). */

@@ -20,12 +20,24 @@ const tag = 'Developers'
 const access = { public: true } as const
 const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', required, properties })
 const str = { type: 'string' }
+const list = (items: Record<string, unknown>) => ({ type: 'array', items })
+// The Liquid reference's entries (src/themes/reference.ts: FieldRef, ObjectRef, FilterRef, TagRef, SettingTypeRef).
+const fieldProps = { name: str, type: str, description: str, nullable: { type: 'boolean' }, fields: list({ type: 'object' }) }
+const kind = { type: 'string', enum: ['liquid', 'store'] }
 
 export const learnPlatform = defineOp({
   id: 'dev.platform.learn', tag, access, scope: [],
   summary: 'What this platform is and how to work with it: read this first',
   description: 'An overview for a developer or an AI agent: the API families and their credentials, the MCP servers, events and webhooks, themes, and where the docs are (search them with dev.docs.search).',
-  output: obj({ name: str, summary: str, base_url: str, site_url: str, api: { type: 'array' }, authentication: { type: 'array' }, mcp_servers: { type: 'array' }, events: { type: 'object' }, themes: { type: 'object' }, docs: { type: 'array' }, errors: str, limits: str, next_steps: { type: 'array' } }),
+  output: obj({
+    name: str, summary: str, base_url: str, site_url: str,
+    api: list(obj({ family: str, base: str, auth: str, what: str })),
+    authentication: list(str),
+    mcp_servers: list(obj({ path: str, name: str, auth: str, for: str })),
+    events: { type: 'object' }, themes: { type: 'object' },
+    docs: list({ ...str, description: 'A doc name for dev.docs.fetch (`README.md`, `docs/<name>.md`, `openapi.json`).' }),
+    errors: str, limits: str, next_steps: list(str),
+  }),
   run: (ctx) => {
     const { siteUrl, baseUrl } = ctx.svc.config
     return {
@@ -128,7 +140,15 @@ export const liquidReference = defineOp({
   id: 'dev.themes.liquid_reference', tag, access, scope: [],
   summary: 'The objects, filters, tags and section setting types a store theme may use',
   description: 'The same reference the theme engine enforces (strict: anything not listed is an error) and docs/themes.md shows.',
-  output: obj({ engine: str, files: { type: 'object' }, templates: { type: 'array' }, objects: { type: 'array' }, filters: { type: 'array' }, tags: { type: 'array' }, setting_types: { type: 'array' }, schema: { type: 'object' }, limits: { type: 'object' }, problem_codes: { type: 'object' }, builtin_themes: { type: 'object' } }),
+  output: obj({
+    engine: str, files: { type: 'object' },
+    templates: list(str),
+    objects: list(obj({ ...fieldProps, fields: list(obj(fieldProps, ['name', 'type', 'description'])), availability: str, only: list(str) }, ['name', 'type', 'description', 'availability'])),
+    filters: list(obj({ name: str, kind, input: str, syntax: str, description: str })),
+    tags: list(obj({ name: str, kind, syntax: str, description: str })),
+    setting_types: list(obj({ type: str, description: str, value: { enum: ['string', 'number', 'boolean', null] }, attributes: list(str) })),
+    schema: { type: 'object' }, limits: { type: 'object' }, unsafe_names: list(str), problem_codes: { type: 'object' }, builtin_themes: { type: 'object' },
+  }),
   run: () => ({ ...LIQUID_REFERENCE, problem_codes: PROBLEM_CODES, builtin_themes: BUILTIN_THEMES }),
 })
 

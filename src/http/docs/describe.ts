@@ -4,6 +4,7 @@
  * is described without anyone writing prose for it.
  */
 import type { Route } from '../route.ts'
+import { isPage } from './responses.ts'
 
 const WHO: Record<string, string> = {
   none: 'No credential needed.',
@@ -31,7 +32,7 @@ export function describe(r: Route): string {
   if (r.rateLimit) facts.push(`Limited to ${r.rateLimit.perMinute} requests per minute per client address and store (api-v1 §8).`)
   if (r.rateLimit === false) facts.push('Not rate limited: probes may poll it as often as they like.')
   if (r.op?.empty) facts.push('Answers 204 with no body.')
-  if (r.produces?.startsWith('text/html')) facts.push('Answers an HTML page.')
+  if (isPage(r)) facts.push('Answers an HTML page.')
   const own = r.description?.trim()
   const lead = own ?? `${r.summary.replace(/\.?$/, '.')}`
   return `${lead}\n\n${facts.join(' ')}`

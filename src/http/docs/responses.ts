@@ -5,7 +5,7 @@
  * `4XX` stays on every operation as the catch-all api-v1 §4.1 promises (405, 402, …).
  */
 import { ERROR_CATALOG, type ErrorCode } from '../../errors.ts'
-import type { Route } from '../route.ts'
+import { isIdParam, pathParams, type Route } from '../route.ts'
 
 /** Response headers (names exactly as src/http/server.ts and op-pipeline.ts send them). */
 export const HEADERS: Record<string, { description: string; schema: Record<string, unknown> }> = {
@@ -70,26 +70,67 @@ export function responseComponents(): { responses: Record<string, unknown>; head
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const STATUS_OF_CODE = new Map(Object.entries(ERROR_CATALOG).map(([code, { status }]) => [code, status]))
 
-/** The error statuses `r` can answer, each a `$ref` to its component, plus `4XX` and `5XX`. */
-export function errorResponses(r: Route): Record<string, unknown> {
-  const statuses = new Set<number>()
+/** A page: its handler answers in HTML, its own refusals included (`pageErrors`). */
+export const isPage = (r: Route): boolean => Boolean(r.produces?.startsWith('text/html'))
+
+/** What the HTTP door (src/http/server.ts) itself answers for `r` with the §7 envelope, before or around any handler. */
+function doorStatuses(r: Route): Set<number> {
+  const out = new Set<number>()
+  if (r.body || r.form) [400, 413, 415].forEach((s) => out.add(s))
+  if (r.body || r.query) out.add(422)
+  // A missing or wrong credential; signed out of the web session, a page visit or a form post is sent to sign in (303) instead.
+  if (r.auth !== 'none' && !(r.auth === 'session' && (r.method === 'GET' || r.form))) out.add(401)
+  // A suspended account, a capability, permission or scope the credential lacks, a session write without its CSRF token.
+  if (r.auth !== 'none') out.add(403)
+  // An id that cannot exist (not a positive integer) is not found before anything runs.
+  if (pathParams(r.path).some(isIdParam)) out.add(404)
+  if (r.rateLimit !== false) out.add(429)
+  return out
+}
+
+/** What an operation or a JSON handler may refuse with the envelope, derived from what `r` declares. A page answers its own as pages. */
+function handlerStatuses(r: Route): Set<number> {
+  const out = new Set<number>()
+  if (isPage(r)) return out
   const write = WRITES.has(r.method)
-  const hasBody = Boolean(r.body || r.form)
-  if (hasBody) [400, 413, 415, 422].forEach((s) => statuses.add(s))
-  if (r.query || (write && r.op)) statuses.add(422)
-  // A credential that is missing or wrong; sign-in addresses (their own rate limit) answer 401 for wrong secrets.
-  if (r.auth !== 'none' || r.rateLimit) statuses.add(401)
-  if (r.auth !== 'none' || r.capability || r.permission || r.op?.feature) statuses.add(403)
-  if (/\{\w+\}/.test(r.path)) statuses.add(404)
-  if (write && r.op) statuses.add(409)
-  if (r.rateLimit !== false) statuses.add(429)
+  // Sign-in addresses (their own rate limit) answer 401 for wrong secrets.
+  if (r.rateLimit) out.add(401)
+  if (r.op?.feature) out.add(403)
+  if (pathParams(r.path).length) out.add(404)
+  if (write && r.op) [409, 422].forEach((s) => out.add(s))
   // Statuses an operation's own description names with a catalog code ("402 `insufficient_funds`").
   for (const m of `${r.description ?? ''}`.matchAll(/`([a-z_]+)`/g)) {
     const s = STATUS_OF_CODE.get(m[1]!)
-    if (s && STATUSES[s]) statuses.add(s)
+    if (s && STATUSES[s]) out.add(s)
   }
+  return out
+}
+
+/** A page's own error answer in `produces`, and the envelope as well where the door can answer the same status. */
+function pageError(r: Route, status: number, meaning: string, envelopeToo: boolean): Record<string, unknown> {
+  const door = STATUSES[status]
+  return {
+    description: envelopeToo && door ? `${meaning.replace(/\.?$/, '.')} Refused before the page runs: the api-v1 §7 envelope (${door.when})` : meaning,
+    headers: { ...commonHeaders(), ...(status === 429 ? { 'Retry-After': header('Retry-After') } : {}) },
+    content: {
+      [r.produces ?? 'text/html; charset=utf-8']: { schema: { type: 'string' } },
+      ...(envelopeToo ? { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } : {}),
+    },
+  }
+}
+
+/**
+ * The error statuses `r` can answer: the envelope's as a `$ref` to its component, a page's own in
+ * its `produces` (both media types where both can answer), plus `4XX` and `5XX`.
+ */
+export function errorResponses(r: Route): Record<string, unknown> {
+  const envelope = new Set([...doorStatuses(r), ...handlerStatuses(r)])
+  const own = r.pageErrors ?? {}
   const out: Record<string, unknown> = {}
-  for (const s of [...statuses].sort()) if (!r.pageErrors?.[s]) out[String(s)] = { $ref: `#/components/responses/${STATUSES[s]!.name}` }
+  for (const s of [...new Set([...envelope, ...Object.keys(own).map(Number)])].sort()) {
+    const meaning = own[s]
+    out[String(s)] = meaning !== undefined ? pageError(r, s, meaning, envelope.has(s)) : { $ref: `#/components/responses/${STATUSES[s]!.name}` }
+  }
   out['4XX'] = { $ref: '#/components/responses/ClientError' }
   out['5XX'] = { $ref: '#/components/responses/ServerError' }
   return out
@@ -101,9 +142,15 @@ export function successHeaders(r: Route): Record<string, unknown> {
   return { ...commonHeaders(), ...(idempotent ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}) }
 }
 
-/** Browser redirects: a signed-out page visit of the dashboard, and form posts, answer 303 with `Location`. */
+/**
+ * Browser redirects, 303 with `Location`: a signed-out visit or form post of a session page (to the
+ * sign-in page), a form post (to the next page), and what the route declares (`redirect`, `status: 303`).
+ */
 export function redirectResponse(r: Route): Record<string, unknown> {
-  const signedOut = r.auth === 'session' && (r.method === 'GET' || r.form)
-  if (!signedOut && !r.form) return {}
-  return { 303: { description: signedOut ? 'Signed out (or after a form post): go to `Location` (the sign-in page returns here).' : 'After the form post: go to `Location`.', headers: { Location: header('Location'), 'X-Request-Id': header('X-Request-Id') } } }
+  const when: string[] = []
+  if (r.redirect) when.push(r.redirect)
+  if (r.auth === 'session' && (r.method === 'GET' || r.form)) when.push('Signed out: to the sign-in page, which comes back here.')
+  if (r.form) when.push('After the form post: to the next page.')
+  if (when.length === 0 && r.status !== 303) return {}
+  return { 303: { description: `See \`Location\`. ${when.join(' ') || r.summary}`, headers: { Location: header('Location'), ...commonHeaders() } } }
 }

@@ -33,7 +33,7 @@ export const appGroupRoutes = [
     summary: 'Open the dashboard in the shell\'s web view: sets the web session cookie and redirects (303), once',
     description: `The nonce comes from \`POST /app/session\` and is good once, within ${app.HANDOFF_SECONDS} seconds. Answers 303 to the dashboard (\`next\`, a \`/dashboard…\` path, else its home) with the \`dsid\` session cookie. A used, expired, unknown or signed-out nonce: 404 \`not_found\` and no cookie.`,
     query: v.object({ next: v.optional(v.pipe(v.string(), v.maxLength(500))) }),
-    response: { type: 'string', description: 'Empty; see the Location and Set-Cookie headers.' },
+    status: 303, redirect: 'To the dashboard page (`next`, else its home), with the `dsid` session cookie in `Set-Cookie`; no body.',
     handler: async ({ svc, params, query, headers, ip }) => {
       const r = await app.redeemHandoff(svc, params.nonce!, { ip, userAgent: headers['user-agent'] ?? '', next: query.next })
       // The nonce is in this address: keep it out of caches and of the next page's Referer.

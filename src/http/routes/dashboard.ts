@@ -33,6 +33,7 @@ export const dashboardRoutes = [
   route({
     method: 'GET', path: '/dashboard', site: true, tag, auth: 'session', produces: HTML,
     summary: 'The dashboard\'s start: 303 to the orders board, or to the Stores page while the account has no store (signed out: to `/login?next=/dashboard`)',
+    status: 303, redirect: 'To the orders board, or to the Stores page while the account has no store.',
     // A new owner has no store yet: lead them to create one rather than to a board that cannot draw (issue 14 item 2).
     handler: ({ principal, svc }) => new Reply(303, '', { Location: svc.stores.page(principal.ownerId, 1, 1).total > 0 ? '/dashboard/orders' : '/dashboard/stores', 'Cache-Control': 'no-store' }, HTML),
   }),

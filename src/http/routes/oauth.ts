@@ -54,7 +54,7 @@ export const oauthRoutes = [
     method: 'POST', path: '/oauth/authorize', site: true, auth: 'session', tag, produces: HTML, form: true,
     summary: 'OAuth 2.0 authorization: the owner\'s answer (decision=approve|deny), then back to the app',
     description: 'Form fields: the authorization request again, `decision` and `csrf`. Approve installs the app with the granted scopes at its published price and redirects with `code` (valid 5 minutes, single use); deny redirects with `error=access_denied`.',
-    pageErrors: { 400: 'unknown client or unregistered redirect_uri', 402: 'the wallet cannot pay the first period', 403: 'no CSRF token, or the plan does not include apps' },
+    pageErrors: { 400: 'unknown client or unregistered redirect_uri', 402: 'the wallet cannot pay the first period', 403: 'the account\'s plan does not include apps' },
     handler: async (ctx) => {
       const f = formOf(ctx)
       const params: AuthorizeParams = {}

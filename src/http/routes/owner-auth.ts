@@ -222,6 +222,7 @@ export const ownerAuthRoutes = [
   route({
     method: 'POST', path: '/account/two-factor/start', site: true, auth: 'session', tag, produces: HTML, form: true,
     summary: 'Starts two-factor enrolment: shows a new TOTP key',
+    pageErrors: { 409: 'two-factor sign-in is on already' },
     handler: (ctx) => securityAction(ctx as SessionCtx, () => beginTwoFactor(ctx.svc, ctx.principal.ownerId), 'Add the key to your app and enter its code.'),
   }),
   route({

@@ -148,18 +148,21 @@ function withVisitor(ctx: AnyCtx, then: (r: Request, form: Record<string, string
   return then(r, body ? Object.fromEntries(body) : {})
 }
 
-const page = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>): Route =>
+const page = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>, extra: Partial<Route> = {}): Route =>
   route({
     method: 'GET', path: `/s/{slug}${path}`, site: true, tag, summary, auth: 'none', produces: HTML,
     pageErrors: { 404: 'No store has this address (or no such item): a page saying so.', 403: 'The store\'s account is suspended: a page saying the store is unavailable.' },
-    handler: handler as never,
+    ...extra, handler: handler as never,
   }) as Route
 
 const post = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>, extra: Partial<Route> = {}): Route =>
   route({
     method: 'POST', path: `/s/{slug}${path}`, site: true, tag, summary, auth: 'none', produces: HTML, form: true,
     description: 'An HTML form post (`application/x-www-form-urlencoded`) with the `csrf` field of the page; answers 303 to the next page, or the page again with what to fix (422).',
-    pageErrors: { 403: 'The post did not come from the store\'s own page (Origin/Referer or the csrf field): nothing happens.', 404: 'No store has this address.' },
+    pageErrors: {
+      403: 'The post did not come from the store\'s own page (Origin/Referer or the csrf field): nothing happens.', 404: 'No store has this address.',
+      422: 'Refused (an invalid field, a sold-out item, a wrong password or code, …): the page again, saying what to fix.',
+    },
     ...extra, handler: handler as never,
   }) as Route
 
@@ -211,7 +214,8 @@ export const websiteRoutes: Route[] = [
     htmlPage(r, ctx.headers, 200, { template: 'cart', pageType: 'cart', title: 'Cart', path: sitePaths(r.svc, r.store).cart }))),
   page('/checkout', 'The checkout form', (ctx) => withVisitor(ctx, (r) => checkoutPage(r, ctx.headers, 200))),
   page('/account', 'The customer\'s account: saved addresses (signs in first)', (ctx) => withVisitor(ctx, (r) =>
-    r.visitor.customer ? accountPage(r, ctx.headers, 200) : redirect(r, `${sitePaths(r.svc, r.store).account}/login`))),
+    r.visitor.customer ? accountPage(r, ctx.headers, 200) : redirect(r, `${sitePaths(r.svc, r.store).account}/login`)),
+  { redirect: 'A guest (not signed in): to the sign-in page `/s/{slug}/account/login`.' }),
   page('/account/login', 'Customer sign-in: email and password, or a code by SMS', (ctx) => withVisitor(ctx, (r) => loginPage(r, ctx.headers, 200))),
 
   post('/cart', 'Change the cart: add a line (`item_id`, `quantity`, `variation_id`, `extra_ids`), remove one (`op=remove`, `line`), or set a coupon (`op=coupon`, `coupon_code`)', (ctx) => withVisitor(ctx, (r, f) => {
