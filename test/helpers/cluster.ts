@@ -13,6 +13,11 @@ import { spawnServer, type ServerProcess } from './process.ts'
 import { capturedTables } from '../../src/storage/changes.ts'
 
 export const NATS_SERVER = '/usr/sbin/nats-server'
+
+/** Every process these helpers started: killed when the test process ends, however it ends short of SIGKILL. */
+const children = new Set<ChildProcess>()
+process.once('exit', () => { for (const c of children) { try { c.kill('SIGKILL') } catch { /* gone */ } } })
+const own = (c: ChildProcess): ChildProcess => { children.add(c); c.once('exit', () => children.delete(c)); return c }
 export const hasNats = (): boolean => spawnSync(NATS_SERVER, ['--version']).status === 0
 
 export interface NatsCluster {
@@ -42,7 +47,7 @@ export async function startNats(n: number): Promise<NatsCluster> {
     mkdirSync(join(dir, `s${i}`), { recursive: true })
     const args = ['-js', '-a', '127.0.0.1', '-p', String(ports[i]), '-n', `s${i}`, '-sd', join(dir, `s${i}`)]
     if (n > 1) args.push('--cluster_name', 'test', '--cluster', `nats://127.0.0.1:${routes[i]}`, '--routes', routes.map((p) => `nats://127.0.0.1:${p}`).join(','))
-    const p = spawn(NATS_SERVER, args, { stdio: 'ignore' })
+    const p = own(spawn(NATS_SERVER, args, { stdio: 'ignore' }))
     procs[i] = p
     await waitFor(() => portOpen(ports[i]!), 10_000, `nats-server ${i}`)
   }
@@ -108,6 +113,7 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
   const exits: Array<number | string> = []
   let earlier = ''
   const watch = (p: ServerProcess) => {
+    own(p.proc)
     void p.exited.then(async (code) => {
       exits.push(code)
       earlier += `${p.stdout()}${p.stderr()}\n[exit ${code}]\n`
@@ -145,8 +151,11 @@ export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 30_000)
 }
 
 /** Wait until `node` has applied `seq` (its /readyz applied_seq). */
-export async function appliedUpTo(node: ClusterNodeProcess, seq: number, timeoutMs = 20_000): Promise<void> {
+export async function appliedUpTo(node: ClusterNodeProcess, seq: number, timeoutMs = 30_000): Promise<void> {
   await waitFor(async () => ((await node.readyz().catch(() => null))?.body.applied_seq ?? -1) >= seq, timeoutMs, `${node.id} to apply ${seq}`)
+    .catch(async (err: Error) => {
+      throw new Error(`${err.message}; its /readyz: ${JSON.stringify((await node.readyz().catch(() => null))?.body)}\n${node.output().slice(-2000)}`)
+    })
 }
 
 /**
