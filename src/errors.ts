@@ -92,6 +92,9 @@ export const TABLE_CODES = { 401: 'unauthenticated', 403: 'forbidden', 404: 'not
 /** The `errors` key of a rule about the request as a whole, which no one field carries (docs/errors.md). */
 export const WHOLE_REQUEST = 'body'
 
+/** The table in words for docs: "unauthenticated for 401, …"; `q` quotes each code (a backtick in Markdown). */
+export const tableInWords = (q = ''): string => Object.entries(TABLE_CODES).map(([status, code]) => `${q}${code}${q} for ${status}`).join(', ')
+
 /** The §7 table's `code` of a status, if the table has the status. */
 export const tableCode = (status: number): ErrorCode | undefined => (TABLE_CODES as Record<number, ErrorCode>)[status]
 
