@@ -110,7 +110,7 @@ export class Answers {
   other: Record<string, number> = {}
   record = (status: number, body: string) => {
     if (status === 200) this.ids.push(orderIdOf(body))
-    else if (status === 422 && body.includes('"code":"out_of_stock"')) this.outOfStock++
+    else if (status === 422 && body.includes('"reason":"out_of_stock"')) this.outOfStock++
     else this.other[status] = (this.other[status] ?? 0) + 1
   }
 }

@@ -154,8 +154,8 @@ export function main(argv = process.argv.slice(2)): void {
     process.exitCode = code
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err)
-    // A refusal by a plan or account rule carries its API error code (plan_limit_reached, …).
-    const api = err instanceof ApiError ? { code: err.code, ...(err.details ? { details: err.details } : {}) } : {}
+    // A refusal by a plan or account rule carries the API's `code` and `reason` (forbidden, plan_limit_reached; docs/errors.md).
+    const api = err instanceof ApiError ? (({ code, reason, details }) => ({ code, reason, ...(details ? { details } : {}) }))(err.toJSON()) : {}
     if (json) process.stdout.write(JSON.stringify({ error: message, ...api }) + '\n')
     else process.stderr.write(`dispatch: ${message}\n`)
     process.exitCode = err instanceof CliError || (err instanceof Error && /invalid configuration|Unknown option|Unexpected argument/i.test(err.message)) ? 2 : 1

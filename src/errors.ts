@@ -82,27 +82,55 @@ export const ERROR_CATALOG = {
 export type ErrorCode = keyof typeof ERROR_CATALOG
 export type FieldErrors = Record<string, string[]>
 
-/** A failure with a stable `code`; the HTTP edge turns it into the §7 envelope. */
+/**
+ * api-v1 §7's table: an error with one of these statuses answers exactly this `code`, and its catalog
+ * code — the finer cause, e.g. `store_closed` — as `reason`. Any other status answers its catalog
+ * code as both (docs/errors.md).
+ */
+export const TABLE_CODES = { 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 422: 'validation_failed', 429: 'rate_limited' } as const satisfies Record<number, ErrorCode>
+
+/** The `errors` key of a rule about the request as a whole, which no one field carries (docs/errors.md). */
+export const WHOLE_REQUEST = 'body'
+
+/** The table in words for docs: "unauthenticated for 401, …"; `q` quotes each code (a backtick in Markdown). */
+export const tableInWords = (q = ''): string => Object.entries(TABLE_CODES).map(([status, code]) => `${q}${code}${q} for ${status}`).join(', ')
+
+/** The §7 table's `code` of a status, if the table has the status. */
+export const tableCode = (status: number): ErrorCode | undefined => (TABLE_CODES as Record<number, ErrorCode>)[status]
+
+/** The envelope's `code` of a catalog code: the §7 table's code of its status, else the code itself. */
+export const publicCode = (code: ErrorCode): ErrorCode => tableCode(ERROR_CATALOG[code].status) ?? code
+
+/** The §7 envelope: `code` to branch on, `reason` the catalog code, `errors` on every 422, `details` where documented. */
+export type ErrorEnvelope = { message: string; code: ErrorCode; reason: ErrorCode; errors?: FieldErrors; details?: Record<string, unknown> }
+
+export const errorEnvelope = (reason: ErrorCode, message: string, errors?: FieldErrors, details?: Record<string, unknown>): ErrorEnvelope => ({
+  message, code: publicCode(reason), reason,
+  ...(errors ? { errors } : {}),
+  ...(details ? { details } : {}),
+})
+
+/** A failure with a stable catalog `code`; the HTTP edge (and every other door) turns it into the §7 envelope. */
 export class ApiError extends Error {
   readonly status: number
+  /** Field path → messages; never empty on a 422: a rule no field carries is keyed `WHOLE_REQUEST`. */
+  readonly errors?: FieldErrors
   constructor(
     readonly code: ErrorCode,
     message?: string,
-    readonly errors?: FieldErrors,
+    errors?: FieldErrors,
     readonly headers?: Record<string, string>,
     /** Machine-readable facts about the failure (e.g. which plan limit), sent as `details`. */
     readonly details?: Record<string, unknown>,
   ) {
     super(message ?? ERROR_CATALOG[code].message)
     this.status = ERROR_CATALOG[code].status
+    const named = errors !== undefined && Object.keys(errors).length > 0
+    this.errors = named || this.status !== 422 ? errors : { [WHOLE_REQUEST]: [this.message] }
   }
 
-  toJSON(): { message: string; code: ErrorCode; errors?: FieldErrors; details?: Record<string, unknown> } {
-    return {
-      message: this.message, code: this.code,
-      ...(this.errors ? { errors: this.errors } : {}),
-      ...(this.details ? { details: this.details } : {}),
-    }
+  toJSON(): ErrorEnvelope {
+    return errorEnvelope(this.code, this.message, this.errors, this.details)
   }
 }
 

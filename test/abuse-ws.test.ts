@@ -69,7 +69,7 @@ t.test(`per client address (TRUST_PROXY applied): socket ${PER_ADDRESS + 1} from
   open.push(await RawWs.open(s.port, `/api/v1/ws/orders/${acct.storeId}`, { Authorization: `Bearer ${acct.token}`, ...from }))
   const refused = await rawUpgrade(s.port, DRIVER, driverHeaders(createDriver(db, acct.ownerId, acct.storeId).token, from))
   t.equal(refused.status, 429)
-  t.match(JSON.parse(refused.body), { code: 'too_many_connections', details: { limit: 'address', max: PER_ADDRESS } })
+  t.match(JSON.parse(refused.body), { code: 'rate_limited', reason: 'too_many_connections', details: { limit: 'address', max: PER_ADDRESS } })
   t.equal((await rawUpgrade(s.port, DRIVER, driverHeaders(createDriver(db, acct.ownerId, acct.storeId).token, client()))).status, 101, 'another client address is not affected')
   // A graceful close (close frame both ways) releases as well.
   open.shift()!.send(OP.close, Buffer.from([0x03, 0xe8]))

@@ -55,10 +55,10 @@ t.test('the CLI revokes apps from another process: REST, MCP and sockets refuse 
   refusedForPlan(t, await s.req('GET', a.orders, { token: a.app }), 'REST')
   const listed = await mcpList(a.app)
   t.equal(listed.status, 403, 'MCP: 403 at the HTTP level')
-  t.match(listed.json, { code: 'feature_not_in_plan', details: { feature: 'apps' } })
+  t.match(listed.json, { code: 'forbidden', reason: 'feature_not_in_plan', details: { feature: 'apps' } })
   await t.rejects(agent.callTool({ name: 'list_orders', arguments: { restaurant_id: a.storeId } }), { code: 403, message: /feature_not_in_plan/ }, 'a connected agent\'s next call fails')
   await t.rejects(connectMcp(s, '/mcp', bearer(a.app)), 'a new agent cannot connect')
-  t.match(await refusal(WsClient.open(a.socket, { token: a.app })), { status: 403, body: { code: 'feature_not_in_plan', details: { feature: 'apps' } } }, 'a new socket is refused')
+  t.match(await refusal(WsClient.open(a.socket, { token: a.app })), { status: 403, body: { code: 'forbidden', reason: 'feature_not_in_plan', details: { feature: 'apps' } } }, 'a new socket is refused')
   // The database watcher re-checks open sockets within about half a second (src/ws/sessions.ts).
   t.match(await board.closedWithin(15_000), { code: 4003, reason: 'feature_not_in_plan' }, 'the open socket closes')
   t.equal((await s.req('GET', a.orders, { token: a.token })).status, 200, 'the owner\'s own token still works')
@@ -83,7 +83,7 @@ t.test('the account\'s own plan change in this process (a pause falls back to th
   t.equal((await s.req('POST', '/subscription/pause', { token: a.token })).status, 200, 'paused')
   refusedForPlan(t, await s.req('GET', `/restaurants/${a.storeId}/orders`, { token: accessToken }), 'REST')
   // The free plan lacks `mcp` too: the app's refusal comes first, at authentication.
-  t.match((await mcpList(accessToken)).json, { code: 'feature_not_in_plan', details: { feature: 'apps' } }, 'MCP')
+  t.match((await mcpList(accessToken)).json, { code: 'forbidden', reason: 'feature_not_in_plan', details: { feature: 'apps' } }, 'MCP')
   // No other process wrote, so the database watcher sees nothing: the change itself re-checks the socket.
   t.match(await board.closedWithin(2000), { code: 4003, reason: 'feature_not_in_plan' }, 'the open socket closes')
 

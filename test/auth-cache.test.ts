@@ -80,7 +80,7 @@ t.test('an account suspended through the CLI is refused by the next request, and
   t.equal(cli('account', 'suspend', '--owner', String(a.ownerId), '--json').code, 0)
   const r = await order(a)
   t.equal(r.status, 403)
-  t.equal(r.body.code, 'account_suspended')
+  t.match(r.body, { code: 'forbidden', reason: 'account_suspended' })
   t.equal(cli('account', 'unsuspend', '--owner', String(a.ownerId), '--json').code, 0)
   t.equal((await order(a)).status, 200)
 })

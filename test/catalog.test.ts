@@ -252,7 +252,7 @@ t.test('starter menus respect the plan quota and write nothing when it would be 
   for (let i = 0; i < 95; i++) createItem(db, other.id, cat, `Thing ${i}`, 100)
   const r = await s.req('POST', `/restaurants/${small.id}/menu/starter`, { token, body: { starter: 'pizzeria' } })
   t.equal(r.status, 403)
-  t.equal(r.body.code, 'plan_limit_reached')
+  t.match(r.body, { code: 'forbidden', reason: 'plan_limit_reached' })
   t.equal((db.prepare('SELECT COUNT(*) FROM menu_categories WHERE store_id = ?').pluck().get(small.id) as number), 0, 'nothing written')
 })
 

@@ -125,7 +125,7 @@ t.test('store create: the rules of POST /restaurants, and the store is live on t
   const before = db.prepare('SELECT COUNT(*) FROM stores WHERE owner_id = ?').pluck().get(free)
   const refused = bin('store', 'create', '--owner', String(free), '--title', 'Second', '--json')
   t.not(refused.status, 0)
-  t.match(JSON.parse(refused.stdout), { error: String, code: /^(plan_limit_reached|feature_not_in_plan)$/ }, 'the plan refuses, with the API\'s code')
+  t.match(JSON.parse(refused.stdout), { error: String, code: 'forbidden', reason: /^(plan_limit_reached|feature_not_in_plan)$/ }, 'the plan refuses, with the API\'s code and reason')
   t.equal(db.prepare('SELECT COUNT(*) FROM stores WHERE owner_id = ?').pluck().get(free), before, 'nothing written')
 })
 

@@ -90,15 +90,18 @@ t.test('frames over a limit say which close they may get; deep MessagePack decod
   t.equal(depth, 10)
 })
 
-t.test('the envelope check takes the §7 envelope with a catalog code and its status, nothing else', async (t) => {
+t.test('the envelope check takes the §7 envelope with a catalog reason of its status and the spec\'s code, nothing else', async (t) => {
   const json = 'application/json; charset=utf-8'
-  t.equal(envelopeProblem(404, json, '{"message":"No.","code":"not_found"}'), null)
-  t.equal(envelopeProblem(422, json, '{"message":"No.","code":"validation_failed","errors":{"a":["bad"]}}'), null)
-  t.match(envelopeProblem(404, json, '{"message":"No.","code":"nope"}'), /not in the error catalog/)
-  t.match(envelopeProblem(400, json, '{"message":"No.","code":"not_found"}'), /catalogued as 404/)
+  t.equal(envelopeProblem(404, json, '{"message":"No.","code":"not_found","reason":"route_not_found"}'), null)
+  t.equal(envelopeProblem(409, json, '{"message":"No.","code":"conflict","reason":"conflict"}'), null)
+  t.equal(envelopeProblem(422, json, '{"message":"No.","code":"validation_failed","reason":"store_closed","errors":{"body":["No."]}}'), null)
+  t.match(envelopeProblem(404, json, '{"message":"No.","code":"not_found","reason":"nope"}'), /not in the error catalog/)
+  t.match(envelopeProblem(400, json, '{"message":"No.","code":"not_found","reason":"not_found"}'), /catalogued as 404/)
+  t.match(envelopeProblem(404, json, '{"message":"No.","code":"route_not_found","reason":"route_not_found"}'), /instead of not_found/)
   t.match(envelopeProblem(404, 'text/html', '<p>no</p>'), /content-type/)
-  t.match(envelopeProblem(422, json, '{"message":"No.","code":"validation_failed","errors":{"a":"bad"}}'), /errors/)
-  t.match(envelopeProblem(404, json, '{"code":"not_found"}'), /message/)
+  t.match(envelopeProblem(422, json, '{"message":"No.","code":"validation_failed","reason":"validation_failed","errors":{"a":"bad"}}'), /errors/)
+  t.match(envelopeProblem(422, json, '{"message":"No.","code":"validation_failed","reason":"off_shift"}'), /without `errors`/)
+  t.match(envelopeProblem(404, json, '{"code":"not_found","reason":"not_found"}'), /message/)
 })
 
 t.test('per-subject seeds are stable and differ between subjects', async (t) => {

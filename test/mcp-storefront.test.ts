@@ -206,7 +206,7 @@ t.test('store info and hours; a store that is not accepting orders refuses place
   const before = counts(db)
   const r = await callTool(c, 'place_order', { type: 'takeaway', items: [{ item_id: menu.fries, quantity: 1 }] })
   t.ok(r.isError)
-  t.equal(r.json.code, 'store_closed')
+  t.match(r.json, { code: 'validation_failed', reason: 'store_closed' })
   t.same(counts(db), before, 'nothing written')
 })
 

@@ -124,7 +124,7 @@ t.test('MCP transport', async (t) => {
     suspendAccount(s.app.svc.db, ownerId, 'test')
     const r = await rawMcp(s, '/mcp', rpc('ping'), bearer(token))
     t.equal(r.status, 403)
-    t.equal(r.json.code, 'account_suspended')
+    t.match(r.json, { code: 'forbidden', reason: 'account_suspended' })
   })
 })
 

@@ -114,10 +114,16 @@ t.test('response headers are documented and really sent', async (t) => {
 
 t.test('error statuses: each with its codes, and every status a route really answers is documented', async (t) => {
   for (const [name, r] of Object.entries(doc.components.responses as Record<string, any>)) {
-    const ex = r.content['application/json'].example
-    t.same(checkSchema(doc.components.schemas.Error, ex, doc), [], `${name}: the example is an envelope`)
-    t.match(r.description, new RegExp('`' + ex.code + '`'), `${name} lists its codes`)
+    const media = r.content['application/json']
+    const examples = media.examples ? Object.values(media.examples as Record<string, { value: any }>).map((e) => e.value) : [media.example]
+    for (const ex of examples) {
+      t.same(checkSchema(doc.components.schemas.Error, ex, doc), [], `${name}: the example ${ex?.reason} is an envelope`)
+      t.match(r.description, new RegExp('`' + ex.code + '`'), `${name} names its code ${ex.code}`)
+      t.match(r.description, new RegExp('`' + ex.reason + '`'), `${name} lists the reason ${ex.reason}`)
+    }
   }
+  const unprocessable = doc.components.responses.ValidationFailed.content['application/json'].examples
+  t.same(Object.values(unprocessable).map((e: any) => Object.keys(e.value.errors)), [['items.0.quantity'], ['body']], '422 examples: a field, and the request as a whole')
   t.match(deref(doc, doc.paths['/restaurants/{id}/orders'].post.responses['422']).description, /validation_failed/)
   // Probe every route where nothing can run: no credential, an id that does not exist, a broken
   // body. Whatever each answers must be a status its operation lists by number, not only `4XX`.

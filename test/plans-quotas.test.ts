@@ -75,7 +75,7 @@ t.test('API tokens: the CLI refuses with the code at the limit', async (t) => {
   const ownerId = createOwner(db, 'Tokens', 'free')
   for (let i = 0; i < free.quotas.api_tokens!; i++) tokenFor(db, ownerId, ['read'])
   const env = { DB_PATH: s.dbPath, LOG_LEVEL: 'silent' }
-  t.throws(() => runCli(['token', 'create', '--owner', String(ownerId), '--scopes', 'read', '--json'], env), { code: 'plan_limit_reached', details: { limit: 'api_tokens', max: free.quotas.api_tokens } })
+  t.throws(() => runCli(['token', 'create', '--owner', String(ownerId), '--scopes', 'read', '--json'], env), { code: 'plan_limit_reached', details: { limit: 'api_tokens', max: free.quotas.api_tokens } }, 'the ApiError the CLI prints as code forbidden, reason plan_limit_reached (test/cli-help.test.ts)')
   setAccountPlan(db, ownerId, 'growth')
   t.equal(runCli(['token', 'create', '--owner', String(ownerId), '--scopes', 'read', '--json'], env).code, 0, 'room again on a bigger plan')
 })
@@ -114,7 +114,7 @@ t.test('features: analytics, kds (routes and socket), delivery, webhooks refuse 
   await need(s.req('GET', `/restaurants/${a.storeId}/analytics`, { token: a.token }), 'analytics', 'owner analytics')
   await need(s.req('GET', '/staff/analytics', { token: cook.token }), 'analytics', 'staff analytics')
   await need(s.req('GET', '/staff/kds', { token: cook.token }), 'kds', 'staff KDS tickets')
-  t.match(await refusal(WsClient.open(`${wsBase(s)}/ws/kds`, { token: cook.token })), { status: 403, body: { code: 'feature_not_in_plan' } }, 'KDS socket upgrade')
+  t.match(await refusal(WsClient.open(`${wsBase(s)}/ws/kds`, { token: cook.token })), { status: 403, body: { code: 'forbidden', reason: 'feature_not_in_plan' } }, 'KDS socket upgrade')
   await need(s.req('POST', '/drivers', { token: a.token, body: { name: 'No', phone: '+15550108888' } }), 'delivery', 'driver create')
   await need(s.req('POST', '/webhook-endpoints', { token: a.token, body: { url: 'http://127.0.0.1:9/x', events: ['*'] } }), 'webhooks', 'endpoint create')
   t.ok(driver.id)

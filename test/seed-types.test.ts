@@ -52,7 +52,7 @@ for (const type of STORE_TYPES) {
       t.ok(gated, 'an age-restricted item')
       t.ok((db.prepare('SELECT COUNT(*) FROM item_batches b JOIN menu_items i ON i.id = b.item_id WHERE i.store_id = ?').pluck().get(demo.store.id) as number) >= 4, 'expiry batches')
       const refused = await req('POST', `/restaurants/${demo.store.id}/orders`, { type: 'delivery', address: '1 Main St', items: [{ item_id: gated!.id, quantity: 1 }] })
-      t.equal(refused.body.code, 'age_confirmation_required', 'its orders need the age confirmation')
+      t.match(refused.body, { code: 'validation_failed', reason: 'age_confirmation_required' }, 'its orders need the age confirmation')
     }
     if (type === 'retail') t.ok(items.some((i) => i.min_age != null), 'age-restricted goods')
     if (type === 'hotel') t.equal(db.prepare("SELECT COUNT(*) FROM dining_tables WHERE store_id = ? AND kind = 'room'").pluck().get(demo.store.id), 5, 'rooms')

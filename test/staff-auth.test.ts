@@ -118,11 +118,11 @@ t.test('100 wrong PINs from unenrolled devices on the internet do not touch an e
     const out: string[] = []
     for (let i = 0; i < 10; i++) {
       const r = await requestFrom(ip, url, 'POST', { pin: String(100000 + a * 10 + i), device: `kds-${a}-${i}` })
-      out.push(`${r.status} ${r.body?.code}`)
+      out.push(`${r.status} ${r.body?.code} ${r.body?.reason}`)
     }
     return out
   }))
-  t.same(codes.flat(), Array(100).fill('401 device_not_enrolled'), 'every attempt is refused as an unknown device')
+  t.same(codes.flat(), Array(100).fill('401 unauthenticated device_not_enrolled'), 'every attempt is refused as an unknown device')
   t.match(db.prepare('SELECT failures, locked_until FROM staff_pin_devices WHERE id = ?').get(kitchen.id), { failures: 0, locked_until: null }, 'the enrolled device counted nothing')
   const r = await pin(store, { pin: '737373', device: kitchen.key })
   t.equal(r.status, 200, 'the kitchen screen still signs in')

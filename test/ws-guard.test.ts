@@ -111,7 +111,7 @@ t.test('the guard: a throwing upgrade answers 500 with the envelope and its requ
   const r = await rawUpgrade(a.port, '/ws/upgrade-throws', { 'X-Request-Id': 'req-upgrade-1' })
   t.equal(r.status, 500)
   t.equal(r.headers['x-request-id'], 'req-upgrade-1')
-  t.same(JSON.parse(r.body), { message: 'Something went wrong on our side.', code: 'internal_error' })
+  t.same(JSON.parse(r.body), { message: 'Something went wrong on our side.', code: 'internal_error', reason: 'internal_error' })
   t.match(a.lines.find((l) => l.msg === 'websocket upgrade failed'), { reqId: 'req-upgrade-1', kind: 'test', err: { message: 'boom in upgrade' } }, 'logged with the request id')
   const refused = await rawUpgrade(a.port, '/ws/refused')
   t.equal(refused.status, 403, 'an ApiError is a refusal, not a failure')

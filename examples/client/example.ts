@@ -42,7 +42,7 @@ export class DispatchClient {
     const json: unknown = await res.json()
     if (!res.ok) {
       const err = json as ApiError
-      throw new Error(`${res.status} ${err.code}: ${err.message}`)
+      throw new Error(`${res.status} ${err.code} (${err.reason}): ${err.message}`)
     }
     return json as T
   }

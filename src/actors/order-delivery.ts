@@ -9,7 +9,7 @@ import type { Result } from './system.ts'
 import type { OrderView } from '../storage/orders.ts'
 import type { Services } from '../services.ts'
 import type { Decision, OrderState } from './order.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, ERROR_CATALOG, invalidField } from '../errors.ts'
 import { deliveryEventFor, stamp } from '../domain/order-state.ts'
 import { claimable, driverMove, isActiveDelivery, offerStatusAt, POD_MAX_ATTEMPTS, type DriverTarget, type Offer } from '../domain/delivery.ts'
 import { offerView, type DeliveryRow, type OfferChanges } from '../storage/drivers.ts'
@@ -44,6 +44,8 @@ export { deliveryWriter, type OfferChanges, type OfferWrite } from '../storage/d
 
 const notYours = () => new ApiError('not_found', 'The delivery does not exist.')
 const invalid = (reason: string, field = 'delivery_status') => new ApiError('invalid_transition', reason, { [field]: [reason] })
+/** Keyed `code`, like a wrong code. */
+const podLocked = () => invalidField('code', ERROR_CATALOG.pod_code_locked.message, 'pod_code_locked')
 
 /** Pure transitions of the delivery messages; `reduceOrder` delegates here. */
 export function reduceDelivery(s: OrderState, msg: DeliveryMsg, now: string, ctx: OrderCtx): Decision {
@@ -99,14 +101,14 @@ export function reduceDelivery(s: OrderState, msg: DeliveryMsg, now: string, ctx
       if (s.driverId !== msg.driverId) return { ok: false, error: notYours() }
       if (s.deliveryStatus === 'delivered' && delivery.podVerifiedAt) return { ok: true, state: s, events: [] }
       if (!isActiveDelivery(s.deliveryStatus) || s.deliveryStatus === 'assigned') return { ok: false, error: invalid('Pick the order up before completing it with the code.', 'code') }
-      if (delivery.podAttempts >= POD_MAX_ATTEMPTS) return { ok: false, error: new ApiError('pod_code_locked') }
+      if (delivery.podAttempts >= POD_MAX_ATTEMPTS) return { ok: false, error: podLocked() }
       if (msg.code !== msg.expected) {
         const attempts = delivery.podAttempts + 1
         const left = POD_MAX_ATTEMPTS - attempts
         // The failed attempt is persisted before the refusal leaves, so restarts do not reset the count.
         const refuse = left > 0
           ? new ApiError('pod_code_invalid', `The delivery code is wrong; ${left} attempt(s) left.`, { code: [`Wrong code; ${left} attempt(s) left.`] })
-          : new ApiError('pod_code_locked')
+          : podLocked()
         return { ok: true, state: { ...s, delivery: { ...delivery, podAttempts: attempts } }, events: [], refuse }
       }
       return {

@@ -62,7 +62,7 @@ export function reduceRefund(s: OrderState, msg: RefundMsg, now: string, ctx: Re
       const r = msg.refund
       const plan = planRefund(book, ctx.refundBook, { amount: r.amount, lines: r.lines, method: r.method })
       if (!plan.ok) {
-        return { ok: false, error: new ApiError(plan.code, plan.message, plan.code === 'validation_failed' ? { [plan.field]: [plan.message] } : undefined, undefined, plan.code === 'refund_exceeds_paid' ? { field: plan.field, refundable: plan.refundable / 100 } : undefined) }
+        return { ok: false, error: new ApiError(plan.code, plan.message, { [plan.field]: [plan.message] }, undefined, plan.code === 'refund_exceeds_paid' ? { field: plan.field, refundable: plan.refundable / 100 } : undefined) }
       }
       const rows: RowWrite[] = []
       const events: EventEffect[] = []

@@ -11,7 +11,7 @@
 import * as nact from 'nact'
 import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
-import { ApiError, notFound, type FieldErrors } from '../errors.ts'
+import { ApiError, ERROR_CATALOG, invalidField, notFound, type FieldErrors } from '../errors.ts'
 import { draftOrder, type OrderInput } from '../domain/orders.ts'
 import { ageGate, ageRefusalMessage } from '../domain/age-gate.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
@@ -184,15 +184,18 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
   }
 }
 
+/** 422 keyed by the header, as a malformed key is (src/ops/order-create.ts). */
+const keyReused = () => invalidField('Idempotency-Key', ERROR_CATALOG.idempotency_key_reused.message, 'idempotency_key_reused')
+
 function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order' }>, now: string, ctx: StoreCtx): StoreStep {
   // Removed while this message waited (docs/stores.md "Removing a store"): no new orders.
   if (s.store.deleted_at) return refuse(s, notFound('restaurant'))
   const { idem } = msg
   if (idem) {
     // The same request retried while the first commits is 409; another request under the key, 422.
-    if (ctx.inFlight !== undefined) return refuse(s, new ApiError(ctx.inFlight === idem.hash ? 'idempotency_in_flight' : 'idempotency_key_reused'))
+    if (ctx.inFlight !== undefined) return refuse(s, ctx.inFlight === idem.hash ? new ApiError('idempotency_in_flight') : keyReused())
     if (ctx.seen) {
-      if (ctx.seen.request_hash !== idem.hash) return refuse(s, new ApiError('idempotency_key_reused'))
+      if (ctx.seen.request_hash !== idem.hash) return refuse(s, keyReused())
       return { state: s, effects: [{ kind: 'replay', orderId: ctx.seen.order_id }] }
     }
   }
@@ -207,7 +210,7 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
   if (!drafted.ok) return refuse(s, invalid(drafted.errors))
   // Age-restricted items (issue 18 item 4): here, once, for every front door that creates orders.
   const age = ageGate(drafted.draft.lines.map((l) => ({ item_id: l.item_id, name: l.name, min_age: s.index.get(l.item_id)?.min_age ?? null })), msg.input.age_confirmed)
-  if (age) return refuse(s, new ApiError('age_confirmation_required', ageRefusalMessage(age), undefined, undefined, { ...age }))
+  if (age) return refuse(s, new ApiError('age_confirmation_required', ageRefusalMessage(age), { age_confirmed: [ageRefusalMessage(age)] }, undefined, { ...age }))
   let draft = drafted.draft
   let couponId: number | null = null
   if (msg.couponCode !== null) {

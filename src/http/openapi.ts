@@ -80,7 +80,7 @@ export function buildOpenApi(routes: readonly Route[], config: Config): Record<s
     info: {
       title: 'Dispatch API',
       version: 'v1',
-      description: 'Ordering, delivery, kitchen and storefront API. Errors use the envelope `{message, code, errors?}` (api-v1 §7): branch on `code`. Every answer carries `X-Request-Id`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`; 429 adds `Retry-After` (§8). Guides, sockets, MCP servers and webhook events: the `/docs` pages of this server.',
+      description: 'Ordering, delivery, kitchen and storefront API. Errors use the envelope `{message, code, reason, errors?, details?}` (api-v1 §7): branch on `code` (for 401, 403, 404, 422 and 429 always the spec\'s), and on `reason` for the finer cause; every 422 has `errors`. Every answer carries `X-Request-Id`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`; 429 adds `Retry-After` (§8). Guides, sockets, MCP servers and webhook events: the `/docs` pages of this server.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: config.baseUrl }],

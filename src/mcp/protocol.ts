@@ -6,8 +6,8 @@
  *
  * A tool call runs exactly the op pipeline (src/ops/invoke.ts). Protocol mistakes are JSON-RPC
  * errors (-32700, -32600, -32601, -32602: unknown tool or arguments that do not validate, with
- * the field errors in `error.data`); domain failures are tool results with `isError: true` and the
- * API error's code and message, so an agent can read and correct them (MCP "Error Handling").
+ * the envelope's `code`, `reason` and field errors in `error.data`); domain failures are tool results
+ * with `isError: true` and the API's §7 envelope, so an agent can read and correct them (MCP "Error Handling").
  */
 import type { Principal } from '../auth/principals.ts'
 import { ApiError } from '../errors.ts'
@@ -137,7 +137,7 @@ export class McpServer {
         svc: ctx.svc, principal: ctx.principal, ids, where: 'arguments',
         read: () => (b.args ? b.args(a) : a),
         requestId: ctx.requestId, ip: ctx.ip,
-        invalid: (e) => new RpcError(INVALID_PARAMS, `Invalid arguments for tool ${b.name}.`, { code: e.code, errors: e.errors ?? {} }),
+        invalid: (e) => invalidArguments(b.name, e),
       })
       return toolResult(b.op.empty ? { ok: true } : b.result ? b.result(value) : value)
     } catch (err) {
@@ -156,8 +156,14 @@ function scopeIdsOf(b: ToolBinding, args: Record<string, unknown>): ScopeIds {
     if (typeof raw === 'number' && Number.isSafeInteger(raw) && raw > 0) ids[need] = raw
     else errors[arg] = [raw === undefined ? 'Required.' : 'Expected a positive integer id.']
   }
-  if (Object.keys(errors).length) throw new RpcError(INVALID_PARAMS, `Invalid arguments for tool ${b.name}.`, { code: 'validation_failed', errors })
+  if (Object.keys(errors).length) throw invalidArguments(b.name, new ApiError('validation_failed', undefined, errors))
   return ids
+}
+
+/** -32602 for arguments that do not validate: `data` holds the §7 envelope's `code`, `reason` and `errors`. */
+function invalidArguments(tool: string, e: ApiError): RpcError {
+  const { code, reason, errors } = e.toJSON()
+  return new RpcError(INVALID_PARAMS, `Invalid arguments for tool ${tool}.`, { code, reason, errors })
 }
 
 function describe(b: ToolBinding): Record<string, unknown> {
@@ -181,9 +187,9 @@ function toolResult(value: unknown) {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], ...(isPlainObject(data) ? { structuredContent: data } : {}) }
 }
 
-/** A domain failure: the API error's code and message, as the HTTP API would answer (api-v1 §7). */
+/** A domain failure: the §7 envelope (`code`, `reason`, `message`, …) exactly as the HTTP API would answer it. */
 export function toolError(e: ApiError) {
-  const body = e.toJSON() as Record<string, unknown>
+  const body = e.toJSON()
   return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true }
 }
 

@@ -10,7 +10,7 @@ import * as v from 'valibot'
 import { defineOp, type Access } from './op.ts'
 import { storeOf } from './scope.ts'
 import { Birthday, Consents, CustomerSchema, customerView } from './customer-schemas.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, invalidField } from '../errors.ts'
 import { normalizePhone } from '../domain/delivery.ts'
 import { dummyHash, hashSecret, verifySecret } from '../auth/passwords.ts'
 import { OTP, OTP_PER_PHONE, hashOtp, issueCustomerToken, newOtpCode, otpMatches } from '../auth/customer.ts'
@@ -134,10 +134,10 @@ export const verifyOtp = defineOp({
       const customerId = found ?? insertCustomer(db, store, { name: null, email: null, phone: body.phone, password_hash: null, birthday: null, consents: {} }, 'otp', events)
       return { kind: 'ok', customerId, created: found === undefined, token: issueCustomerToken(db, customerId, body.device) }
     })
-    if (r.kind === 'expired') throw new ApiError('otp_expired', r.message)
+    if (r.kind === 'expired') throw invalidField('code', r.message, 'otp_expired')
     if (r.kind === 'wrong') {
-      if (r.left <= 0) throw new ApiError('otp_expired', 'Too many wrong codes; request a new one.')
-      throw new ApiError('otp_invalid', `The code is wrong; ${r.left} tries left.`)
+      if (r.left <= 0) throw invalidField('code', 'Too many wrong codes; request a new one.', 'otp_expired')
+      throw invalidField('code', `The code is wrong; ${r.left} tries left.`, 'otp_invalid')
     }
     ctx.svc.events.publish(events)
     return { ...signedIn(ctx.svc, r.customerId, r.token), created: r.created }

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot'
 import { defineOp } from './op.ts'
-import { ApiError, notFound } from '../errors.ts'
+import { ApiError, notFound, tableInWords, WHOLE_REQUEST } from '../errors.ts'
 import { EVENT_CATALOG } from '../domain/webhook-events.ts'
 import { docNames, fetchDoc, searchDocs } from './dev-docs.ts'
 import { LIQUID_REFERENCE, THEME_LIMITS } from '../themes/reference.ts'
@@ -77,7 +77,7 @@ export const learnPlatform = defineOp({
         tools: 'get_liquid_reference, get_section_schema, validate_theme (docs/themes.md)',
       },
       docs: docNames(ctx.svc.config),
-      errors: 'Every error is {message, code, errors?, details?}; codes are listed in docs/errors.md. Validation failures are 422 validation_failed with errors keyed by field.',
+      errors: `Every error is {message, code, reason, errors?, details?}: branch on code (api-v1 §7: always ${tableInWords()}), on reason for the finer cause (store_closed, plan_limit_reached, …); docs/errors.md lists them. Every 422 has errors keyed by field path, or ${WHOLE_REQUEST} for the request as a whole.`,
       limits: '120 requests per minute per token (429 with Retry-After), page sizes 20-30; see README and docs/mcp.md for MCP limits.',
       next_steps: [
         'search_docs with a few keywords (e.g. "storefront order", "webhook signature"), then fetch_full_doc on the best path.',

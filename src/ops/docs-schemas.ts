@@ -1,4 +1,5 @@
 /** JSON Schemas of response bodies, for the OpenAPI document (api-v1 §2). */
+import { tableInWords, WHOLE_REQUEST } from '../errors.ts'
 import { STORE_TYPES, ORDER_TYPES } from '../domain/verticals.ts'
 import { DELIVERY_STATUSES, KITCHEN_STATUSES, KDS_STATES } from '../domain/order-state.ts'
 
@@ -35,8 +36,14 @@ export function envelopeOf<S extends object>(item: unknown, suffix: string, enve
 }
 
 export const ErrorSchema = named('Error', obj(
-  { message: str, code: str, errors: { type: 'object', additionalProperties: arr(str) } },
-  ['message', 'code'],
+  {
+    message: { type: 'string', description: 'For people; may be reworded or localised.' },
+    code: { type: 'string', description: `What to branch on (api-v1 §7): always ${tableInWords('`')}; for other statuses the catalog code (\`conflict\`, \`insufficient_funds\`, …).` },
+    reason: { type: 'string', description: 'The catalog code: the finer cause (`store_closed`, `plan_limit_reached`, …); the same as `code` where no finer one applies (docs/errors.md).' },
+    errors: { type: 'object', additionalProperties: arr(str), description: `On every 422 (never empty) and where a code documents it: field path → messages; \`${WHOLE_REQUEST}\` for a rule about the request as a whole.` },
+    details: { type: 'object', additionalProperties: true, description: 'Machine-readable facts of some refusals (which plan limit, when the store opens), as docs/errors.md documents per reason.' },
+  },
+  ['message', 'code', 'reason'],
 ))
 
 export const VerticalSchema = named('Vertical', obj({

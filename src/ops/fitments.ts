@@ -90,7 +90,9 @@ export function menuForVehicle(svc: Pick<Services, 'db' | 'stores'>, store: Stor
   const vehicle = vehicleOf(q ?? {})
   if (!isVehicleQuery(vehicle)) return svc.stores.menu(store.id)
   if (!verticalOf(store.store_type).capabilities.fitment) {
-    throw new ApiError('not_for_store_type', `Vehicle filters (make, model, year, engine) apply to ${FITMENT_TYPES} stores only.`)
+    const message = `Vehicle filters (make, model, year, engine) apply to ${FITMENT_TYPES} stores only.`
+    const given = (['make', 'model', 'year', 'engine'] as const).filter((k) => vehicle[k] !== undefined)
+    throw new ApiError('not_for_store_type', message, Object.fromEntries(given.map((k) => [k, [message]])))
   }
   return fittingMenu(svc.db, store.id, vehicle)
 }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import * as v from 'valibot'
 import type { Services } from '../services.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, invalidField } from '../errors.ts'
 import { nowIso } from '../storage/db.ts'
 import { hashSecret, verifySecret } from '../auth/passwords.ts'
 import { sha256Hex } from '../auth/tokens.ts'
@@ -113,7 +113,7 @@ export async function checkOwnerPassword(svc: Services, input: SignInInput, ip: 
     const accepted = step !== null && (await svc.committer.write((db) => advanceTotpStep(db, owner.id, step)))
     if (!accepted) {
       l.accounts.fail(key)
-      throw new ApiError('otp_invalid', 'The code is wrong or was already used.')
+      throw invalidField('otp', 'The code is wrong or was already used.', 'otp_invalid')
     }
   }
   l.accounts.clear(key)
@@ -277,7 +277,7 @@ export async function confirmTwoFactor(svc: Services, ownerId: number, code: str
   const o = ownerCredentials(svc.db, ownerId)
   if (!o?.totp_pending) throw new ApiError('conflict', 'Start two-factor setup first.')
   const step = verifyTotp(o.totp_pending, code.trim(), null)
-  if (step === null) throw new ApiError('otp_invalid', 'The code is wrong; check the time on your phone and try again.')
+  if (step === null) throw invalidField('code', 'The code is wrong; check the time on your phone and try again.', 'otp_invalid')
   await svc.committer.write((db) => setTotpSecret(db, ownerId, o.totp_pending, step))
 }
 
@@ -286,6 +286,6 @@ export async function disableTwoFactor(svc: Services, ownerId: number, code: str
   const o = ownerCredentials(svc.db, ownerId)
   if (!o?.totp_secret) throw new ApiError('conflict', 'Two-factor sign-in is off.')
   const step = verifyTotp(o.totp_secret, code.trim(), o.totp_last_step)
-  if (step === null) throw new ApiError('otp_invalid', 'The code is wrong or was already used.')
+  if (step === null) throw invalidField('code', 'The code is wrong or was already used.', 'otp_invalid')
   await svc.committer.write((db) => setTotpSecret(db, ownerId, null, null))
 }

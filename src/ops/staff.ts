@@ -9,7 +9,7 @@ import { staffOf, storeOf } from './scope.ts'
 import { RevokedSchema } from './schemas.ts'
 import { RateLimiter } from '../ratelimit.ts'
 import { perServer } from '../per-server.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, invalidField } from '../errors.ts'
 import { dummyHash, verifySecret } from '../auth/passwords.ts'
 import {
   hashPin, issueStaffToken, newTotpSecret, saltOf, sameHash, storePinSalt, totpUri, verifyTotp, TOTP_PARAMS,
@@ -199,7 +199,7 @@ export const confirmTwoFactor = defineOp({
     const pending = row.totp_pending
     if (!pending) throw new ApiError('conflict', 'Start with POST /staff/2fa/setup.')
     const step = verifyTotp(pending, code, null)
-    if (step === null) throw new ApiError('otp_invalid', 'The code does not match; check the authenticator app and the clock.')
+    if (step === null) throw invalidField('code', 'The code does not match; check the authenticator app and the clock.', 'otp_invalid')
     await ctx.svc.committer.write((db) => enableTotp(db, row.id, pending, step))
     return { two_factor_enabled: true }
   },

@@ -337,6 +337,13 @@ export const updateStoreTheme = defineOp({
   },
 })
 
+/** `errors` of a refused upload: keyed by the file's path in `files` (`files` for the theme as a whole). */
+function problemsByFile(problems: Problem[]): FieldErrors {
+  const errors: FieldErrors = {}
+  for (const p of problems) (errors[p.file ? `files.${p.file}` : 'files'] ??= []).push(p.line ? `line ${p.line}: ${p.message}` : p.message)
+  return errors
+}
+
 const UploadBody = v.object({
   files: ThemeFilesSchema,
   activate: v.optional(v.boolean(), false),
@@ -351,7 +358,7 @@ export const uploadCustomTheme = defineOp({
     // Parsed and trial-rendered in the theme pool, on an owner's budget (docs/themes.md "Limits").
     const { problems } = await checkTheme(ctx.svc.themes, 'owner', { kind: 'validate', files: files as ThemeFiles })
     if (problems.length) {
-      throw new ApiError('theme_invalid', `The theme has ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was stored.`, undefined, undefined, { problems })
+      throw new ApiError('theme_invalid', `The theme has ${problems.length} problem${problems.length === 1 ? '' : 's'}; nothing was stored.`, problemsByFile(problems), undefined, { problems })
     }
     await ctx.svc.committer.write((db) => {
       const now = readStoreTheme(db, store.id)

@@ -15,7 +15,7 @@ import { soldOut, storeUrl } from '../storage/stores.ts'
 import type { CustomerPrincipal } from '../auth/customer.ts'
 import type { StorefrontPrincipal } from '../auth/storefront.ts'
 import type { Principal } from '../auth/principals.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError, WHOLE_REQUEST } from '../errors.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { customerAddresses, customers } from '../storage/customers.ts'
 import { settingsView } from './store-settings.ts'
@@ -246,7 +246,7 @@ async function run(svc: Services, op: Op, principal: Principal | null, store: St
 }
 
 /** Field names of the operations' errors → the checkout form's fields. */
-const FORM_FIELD: Record<string, string> = { phone: 'customer_phone', tip_amount: 'tip' }
+const FORM_FIELD: Record<string, string> = { phone: 'customer_phone', tip_amount: 'tip', [WHOLE_REQUEST]: '' }
 
 /** An ApiError as messages for the form (field errors first, else the error's message). */
 export function formErrors(err: ApiError): FormError[] {

@@ -27,7 +27,7 @@ import type { Realtime } from './realtime.ts'
 import type { LiveSocket } from './socket.ts'
 import type { Principal } from '../auth/principals.ts'
 import { decode } from './codec.ts'
-import { CLOSE, errorFrame, policyVerdict } from './frames.ts'
+import { CLOSE, errorFrame, policyVerdict, refusalFrame } from './frames.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import type { Access } from '../ops/op.ts'
 import { group, kdsItemOfView, kdsQueriesOf, type TicketRow } from '../storage/kds.ts'
@@ -153,7 +153,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       send(ws, { type: 'ack', seq, item_id, kds_state: item.kds_state, order_id: order.id, order_status: order.status })
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError('internal_error')
-      send(ws, { type: 'error', code: e.code, message: e.message, ...(e.errors ? { errors: e.errors } : {}), seq })
+      send(ws, refusalFrame(e, seq))
     }
   }
 

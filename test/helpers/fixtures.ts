@@ -17,6 +17,7 @@ import { hashPinSync, issueStaffToken, storePinSalt } from '../../src/auth/staff
 import { issueCustomerToken } from '../../src/auth/customer.ts'
 import type { Test } from 'tap'
 import type { TestServer, Res } from './server.ts'
+import { specCode } from './spec-errors.ts'
 
 export interface FixtureMenu {
   categoryId: number
@@ -211,30 +212,29 @@ export function postOrder(s: TestServer, token: string, storeId: number, body: u
 }
 
 /** Assert-free shape check of the api-v1 §7 envelope; returns a reason string when it is wrong. */
-export function envelopeProblem(body: unknown, code: string): string | null {
+export function envelopeProblem(body: unknown, reason: string): string | null {
   if (!body || typeof body !== 'object') return `not a JSON object: ${JSON.stringify(body)}`
   const b = body as Record<string, unknown>
-  if (b.code !== code) return `code ${String(b.code)} instead of ${code}`
+  const code = specCode(reason)
+  if (b.code !== code || b.reason !== reason) return `code ${String(b.code)}, reason ${String(b.reason)} instead of ${code}, ${reason}`
   if (typeof b.message !== 'string' || b.message.length === 0) return 'message missing'
-  const extra = Object.keys(b).filter((k) => !['message', 'code', 'errors', 'details'].includes(k))
+  const extra = Object.keys(b).filter((k) => !['message', 'code', 'reason', 'errors', 'details'].includes(k))
   if (extra.length) return `unexpected keys ${extra.join(', ')}`
   // `details`: machine-readable facts of a refusal, e.g. which plan limit (docs/billing.md).
   if ('details' in b && (!b.details || typeof b.details !== 'object')) return '`details` is not an object'
+  // Every 422 names its fields, never none (docs/errors.md); of the others only lines_already_paid does (lines.N.quantity).
+  if (code === 'validation_failed' && Object.keys((b.errors ?? {}) as object).length === 0) return 'a 422 without `errors`'
   if ('errors' in b) {
-    // Payments name the field too (docs/errors.md: overpayment → amount, lines_already_paid → lines.N.quantity).
-    const fielded = ['validation_failed', 'idempotency_key_reused', 'category_not_empty', 'invalid_transition', 'overpayment', 'lines_already_paid', 'online_payments_unavailable',
-      // Goods (docs/errors.md): out_of_stock → items.N.quantity, not_for_store_type → the fields the vertical does not use.
-      'out_of_stock', 'not_for_store_type']
-    if (!fielded.includes(code)) return '`errors` on a non-validation error'
+    if (code !== 'validation_failed' && reason !== 'lines_already_paid') return '`errors` on a non-validation error'
     const e = b.errors as Record<string, unknown>
     if (!e || typeof e !== 'object') return '`errors` is not an object'
-    for (const [k, v] of Object.entries(e)) if (!Array.isArray(v) || !v.every((m) => typeof m === 'string')) return `errors.${k} is not an array of strings`
+    for (const [k, v] of Object.entries(e)) if (!Array.isArray(v) || v.length === 0 || !v.every((m) => typeof m === 'string')) return `errors.${k} is not an array of strings`
   }
   return null
 }
 
-/** Assert status + §7 envelope with `code`. */
-export function isError(t: Test, res: Res, status: number, code: string, what = ''): void {
+/** Assert status + §7 envelope: `reason` the catalog code given, `code` the spec's for the status (api-v1 §7). */
+export function isError(t: Test, res: Res, status: number, reason: string, what = ''): void {
   t.equal(res.status, status, `${what} answers ${status}`.trim())
-  t.equal(envelopeProblem(res.body, code), null, `${what} has the §7 envelope with code ${code}`.trim())
+  t.equal(envelopeProblem(res.body, reason), null, `${what} has the §7 envelope with code ${specCode(reason)}, reason ${reason}`.trim())
 }

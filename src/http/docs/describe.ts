@@ -28,7 +28,7 @@ export function describe(r: Route): string {
   if (r.permission) facts.push(`Needs the \`${r.permission}\` ${r.auth === 'storefront' ? 'scope' : 'permission'}; without it 403 \`forbidden\`.`)
   const scope = (r.op?.scope ?? []).map((s) => SCOPE[s] ?? s)
   if (scope.length) facts.push(`Resolves ${scope.join(', ')} before reading the input: someone else's answers 404 \`not_found\`.`)
-  if (r.op?.feature) facts.push(`Needs the plan feature \`${r.op.feature}\`; otherwise 403 \`feature_not_in_plan\`.`)
+  if (r.op?.feature) facts.push(`Needs the plan feature \`${r.op.feature}\`; otherwise 403 \`forbidden\`, reason \`feature_not_in_plan\`.`)
   if (r.rateLimit) facts.push(`Limited to ${r.rateLimit.perMinute} requests per minute per client address and store (api-v1 §8).`)
   if (r.rateLimit === false) facts.push('Not rate limited: probes may poll it as often as they like.')
   if (r.op?.empty) facts.push('Answers 204 with no body.')

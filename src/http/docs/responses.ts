@@ -4,7 +4,7 @@
  * route can answer, derived from what the route declares (auth, capability, path ids, body, …).
  * `4XX` stays on every operation as the catch-all api-v1 §4.1 promises (405, 402, …).
  */
-import { ERROR_CATALOG, type ErrorCode } from '../../errors.ts'
+import { ERROR_CATALOG, errorEnvelope, tableCode, WHOLE_REQUEST, type ErrorCode } from '../../errors.ts'
 import { isIdParam, pathParams, type Route } from '../route.ts'
 
 /** Response headers (names exactly as src/http/server.ts and op-pipeline.ts send them). */
@@ -37,30 +37,46 @@ const STATUSES: Record<string, { name: string; when: string }> = {
 
 const codesOf = (status: number): ErrorCode[] => (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter((c) => ERROR_CATALOG[c].status === status)
 const codeList = (codes: ErrorCode[]) => codes.map((c) => `- \`${c}\`: ${ERROR_CATALOG[c].message}`).join('\n')
-const errorContent = (code: ErrorCode, extra: Record<string, unknown> = {}) => ({
-  'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: { message: ERROR_CATALOG[code].message, code, ...extra } },
+/** What the `code` and `reason` of a status are (api-v1 §7's table, docs/errors.md). */
+const codesText = (status: number, codes: ErrorCode[]) => {
+  const code = tableCode(status)
+  return code ? `\`code\` is always \`${code}\`; \`reason\` is one of:\n${codeList(codes)}` : `Codes (\`code\` and \`reason\` alike):\n${codeList(codes)}`
+}
+const errorContent = (reason: ErrorCode, errors?: Record<string, string[]>) => ({
+  'application/json': { schema: { $ref: '#/components/schemas/Error' }, example: errorEnvelope(reason, ERROR_CATALOG[reason].message, errors) },
 })
+
+const CLOSED = 'The store is closed now. It opens next at 2026-11-23T11:00:00+01:00 (Europe/Rome).'
+/** The 422 example shows both kinds of `errors` keys: a field path, and a rule about the request as a whole. */
+const UNPROCESSABLE = {
+  'application/json': {
+    schema: { $ref: '#/components/schemas/Error' },
+    examples: {
+      validation_failed: { summary: 'A field is invalid', value: errorEnvelope('validation_failed', ERROR_CATALOG.validation_failed.message, { 'items.0.quantity': ['Invalid value: Expected >=1 but received 0'] }) },
+      store_closed: { summary: 'A business rule refused the request as a whole', value: errorEnvelope('store_closed', CLOSED, { [WHOLE_REQUEST]: [CLOSED] }, { reason: 'hours', opens_at: '2026-11-23T11:00:00+01:00' }) },
+    },
+  },
+}
 
 /** `components.responses` and `components.headers`, generated from the error catalog. */
 export function responseComponents(): { responses: Record<string, unknown>; headers: Record<string, unknown> } {
   const responses: Record<string, unknown> = {}
   for (const [status, { name, when }] of Object.entries(STATUSES)) {
     const codes = codesOf(Number(status))
-    const example = status === '422' ? { errors: { 'items.0.quantity': ['Invalid value: Expected >=1 but received 0'] } } : {}
     responses[name] = {
-      description: `${when} Codes:\n${codeList(codes)}`,
+      description: `${when} ${codesText(Number(status), codes)}`,
       headers: { ...commonHeaders(), ...(status === '429' ? { 'Retry-After': header('Retry-After') } : {}) },
-      content: errorContent(codes[0]!, example),
+      content: status === '422' ? UNPROCESSABLE : errorContent(codes[0]!),
     }
   }
   const server = (Object.keys(ERROR_CATALOG) as ErrorCode[]).filter((c) => ERROR_CATALOG[c].status >= 500)
   responses.ServerError = {
-    description: `Server error (api-v1 §7 envelope; the details are logged with the request id). Codes:\n${codeList(server)}`,
+    description: `Server error (api-v1 §7 envelope; the details are logged with the request id). Codes (\`code\` and \`reason\` alike):\n${codeList(server)}`,
     headers: { 'X-Request-Id': header('X-Request-Id'), 'Retry-After': header('Retry-After') },
     content: errorContent('internal_error'),
   }
   responses.ClientError = {
-    description: 'Any other client error, in the api-v1 §7 envelope (e.g. 405 `method_not_allowed`). Clients branch on `code`.',
+    description: 'Any other client error, in the api-v1 §7 envelope (e.g. 405 `method_not_allowed`, 409 `conflict`). Clients branch on `code`, and on `reason` for the finer cause.',
     headers: commonHeaders(),
     content: errorContent('method_not_allowed'),
   }

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot'
 import { Reply, route, type Ctx } from '../route.ts'
-import { ApiError } from '../../errors.ts'
+import { ApiError, errorEnvelope } from '../../errors.ts'
 import { approve, checkAuthorize, denyLocation, exchangeToken, installedAlready, installRefusal, OAuthError, type AuthorizeParams } from '../../ops/oauth.ts'
 import { consentPage, oauthErrorPage } from '../pages/oauth-consent.ts'
 import { APP_SCOPES } from '../../domain/app-scopes.ts'
@@ -76,7 +76,7 @@ export const oauthRoutes = [
     summary: 'OAuth 2.0 token: exchange a code, or rotate a refresh token',
     description: 'Form fields (`application/x-www-form-urlencoded`): `grant_type=authorization_code` with `code`, `redirect_uri`, `code_verifier` (when a challenge was sent); or `grant_type=refresh_token` with `refresh_token` (and optionally a narrower `scope`). '
       + 'Client credentials as `client_id` + `client_secret` fields or HTTP Basic. Answers `{access_token, token_type: "bearer", expires_in, refresh_token, scope}` with `Cache-Control: no-store`. '
-      + 'Errors follow RFC 6749 §5.2: `{error, error_description}` with `error` one of `invalid_request`, `invalid_client` (401), `invalid_grant`, `unsupported_grant_type`, `invalid_scope`; the body also carries this API\'s `message` and `code`. '
+      + 'Errors follow RFC 6749 §5.2: `{error, error_description}` with `error` one of `invalid_request`, `invalid_client` (401), `invalid_grant`, `unsupported_grant_type`, `invalid_scope`; the body also carries this API\'s envelope: `message`, `code` and `reason` (the same as `error`; `code` is `unauthenticated` for the 401). ' 
       + 'While the installing account\'s plan lacks `apps`, both grants answer `invalid_grant` with `details: {feature: "apps", plan}`; the refresh token is not spent and works again once the plan includes apps.',
     response: {
       type: 'object', required: ['access_token', 'token_type', 'expires_in', 'refresh_token', 'scope'],
@@ -92,7 +92,7 @@ export const oauthRoutes = [
         return tokenReply(200, await exchangeToken(ctx.svc, formOf(ctx), ctx.headers.authorization))
       } catch (e) {
         if (!(e instanceof OAuthError)) throw e
-        return tokenReply(e.status, { error: e.error, error_description: e.message, code: e.error, message: e.message, ...(e.details ? { details: e.details } : {}) },
+        return tokenReply(e.status, { error: e.error, error_description: e.message, ...errorEnvelope(e.error, e.message), ...(e.details ? { details: e.details } : {}) },
           e.basic ? { 'WWW-Authenticate': 'Basic realm="oauth", charset="UTF-8"' } : {})
       }
     },

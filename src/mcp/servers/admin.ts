@@ -2,7 +2,7 @@
  * The admin MCP server at `{site_url}/mcp` (api-v1 §4.11): an owner's agent runs the owner's
  * stores through the same operations as the owner API (§4.2). Owner bearer token; every tool needs
  * the capability its operation declares (hidden from `tools/list` otherwise) and the account needs
- * the `mcp` plan feature (403 `feature_not_in_plan` at the HTTP level, docs/mcp.md). Arguments
+ * the `mcp` plan feature (403 `forbidden`, reason `feature_not_in_plan`, at the HTTP level, docs/mcp.md). Arguments
  * are the REST fields, snake_case, with the path ids as `restaurant_id`, `category_id`,
  * `item_id`, `order_id`, `coupon_id`, `customer_id`.
  */
@@ -60,11 +60,11 @@ export const adminTools: ToolBinding[] = [
   }),
   tool(menu.deleteCategory, {
     name: 'delete_category', ids: store,
-    description: 'Delete a category (`restaurant_id`, `category_id`). Refused with `category_not_empty` while it still holds items: move or delete them first (see list_categories `item_count`).',
+    description: 'Delete a category (`restaurant_id`, `category_id`). Refused (`reason` `category_not_empty`) while it still holds items: move or delete them first (see list_categories `item_count`).',
   }),
   tool(menu.createItem, {
     name: 'add_menu_item', ids: store,
-    description: `Add an item to a restaurant's menu. Required: \`restaurant_id\`, \`name\`, \`price\`. Optional: \`category_id\` (from list_categories; without it the item goes to the first category, or to a new \"Menu\" category when there is none), \`description\`, \`position\`, \`is_sold_out\`, \`is_popular\`, \`is_vegan\`, \`is_halal\`, \`calories\`, \`brand\`, \`stock\`, \`sku\`, \`images\` (URLs), \`extras\` ([{name, price, group?}]) and \`variations\` ([{name, price?, sku?, stock?}]). ${MONEY} Counts against the plan's menu-item quota: when it is full the result is an error with code \`plan_limit_reached\`. Customers and storefronts see the item at once (a \`menu.updated\` event is sent).`,
+    description: `Add an item to a restaurant's menu. Required: \`restaurant_id\`, \`name\`, \`price\`. Optional: \`category_id\` (from list_categories; without it the item goes to the first category, or to a new \"Menu\" category when there is none), \`description\`, \`position\`, \`is_sold_out\`, \`is_popular\`, \`is_vegan\`, \`is_halal\`, \`calories\`, \`brand\`, \`stock\`, \`sku\`, \`images\` (URLs), \`extras\` ([{name, price, group?}]) and \`variations\` ([{name, price?, sku?, stock?}]). ${MONEY} Counts against the plan's menu-item quota: when it is full the result is an error with \`code\` \`forbidden\` and \`reason\` \`plan_limit_reached\`. Customers and storefronts see the item at once (a \`menu.updated\` event is sent).`,
   }),
   tool(menu.updateItem, {
     name: 'update_menu_item', ids: store,
@@ -136,7 +136,7 @@ export const adminServer: McpServerDef = {
   path: '/mcp',
   name: 'dispatch-admin',
   title: 'Restaurant admin',
-  instructions: 'Run your restaurants: menus, orders, customers, coupons, opening hours and sales. Call list_restaurants first; every other tool takes a restaurant_id from it. Amounts are decimals in the store currency. Failures come back as results with isError and the API error code (not_found for anything that is not yours, validation_failed with field errors, plan_limit_reached, feature_not_in_plan).',
+  instructions: 'Run your restaurants: menus, orders, customers, coupons, opening hours and sales. Call list_restaurants first; every other tool takes a restaurant_id from it. Amounts are decimals in the store currency. Failures come back as results with isError and the API error envelope: `code` (not_found for anything that is not yours, validation_failed with field errors, forbidden, …) and the finer `reason` (plan_limit_reached, feature_not_in_plan, category_not_empty, …).',
   auth: 'owner',
   // The plan decides whether an account may use MCP at all (docs/billing.md "Plans and entitlements").
   admit: (principal, svc) => {

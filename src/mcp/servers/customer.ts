@@ -16,7 +16,7 @@ export const customerServer: McpServerDef = {
     'You act for one customer of one store: the owner of the customer token. No tool takes a customer id or phone.',
     'my_orders lists their latest orders; order_detail and track_order follow one (by order_id, or track_token for track_order).',
     'reorder rebuilds a past order as a cart priced today, leaving out sold-out or removed items and saying which: nothing is ordered.',
-    'Failures come back as results with isError and the API error code (not_found for any order that is not theirs).',
+    'Failures come back as results with isError and the API error envelope: `code` and the finer `reason` (not_found for any order that is not theirs).',
   ].join(' '),
   auth: 'customer',
   tools: [

@@ -19,7 +19,7 @@ export const storefrontServer: McpServerDef = {
     'Start with get_store_info (open now, how to order), browse with list_categories, search_menu or get_menu, and read get_item for variations and extras.',
     'Build the cart with price_cart (and apply_coupon to check a code): prices are always the server\'s; what you send as a price is ignored.',
     'place_order creates an unpaid takeaway or on-table order (at most 40 items, 30 per line) and answers its track_token and continue_url: give the diner the continue_url, and follow the order with track_order.',
-    'Failures come back as results with isError and the API error code (validation_failed with field errors, store_closed, not_found).',
+    'Failures come back as results with isError and the API error envelope: `code` (validation_failed with field errors, not_found) and the finer `reason` (store_closed, out_of_stock, …).',
   ].join(' '),
   auth: 'storefront',
   // The storefront API's tokens do not reach agents unless the owner issued them for it (docs/storefront.md "Tokens").

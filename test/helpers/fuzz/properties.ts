@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3'
 import { ERROR_CATALOG } from '../../../src/errors.ts'
+import { specCode } from '../spec-errors.ts'
 
 /** How long any single answer may take before it counts as a hang. */
 export const ANSWER_BOUND_MS = 5000
@@ -81,21 +82,23 @@ export class Snapshots {
   close(): void { this.db.close() }
 }
 
-/** What is wrong with an error answer, or null: the §7 envelope `{message, code, errors?, details?}` with a catalog code. */
+/** What is wrong with an error answer, or null: the §7 envelope `{message, code, reason, errors?, details?}`, `reason` a catalog code of the status, `code` the spec's. */
 export function envelopeProblem(status: number, contentType: string | null, text: string): string | null {
   if (!contentType?.startsWith('application/json')) return `content-type ${contentType ?? 'none'} instead of the JSON envelope: ${text.slice(0, 200)}`
   let body: unknown
   try { body = JSON.parse(text) } catch { return `not JSON: ${text.slice(0, 200)}` }
   if (!body || typeof body !== 'object' || Array.isArray(body)) return `not an object: ${text.slice(0, 200)}`
   const b = body as Record<string, unknown>
-  if (typeof b.code !== 'string' || !(b.code in ERROR_CATALOG)) return `code ${JSON.stringify(b.code)} is not in the error catalog`
+  if (typeof b.reason !== 'string' || !(b.reason in ERROR_CATALOG)) return `reason ${JSON.stringify(b.reason)} is not in the error catalog`
   if (typeof b.message !== 'string' || !b.message) return 'message missing'
-  const entry = ERROR_CATALOG[b.code as keyof typeof ERROR_CATALOG]
-  if (entry.status !== status) return `code ${b.code} is catalogued as ${entry.status}, answered ${status}`
+  const entry = ERROR_CATALOG[b.reason as keyof typeof ERROR_CATALOG]
+  if (entry.status !== status) return `reason ${b.reason} is catalogued as ${entry.status}, answered ${status}`
+  if (b.code !== specCode(b.reason)) return `code ${JSON.stringify(b.code)} instead of ${specCode(b.reason)} (api-v1 §7)`
   // OAuth's token address also sends RFC 6749 §5.2 `error`/`error_description` (docs/apps.md).
-  const extra = Object.keys(b).filter((k) => !['message', 'code', 'errors', 'details', 'error', 'error_description'].includes(k))
+  const extra = Object.keys(b).filter((k) => !['message', 'code', 'reason', 'errors', 'details', 'error', 'error_description'].includes(k))
   if (extra.length) return `unexpected keys ${extra.join(', ')}`
   if ('errors' in b && (!b.errors || typeof b.errors !== 'object' || Object.values(b.errors).some((v) => !Array.isArray(v) || !v.every((m) => typeof m === 'string')))) return '`errors` is not {field: [string]}'
+  if (status === 422 && Object.keys((b.errors ?? {}) as object).length === 0) return 'a 422 without `errors`'
   return null
 }
 

@@ -111,11 +111,11 @@ async function callAndCheck(s: TestServer, snaps: Snapshots, path: string, heade
       const text = x.result.content?.find((p: any) => p.type === 'text')?.text ?? ''
       let body: any
       try { body = JSON.parse(text) } catch { return `isError result whose text is not JSON: ${text.slice(0, 200)}` }
-      const status = typeof body?.code === 'string' ? (ERROR_CATALOG as Record<string, { status: number } | undefined>)[body.code]?.status : undefined
+      const status = typeof body?.reason === 'string' ? (ERROR_CATALOG as Record<string, { status: number } | undefined>)[body.reason]?.status : undefined
       if (status === undefined) return `isError result without a catalog code: ${text.slice(0, 300)}`
       const shape = envelopeProblem(status, 'application/json', text)
       if (shape) return `isError result: ${shape}`
-      if (status >= 500) return `isError result with ${body.code}: ${text.slice(0, 300)}`
+      if (status >= 500) return `isError result with ${body.reason}: ${text.slice(0, 300)}`
     }
   }
   if (!refused) {

@@ -16,11 +16,12 @@ import { ANSWER_BOUND_MS, envelopeProblem, Snapshots, subSeed, Tally } from './p
 import { buildWorld, type World } from './world.ts'
 import type { RunOptions } from './run-http.ts'
 import { ERROR_CATALOG } from '../../../src/errors.ts'
+import { specCode } from '../spec-errors.ts'
 
 /**
- * Error frame codes a client may get: docs/realtime.md "Errors" (`internal_error` is a failure on
+ * Error frame reasons a client may get: docs/realtime.md "Errors" (`internal_error` is a failure on
  * our side), and on the kitchen socket the API's own refusals (docs/kds.md: "the same rules as the
- * HTTP routes"), any catalog code below 500.
+ * HTTP routes"), any catalog code below 500; the `code` is the spec's for its status (api-v1 §7).
  */
 const FRAME_CODES = new Set(['bad_frame', 'unknown_type', 'validation_failed', ...Object.entries(ERROR_CATALOG).filter(([, e]) => e.status < 500).map(([c]) => c)])
 
@@ -90,7 +91,7 @@ async function sendFrame(sock: WsClient, frame: WsFrame, snaps: Snapshots): Prom
     return { outcome: `close ${closed.code}`, closed: true, ...(documented ? {} : { message: `closed with ${closed.code} ${closed.reason}` }) }
   }
   const errors = sock.frames.filter((f) => f?.type === 'error')
-  for (const e of errors) if (!FRAME_CODES.has(e.code)) return { outcome: `error ${e.code}`, message: `error frame with code ${e.code}: ${JSON.stringify(e)}` }
+  for (const e of errors) if (!FRAME_CODES.has(e.reason) || e.code !== specCode(e.reason)) return { outcome: `error ${e.code}`, message: `error frame with code ${e.code}, reason ${e.reason}: ${JSON.stringify(e)}` }
   if (!errors.length) {
     await snaps.settle()
     return { outcome: 'answered' }

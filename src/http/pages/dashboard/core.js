@@ -35,8 +35,11 @@ export const time = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour:
 export function say(msg) { problem.textContent = ''; notice.textContent = msg }
 export function fail(err) {
   notice.textContent = ''
-  const fields = err && err.body && err.body.errors ? ' ' + Object.entries(err.body.errors).map(([k, v]) => `${k}: ${[].concat(v).join(' ')}`).join('; ') : ''
-  problem.textContent = (err && err.message ? err.message : String(err)) + fields
+  const message = err && err.message ? err.message : String(err)
+  // Every 422 names its fields (docs/errors.md); a rule about the whole request repeats the message: said once.
+  const fields = Object.entries((err && err.body && err.body.errors) || {})
+    .map(([k, v]) => [k, [].concat(v).filter((m) => m !== message)]).filter(([, v]) => v.length > 0)
+  problem.textContent = message + (fields.length ? ' ' + fields.map(([k, v]) => `${k}: ${v.join(' ')}`).join('; ') : '')
 }
 /** Run an action from a button or form: errors are shown, never thrown into the void. */
 export const act = (fn) => async (ev) => {
