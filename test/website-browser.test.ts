@@ -204,7 +204,9 @@ if (!launched) {
     t.equal(refused.status, 422, 'a <script> tag is refused on upload')
     t.match(refused.body.details.problems, [{ file: 'templates/home.liquid', line: 1, code: 'script_not_allowed' }])
     // Split by a Liquid comment, the tag gets past the static check: the page's CSP must stop it.
-    files['templates/home.liquid'] = '<p class="custom-home">Mine</p><scr{% comment %}x{% endcomment %}ipt nonce="{{ request.nonce }}">document.title = "OWNED"</script><style nonce="{{ request.nonce }}">.custom-home{color:rgb(1, 2, 3)}</style>'
+    files['templates/home.liquid'] = '<p class="custom-home">Mine</p><scr{% comment %}x{% endcomment %}ipt nonce="{{ request.nonce }}">document.title = "OWNED"</script><style nonce="{{ request.nonce }}">.custom-home{color:rgb(1, 2, 3)}</style>' +
+      // A form to the owners' sign-in on the same origin (login CSRF): the page's form-action stops it.
+      '<form method="post" action="/login"><input type="hidden" name="email" value="attacker@example.com"><input type="hidden" name="password" value="x"><button id="steal">Win a prize</button></form>'
     const up = await s.req('PUT', `/restaurants/${acct.storeId}/theme/custom`, { token: acct.token, body: { files, activate: true } })
     t.equal(up.status, 200, up.text.slice(0, 300))
     const ctx = await browser.newContext({ viewport: PHONE })
@@ -217,6 +219,15 @@ if (!launched) {
     t.not(await page.title(), 'OWNED', 'its script did not run')
     t.ok(violations.some((v) => /script/.test(v)), 'the browser refused it under the page\'s CSP')
     t.equal(await page.locator('.custom-home').evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { color: string } }).getComputedStyle(e).color), 'rgb(1, 2, 3)', 'its style with request.nonce applies')
+    const posts: string[] = []
+    page.on('request', (r) => { if (r.method() === 'POST') posts.push(new URL(r.url()).pathname) })
+    const storePage = page.url()
+    const refusedByCsp = page.waitForEvent('console', { predicate: (m) => /form-action/.test(m.text()), timeout: 15_000 })
+    await page.locator('#steal').click()
+    await refusedByCsp
+    t.pass('the browser refused the submission under the page\'s form-action')
+    t.same(posts, [], 'its form to the owners\' sign-in was not sent')
+    t.equal(page.url(), storePage, 'the browser stayed on the store page')
     await page.locator('main a[href*="/menu"], a[href$="/menu"]').first().waitFor()
   })
 

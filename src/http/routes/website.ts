@@ -89,10 +89,17 @@ function csrfOk(r: Request, headers: Readonly<Record<string, string>>, form: URL
 const STYLE_MARK = `nonce-${randomBytes(12).toString('hex')}`
 const SCRIPT_MARK = `nonce-${randomBytes(12).toString('hex')}`
 
-function pageHeaders(scriptNonce: string, styleNonce: string): Record<string, string> {
+/**
+ * `formAction`: where the page's forms may post. A store's pages post only under the store's own
+ * address (`{site}/s/{slug}/`): the HTML may be an owner's custom theme, and a form of it must not
+ * post to the owners' sign-in or sign-up on this origin (login CSRF). A path in `form-action` holds
+ * for the form's own request only; the redirects that follow (to the tracking page) are allowed by
+ * origin (CSP3 "paths and redirects").
+ */
+function pageHeaders(scriptNonce: string, styleNonce: string, formAction = "'self'"): Record<string, string> {
   return {
     // No external assets (issue 15 item 3): only this response's inline style and script, by nonce.
-    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${scriptNonce}'; style-src 'nonce-${styleNonce}'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${scriptNonce}'; style-src 'nonce-${styleNonce}'; img-src 'self' data:; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
     // Same-origin posts then carry a Referer, which the CSRF check accepts when Origin is absent.
     'Referrer-Policy': 'same-origin',
     'X-Content-Type-Options': 'nosniff',
@@ -115,7 +122,8 @@ async function htmlPage(r: Request, h: Readonly<Record<string, string>>, status:
   const cookies: Record<string, string> = r.setCookies.length ? { 'Set-Cookie': r.setCookies.join('\n') } : {}
   if (status === 200 && (h['if-none-match'] ?? '').split(',').map((s) => s.trim()).includes(etag)) return new Reply(304, null, { ETag: etag, ...CACHE, ...cookies })
   const [scriptNonce, styleNonce] = [newNonce(), newNonce()]
-  return new Reply(status, withScript.split(STYLE_MARK).join(styleNonce).split(SCRIPT_MARK).join(scriptNonce), { ...pageHeaders(scriptNonce, styleNonce), ...CACHE, ETag: etag, ...cookies }, HTML)
+  const formAction = `${new URL(r.svc.config.siteUrl).origin}${sitePaths(r.svc, r.store).home}/`
+  return new Reply(status, withScript.split(STYLE_MARK).join(styleNonce).split(SCRIPT_MARK).join(scriptNonce), { ...pageHeaders(scriptNonce, styleNonce, formAction), ...CACHE, ETag: etag, ...cookies }, HTML)
 }
 
 const redirect = (r: Request, to: string, cookies: string[] = []): Reply =>
