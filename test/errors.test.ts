@@ -82,14 +82,14 @@ t.test('a non-JSON content type is 415', async (t) => {
   t.equal(ok.status, 200, 'a charset parameter is fine')
 })
 
-t.test('unknown routes are 404 not_found (api-v1 §7); a known path with the wrong method is 405', async (t) => {
+t.test('unknown routes are 404 not_found (api-v1 §7; reason route_not_found); a known path with the wrong method is 405', async (t) => {
   for (const path of ['/nope', '/restaurants/1/nope', `/restaurants/${acct.storeId}/orders/1/nope`]) {
-    isError(t, await s.req('GET', path, { token: acct.token }), 404, 'not_found', path)
+    isError(t, await s.req('GET', path, { token: acct.token }), 404, 'route_not_found', path)
   }
-  isError(t, await s.req('GET', `${s.site}/definitely-not-here`), 404, 'not_found', 'outside /api/v1')
-  isError(t, await s.req('GET', `${s.site}/api/v2/restaurants`), 404, 'not_found', 'another API version')
+  isError(t, await s.req('GET', `${s.site}/definitely-not-here`), 404, 'route_not_found', 'outside /api/v1')
+  isError(t, await s.req('GET', `${s.site}/api/v2/restaurants`), 404, 'route_not_found', 'another API version')
   const preflight = await s.req('OPTIONS', '/nope', { headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } })
-  isError(t, preflight, 404, 'not_found', 'a preflight of an unknown path')
+  isError(t, preflight, 404, 'route_not_found', 'a preflight of an unknown path')
   for (const [method, path, allow] of [['PATCH', '/restaurants', 'GET, POST'], ['DELETE', ordersPath, 'GET, POST'], ['POST', '/me', 'GET']] as const) {
     const r = await s.req(method, path, { token: acct.token })
     isError(t, r, 405, 'method_not_allowed', `${method} ${path}`)

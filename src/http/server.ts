@@ -28,8 +28,8 @@ export const API_PREFIX = '/api/v1'
 
 const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Storefront-Token, X-Request-Id, MCP-Protocol-Version, Mcp-Session-Id'
 
-/** A path no route serves (api-v1 §7: 404 `not_found`, as for a resource that does not exist). */
-const noRoute = (method: string, path: string): ApiError => new ApiError('not_found', `No route ${method} ${path}.`)
+/** A path no route serves (api-v1 §7: 404 `not_found`, as for a resource that does not exist; reason `route_not_found`). */
+const noRoute = (method: string, path: string): ApiError => new ApiError('route_not_found', `No route ${method} ${path}.`)
 
 /** Full path a route is served at. */
 export const fullPath = (r: Route): string => (r.site ? r.path : API_PREFIX + (r.path === '/' ? '' : r.path))
