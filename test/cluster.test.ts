@@ -17,6 +17,10 @@ import { request } from './helpers/server.ts'
 import { dispatchCli } from './helpers/process.ts'
 import { appliedUpTo, hasNats, NATS_SERVER, primaryOf, startNats, startNode, tableDump, waitFor, type ClusterNodeProcess, type NatsCluster } from './helpers/cluster.ts'
 
+// Three NATS servers, two nodes and their restarts on a shared two-core machine: more than the
+// default two minutes per file when the machine is busy (every wait below is bounded on its own).
+t.setTimeout(360_000)
+
 if (!hasNats()) {
   t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
 } else {
@@ -123,16 +127,20 @@ if (!hasNats()) {
     await killed.kill()
     stop = true
     await Promise.all(writers)
-    primary = await primaryOf(live().filter((n) => n !== killed), 30_000)
-    t.not(primary.id, killed.id, `${primary.id} took over from ${killed.id}`)
+    // Any node may win the lease: the other one, or the killed one started again by its supervisor
+    // (caught up from the stream before it serves). Either way a new process serves.
+    const killedPid = killed.sp.proc.pid
+    primary = await primaryOf(live())
+    t.not(primary.sp.proc.pid, killedPid, `${primary.id} serves (the killed process was ${killed.id})`)
     for (const id of acked) t.equal((await api(primary, 'GET', `/restaurants/${storeId}/orders/${id}`)).status, 200, `acknowledged order ${id} is there`)
     // Every acknowledged idempotent write answers the original again, and nothing was created twice.
     for (const [key, id] of [...keyed].slice(0, 10)) t.equal((await order(primary, key)).body.id, id, `${key} returns the original`)
     const after = await order(primary)
     t.equal(after.status, 200, 'the new primary takes writes')
     t.equal(new Set(acked).size, acked.length, 'no order twice')
-    // Its supervisor starts the killed node again: a replica (its unconfirmed last batch, if any, set aside) that catches up.
-    await waitFor(async () => (await killed.readyz().catch(() => null))?.body.role === 'replica', 30_000, 'the killed node back as a replica')
+    // Its supervisor starts the killed node again (its unconfirmed last batch, if any, set aside): it
+    // serves as the primary or catches up as a replica.
+    await waitFor(async () => ['replica', 'primary'].includes((await killed.readyz().catch(() => null))?.body.role), 60_000, 'the killed node back')
     await converged(t, 'after the failover')
   })
 
@@ -140,7 +148,7 @@ if (!hasNats()) {
     const paused = primary
     const pausedBase = paused.sp.base
     paused.sp.proc.kill('SIGSTOP')
-    primary = await primaryOf(live().filter((n) => n !== paused), 30_000)
+    primary = await primaryOf(live().filter((n) => n !== paused))
     t.not(primary.id, paused.id)
     t.equal((await order(primary)).status, 200, 'the new primary appended')
     paused.sp.proc.kill('SIGCONT')
@@ -161,11 +169,8 @@ if (!hasNats()) {
     if (refused) t.equal(refused.status, 503, 'but refused with 503')
     await nats.restart(1)
     await nats.restart(2)
-    await waitFor(async () => {
-      const p = await primaryOf(live(), 5_000).catch(() => null)
-      if (p) primary = p
-      return p !== null && (await order(p).catch(() => null))?.status === 200
-    }, 90_000, 'writes again, with no operator')
+    primary = await primaryOf(live(), 120_000)
+    await waitFor(async () => (await order(primary).catch(() => null))?.status === 200, 60_000, 'writes again, with no operator')
     await converged(t, 'after the NATS outage')
   })
 }

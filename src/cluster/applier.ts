@@ -38,6 +38,9 @@ export class Applier {
   private problem: string | null = null
   private messages: ConsumerMessages | null = null
   private running: Promise<void> | null = null
+  private stopped = false
+  /** When the consumer last delivered a message (or was opened). */
+  private progressAt = Date.now()
   /** Called after each message applied (tests and the promotion wait for a sequence). */
   onApplied: ((seq: number) => void) | null = null
 
@@ -58,28 +61,65 @@ export class Applier {
     return { applied: this.applied, pending: this.pending, problem: this.problem, delayMs: this.delayMs }
   }
 
-  /** Start consuming after the last applied message. */
+  /**
+   * Consume after the last applied message, for as long as the applier runs: a consumer that ends
+   * (its NATS server went away, the stream's leader moved) is replaced by a new one from the
+   * message after the last applied, so a replica never stays behind after NATS recovers.
+   */
   async start(): Promise<void> {
+    await this.open()
+    this.running = (async () => {
+      while (!this.stopped && !this.problem) {
+        try {
+          await this.drain()
+        } catch (err) {
+          if (!this.stopped) this.log.warn({ err }, 'replication consumer failed; starting another')
+        }
+        if (this.stopped || this.problem) break
+        await new Promise((r) => setTimeout(r, 250))
+        try { await this.open() } catch (err) { this.log.warn({ err }, 'replication consumer could not start; retrying') }
+      }
+    })()
+  }
+
+  /** A consumer of the stream from the message after the last applied one. */
+  private async open(): Promise<void> {
     const consumer = await this.link.js.consumers.get(this.link.names.stream, this.applied.seq > 0
       ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.applied.seq + 1 }
       : { deliver_policy: DeliverPolicy.All })
-    const messages = await consumer.consume()
-    this.messages = messages
-    this.running = (async () => {
-      for await (const m of messages) {
-        if (this.problem) break
-        if (m.seq <= this.applied.seq) continue
-        try {
-          this.apply(m.seq, m.data)
-          this.pending = m.info.pending
-        } catch (err) {
-          this.problem = `cannot apply message ${m.seq}: ${(err as Error).message}`
-          this.log.error({ err, seq: m.seq }, 'replica stopped applying the stream')
-          break
-        }
-        this.onApplied?.(m.seq)
+    this.messages = await consumer.consume()
+    this.progressAt = Date.now()
+  }
+
+  /** Apply what the current consumer delivers, until it ends. */
+  private async drain(): Promise<void> {
+    const messages = this.messages
+    if (!messages) return
+    for await (const m of messages) {
+      if (this.problem || this.stopped) break
+      this.progressAt = Date.now()
+      if (m.seq <= this.applied.seq) continue
+      try {
+        this.apply(m.seq, m.data)
+        this.pending = m.info.pending
+      } catch (err) {
+        this.problem = `cannot apply message ${m.seq}: ${(err as Error).message}`
+        this.log.error({ err, seq: m.seq }, 'replica stopped applying the stream')
+        break
       }
-    })()
+      this.onApplied?.(m.seq)
+    }
+  }
+
+  /**
+   * The stream holds messages this replica has not applied, and its consumer delivered nothing for
+   * `idleMs`: replace the consumer (one that lost its server can wait a long time to notice).
+   */
+  nudge(streamLast: number, idleMs = 3000): void {
+    if (this.stopped || this.problem || streamLast <= this.applied.seq || Date.now() - this.progressAt < idleMs) return
+    this.log.warn({ applied: this.applied.seq, streamLast }, 'replication consumer stalled; starting another')
+    this.progressAt = Date.now()
+    void this.messages?.close()
   }
 
   private apply(seq: number, data: Uint8Array): void {
@@ -107,6 +147,7 @@ export class Applier {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true
     await this.messages?.close()
     await this.running
     this.conn.close()

@@ -104,6 +104,7 @@ export class ClusterNode {
       try {
         this.primary = await this.lease.holder()
         this.streamLast = await lastSeq(this.link)
+        this.applier?.nudge(this.streamLast)
         if (this.primary === null && !this.applier?.status().problem && await this.lease.acquire()) {
           this.primary = this.o.cluster.nodeId
           await this.promote()

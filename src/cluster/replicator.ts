@@ -10,10 +10,12 @@
  * - **Fencing**: a publish refused for its expected sequence means another node appended: this one
  *   is no longer primary. Nothing more is acknowledged; `onFenced` ends the node (it restarts as a
  *   replica). The same when the lease was not renewed in time (`leaseValid`).
- * - **Stalls**: a publish that cannot reach a JetStream majority is retried in order, under the same
- *   message id (JetStream drops a repeat), until it lands. Its writers get 503 after SHIP_TIMEOUT_MS
- *   (their write may still land: like any timeout, a retry with an Idempotency-Key finds it), and
- *   `admit` refuses new writes with 503 until the stream takes messages again.
+ * - **Stalls**: a publish that fails (its NATS server went away, the stream is electing a leader) is
+ *   retried in order, under the same message id (JetStream drops a repeat), until it lands; a blip
+ *   of a second or two is invisible to clients. Writers get 503 after SHIP_TIMEOUT_MS (their write
+ *   may still land: like any timeout, a retry with an Idempotency-Key finds it), and once the oldest
+ *   unconfirmed message is older than STALL_MS, `admit` refuses new writes with 503 until the stream
+ *   takes messages again, so the primary does not pile up commits nobody else has.
  */
 import { randomBytes } from 'node:crypto'
 import { JetStreamApiError } from '@nats-io/jetstream'
@@ -56,14 +58,16 @@ export interface ReplicatorOptions {
   shipTimeoutMs?: number
 }
 
-export const SHIP_TIMEOUT_MS = 5000
+export const SHIP_TIMEOUT_MS = 10_000
+/** How long the oldest unconfirmed message may wait before new writes are refused. */
+export const STALL_MS = 2000
 const RETRY_MS = [50, 100, 250, 500, 1000]
 
 const wrongSequence = (err: unknown): boolean => err instanceof JetStreamApiError && /wrong last sequence/i.test(err.message)
 
 const unavailable = (why: string) => new ApiError('unavailable', why, undefined, { 'Retry-After': '1' })
 
-interface Pending extends Outgoing { done: (err: unknown) => void }
+interface Pending extends Outgoing { done: (err: unknown) => void; sentAt: number }
 
 export class Replicator implements Replication {
   private nextSeq: number
@@ -72,7 +76,8 @@ export class Replicator implements Replication {
   private readonly drain: ChangeDrain
   /** Sent and not yet acknowledged, in sequence order. */
   private readonly queue: Pending[] = []
-  private state: 'ok' | 'stalled' | 'fenced' = 'ok'
+  /** `retrying`: a publish failed; what is unconfirmed is resent in order (no new send meanwhile). */
+  private state: 'ok' | 'retrying' | 'fenced' = 'ok'
   private retrying = false
 
   constructor(private readonly o: ReplicatorOptions) {
@@ -81,7 +86,8 @@ export class Replicator implements Replication {
   }
 
   get fenced(): boolean { return this.state === 'fenced' }
-  get stalled(): boolean { return this.state === 'stalled' }
+  /** The oldest unconfirmed message has waited longer than STALL_MS: new writes are refused. */
+  get stalled(): boolean { return this.state !== 'fenced' && this.queue.length > 0 && performance.now() - this.queue[0]!.sentAt > STALL_MS }
   /** The sequence of the last message this node captured. */
   get lastCaptured(): number { return this.nextSeq - 1 }
 
@@ -101,7 +107,7 @@ export class Replicator implements Replication {
 
   admit(): void {
     if (this.state === 'fenced') throw unavailable('This node is no longer the primary; retry shortly.')
-    if (this.state === 'stalled') throw unavailable('The cluster cannot make writes durable right now; retry shortly.')
+    if (this.stalled) throw unavailable('The cluster cannot make writes durable right now; retry shortly.')
   }
 
   ship(o: Outgoing): Promise<void> {
@@ -114,7 +120,7 @@ export class Replicator implements Replication {
         reject(unavailable('The cluster did not confirm this write in time; retry shortly (with an Idempotency-Key, a retry finds it if it landed).'))
       }, this.o.shipTimeoutMs ?? SHIP_TIMEOUT_MS)
       timer.unref()
-      const p: Pending = { ...o, done: (err) => { clearTimeout(timer); if (settled) return; settled = true; if (err) reject(err); else resolve() } }
+      const p: Pending = { ...o, sentAt: performance.now(), done: (err) => { clearTimeout(timer); if (settled) return; settled = true; if (err) reject(err); else resolve() } }
       this.queue.push(p)
       if (this.state === 'ok') this.send(p)
     })
@@ -134,7 +140,7 @@ export class Replicator implements Replication {
     const i = this.queue.indexOf(p)
     if (i >= 0) this.queue.splice(i, 1)
     p.done(null)
-    if (this.state === 'stalled' && this.queue.length === 0) {
+    if (this.state === 'retrying' && this.queue.length === 0) {
       this.state = 'ok'
       this.o.log.info('the replication stream takes writes again')
     }
@@ -145,8 +151,8 @@ export class Replicator implements Replication {
     // Refused for its expected sequence while every message before it landed: another node appended.
     // (Behind a message that did not land, the refusal is only that message's absence: a stall.)
     if (wrongSequence(err) && this.queue[0] === p) return this.fence(`another node appended to the stream (${(err as Error).message})`)
-    if (this.state === 'ok') this.o.log.warn({ err, seq: p.seq }, 'the replication stream did not take a write; retrying in order, refusing new writes meanwhile')
-    this.state = 'stalled'
+    if (this.state === 'ok') this.o.log.warn({ err, seq: p.seq }, 'the replication stream did not take a write; retrying in order')
+    this.state = 'retrying'
     void this.retry()
   }
 
@@ -156,7 +162,7 @@ export class Replicator implements Replication {
     this.retrying = true
     let attempt = 0
     try {
-      while (this.queue.length > 0 && this.state === 'stalled') {
+      while (this.queue.length > 0 && this.state === 'retrying') {
         await new Promise((r) => setTimeout(r, RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)]))
         const p = this.queue[0]!
         try {
@@ -167,7 +173,7 @@ export class Replicator implements Replication {
           if (wrongSequence(err)) this.fence(`another node appended to the stream (${(err as Error).message})`)
         }
       }
-      if (this.state === 'stalled') {
+      if (this.state === 'retrying') {
         this.state = 'ok'
         this.o.log.info('the replication stream takes writes again')
       }

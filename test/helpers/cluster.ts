@@ -106,7 +106,7 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
   const spawnOne = () => spawnServer({
     NATS_URL: nats.urls.join(','), NODE_ID: id, CLUSTER_NAME: name, DB_PATH: dbPath,
     // A lease longer than the default: a loaded test machine can hold an event loop for seconds.
-    CLUSTER_LEASE_MS: '4000', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn', ...env,
+    CLUSTER_LEASE_MS: '4000', RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: process.env.CLUSTER_TEST_LOG ?? 'warn', ...env,
   }, 60_000)
   let sp = await spawnOne()
   let supervising = true
@@ -135,7 +135,7 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
 }
 
 /** Wait until one of `nodes` says it is the ready primary; returns it. */
-export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 30_000): Promise<ClusterNodeProcess> {
+export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 60_000): Promise<ClusterNodeProcess> {
   let found: ClusterNodeProcess | undefined
   await waitFor(async () => {
     for (const n of nodes) {
@@ -145,13 +145,13 @@ export async function primaryOf(nodes: ClusterNodeProcess[], timeoutMs = 30_000)
     return false
   }, timeoutMs, 'a primary').catch((err: Error) => {
     // What each node said, for the failure message.
-    throw new Error(`${err.message}\n${nodes.map((n) => `--- ${n.id}:\n${n.output().slice(-1500)}`).join('\n')}`)
+    throw new Error(`${err.message}\n${nodes.map((n) => `--- ${n.id}:\n${quiet(n.output()).slice(-3000)}`).join('\n')}`)
   })
   return found!
 }
 
 /** Wait until `node` has applied `seq` (its /readyz applied_seq). */
-export async function appliedUpTo(node: ClusterNodeProcess, seq: number, timeoutMs = 30_000): Promise<void> {
+export async function appliedUpTo(node: ClusterNodeProcess, seq: number, timeoutMs = 60_000): Promise<void> {
   await waitFor(async () => ((await node.readyz().catch(() => null))?.body.applied_seq ?? -1) >= seq, timeoutMs, `${node.id} to apply ${seq}`)
     .catch(async (err: Error) => {
       throw new Error(`${err.message}; its /readyz: ${JSON.stringify((await node.readyz().catch(() => null))?.body)}\n${node.output().slice(-2000)}`)
@@ -174,5 +174,8 @@ export function tableDump(dbPath: string): Record<string, unknown[]> {
     db.close()
   }
 }
+
+/** A node's output without the per-request access log lines. */
+const quiet = (out: string) => out.split('\n').filter((l) => !l.includes('"msg":"request"')).join('\n')
 
 export { waitFor }
