@@ -63,7 +63,7 @@ t.test('requests count under their route id and status, never the raw URL', asyn
   const missing = await s.req('GET', '/restaurants/987654321', { token: acct.token })
   isError(t, missing, 404, 'not_found')
   const nowhere = await s.req('GET', '/no/such/route/123')
-  isError(t, nowhere, 404, 'not_found')
+  isError(t, nowhere, 404, 'route_not_found')
   const invalid = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [] })
   isError(t, invalid, 422, 'validation_failed')
   const after = await scrape()
@@ -102,7 +102,7 @@ t.test('the token is required on the public port', async (t) => {
   const plain = await startServer()
   t.teardown(() => plain.close())
   t.equal(plain.app.svc.metrics.enabled, false, 'no recorders run')
-  isError(t, await plain.req('GET', `${plain.site}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }), 404, 'not_found')
+  isError(t, await plain.req('GET', `${plain.site}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }), 404, 'route_not_found')
 })
 
 t.test('the separate listener serves /metrics without a token, and nothing else', async (t) => {
