@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'
 import { openDb, nowIso, migrate } from './storage/db.ts'
-import { clusterRoleOf } from './storage/changes.ts'
+import { clusterRoleOfFile } from './storage/changes.ts'
 import { syncPlatformPlans } from './storage/plans.ts'
 import { STORE_TYPES, type StoreType } from './domain/verticals.ts'
 import { seedDemo, createOwnerToken } from './seed.ts'
@@ -87,12 +87,12 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
 
   const config = loadConfig(env)
   if (config.dbPath === ':memory:') throw new CliError('DB_PATH=:memory: has nothing to share with a server: point DB_PATH at a file')
-  const db = openDb(config.dbPath)
-  // A cluster replica's file takes rows from the stream only (docs/cluster.md "Not yet": the CLI).
-  if (clusterRoleOf(db) === 'replica') {
-    db.close()
+  // A cluster replica's file takes rows from the stream only (docs/cluster.md "Not yet": the CLI):
+  // checked before the file is opened, which would also migrate it.
+  if (clusterRoleOfFile(config.dbPath) === 'replica') {
     throw new CliError(`DB_PATH=${config.dbPath} is a cluster replica's database: run the command where the primary runs (its /readyz names it)`)
   }
+  const db = openDb(config.dbPath)
   syncPlatformPlans(db)
   try {
     if (cmd === 'migrate') {

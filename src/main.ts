@@ -45,6 +45,7 @@ async function startClusterNode(): Promise<Running> {
       setTimeout(() => fatal(new StartupError(EXIT.fenced, `cluster node ${config.cluster!.nodeId} stopped: ${why}`)), 200)
     })
   } catch (err) {
+    if (err instanceof StartupError) fatal(err)
     fatal(new StartupError(/cannot listen/.test((err as Error).message) ? EXIT.listen : EXIT.unavailable, `cluster node ${config.cluster!.nodeId}: ${(err as Error).message}`))
   }
 }

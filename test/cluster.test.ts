@@ -50,8 +50,16 @@ if (!hasNats()) {
   const demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(first.output())![1]!) as { owner: { token: string }; store: { id: number } }
   const token = demo.owner.token
   const storeId = demo.store.id
+  /**
+   * A request to a node. A connection the client kept alive to the listener a node just replaced (a
+   * replica's, closed when it became primary) may be reset under the first request: that request is
+   * sent once more, on a new connection, as any client would.
+   */
   const api = (node: ClusterNodeProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    request(`${node.sp.base}${path}`, method, { token, body, headers })
+    request(`${node.sp.base}${path}`, method, { token, body, headers }).catch((err: { cause?: { code?: string } }) => {
+      if (err.cause?.code !== 'ECONNRESET') throw err
+      return request(`${node.sp.base}${path}`, method, { token, body, headers: { ...headers, connection: 'close' } })
+    })
   const itemId = (await api(primary, 'GET', `/restaurants/${storeId}/menu`)).body[0].items[0].id as number
   const order = (node: ClusterNodeProcess, key?: string) => api(node, 'POST', `/restaurants/${storeId}/orders`,
     { type: 'takeaway', items: [{ item_id: itemId, quantity: 1 }], customer_name: 'Cluster', phone: '+4915100000042' }, key ? { 'idempotency-key': key } : {})

@@ -330,6 +330,14 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
           insert(step.state.store.owner_id, e, msg.type === 'create_order' ? msg.linkPhone ?? null : null, replyTo, now) // not awaited: pipelined
           break
         case 'replay': {
+          // The original may have committed without being answered (cluster mode: the stream did not
+          // confirm it in time): the replay is an answer too, so it waits for the same durability.
+          try {
+            await deps.committer.durable()
+          } catch (err) {
+            nact.dispatch(replyTo, fail(err instanceof ApiError ? err : new ApiError('unavailable')))
+            break
+          }
           const row = deps.orders.row(e.orderId)
           nact.dispatch(replyTo, row ? ok({ order: deps.orders.full(row), replayed: true }) : fail(new ApiError('not_found')))
           break

@@ -14,7 +14,7 @@ import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream'
 import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { ChangeApplier } from '../storage/changes.ts'
-import { decodeMessage } from './batch.ts'
+import { decodeMessage, type StreamMessage } from './batch.ts'
 import type { ClusterLink } from './nats.ts'
 import { readApplied, recordApplied, schemaVersion, type Applied } from './state.ts'
 
@@ -41,6 +41,8 @@ export class Applier {
   private stopped = false
   /** When the consumer last delivered a message (or was opened). */
   private progressAt = Date.now()
+  /** Parts of a batch split across messages, until its last part arrives. */
+  private parts: Uint8Array[] = []
   /** Called after each message applied (tests and the promotion wait for a sequence). */
   onApplied: ((seq: number) => void) | null = null
 
@@ -95,20 +97,61 @@ export class Applier {
   private async drain(): Promise<void> {
     const messages = this.messages
     if (!messages) return
+    this.parts = []
+    let expected = this.applied.seq + 1
     for await (const m of messages) {
       if (this.problem || this.stopped) break
       this.progressAt = Date.now()
-      if (m.seq <= this.applied.seq) continue
+      if (m.seq < expected) continue
+      // A gap (a consumer that skipped ahead): start again from the last message applied.
+      if (m.seq > expected) {
+        this.log.warn({ expected, got: m.seq }, 'replication consumer skipped messages; starting another')
+        break
+      }
+      expected = m.seq + 1
       try {
-        this.apply(m.seq, m.data)
+        this.take(m.seq, m.data)
         this.pending = m.info.pending
       } catch (err) {
+        // A database busy for a while (a backup, the CLI) is worth another try from the last message applied.
+        if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+          this.log.warn({ err, seq: m.seq }, 'replica database busy; applying again shortly')
+          break
+        }
         this.problem = `cannot apply message ${m.seq}: ${(err as Error).message}`
         this.log.error({ err, seq: m.seq }, 'replica stopped applying the stream')
+        this.onApplied?.(m.seq)
         break
       }
       this.onApplied?.(m.seq)
     }
+  }
+
+  /** Apply one message, or keep a part until the batch it belongs to is whole. */
+  private take(seq: number, data: Uint8Array): void {
+    const msg = decodeMessage(data)
+    if (msg.schema > this.schema) throw new Error(`written by schema version ${msg.schema}, this build has ${this.schema}: upgrade this node`)
+    if (msg.k === 'part') {
+      if (msg.i !== this.parts.length) throw new Error(`part ${msg.i} of ${msg.id} after ${this.parts.length} parts`)
+      this.parts.push(msg.bytes)
+      if (msg.i < msg.n - 1) return
+      const whole = decodeMessage(Buffer.concat(this.parts))
+      this.parts = []
+      if (whole.k !== 'batch') throw new Error(`the parts of ${msg.id} are not a batch`)
+      return this.apply(seq, whole)
+    }
+    if (this.parts.length) throw new Error(`message ${seq} inside the parts of a batch`)
+    this.apply(seq, msg)
+  }
+
+  private apply(seq: number, msg: StreamMessage): void {
+    const applied = { seq, id: msg.id, at: msg.at }
+    this.conn.transaction(() => {
+      if (msg.k === 'batch') this.applier.apply(msg.set)
+      recordApplied(this.conn, applied)
+    }).immediate()
+    this.applied = applied
+    this.delayMs = Math.max(0, Date.now() - msg.at)
   }
 
   /**
@@ -122,20 +165,9 @@ export class Applier {
     void this.messages?.close()
   }
 
-  private apply(seq: number, data: Uint8Array): void {
-    const msg = decodeMessage(data)
-    if (msg.schema > this.schema) throw new Error(`written by schema version ${msg.schema}, this build has ${this.schema}: upgrade this node`)
-    const applied = { seq, id: msg.id, at: msg.at }
-    this.conn.transaction(() => {
-      if (msg.k === 'batch') this.applier.apply(msg.set)
-      recordApplied(this.conn, applied)
-    }).immediate()
-    this.applied = applied
-    this.delayMs = Math.max(0, Date.now() - msg.at)
-  }
-
   /** Resolves once the message `seq` is applied (or rejects when applying stopped). */
   waitFor(seq: number, timeoutMs: number): Promise<void> {
+    if (this.problem) return Promise.reject(new Error(this.problem))
     if (this.applied.seq >= seq) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => { this.onApplied = null; reject(new Error(`not applied up to ${seq} within ${timeoutMs} ms (at ${this.applied.seq})`)) }, timeoutMs)

@@ -13,7 +13,9 @@ import { buildApp, type App } from '../app.ts'
 import { replicaServer } from '../http/replica.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
-import { ClusterNode, DivergedError } from './node.ts'
+import { ClusterNode, DivergedError, RefusedError } from './node.ts'
+import { dropCaptureTriggersOf } from '../storage/changes.ts'
+import { EXIT, StartupError } from '../startup.ts'
 
 export interface Running {
   /** Graceful stop: resolves with the exit code. */
@@ -23,6 +25,7 @@ export interface Running {
 /** `exit`: end the process soon, without a drain (fenced, or the lease lost). */
 export async function serveCluster(config: Config, openDatabase: () => Db, log: Logger, exit: (why: string) => void): Promise<Running> {
   const cluster = config.cluster!
+  dropCaptureTriggersOf(config.dbPath)
   let db = openDatabase()
   let app: App | null = null
   let node: ClusterNode | null = null
@@ -42,7 +45,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       await app.listen()
       if (config.demoSeed && (db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
         const demo = seedDemo(db, config.siteUrl)
-        await renew()
+        if (!await renew()) throw new Error('the lease was lost while the demo account was created')
         // Written outside a batch: an empty one takes it to the stream before it is shown.
         await app.svc.committer.write(() => undefined)
         process.stdout.write(firstRunMessage(demo, config.siteUrl))
@@ -54,6 +57,10 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   try {
     node = await start()
   } catch (err) {
+    if (err instanceof RefusedError) {
+      replica.close()
+      throw new StartupError(EXIT.config, `cluster node ${cluster.nodeId}: ${err.message}`)
+    }
     if (!(err instanceof DivergedError)) { replica.close(); throw err }
     // Its extra writes were never acknowledged to anyone: kept aside for inspection, not served.
     const aside = `${config.dbPath}.diverged-${new Date().toISOString().replace(/[:.]/g, '-')}`

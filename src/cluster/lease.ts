@@ -15,6 +15,7 @@ export class Lease {
   private revision = 0
   private renewedAt = 0
   private timer: NodeJS.Timeout | null = null
+  private renewing: Promise<boolean> | null = null
 
   constructor(private readonly kv: KV, private readonly nodeId: string, readonly ttlMs: number, private readonly log: Logger) {}
 
@@ -45,14 +46,8 @@ export class Lease {
   /** Renew every third of the lease; `lost` once a renewal is refused or the lease ran out unrenewed. */
   keep(lost: (why: string) => void): void {
     const tick = async () => {
-      const sent = performance.now()
-      try {
-        this.revision = await this.kv.update(KEY, enc.encode(this.nodeId), this.revision)
-        this.renewedAt = sent
-      } catch (err) {
-        if (/wrong last sequence/i.test((err as Error).message)) { this.stop(); return lost('another node holds the lease') }
-        this.log.warn({ err }, 'lease renewal failed; retrying')
-      }
+      const ok = await this.renewNow()
+      if (!ok && this.revision === 0) { this.stop(); return lost('another node holds the lease') }
       if (!this.valid()) { this.stop(); return lost('the lease ran out before it could be renewed') }
       if (this.timer) this.timer = setTimeout(() => void tick(), this.ttlMs / 3)
     }
@@ -60,16 +55,33 @@ export class Lease {
   }
 
   /**
-   * Renew now, outside the schedule: after work that held the event loop (building the server,
-   * seeding), so the lease counts from now rather than from before it. False when it was refused.
+   * Renew now — on schedule, or after work that held the event loop (building the server, seeding),
+   * so the lease counts from now. One renewal at a time: a second call joins the one in flight.
+   * False when it did not renew; `revision` becomes 0 when another node holds the lease.
    */
-  async renewNow(): Promise<boolean> {
+  renewNow(): Promise<boolean> {
+    return (this.renewing ??= this.renewOnce().finally(() => { this.renewing = null }))
+  }
+
+  private async renewOnce(): Promise<boolean> {
+    if (this.revision === 0) return false
     const sent = performance.now()
     try {
       this.revision = await this.kv.update(KEY, enc.encode(this.nodeId), this.revision)
       this.renewedAt = sent
       return true
-    } catch {
+    } catch (err) {
+      if (!/wrong last sequence/i.test((err as Error).message)) {
+        this.log.warn({ err }, 'lease renewal failed; retrying')
+        return false
+      }
+      // Our previous update may have landed with its answer lost: the key still ours at a newer revision.
+      const e = await this.kv.get(KEY).catch(() => null)
+      if (e && e.operation === 'PUT' && e.string() === this.nodeId && e.revision > this.revision) {
+        this.revision = e.revision
+        return this.renewOnce()
+      }
+      this.revision = 0
       return false
     }
   }

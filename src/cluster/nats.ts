@@ -59,6 +59,10 @@ export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
       }
     })
     const kv = await untilReady(() => new Kvm(nc).create(names.leaseBucket, { ttl: c.leaseMs, history: 1, replicas: c.replicas }))
+    // An existing bucket keeps the settings it was made with: a node counting a longer lease than the
+    // bucket keeps would trust a lease another node already holds.
+    const ttl = (await kv.status()).ttl
+    if (ttl !== c.leaseMs) throw new Error(`the lease bucket ${names.leaseBucket} expires entries after ${ttl} ms, this node has CLUSTER_LEASE_MS=${c.leaseMs}: every node needs the same lease`)
     return link(nc, jsm, kv, names)
   } catch (err) {
     await nc.close()

@@ -34,8 +34,10 @@ export interface ClusterStatus {
   ready: boolean
 }
 
-/** The node's database holds writes the stream never took: it cannot rejoin as it is. */
+/** The node's database holds writes the stream never took: it is set aside and the node rejoins from the stream. */
 export class DivergedError extends Error {}
+/** The database and the stream disagree in a way an operator must look at: the node does not start. */
+export class RefusedError extends Error {}
 
 export interface NodeOptions {
   cluster: ClusterConfig
@@ -105,9 +107,21 @@ export class ClusterNode {
         this.primary = await this.lease.holder()
         this.streamLast = await lastSeq(this.link)
         this.applier?.nudge(this.streamLast)
-        if (this.primary === null && !this.applier?.status().problem && await this.lease.acquire()) {
+        // Only a replica that has applied the whole stream contends: one still replaying a long
+        // history would hold the lease while it catches up.
+        const s = this.applier?.status()
+        const caughtUp = s !== undefined && s.problem === null && s.pending === 0 && s.applied.seq >= this.streamLast
+        if (this.primary === null && caughtUp && await this.lease.acquire()) {
           this.primary = this.o.cluster.nodeId
-          await this.promote()
+          try {
+            await this.promote()
+          } catch (err) {
+            // Not primary after all (the catch-up or the epoch failed): give the lease up and start
+            // again as a replica, rather than hold it while nobody serves.
+            this.o.log.error({ err }, 'could not become primary; giving the lease up')
+            await this.lease.release()
+            this.o.exit(`could not become primary: ${(err as Error).message}`)
+          }
           return
         }
       } catch (err) {
@@ -151,16 +165,13 @@ export class ClusterNode {
     this.replicator = new Replicator({
       db, tables, publish, nodeId: cluster.nodeId, schema, lastSeq: epoch.seq, log,
       leaseValid: () => this.lease.valid(),
+      leaseMs: cluster.leaseMs,
+      maxPayload: this.link.nc.info?.max_payload ?? 1024 * 1024,
       onFenced: (why) => this.o.exit(`fenced: ${why}`),
     })
     this.role = 'primary'
     log.info({ node: cluster.nodeId, seq: epoch.seq }, 'primary')
-    try {
-      await this.o.promote(this.replicator, () => this.lease.renewNow())
-    } catch (err) {
-      log.error({ err }, 'could not start serving as primary')
-      this.o.exit(`could not start serving as primary: ${(err as Error).message}`)
-    }
+    await this.o.promote(this.replicator, () => this.lease.renewNow())
   }
 
   private lost(why: string): void {
@@ -168,10 +179,14 @@ export class ClusterNode {
     else this.o.exit(`lease lost while becoming primary: ${why}`)
   }
 
-  /** Graceful stop: a primary gives its lease up (a replica takes over at once); the link closes. */
+  /**
+   * Graceful stop (after the server drained): what the primary committed last reaches the stream,
+   * then it gives its lease up (a replica takes over at once); the link closes.
+   */
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
+    await this.replicator?.idle(5000)
     if (this.role !== 'replica') await this.lease.release()
     else this.lease.stop()
     await this.applier?.stop()
@@ -179,18 +194,36 @@ export class ClusterNode {
   }
 }
 
+/** How far ahead of the stream a database may be and still be set aside automatically (an unconfirmed tail). */
+export const MAX_AUTO_SET_ASIDE = 64
+
 /**
- * The database's last recorded message must be the stream's message at that sequence: a primary
- * killed between its COMMIT and the stream's confirmation holds a batch nobody else has (and that
- * no client was told about). Such a database cannot rejoin as it is.
+ * The database's last recorded message must be the stream's message at that sequence, and it must
+ * hold no captured change that was never sent. A primary killed between its COMMIT and the stream's
+ * confirmation holds a batch nobody else has (and no client was told about): such a database cannot
+ * rejoin as it is, and is set aside (DivergedError). Anything that does not look like such a short
+ * tail — far ahead of the stream, a stream that lost what this database holds, a database with data
+ * but no place in the stream (a single server's file) — is not for a machine to decide: the node
+ * refuses to start (RefusedError), and says why.
  */
 async function checkNotDiverged(db: Db, link: ClusterLink): Promise<void> {
+  const unsent = db.prepare('SELECT COUNT(*) FROM _changes').pluck().get() as number
   const mine = readApplied(db)
-  if (mine.seq === 0) return
   const last = await lastSeq(link)
-  if (mine.seq > last) throw new DivergedError(`this database holds message ${mine.seq}; the stream ends at ${last}`)
-  const stored = await link.jsm.streams.getMessage(link.names.stream, { seq: mine.seq })
-  if (!stored) throw new DivergedError(`the stream no longer holds message ${mine.seq}, this database's last`)
+  if (mine.seq === 0) {
+    if (unsent > 0 || hasData(db)) throw new RefusedError('this database holds data but no place in the stream: a cluster starts from an empty database (docs/cluster.md "Not yet": bootstrapping from an existing one)')
+    return
+  }
+  if (mine.seq > last) {
+    if (mine.seq - last > MAX_AUTO_SET_ASIDE) throw new RefusedError(`this database holds message ${mine.seq}, the stream ends at ${last}: the stream lost messages (wrong CLUSTER_NAME, or JetStream storage lost?). Fix NATS, or move DB_PATH aside to rejoin from what the stream holds`)
+    throw new DivergedError(`this database holds message ${mine.seq}; the stream ends at ${last}`)
+  }
+  const stored = await link.jsm.streams.getMessage(link.names.stream, { seq: mine.seq }).catch(() => null)
+  if (!stored) throw new RefusedError(`the stream no longer holds message ${mine.seq}, this database's last: move DB_PATH aside to rejoin from the stream`)
   const theirs = decodeMessage(stored.data)
   if (theirs.id !== mine.id) throw new DivergedError(`this database's message ${mine.seq} is ${mine.id}; the stream's is ${theirs.id}`)
+  if (unsent > 0) throw new DivergedError(`this database holds ${unsent} captured changes the stream never took`)
 }
+
+/** Whether a database that never joined a cluster already holds an account. */
+const hasData = (db: Db): boolean => Boolean(db.prepare('SELECT 1 FROM owners LIMIT 1').get())

@@ -2,20 +2,24 @@
  * The primary's side of replication (docs/cluster.md "Durable means replicated"). Every transaction
  * that commits on the primary — a group-commit batch (src/storage/commit.ts) or a batch of driver
  * positions (src/storage/driver-locations.ts) — calls `capture` before its COMMIT: the rows its
- * triggers recorded become the next stream message, numbered with the sequence it will get, and that
- * number is written in the same transaction. After the COMMIT, `ship` publishes it with that
- * sequence's predecessor as the expected last sequence, in parallel with the WAL's fsync; the writes
- * are acknowledged only when both are done.
+ * triggers recorded become the next stream message(s), numbered with the sequences they will get, and
+ * the last of them is written in the same transaction. After the COMMIT, `ship` queues them; they are
+ * published one at a time, each with its predecessor's sequence as the expected last sequence, in
+ * parallel with the WAL's fsync; the writes are acknowledged only when both are done.
  *
- * - **Fencing**: a publish refused for its expected sequence means another node appended: this one
- *   is no longer primary. Nothing more is acknowledged; `onFenced` ends the node (it restarts as a
- *   replica). The same when the lease was not renewed in time (`leaseValid`).
- * - **Stalls**: a publish that fails (its NATS server went away, the stream is electing a leader) is
- *   retried in order, under the same message id (JetStream drops a repeat), until it lands; a blip
- *   of a second or two is invisible to clients. Writers get 503 after SHIP_TIMEOUT_MS (their write
- *   may still land: like any timeout, a retry with an Idempotency-Key finds it), and once the oldest
- *   unconfirmed message is older than STALL_MS, `admit` refuses new writes with 503 until the stream
- *   takes messages again, so the primary does not pile up commits nobody else has.
+ * - **One message in flight.** JetStream checks an expected last sequence by number only: with
+ *   several in flight, a deposed primary's second message could follow its successor's epoch and be
+ *   stored. With one, the first refusal stops it. (Group commit makes the batches grow instead.)
+ * - **Fencing**: a publish refused for its expected sequence means another node appended: nothing
+ *   more is acknowledged and `onFenced` ends the node (it restarts as a replica). The same when the
+ *   lease was not renewed in time (checked before a capture and after every acknowledgement), when the
+ *   schema changed under the running server (another process migrated the file), or when the stream
+ *   has taken nothing for MAX_STALL_LEASES leases (another node should take over).
+ * - **Stalls**: a publish that fails for a while (its NATS server went away, the stream is electing
+ *   a leader) is retried in order under the same message id (JetStream drops a repeat); a blip is
+ *   invisible to clients. Writers get 503 after SHIP_TIMEOUT_MS (their write may still land: a retry
+ *   with an Idempotency-Key finds it), and once the oldest unconfirmed message has waited STALL_MS,
+ *   `admit` refuses new writes with 503, so the primary does not pile up commits nobody else has.
  */
 import { randomBytes } from 'node:crypto'
 import { JetStreamApiError } from '@nats-io/jetstream'
@@ -23,20 +27,22 @@ import { ApiError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { ChangeDrain, type CapturedTable } from '../storage/changes.ts'
-import { encodeMessage, FORMAT } from './batch.ts'
+import { FORMAT, messagesOf } from './batch.ts'
 import { recordApplied } from './state.ts'
 
-/** A captured transaction on its way to the stream. */
-export interface Outgoing { seq: number; id: string; data: Uint8Array }
+/** A captured transaction on its way to the stream: the messages at sequences `seq`..`seq + parts.length - 1`. */
+export interface Outgoing { seq: number; id: string; parts: Uint8Array[] }
 
 /** What a committing transaction needs of cluster mode (null in the single process). */
 export interface Replication {
-  /** Inside the transaction, before COMMIT: its changes as the next message, or null when it changed nothing. */
+  /** Inside the transaction, before COMMIT: its changes as the next message(s), or null when it changed nothing. Throws when this node may not write. */
   capture(db: Db): Outgoing | null
-  /** The COMMIT failed: the message was never sent, its sequence is free again. */
+  /** The COMMIT failed: the messages were never sent, their sequences are free again. */
   abandon(o: Outgoing): void
-  /** After the COMMIT: resolves once the stream holds the message; rejects (503, or fenced) otherwise. */
+  /** After the COMMIT: resolves once the stream holds it; rejects (503, or fenced) otherwise. */
   ship(o: Outgoing): Promise<void>
+  /** Resolves once everything captured so far is in the stream: for answers that rest on earlier writes. */
+  barrier(): Promise<void>
   /** Before a write is queued: 503 while the stream takes nothing (a stall) or this node is fenced. */
   admit(): void
 }
@@ -53,6 +59,10 @@ export interface ReplicatorOptions {
   /** The stream's last sequence when this node became primary (its epoch message). */
   lastSeq: number
   leaseValid: () => boolean
+  /** The lease's length: a stream unreachable for MAX_STALL_LEASES of them ends the node. */
+  leaseMs: number
+  /** The largest message NATS takes (`max_payload`); larger batches go as parts. */
+  maxPayload: number
   onFenced: (why: string) => void
   log: Logger
   shipTimeoutMs?: number
@@ -61,57 +71,81 @@ export interface ReplicatorOptions {
 export const SHIP_TIMEOUT_MS = 10_000
 /** How long the oldest unconfirmed message may wait before new writes are refused. */
 export const STALL_MS = 2000
+/** Leases of a stream that takes nothing before the primary gives way. */
+export const MAX_STALL_LEASES = 3
 const RETRY_MS = [50, 100, 250, 500, 1000]
+/** Room left in a NATS message for the part's own fields and headers. */
+const HEADROOM = 8 * 1024
 
 const wrongSequence = (err: unknown): boolean => err instanceof JetStreamApiError && /wrong last sequence/i.test(err.message)
-
 const unavailable = (why: string) => new ApiError('unavailable', why, undefined, { 'Retry-After': '1' })
+const notPrimary = () => unavailable('This node is no longer the primary; retry shortly.')
 
-interface Pending extends Outgoing { done: (err: unknown) => void; sentAt: number }
+interface Item extends Outgoing {
+  /** Parts already in the stream. */
+  sent: number
+  /** When it became the head of the queue (performance.now()). */
+  headSince: number
+  waiters: Array<(err: unknown) => void>
+}
 
 export class Replicator implements Replication {
   private nextSeq: number
   private count = 0
   private readonly boot = randomBytes(4).toString('hex')
   private readonly drain: ChangeDrain
-  /** Sent and not yet acknowledged, in sequence order. */
-  private readonly queue: Pending[] = []
-  /** `retrying`: a publish failed; what is unconfirmed is resent in order (no new send meanwhile). */
-  private state: 'ok' | 'retrying' | 'fenced' = 'ok'
-  private retrying = false
+  private readonly schemaVersion: () => number
+  private readonly installedSchema: number
+  /** Captured and not yet all in the stream, in sequence order; the head is being published. */
+  private readonly queue: Item[] = []
+  private inFlight = false
+  private fencedWhy: string | null = null
+  /** Since when publishing has been failing (performance.now()), or null. */
+  private failingSince: number | null = null
+  private attempt = 0
 
   constructor(private readonly o: ReplicatorOptions) {
     this.nextSeq = o.lastSeq + 1
     this.drain = new ChangeDrain(o.db, o.tables)
+    const read = o.db.prepare('PRAGMA schema_version').pluck()
+    this.schemaVersion = () => read.get() as number
+    this.installedSchema = this.schemaVersion()
   }
 
-  get fenced(): boolean { return this.state === 'fenced' }
+  get fenced(): boolean { return this.fencedWhy !== null }
   /** The oldest unconfirmed message has waited longer than STALL_MS: new writes are refused. */
-  get stalled(): boolean { return this.state !== 'fenced' && this.queue.length > 0 && performance.now() - this.queue[0]!.sentAt > STALL_MS }
+  get stalled(): boolean { return !this.fenced && this.queue.length > 0 && performance.now() - this.queue[0]!.headSince > STALL_MS }
   /** The sequence of the last message this node captured. */
   get lastCaptured(): number { return this.nextSeq - 1 }
 
   capture(db: Db): Outgoing | null {
+    if (this.fenced) throw notPrimary()
+    if (!this.o.leaseValid()) { this.fence('the lease lapsed'); throw notPrimary() }
+    // Another process migrated the file under this server: its triggers may no longer capture everything.
+    if (this.schemaVersion() !== this.installedSchema) { this.fence('the schema changed under the running primary'); throw notPrimary() }
     const set = this.drain.drain()
     if (!set) return null
-    const seq = this.nextSeq++
-    const id = `${this.o.nodeId}:${this.boot}:${++this.count}`
+    const id = `${this.o.nodeId}:${this.boot}:${this.count + 1}`
     const at = Date.now()
-    recordApplied(db, { seq, id, at })
-    return { seq, id, data: encodeMessage({ k: 'batch', f: FORMAT, node: this.o.nodeId, id, schema: this.o.schema, at, set }) }
+    const parts = messagesOf({ k: 'batch', f: FORMAT, node: this.o.nodeId, id, schema: this.o.schema, at, set }, this.o.maxPayload - HEADROOM)
+    const seq = this.nextSeq
+    recordApplied(db, { seq: seq + parts.length - 1, id, at })
+    this.count++
+    this.nextSeq += parts.length
+    return { seq, id, parts }
   }
 
   abandon(o: Outgoing): void {
-    if (o.seq === this.nextSeq - 1) this.nextSeq--
+    if (o.seq + o.parts.length === this.nextSeq) this.nextSeq = o.seq
   }
 
   admit(): void {
-    if (this.state === 'fenced') throw unavailable('This node is no longer the primary; retry shortly.')
+    if (this.fenced) throw notPrimary()
     if (this.stalled) throw unavailable('The cluster cannot make writes durable right now; retry shortly.')
   }
 
   ship(o: Outgoing): Promise<void> {
-    if (this.state === 'fenced') return Promise.reject(unavailable('This node is no longer the primary; retry shortly.'))
+    if (this.fenced) return Promise.reject(notPrimary())
     return new Promise<void>((resolve, reject) => {
       let settled = false
       const timer = setTimeout(() => {
@@ -120,74 +154,72 @@ export class Replicator implements Replication {
         reject(unavailable('The cluster did not confirm this write in time; retry shortly (with an Idempotency-Key, a retry finds it if it landed).'))
       }, this.o.shipTimeoutMs ?? SHIP_TIMEOUT_MS)
       timer.unref()
-      const p: Pending = { ...o, sentAt: performance.now(), done: (err) => { clearTimeout(timer); if (settled) return; settled = true; if (err) reject(err); else resolve() } }
-      this.queue.push(p)
-      if (this.state === 'ok') this.send(p)
+      const done = (err: unknown) => { clearTimeout(timer); if (settled) return; settled = true; if (err) reject(err); else resolve() }
+      this.queue.push({ ...o, sent: 0, headSince: performance.now(), waiters: [done] })
+      this.kick()
     })
   }
 
-  private send(p: Pending): void {
-    this.o.publish(p.data, { expectedLastSeq: p.seq - 1, msgId: p.id }).then(
-      (ack) => this.acked(p, ack.seq),
-      (err: unknown) => this.failed(p, err),
+  barrier(): Promise<void> {
+    if (this.fenced) return Promise.reject(notPrimary())
+    const last = this.queue[this.queue.length - 1]
+    if (!last) return Promise.resolve()
+    return new Promise((resolve, reject) => last.waiters.push((err) => (err ? reject(err) : resolve())))
+  }
+
+  /** Resolves once nothing is waiting for the stream (or `timeoutMs` passed): before a graceful stop releases the lease. */
+  idle(timeoutMs: number): Promise<void> {
+    return Promise.race([this.barrier().catch(() => {}), new Promise<void>((r) => setTimeout(r, timeoutMs).unref())])
+  }
+
+  /** Publish the head's next part, unless one is in flight. */
+  private kick(): void {
+    const head = this.queue[0]
+    if (this.inFlight || this.fenced || !head) return
+    this.inFlight = true
+    const expected = head.seq + head.sent - 1
+    const msgId = head.parts.length === 1 ? head.id : `${head.id}#${head.sent}`
+    this.o.publish(head.parts[head.sent]!, { expectedLastSeq: expected, msgId }).then(
+      (ack) => this.acked(head, ack.seq, expected),
+      (err: unknown) => this.failed(err),
     )
   }
 
-  private acked(p: Pending, seq: number): void {
-    if (this.state === 'fenced') return
-    if (seq !== p.seq) return this.fence(`the stream numbered message ${p.id} ${seq}, expected ${p.seq}`)
+  private acked(head: Item, seq: number, expected: number): void {
+    this.inFlight = false
+    if (this.fenced) return
+    if (seq !== expected + 1) return this.fence(`the stream numbered ${head.id} ${seq}, expected ${expected + 1}`)
     if (!this.o.leaseValid()) return this.fence('the lease lapsed before the stream confirmed a write')
-    const i = this.queue.indexOf(p)
-    if (i >= 0) this.queue.splice(i, 1)
-    p.done(null)
-    if (this.state === 'retrying' && this.queue.length === 0) {
-      this.state = 'ok'
-      this.o.log.info('the replication stream takes writes again')
+    if (this.failingSince !== null) this.o.log.info('the replication stream takes writes again')
+    this.failingSince = null
+    this.attempt = 0
+    if (++head.sent === head.parts.length) {
+      this.queue.shift()
+      if (this.queue[0]) this.queue[0].headSince = performance.now()
+      for (const w of head.waiters) w(null)
     }
+    this.kick()
   }
 
-  private failed(p: Pending, err: unknown): void {
-    if (this.state === 'fenced') return
-    // Refused for its expected sequence while every message before it landed: another node appended.
-    // (Behind a message that did not land, the refusal is only that message's absence: a stall.)
-    if (wrongSequence(err) && this.queue[0] === p) return this.fence(`another node appended to the stream (${(err as Error).message})`)
-    if (this.state === 'ok') this.o.log.warn({ err, seq: p.seq }, 'the replication stream did not take a write; retrying in order')
-    this.state = 'retrying'
-    void this.retry()
-  }
-
-  /** Resend what is unacknowledged, in order, until all of it landed (or this node is fenced). */
-  private async retry(): Promise<void> {
-    if (this.retrying) return
-    this.retrying = true
-    let attempt = 0
-    try {
-      while (this.queue.length > 0 && this.state === 'retrying') {
-        await new Promise((r) => setTimeout(r, RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)]))
-        const p = this.queue[0]!
-        try {
-          const ack = await this.o.publish(p.data, { expectedLastSeq: p.seq - 1, msgId: p.id })
-          attempt = 0
-          this.acked(p, ack.seq)
-        } catch (err) {
-          if (wrongSequence(err)) this.fence(`another node appended to the stream (${(err as Error).message})`)
-        }
-      }
-      if (this.state === 'retrying') {
-        this.state = 'ok'
-        this.o.log.info('the replication stream takes writes again')
-      }
-    } finally {
-      this.retrying = false
+  private failed(err: unknown): void {
+    this.inFlight = false
+    if (this.fenced) return
+    if (wrongSequence(err)) return this.fence(`another node appended to the stream (${(err as Error).message})`)
+    const now = performance.now()
+    if (this.failingSince === null) {
+      this.failingSince = now
+      this.o.log.warn({ err }, 'the replication stream did not take a write; retrying in order')
     }
+    if (now - this.failingSince > MAX_STALL_LEASES * this.o.leaseMs) return this.fence('the replication stream took nothing for too long')
+    setTimeout(() => this.kick(), RETRY_MS[Math.min(this.attempt++, RETRY_MS.length - 1)]).unref()
   }
 
   /** This node must acknowledge nothing more: every waiting writer is refused, and the node ends. */
   fence(why: string): void {
-    if (this.state === 'fenced') return
-    this.state = 'fenced'
+    if (this.fenced) return
+    this.fencedWhy = why
     this.o.log.error({ why }, 'fenced: no longer the primary; acknowledging nothing more')
-    for (const p of this.queue.splice(0)) p.done(unavailable('This node is no longer the primary; retry shortly.'))
+    for (const item of this.queue.splice(0)) for (const w of item.waiters) w(notPrimary())
     this.o.onFenced(why)
   }
 }

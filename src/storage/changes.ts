@@ -23,7 +23,8 @@
  *
  * The single process never installs the triggers: outside cluster mode nothing here runs.
  */
-import type { Statement } from 'better-sqlite3'
+import Database, { type Statement } from 'better-sqlite3'
+import { existsSync } from 'node:fs'
 import type { Db } from './db.ts'
 
 export const OP = { insert: 1, update: 2, delete: 3 } as const
@@ -97,6 +98,22 @@ export function installCapture(db: Db): CapturedTable[] {
 function removeCaptureTriggers(db: Db): void {
   const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '\\_cap\\_%' ESCAPE '\\'").pluck().all() as string[]
   for (const n of names) db.exec(`DROP TRIGGER IF EXISTS ${q(n)}`)
+}
+
+/**
+ * Before a node opens its file (and runs migrations): the capture triggers a previous primary role
+ * left go, so the migrations' own row changes are not taken for unsent writes; `_changes` is kept,
+ * for the divergence check to see what a crashed primary captured and never sent.
+ */
+export function dropCaptureTriggersOf(path: string): void {
+  if (path === ':memory:' || !existsSync(path)) return
+  const db = new Database(path)
+  try {
+    db.pragma('busy_timeout = 5000')
+    removeCaptureTriggers(db)
+  } finally {
+    db.close()
+  }
 }
 
 /** A replica captures nothing: its rows come from the stream. */
@@ -180,8 +197,18 @@ export class ChangeApplier {
 /**
  * The role a database file has in a cluster, as the file itself says: `replica` (it applies the
  * stream: nothing else may write to it), `primary` (its writes are captured) or null (a single
- * server's file). Read by the operator CLI before it writes.
+ * server's file). Read by the operator CLI before it opens (and migrates) the file.
  */
+export function clusterRoleOfFile(path: string): 'primary' | 'replica' | null {
+  if (path === ':memory:' || !existsSync(path)) return null
+  const db = new Database(path, { readonly: true })
+  try {
+    return clusterRoleOf(db)
+  } finally {
+    db.close()
+  }
+}
+
 export function clusterRoleOf(db: Db): 'primary' | 'replica' | null {
   const hasState = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_cluster_state'").get()
   if (!hasState) return null

@@ -36,6 +36,12 @@ export interface Committer {
   close(): void
   /** Run `hook` at the end of every transaction (see BatchHook). */
   addHook<T>(hook: BatchHook<T>): void
+  /**
+   * Resolves once every write committed so far is as durable as an answer promises: at once in the
+   * single process (an answer already waited for its fsync); in cluster mode once the stream holds
+   * it. For answers that rest on an earlier write rather than a write of their own (an idempotent replay).
+   */
+  durable(): Promise<void>
   readonly stats: { batches: number; writes: number }
 }
 
@@ -92,6 +98,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     if (replication) throw new Error('cluster mode replicates group-commit batches: GROUP_COMMIT=0 cannot be used with it')
     return {
       stats,
+      durable: () => Promise.resolve(),
       flush() {},
       close() {},
       addHook,
@@ -221,8 +228,9 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
       for (const a of after) a()
     }
     // In cluster mode the stream's confirmation runs in parallel with the fsync; both must succeed.
-    // Its outcome is taken at once (a refusal may come before the fsync returns), read after it.
-    const shipped = outgoing ? replication!.ship(outgoing).then(() => null, (e: Error) => e) : null
+    // Its outcome is taken at once (a refusal may come before the fsync returns), read after it. A
+    // batch that changed nothing still waits for what was captured before it: its answers may rest on it.
+    const shipped = replication ? (outgoing ? replication.ship(outgoing) : replication.barrier()).then(() => null, (e: Error) => e) : null
     const settle = shipped ? (err: Error | null) => { void shipped.then((e) => answer(err ?? e)) } : answer
     if (walSync) walSync.afterCommit(settle)
     else settle(null)
@@ -230,6 +238,7 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
 
   return {
     stats,
+    durable: () => replication?.barrier() ?? Promise.resolve(),
     flush() {
       commitBatch()
       walSync?.syncNow()
