@@ -40,7 +40,7 @@ async function natsServers(n: number): Promise<{ urls: string[]; stop(): Promise
 
 const clusterVariant = (key: string, label: string, servers: number): Variant => ({
   key, label, args: 'app', env: { GROUP_COMMIT: '1' },
-  readyPath: '/readyz?role=primary',
+  readyPath: '/readyz?role=primary', seedByServer: true,
   around: async () => {
     const nats = await natsServers(servers)
     return { env: { NATS_URL: nats.urls.join(','), NODE_ID: 'bench-1', CLUSTER_NAME: `bench${Date.now()}` }, stop: () => nats.stop() }

@@ -43,6 +43,8 @@ export interface Variant {
   around?: () => Promise<{ env: Record<string, string>; stop(): Promise<void> }>
   /** The address that answers 200 once the server serves (default /healthz). */
   readyPath?: string
+  /** The server creates the demo account itself on its first start (a cluster starts from an empty database). */
+  seedByServer?: boolean
 }
 
 /**
@@ -130,6 +132,16 @@ class SeenIds {
 
 interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; answered: number; missing: number; inFlightAtStop: number } }
 
+/** The demo account a server printed on its first start (its JSON follows this line). */
+async function demoPrintedBy(server: Server): Promise<Demo> {
+  for (let i = 0; i < 100; i++) {
+    const m = /Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(server.output())
+    if (m) return JSON.parse(m[1]!) as Demo
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('the server printed no demo account')
+}
+
 /** Requests cut off when a run stops may still commit: let them land before counting rows. */
 const settle = () => new Promise((r) => setTimeout(r, 300))
 
@@ -183,13 +195,14 @@ export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: strin
   const cwd = v.cwd ?? ROOT
   const beside = v.around ? await v.around() : null
   try {
-    const demo = JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, cwd)).trim().split('\n').pop()!) as Demo
-    const bodies = orderBodies(readMenu(dbPath, demo.store.id))
+    const seeded = v.seedByServer ? null : JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, cwd)).trim().split('\n').pop()!) as Demo
     const port = await freePort()
     server = await startServer(v.args === 'app' ? appArgs(cwd) : v.args, {
       DB_PATH: dbPath, PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
-      ...LOAD_TEST_LIMITS, DEMO_SEED: '0', ...v.env, ...beside?.env,
+      ...LOAD_TEST_LIMITS, DEMO_SEED: v.seedByServer ? '1' : '0', ...v.env, ...beside?.env,
     }, port, v.readyPath ?? '/healthz', cwd)
+    const demo = seeded ?? await demoPrintedBy(server)
+    const bodies = orderBodies(readMenu(dbPath, demo.store.id))
     const srv = server
     const requests = (seen?: SeenIds): (Request & RawRequest)[] => bodies.map((body) => ({
       method: 'POST',
