@@ -16,7 +16,7 @@ import { tagObjects } from './docs/tags.ts'
 import { describe } from './docs/describe.ts'
 import { ErrorSchema } from '../ops/docs-schemas.ts'
 
-export { jsonSchemaOf } from './docs/schemas.ts'
+export { jsonSchemaOf } from '../ops/json-schema.ts'
 
 type Requirement = Record<string, string[]>
 

@@ -1,16 +1,9 @@
 /** The JSON Schema an agent sees for a tool's arguments, derived from the op input it binds. */
-import { toJsonSchema } from '@valibot/to-json-schema'
 import type { AnySchema, JsonSchema } from '../ops/op.ts'
+import { jsonSchemaOf } from '../ops/json-schema.ts'
 import type { ToolBinding } from './tool.ts'
 
 const ID_WORDS: Record<string, string> = { store: 'restaurant', order: 'order', driver: 'driver', endpoint: 'webhook endpoint' }
-
-/** valibot → JSON Schema draft 2020-12; transforms and custom checks are skipped, not fatal. */
-function jsonSchemaOf(s: AnySchema): JsonSchema {
-  const out = toJsonSchema(s, { target: 'draft-2020-12', errorMode: 'ignore' }) as JsonSchema
-  delete out.$schema
-  return out
-}
 
 /**
  * The op input's object schema plus each scope-id argument as a required positive integer

@@ -5,34 +5,10 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema'
 import { schemaName } from '../../ops/docs-schemas.ts'
+import { isValibot, typedTuple } from '../../ops/json-schema.ts'
 import type { AnySchema, JsonSchema } from '../route.ts'
 
-const isValibot = (s: unknown): s is AnySchema => typeof s === 'object' && s !== null && (s as { kind?: string }).kind === 'schema'
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` })
-
-type Override = NonNullable<NonNullable<Parameters<typeof toJsonSchema>[1]>['overrideSchema']>
-
-/**
- * A tuple as generators that predate `prefixItems` (OpenAPI 3.0) read it too: with `items` (its
- * element types) and `maxItems`, so `[open, close]` is a pair of strings rather than an untyped
- * array (issue 32 item 4; Spectral's `array-items`). A valibot tuple drops extra elements and a
- * strict one refuses them, so a valid value has exactly `prefixItems.length` of them, which is also
- * what the converter's own openapi-3.0 target writes.
- */
-const typedTuple: Override = ({ valibotSchema, jsonSchema }) => {
-  if (valibotSchema.type !== 'tuple' && valibotSchema.type !== 'strict_tuple') return null
-  const prefix = (jsonSchema as { prefixItems?: JsonSchema[] }).prefixItems ?? []
-  const kinds = [...new Map(prefix.map((p) => [JSON.stringify(p), p])).values()]
-  return { ...jsonSchema, items: kinds.length === 1 ? kinds[0]! : { anyOf: kinds }, maxItems: prefix.length } as ReturnType<Override>
-}
-
-/** valibot → JSON Schema draft 2020-12, inlined (no components); transforms and custom checks are skipped, not fatal. */
-export function jsonSchemaOf(s: AnySchema | JsonSchema): JsonSchema {
-  if (!isValibot(s)) return s
-  const out = toJsonSchema(s, { target: 'draft-2020-12', errorMode: 'ignore', overrideSchema: typedTuple }) as JsonSchema
-  delete out.$schema
-  return out
-}
 
 /** The named schemas met while converting, to become `components.schemas`. */
 export class SchemaComponents {
