@@ -309,7 +309,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     demoSeed: e.DEMO_SEED,
     guestsWorker: e.GUESTS_WORKER,
     themeWorkers: e.THEME_WORKERS,
-    cluster: clusterConfig(env, { dbPath: overrides.dbPath ?? e.DB_PATH, groupCommit: overrides.groupCommit ?? e.GROUP_COMMIT }),
+    cluster: clusterConfig(env, { dbPath: overrides.dbPath ?? e.DB_PATH, groupCommit: overrides.groupCommit ?? e.GROUP_COMMIT, host: e.HOST, port }),
     appGroup: e.APP_GROUP,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

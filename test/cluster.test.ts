@@ -6,14 +6,18 @@
  * acknowledged order and another node takes over; the killed node rejoins as a replica and catches
  * up; a primary paused past its lease (SIGSTOP) is fenced when it resumes and acknowledges nothing
  * more; one NATS server down changes nothing, a majority down makes writes 503 (never acknowledged,
- * then lost) until NATS is back. Nodes run supervised (restarted when they end), as deployed. After each, every node's tables hold the same rows.
+ * then lost) until NATS is back; a replica passes requests and sockets to the primary (client address and
+ * request id kept, refusals as the primary gives them). Nodes run supervised (restarted when they end), as deployed. After each, every node's tables hold the same rows.
  * No timing assertions: every wait is "until", with generous bounds.
  */
 import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { request as httpRequest } from 'node:http'
 import { request } from './helpers/server.ts'
+import { WsClient } from './helpers/ws-client.ts'
 import { dispatchCli } from './helpers/process.ts'
 import { appliedUpTo, hasNats, NATS_SERVER, primaryOf, startNats, startNode, tableDump, waitFor, type ClusterNodeProcess, type NatsCluster } from './helpers/cluster.ts'
 
@@ -47,7 +51,7 @@ if (!hasNats()) {
   await start('n2')
   await waitFor(() => first.output().includes('Demo account created'), 60_000, 'the demo account')
     .catch((err: Error) => { throw new Error(`${err.message}; n1 said: ${first.output().slice(-3000)}`) })
-  const demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(first.output())![1]!) as { owner: { token: string }; store: { id: number } }
+  const demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(first.output())![1]!) as { owner: { token: string; email: string; password: string }; store: { id: number }; driver: { id: number; token: string } }
   const token = demo.owner.token
   const storeId = demo.store.id
   /**
@@ -87,15 +91,76 @@ if (!hasNats()) {
       const r = await n.readyz()
       t.equal(r.status, 200)
       t.match(r.body, { status: 'ready', role: 'replica', node: n.id, primary: primary.id, applied_seq: Number, lag_ms: Number, problem: null })
-      const refused = await api(n, 'GET', '/restaurants')
-      t.equal(refused.status, 503, 'a replica refuses the API for now (forwarding is the next step)')
-      t.match(refused.body, { code: 'unavailable', details: { role: 'replica', primary: primary.id } })
-      t.ok(Number(refused.headers.get('retry-after')) >= 1)
     }
     t.match((await primary.readyz()).body, { role: 'primary', node: primary.id, primary: primary.id, lag_ms: 0 })
-    // What a proxy checks while replicas do not serve the API (deploy/cluster/haproxy.cfg).
+    // What a proxy checks to send writers straight to the primary (deploy/cluster/haproxy.cfg).
     for (const n of live()) t.equal((await request(`${n.sp.site}/readyz?role=primary`, 'GET')).status, n === primary ? 200 : 503, `${n.id}: /readyz?role=primary`)
     await converged(t, 'after writes on the primary')
+  })
+
+  t.test('any node accepts any request: a replica passes it to the primary and the answer back', async (t) => {
+    const replica = live().find((n) => n !== primary)!
+    const listed = await api(replica, 'GET', '/restaurants', undefined, { 'x-request-id': 'via-replica-1' })
+    t.equal(listed.status, 200)
+    t.same(listed.body, (await api(primary, 'GET', '/restaurants')).body, 'the same answer as the primary\'s')
+    t.equal(listed.headers.get('x-request-id'), 'via-replica-1', 'the request keeps its id')
+    const anonymous = await request(`${replica.sp.base}/restaurants`, 'GET')
+    t.equal(anonymous.status, 401)
+    t.match(anonymous.headers.get('www-authenticate'), /^Bearer realm="api"/, 'errors come back with their headers')
+    t.match(anonymous.body, { code: 'unauthenticated' })
+    // A write through the replica: acknowledged once the primary made it durable, and idempotent across nodes.
+    const placed = await order(replica, 'via-replica-key')
+    t.equal(placed.status, 200, placed.text.slice(0, 200))
+    const again = await order(primary, 'via-replica-key')
+    t.equal(again.body.id, placed.body.id, 'the same key on the primary answers the original order')
+    t.equal(again.headers.get('idempotent-replayed'), 'true')
+    const bad = await api(replica, 'POST', `/restaurants/${storeId}/orders`, { type: 'takeaway', items: [] })
+    t.equal(bad.status, 422, 'a refusal comes back as the primary gave it')
+    t.match(bad.body, { code: 'validation_failed', errors: Object })
+
+    // The client's address reaches the primary (its sessions, rate limits and logs key on it), not the
+    // replica's; a client cannot claim one by writing the forwarding headers itself.
+    const signIn = (node: ClusterNodeProcess, extra: Record<string, string> = {}) => new Promise<number>((resolve, reject) => {
+      const body = new URLSearchParams({ email: demo.owner.email, password: demo.owner.password }).toString()
+      // From another loopback address than the nodes' own, so the client and the replica differ.
+      const req = httpRequest(`${node.sp.site}/login`, {
+        method: 'POST', localAddress: '127.0.0.2',
+        // The site's address is the primary's here (each test node has its own SITE_URL; deployed, they share one).
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: primary.sp.site, 'content-length': String(body.length), ...extra },
+      }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)) })
+      req.on('error', reject)
+      req.end(body)
+    })
+    const ips = async () => {
+      const p = await primaryOf(live())
+      await appliedUpTo(replica, (await p.readyz()).body.applied_seq as number)
+      const db = new Database(replica.dbPath, { readonly: true })
+      try { return db.prepare('SELECT ip FROM owner_sessions ORDER BY id').pluck().all() as string[] } finally { db.close() }
+    }
+    const before = (await ips()).length
+    t.equal(await signIn(replica), 303, 'signed in through the replica')
+    t.equal(await signIn(primary, { 'x-dispatch-forwarded-by': 'guess', 'x-dispatch-client': '10.9.9.9' }), 303, 'signed in on the primary')
+    t.same((await ips()).slice(before), ['127.0.0.2', '127.0.0.2'], 'both sessions are the client\'s address; the forged one is not believed')
+  })
+
+  t.test('sockets on any node: tunnelled to the primary, frames both ways, refusals as the primary gives them', async (t) => {
+    const replica = live().find((n) => n !== primary)!
+    const ws = replica.sp.base.replace(/^http/, 'ws')
+    const board = await WsClient.open(`${ws}/ws/orders/${storeId}`, { token })
+    t.teardown(() => board.ws.terminate())
+    await board.next((f) => f.type === 'snapshot', 30_000)
+    const placed = await order(primary)
+    t.ok(await board.next((f) => JSON.stringify(f).includes(`"id":${placed.body.id}`), 30_000), 'the new order reaches a board connected to the replica')
+    const refused = await WsClient.open(`${ws}/ws/orders/${storeId}`).then(() => null, (e: { status: number; body: unknown }) => e)
+    t.equal(refused?.status, 401, 'an upgrade without a token is refused by the primary, through the replica')
+    t.match(refused?.body, { code: 'unauthenticated' })
+    // A driver's position on a replica reaches the primary and is acknowledged after its commit.
+    const driver = await WsClient.open(`${ws}/ws/driver`, { token: demo.driver.token })
+    t.teardown(() => driver.ws.terminate())
+    driver.send({ type: 'location', lat: 52.52, lng: 13.405, seq: 1 })
+    t.match(await driver.next((f) => f.type === 'ack' || f.type === 'error', 30_000), { type: 'ack', seq: 1, lat: 52.52, lng: 13.405 })
+    const seen = await api(primary, 'GET', `/drivers/${demo.driver.id}`)
+    t.match(seen.body, { location: { lat: 52.52, lng: 13.405 } }, 'the position is the primary\'s')
   })
 
   t.test('the operator CLI: refused on a replica\'s file, captured and replicated on the primary\'s', async (t) => {

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { pino } from 'pino'
 import { loadConfig } from '../src/config.ts'
 import { buildApp } from '../src/app.ts'
-import { clientAddress, parseTrustProxy } from '../src/net/client-address.ts'
+import { clientAddress, FORWARDED_BY, FORWARDED_CLIENT, forwardedByNode, parseTrustProxy, withClusterSecret } from '../src/net/client-address.ts'
 import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { findFreePort, request, type TestServer } from './helpers/server.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
@@ -168,4 +168,17 @@ t.test('clientAddress', async (t) => {
   t.equal(clientAddress('127.0.0.1', xff('::ffff:1.1.1.1'), list), '1.1.1.1', 'an IPv4-mapped hop reads as its IPv4 address')
   t.equal(clientAddress('127.0.0.1', xff('[2001:db8::1]:443'), list), '2001:db8::1', 'a bracketed IPv6 hop with a port')
   t.equal(clientAddress('::1', xff('1.1.1.1'), parseTrustProxy('::1')), '1.1.1.1', 'an IPv6 peer in the list')
+})
+
+t.test('clientAddress in cluster mode: a node that proves the cluster secret names the client it forwarded', async (t) => {
+  const secret = 'c'.repeat(43)
+  const off = withClusterSecret(parseTrustProxy(''), secret)
+  const by = (shown: string, client: string) => ({ [FORWARDED_BY]: shown, [FORWARDED_CLIENT]: client })
+  t.equal(clientAddress('127.0.0.1', by(secret, '203.0.113.7'), off), '203.0.113.7', 'the right secret: the client it names')
+  t.equal(clientAddress('127.0.0.1', by('c'.repeat(42) + 'd', '203.0.113.7'), off), '127.0.0.1', 'a wrong secret: the peer')
+  t.equal(clientAddress('127.0.0.1', by('guess', '203.0.113.7'), off), '127.0.0.1', 'a short guess: the peer')
+  t.equal(clientAddress('127.0.0.1', { [FORWARDED_CLIENT]: '203.0.113.7' }, off), '127.0.0.1', 'a client line without proof: the peer')
+  t.equal(clientAddress('127.0.0.1', by(secret, 'not-an-address'), off), '127.0.0.1', 'proof but no address: the peer')
+  t.equal(clientAddress('127.0.0.1', by(secret, '203.0.113.7'), parseTrustProxy('')), '127.0.0.1', 'outside cluster mode the lines mean nothing')
+  t.notOk(forwardedByNode(by(secret, '203.0.113.7'), parseTrustProxy('')), 'no secret, nobody is a node')
 })

@@ -11,6 +11,8 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { buildApp, type App } from '../app.ts'
 import { replicaServer } from '../http/replica.ts'
+import { forwarder, type Forwarder } from '../http/forward.ts'
+import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
 import { ClusterNode, DivergedError, RefusedError } from './node.ts'
@@ -31,17 +33,24 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   let node: ClusterNode | null = null
   // Listening as a replica from the start; the primary's server takes the port over when promoted.
   const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', ready: false } as const
-  const replica = replicaServer(() => db, () => node?.status() ?? starting, log)
+  // What the replica does not serve itself goes to the primary, once the node knows the cluster's secret.
+  let forward: Forwarder | null = null
+  const replica = replicaServer(() => db, () => node?.status() ?? starting, () => node?.forwardTarget() ?? null, () => forward, log)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
-    promote: async (replicator, renew) => {
+    joined: (secret) => {
+      forward = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: config.bodyLimitBytes, log })
+    },
+    promote: async (replicator, renew, secret) => {
       await listening
       // Building the server and seeding hold the event loop for a while: the lease is renewed after
       // each, so it counts from then, not from before (a lapsed lease fences the first writes).
-      app = buildApp(config, { db, log, replication: replicator, cluster: () => node!.status() })
+      // Requests the replicas forward name their client, proved by the cluster's secret.
+      app = buildApp({ ...config, trustProxy: withClusterSecret(config.trustProxy, secret) }, { db, log, replication: replicator, cluster: () => node!.status() })
       if (!await renew()) throw new Error('the lease was taken while the server was being built')
       replica.close()
+      void forward?.close()
       await app.listen()
       if (config.demoSeed && (db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
         const demo = seedDemo(db, config.siteUrl)
@@ -76,7 +85,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
     async stop() {
       let complete = true
       if (app) complete = await (app as App).close()
-      else replica.close()
+      else { replica.close(); await forward?.close() }
       await started.stop()
       db.close()
       return complete ? 0 : 70

@@ -3,6 +3,7 @@
  * environment by loadConfig (src/config.ts); an invalid combination stops the start with one line.
  */
 import { existsSync } from 'node:fs'
+import { hostname } from 'node:os'
 
 export interface ClusterConfig {
   natsUrls: string[]
@@ -20,6 +21,11 @@ export interface ClusterConfig {
   token: string | null
   credsFile: string | null
   tls: { ca: string | null; cert: string | null; key: string | null } | null
+  /**
+   * Where the other nodes reach this node's HTTP listener (NODE_URL): a replica forwards what it
+   * does not serve itself to the primary's address (src/http/forward.ts).
+   */
+  nodeUrl: string
 }
 
 const fail = (msg: string): never => { throw new Error(`invalid configuration: ${msg}`) }
@@ -34,10 +40,10 @@ const whole = (env: Record<string, string | undefined>, name: string, fallback: 
 }
 
 /** null unless NATS_URL is set; the cluster's settings otherwise, every combination checked. */
-export function clusterConfig(env: Record<string, string | undefined>, single: { dbPath: string; groupCommit: boolean }): ClusterConfig | null {
+export function clusterConfig(env: Record<string, string | undefined>, single: { dbPath: string; groupCommit: boolean; host: string; port: number }): ClusterConfig | null {
   const urls = (env.NATS_URL ?? '').split(',').map((s) => s.trim()).filter(Boolean)
   if (urls.length === 0) {
-    for (const name of ['NODE_ID', 'NATS_CREDS', 'NATS_USER', 'NATS_TOKEN', 'NATS_REPLICAS']) if (env[name]) fail(`${name} needs NATS_URL (cluster mode)`)
+    for (const name of ['NODE_ID', 'NODE_URL', 'NATS_CREDS', 'NATS_USER', 'NATS_TOKEN', 'NATS_REPLICAS']) if (env[name]) fail(`${name} needs NATS_URL (cluster mode)`)
     return null
   }
   for (const u of urls) if (!/^(nats|tls):\/\/[^\s/]+(:\d+)?\/?$/.test(u)) fail(`NATS_URL must be a comma-separated list of nats://host:port, got "${u}"`)
@@ -57,6 +63,8 @@ export function clusterConfig(env: Record<string, string | undefined>, single: {
   const tls = env.NATS_TLS_CA || env.NATS_TLS_CERT || urls.some((u) => u.startsWith('tls://'))
     ? { ca: env.NATS_TLS_CA || null, cert: env.NATS_TLS_CERT || null, key: env.NATS_TLS_KEY || null }
     : null
+  const nodeUrl = (env.NODE_URL?.trim() || defaultNodeUrl(single.host, single.port)).replace(/\/$/, '')
+  if (!/^https?:\/\/[^\s/?#@]+$/.test(nodeUrl)) fail(`NODE_URL must be http(s)://host:port, where the other nodes reach this one, got "${nodeUrl}"`)
   return {
     natsUrls: urls,
     nodeId,
@@ -69,5 +77,16 @@ export function clusterConfig(env: Record<string, string | undefined>, single: {
     token: env.NATS_TOKEN || null,
     credsFile: env.NATS_CREDS || null,
     tls,
+    nodeUrl,
   }
+}
+
+/**
+ * Without NODE_URL: loopback when the server listens on loopback (nodes on one machine), else this
+ * machine's host name (what compose and Kubernetes resolve to the container) — on several machines
+ * set NODE_URL to the address the others can reach.
+ */
+function defaultNodeUrl(host: string, port: number): string {
+  const loopback = host === '127.0.0.1' || host === 'localhost' || host === '::1'
+  return `http://${loopback ? '127.0.0.1' : hostname()}:${port}`
 }

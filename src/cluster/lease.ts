@@ -11,13 +11,29 @@ import type { Logger } from '../log.ts'
 const KEY = 'primary'
 const enc = new TextEncoder()
 
+/** Who holds the lease, and where the other nodes reach it (NODE_URL). */
+export interface Holder { node: string; url: string | null }
+
+/** The key's value: `{"node", "url"}` (a bare node id from a build before forwarding is read too). */
+function readHolder(text: string): Holder {
+  try {
+    const v = JSON.parse(text) as Partial<Holder>
+    if (typeof v.node === 'string') return { node: v.node, url: typeof v.url === 'string' ? v.url : null }
+  } catch { /* a bare id */ }
+  return { node: text, url: null }
+}
+
 export class Lease {
   private revision = 0
   private renewedAt = 0
   private timer: NodeJS.Timeout | null = null
   private renewing: Promise<boolean> | null = null
 
-  constructor(private readonly kv: KV, private readonly nodeId: string, readonly ttlMs: number, private readonly log: Logger) {}
+  private readonly value: Uint8Array
+
+  constructor(private readonly kv: KV, private readonly nodeId: string, nodeUrl: string, readonly ttlMs: number, private readonly log: Logger) {
+    this.value = enc.encode(JSON.stringify({ node: nodeId, url: nodeUrl } satisfies Holder))
+  }
 
   /** Held, and renewed less than a lease ago (with a margin for the clock of the bucket). */
   valid(): boolean {
@@ -25,16 +41,16 @@ export class Lease {
   }
 
   /** Who holds the lease now, as the bucket says (null: nobody; the next to create it is primary). */
-  async holder(): Promise<string | null> {
+  async holder(): Promise<Holder | null> {
     const e = await this.kv.get(KEY)
-    return e && e.operation === 'PUT' ? e.string() : null
+    return e && e.operation === 'PUT' ? readHolder(e.string()) : null
   }
 
   /** Take the lease if nobody holds it; false when somebody does. */
   async acquire(): Promise<boolean> {
     const sent = performance.now()
     try {
-      this.revision = await this.kv.create(KEY, enc.encode(this.nodeId))
+      this.revision = await this.kv.create(KEY, this.value)
       this.renewedAt = sent
       return true
     } catch (err) {
@@ -67,7 +83,7 @@ export class Lease {
     if (this.revision === 0) return false
     const sent = performance.now()
     try {
-      this.revision = await this.kv.update(KEY, enc.encode(this.nodeId), this.revision)
+      this.revision = await this.kv.update(KEY, this.value, this.revision)
       this.renewedAt = sent
       return true
     } catch (err) {
@@ -77,7 +93,7 @@ export class Lease {
       }
       // Our previous update may have landed with its answer lost: the key still ours at a newer revision.
       const e = await this.kv.get(KEY).catch(() => null)
-      if (e && e.operation === 'PUT' && e.string() === this.nodeId && e.revision > this.revision) {
+      if (e && e.operation === 'PUT' && readHolder(e.string()).node === this.nodeId && e.revision > this.revision) {
         this.revision = e.revision
         return this.renewOnce()
       }

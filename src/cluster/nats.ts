@@ -3,6 +3,7 @@
  * the lease bucket and their names. Every name carries CLUSTER_NAME (two clusters can share one NATS)
  * and the shard id, `0` today (docs/cluster.md "Past one primary").
  */
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node'
 import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
@@ -15,12 +16,15 @@ export interface ClusterNames {
   stream: string
   subject: string
   leaseBucket: string
+  /** Settings of the whole cluster that never expire (the forwarding secret). */
+  metaBucket: string
 }
 
 export const clusterNames = (cluster: string, shard = SHARD): ClusterNames => ({
   stream: `${cluster}_repl_${shard}`,
   subject: `${cluster}.repl.${shard}`,
   leaseBucket: `${cluster}_lease_${shard}`,
+  metaBucket: `${cluster}_meta`,
 })
 
 export interface ClusterLink {
@@ -29,6 +33,12 @@ export interface ClusterLink {
   jsm: JetStreamManager
   kv: KV
   names: ClusterNames
+  /**
+   * The secret a replica shows when it forwards a request to the primary (src/http/forward.ts), so
+   * the primary believes the client address it names: made once per cluster, kept in the meta
+   * bucket (readable by whoever may use the cluster's NATS account, as the stream is).
+   */
+  forwardSecret: string
   close(): Promise<void>
 }
 
@@ -63,15 +73,31 @@ export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
     // bucket keeps would trust a lease another node already holds.
     const ttl = (await kv.status()).ttl
     if (ttl !== c.leaseMs) throw new Error(`the lease bucket ${names.leaseBucket} expires entries after ${ttl} ms, this node has CLUSTER_LEASE_MS=${c.leaseMs}: every node needs the same lease`)
-    return link(nc, jsm, kv, names)
+    const meta = await untilReady(() => new Kvm(nc).create(names.metaBucket, { history: 1, replicas: c.replicas }))
+    const forwardSecret = await untilReady(() => sharedSecret(meta))
+    return link(nc, jsm, kv, names, forwardSecret)
   } catch (err) {
     await nc.close()
     throw err
   }
 }
 
-const link = (nc: NatsConnection, jsm: JetStreamManager, kv: KV, names: ClusterNames): ClusterLink => ({
-  nc, js: jetstream(nc), jsm, kv, names,
+/** The cluster's forwarding secret: whichever node comes first creates it, every node reads the same. */
+async function sharedSecret(meta: KV): Promise<string> {
+  const mine = randomBytes(32).toString('base64url')
+  try {
+    await meta.create('forward-secret', new TextEncoder().encode(mine))
+    return mine
+  } catch (err) {
+    if (!/wrong last sequence|key exists/i.test((err as Error).message)) throw err
+    const e = await meta.get('forward-secret')
+    if (!e || e.operation !== 'PUT') throw new Error('the cluster\'s forwarding secret is missing from its meta bucket', { cause: err })
+    return e.string()
+  }
+}
+
+const link = (nc: NatsConnection, jsm: JetStreamManager, kv: KV, names: ClusterNames, forwardSecret: string): ClusterLink => ({
+  nc, js: jetstream(nc), jsm, kv, names, forwardSecret,
   async close() { await nc.drain().catch(() => nc.close()) },
 })
 

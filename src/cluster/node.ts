@@ -48,7 +48,9 @@ export interface NodeOptions {
    * Build and start the full server on this database, writing through `replicator`; `renew` renews
    * the lease at once, for after work that held the event loop (false: the lease is gone).
    */
-  promote(replicator: Replicator, renew: () => Promise<boolean>): Promise<void>
+  promote(replicator: Replicator, renew: () => Promise<boolean>, forwardSecret: string): Promise<void>
+  /** Linked to the cluster, as a replica: `forwardSecret` proves this node to the primary when it forwards. */
+  joined(forwardSecret: string): void
   /** End the process now (fenced, or the lease lost): acknowledging anything more could lose it. */
   exit(why: string): void
 }
@@ -56,6 +58,7 @@ export interface NodeOptions {
 export class ClusterNode {
   private role: ClusterStatus['role'] = 'replica'
   private primary: string | null = null
+  private primaryUrl: string | null = null
   private streamLast = 0
   private applier: Applier | null
   private replicator: Replicator | null = null
@@ -75,7 +78,8 @@ export class ClusterNode {
       removeCapture(o.db)
       const applier = new Applier(o.dbPath, link, o.log)
       await applier.start()
-      const node = new ClusterNode(o, link, new Lease(link.kv, o.cluster.nodeId, o.cluster.leaseMs, o.log), applier)
+      const node = new ClusterNode(o, link, new Lease(link.kv, o.cluster.nodeId, o.cluster.nodeUrl, o.cluster.leaseMs, o.log), applier)
+      o.joined(link.forwardSecret)
       node.watch()
       return node
     } catch (err) {
@@ -99,12 +103,22 @@ export class ClusterNode {
     return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, ready: this.role === 'replica' && problem === null && lag <= this.o.cluster.maxLagMs }
   }
 
+  /**
+   * Where a replica forwards what it does not serve (src/http/forward.ts): the primary's NODE_URL,
+   * as the lease says; null while nobody holds it, or on the primary itself.
+   */
+  forwardTarget(): string | null {
+    return this.role === 'replica' && this.primary !== this.o.cluster.nodeId ? this.primaryUrl : null
+  }
+
   /** Every third of a lease: who is primary, how long the stream is, and whether to take the lease. */
   private watch(): void {
     const tick = async () => {
       if (this.stopped || this.role !== 'replica') return
       try {
-        this.primary = await this.lease.holder()
+        const holder = await this.lease.holder()
+        this.primary = holder?.node ?? null
+        this.primaryUrl = holder?.url ?? null
         this.streamLast = await lastSeq(this.link)
         this.applier?.nudge(this.streamLast)
         // Only a replica that has applied the whole stream contends: one still replaying a long
@@ -113,6 +127,7 @@ export class ClusterNode {
         const caughtUp = s !== undefined && s.problem === null && s.pending === 0 && s.applied.seq >= this.streamLast
         if (this.primary === null && caughtUp && await this.lease.acquire()) {
           this.primary = this.o.cluster.nodeId
+          this.primaryUrl = this.o.cluster.nodeUrl
           try {
             await this.promote()
           } catch (err) {
@@ -171,7 +186,7 @@ export class ClusterNode {
     })
     this.role = 'primary'
     log.info({ node: cluster.nodeId, seq: epoch.seq }, 'primary')
-    await this.o.promote(this.replicator, () => this.lease.renewNow())
+    await this.o.promote(this.replicator, () => this.lease.renewNow(), this.link.forwardSecret)
   }
 
   private lost(why: string): void {

@@ -1,9 +1,8 @@
 /**
- * What a cluster replica serves on PORT while it is not the primary (docs/cluster.md "Replicas"):
- * `/healthz`, `/readyz` (its role, the primary, how far behind it is) and, for every other request,
- * 503 `unavailable` naming the primary with `Retry-After`, so a load balancer that reads /readyz
- * sends writers to the primary. (Serving reads from the replica's copy and forwarding writes to the
- * primary is the next step of cluster mode: docs/cluster.md "Not yet".)
+ * What a cluster replica serves on PORT while it is not the primary (docs/cluster.md "Any node
+ * accepts any request"): `/healthz` and `/readyz` (its role, the primary, how far behind it is) of
+ * its own; every other request and socket is passed to the primary and its answer back
+ * (src/http/forward.ts). While no primary is known, 503 `unavailable` with `Retry-After`.
  */
 import uWS from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
@@ -13,6 +12,7 @@ import { databaseReadiness } from '../storage/health.ts'
 import type { ClusterStatus } from '../cluster/node.ts'
 import { newRequestCounter, requestState, send } from '../net/respond.ts'
 import { readiness } from './routes/readyz.ts'
+import type { Forwarder } from './forward.ts'
 
 export interface ReplicaServer {
   listen(host: string, port: number): Promise<number>
@@ -20,14 +20,37 @@ export interface ReplicaServer {
   close(): void
 }
 
-export function replicaServer(db: () => Db, status: () => ClusterStatus, log: Logger): ReplicaServer {
+/**
+ * `target`: the primary's NODE_URL, null while unknown (or before the node has joined); `forward`
+ * is made once the node knows the cluster's secret.
+ */
+export function replicaServer(db: () => Db, status: () => ClusterStatus, target: () => string | null, forward: () => Forwarder | null, log: Logger): ReplicaServer {
   const app = uWS.App()
   const counter = newRequestCounter()
   let listenSocket: uWS.us_listen_socket | null = null
+  // Sockets of every kind: tunnelled to the primary (the primary decides, as if the client were its own).
+  let tunnels: uWS.WebSocketBehavior<unknown> | null = null
+  app.ws('/*', {
+    maxPayloadLength: 16 * 1024 * 1024,
+    idleTimeout: 120,
+    upgrade: (res, req, context) => {
+      const f = forward()
+      if (f) { tunnels ??= f.sockets(target) as uWS.WebSocketBehavior<unknown>; return tunnels.upgrade!(res, req, context) }
+      const e = new ApiError('unavailable', 'This node is still joining the cluster. Retry shortly.', undefined, { 'Retry-After': '1' })
+      send(res, requestState(res, counter), e.status, e.headers ?? {}, JSON.stringify(e.toJSON()))
+    },
+    open: (ws) => tunnels?.open?.(ws),
+    message: (ws, m, binary) => tunnels?.message?.(ws, m, binary),
+    close: (ws, code, m) => tunnels?.close?.(ws, code, m),
+  })
   app.any('/*', (res, req) => {
-    const state = requestState(res, counter)
     const method = req.getCaseSensitiveMethod().toUpperCase()
     const path = req.getUrl()
+    const isProbe = (path === '/healthz' || path === '/readyz') && (method === 'GET' || method === 'HEAD')
+    const to = target()
+    const f = forward()
+    if (!isProbe && to && f) return f.http(res, req, counter, to)
+    const state = requestState(res, counter)
     // A body not read is drained, so the connection can be reused.
     if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
     const json = (code: number, body: unknown, headers: Record<string, string> = {}) =>

@@ -9,6 +9,7 @@
  * Entries left of it were written by the client itself and are never read. With TRUST_PROXY unset
  * (the default) the chain is the peer alone: the headers are ignored.
  */
+import { timingSafeEqual } from 'node:crypto'
 import ipaddr from 'ipaddr.js'
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6
@@ -33,11 +34,35 @@ function toAddr(s: string): Addr | null {
   } catch { return null }
 }
 
-/** Whom the server believes: nobody (default), the nearest `hops` addresses, or addresses in ranges. */
-export type TrustProxy =
+/**
+ * Whom the server believes: nobody (default), the nearest `hops` addresses, or addresses in ranges;
+ * and, in cluster mode, another node of the cluster that forwarded the request (`clusterSecret`).
+ */
+export type TrustProxy = (
   | { readonly kind: 'off' }
   | { readonly kind: 'hops'; readonly hops: number }
   | { readonly kind: 'list'; readonly ranges: ReadonlyArray<readonly [Addr, number]> }
+) & { readonly clusterSecret?: Buffer }
+
+/**
+ * A replica forwarding a request to the primary (src/http/forward.ts) names the client it served in
+ * FORWARDED_CLIENT and proves it is a node of the cluster with FORWARDED_BY (the cluster's secret,
+ * src/cluster/nats.ts): the primary then keys rate limits, logs and sessions on that client.
+ */
+export const FORWARDED_BY = 'x-dispatch-forwarded-by'
+export const FORWARDED_CLIENT = 'x-dispatch-client'
+
+/** `trust`, also believing requests another node of the cluster forwarded (proved by `secret`). */
+export const withClusterSecret = (trust: TrustProxy, secret: string): TrustProxy =>
+  Object.freeze({ ...trust, clusterSecret: Buffer.from(secret) })
+
+/** Whether these headers were written by a node of the cluster (its secret, compared in constant time). */
+export function forwardedByNode(headers: Readonly<Record<string, string | undefined>>, trust: TrustProxy): boolean {
+  const shown = headers[FORWARDED_BY]
+  if (!trust.clusterSecret || shown === undefined) return false
+  const b = Buffer.from(shown)
+  return b.length === trust.clusterSecret.length && timingSafeEqual(b, trust.clusterSecret)
+}
 
 export const NO_TRUST: TrustProxy = Object.freeze({ kind: 'off' })
 
@@ -135,6 +160,10 @@ const listOf = (header: string): string[] => header.split(',').map((s) => s.trim
  * believed and the nearest trusted proxy's address is used (docs/deployment.md "Client addresses").
  */
 export function clientAddress(peer: string, headers: Readonly<Record<string, string | undefined>>, trust: TrustProxy): string {
+  if (trust.clusterSecret && headers[FORWARDED_BY] !== undefined && forwardedByNode(headers, trust)) {
+    const client = parseAddr(headers[FORWARDED_CLIENT] ?? '')
+    if (client) return client.toString()
+  }
   if (trust.kind === 'off') return peer
   const p = parseAddr(peer)
   if (!p) return peer

@@ -32,12 +32,13 @@ export const newResState = (): ResState => ({ aborted: false, done: false, ended
 /**
  * The state of one HTTP request, counted in `counter` until answered or aborted; watches for the
  * client going away (uWS ends the process when a handler returns without doing either), so call
- * it first thing in the handler.
+ * it first thing in the handler (uWS keeps one abort handler per response: `onAborted` is called
+ * from this one).
  */
-export function requestState(res: HttpResponse, counter: RequestCounter): ResState {
+export function requestState(res: HttpResponse, counter: RequestCounter, onAborted?: () => void): ResState {
   const state: ResState = { aborted: false, done: false, ended: false, counter }
   counter.inFlight++
-  res.onAborted(() => { state.aborted = true; settle(state) })
+  res.onAborted(() => { state.aborted = true; settle(state); onAborted?.() })
   return state
 }
 
@@ -87,7 +88,7 @@ const STATUS_TEXT: Record<number, string> = {
   431: '431 Request Header Fields Too Large', 500: '500 Internal Server Error', 501: '501 Not Implemented',
   503: '503 Service Unavailable',
 }
-const statusLine = (s: number): string => STATUS_TEXT[s] ?? String(s)
+export const statusLine = (s: number): string => STATUS_TEXT[s] ?? String(s)
 
 export interface SendOptions {
   contentType?: string
@@ -109,52 +110,38 @@ export function send(
   { contentType = 'application/json', headOnly = false, close = false }: SendOptions = {},
 ): void {
   if (state.aborted || state.done) return
-  state.done = true
   if (state.counter?.closing) close = true
-  try {
-    // Header values are made strings before the first byte is written: a value uWS refuses would
-    // otherwise throw half-way through the head. Names and values alternate in one flat array (a
-    // loop, not entries/flatMap: this runs for every response).
-    const head: string[] = []
-    for (const k in headers) {
-      const v = String(headers[k])
-      // Several cookies travel as one value joined by "\n" (a header value cannot hold a newline, and
-      // Set-Cookie cannot be comma-joined, RFC 6265 §3): one Set-Cookie line each.
-      if (k.length === 10 && k.toLowerCase() === 'set-cookie') for (const c of v.split('\n')) head.push(k, c)
-      else head.push(k, v)
-    }
-    res.cork(() => {
-      res.writeStatus(statusLine(status))
-      for (let i = 0; i < head.length; i += 2) res.writeHeader(head[i]!, head[i + 1]!)
-      // endWithoutBody(length) of this uWS build drops the connection unanswered for any length
-      // but 0 (and 0 writes `Content-Length: 0`), so only its bare form is used.
-      if (status === 204) {
-        // RFC 9110 §8.6: no Content-Length on a 204. (No caller closes after a 204.)
-        res.endWithoutBody()
-      } else if (body === null) {
-        // `Content-Length: 0`; a bare endWithoutBody() sends none and a kept-alive client would wait.
-        res.end('', close)
-      } else {
-        res.writeHeader('Content-Type', contentType)
-        if (headOnly && close) res.end('', true) // the length GET would have cannot be stated while closing
-        else if (headOnly) {
-          res.writeHeader('Content-Length', String(Buffer.byteLength(body)))
-          res.endWithoutBody()
-        } else res.end(body, close)
-      }
-      state.ended = true
-    })
-  } catch (err) {
-    // Half a head was written and can never be finished: drop the connection rather than leave
-    // the client waiting for the rest until the idle timeout.
-    if (!state.aborted && !state.ended) {
-      state.ended = true
-      try { res.close() } catch { /* already gone */ }
-    }
-    throw err
-  } finally {
-    if (state.ended) settle(state)
+  // Header values are made strings before the first byte is written: a value uWS refuses would
+  // otherwise throw half-way through the head. Names and values alternate in one flat array (a
+  // loop, not entries/flatMap: this runs for every response).
+  const head: string[] = []
+  for (const k in headers) {
+    const v = String(headers[k])
+    // Several cookies travel as one value joined by "\n" (a header value cannot hold a newline, and
+    // Set-Cookie cannot be comma-joined, RFC 6265 §3): one Set-Cookie line each.
+    if (k.length === 10 && k.toLowerCase() === 'set-cookie') for (const c of v.split('\n')) head.push(k, c)
+    else head.push(k, v)
   }
+  corked(res, state, () => {
+    res.writeStatus(statusLine(status))
+    for (let i = 0; i < head.length; i += 2) res.writeHeader(head[i]!, head[i + 1]!)
+    // endWithoutBody(length) of this uWS build drops the connection unanswered for any length
+    // but 0 (and 0 writes `Content-Length: 0`), so only its bare form is used.
+    if (status === 204) {
+      // RFC 9110 §8.6: no Content-Length on a 204. (No caller closes after a 204.)
+      res.endWithoutBody()
+    } else if (body === null) {
+      // `Content-Length: 0`; a bare endWithoutBody() sends none and a kept-alive client would wait.
+      res.end('', close)
+    } else {
+      res.writeHeader('Content-Type', contentType)
+      if (headOnly && close) res.end('', true) // the length GET would have cannot be stated while closing
+      else if (headOnly) {
+        res.writeHeader('Content-Length', String(Buffer.byteLength(body)))
+        res.endWithoutBody()
+      } else res.end(body, close)
+    }
+  })
 }
 
 /**
@@ -187,5 +174,45 @@ export function requestGuard(res: HttpResponse, state: ResState, report: (err: u
       try { h = headers() } catch { /* answer without them */ }
       rescue(res, state, h)
     }
+  }
+}
+
+/**
+ * Relay an answer another server wrote (a replica passing on the primary's, src/http/forward.ts):
+ * its status, header lines and body as they came. `length`: the body's length a HEAD answer states.
+ */
+export function relay(res: HttpResponse, state: ResState, status: number, lines: Array<[string, string]>, body: Buffer, headOnly: boolean, length: string | null): void {
+  if (state.aborted || state.done) return
+  corked(res, state, () => {
+    res.writeStatus(statusLine(status))
+    for (const [k, v] of lines) res.writeHeader(k, v)
+    if (status === 204 || status === 304) res.endWithoutBody()
+    else if (headOnly) {
+      if (length !== null) res.writeHeader('Content-Length', length)
+      res.endWithoutBody()
+    } else res.end(body, state.counter?.closing ?? false)
+  })
+}
+
+/**
+ * Write a whole answer in one cork. Anything thrown half-way (a header value uWS refuses) leaves a
+ * head that can never be finished: the connection is dropped rather than leave the client waiting
+ * for the rest until the idle timeout, and the error goes on to the caller.
+ */
+function corked(res: HttpResponse, state: ResState, write: () => void): void {
+  state.done = true
+  try {
+    res.cork(() => {
+      write()
+      state.ended = true
+    })
+  } catch (err) {
+    if (!state.aborted && !state.ended) {
+      state.ended = true
+      try { res.close() } catch { /* already gone */ }
+    }
+    throw err
+  } finally {
+    if (state.ended) settle(state)
   }
 }

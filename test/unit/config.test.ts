@@ -31,3 +31,21 @@ t.test('invalid values are refused at start, naming the variable', async (t) => 
     t.throws(() => loadConfig(env), new RegExp(name), `${name}=${Object.values(env)[0]}`)
   }
 })
+
+t.test('cluster mode: NATS_URL switches it on; invalid combinations are refused in one line (docs/cluster.md)', async (t) => {
+  t.equal(loadConfig({}).cluster, null, 'off by default')
+  const c = loadConfig({ NATS_URL: 'nats://a:4222, nats://b:4222', NODE_ID: 'node-1', HOST: '127.0.0.1', PORT: '8081' }).cluster
+  t.match(c, { natsUrls: ['nats://a:4222', 'nats://b:4222'], nodeId: 'node-1', name: 'dispatch', replicas: 2, leaseMs: 3000, maxLagMs: 5000, nodeUrl: 'http://127.0.0.1:8081' })
+  t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', NODE_URL: 'https://node-1.internal:8443/' }).cluster?.nodeUrl, 'https://node-1.internal:8443', 'NODE_URL as given, without a trailing slash')
+  t.match(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', PORT: '9000' }).cluster?.nodeUrl, /^http:\/\/[^/]+:9000$/, 'listening on every address: this machine\'s name')
+  const refused: Array<[Record<string, string>, RegExp]> = [
+    [{ NODE_ID: 'n' }, /NODE_ID needs NATS_URL/],
+    [{ NODE_URL: 'http://x:1' }, /NODE_URL needs NATS_URL/],
+    [{ NATS_URL: 'nats://a:4222' }, /NODE_ID is required/],
+    [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', NODE_URL: 'ftp://x' }, /NODE_URL must be http\(s\):\/\/host:port/],
+    [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', NODE_URL: 'http://x:1/path' }, /NODE_URL must be/],
+    [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', DB_PATH: ':memory:' }, /:memory:/],
+    [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', GROUP_COMMIT: '0' }, /GROUP_COMMIT=0/],
+  ]
+  for (const [env, why] of refused) t.throws(() => loadConfig(env), why, JSON.stringify(env))
+})
