@@ -16,6 +16,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { request as httpRequest } from 'node:http'
+import { connect } from '@nats-io/transport-node'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { Objm } from '@nats-io/obj'
 import { request } from './helpers/server.ts'
 import { WsClient } from './helpers/ws-client.ts'
 import { dispatchCli } from './helpers/process.ts'
@@ -37,8 +40,9 @@ if (!hasNats()) {
     rmSync(dir, { recursive: true, force: true })
   })
   const CLUSTER = `t${process.pid}`
-  const start = async (id: string) => {
-    const n = await startNode(nats, CLUSTER, id, dir)
+  // Snapshots often, so joining from one and the stream's purge run here (docs/cluster.md "Snapshots and joining").
+  const start = async (id: string, env: Record<string, string> = {}) => {
+    const n = await startNode(nats, CLUSTER, id, dir, { CLUSTER_SNAPSHOT_EVERY: '40', ...env })
     nodes.set(id, n)
     return n
   }
@@ -177,6 +181,23 @@ if (!hasNats()) {
     const r = await request(`${primary.sp.base}/restaurants`, 'GET', { token: made.token })
     t.equal(r.status, 200, 'the new token works')
     await converged(t, 'after a CLI write')
+  })
+
+  t.test('a node that joins restores the newest snapshot, and the stream keeps only what the snapshots need', async (t) => {
+    const nc = await connect({ servers: nats.urls })
+    t.teardown(() => nc.close())
+    const snapshots = await new Objm(nc).open(`${CLUSTER}_snap_0`)
+    const jsm = await jetstreamManager(nc)
+    for (let i = 0; i < 50; i++) t.equal((await order(primary)).status, 200, `order ${i}`)
+    await waitFor(async () => (await snapshots.list()).length > 0, 60_000, 'a snapshot in the object store')
+    const first = (await jsm.streams.info(`${CLUSTER}_repl_0`)).state.first_seq
+    t.ok(first > 1, `the stream was purged below the oldest kept snapshot (it starts at ${first})`)
+    const joiner = await start('n3', { LOG_LEVEL: 'info' })
+    await waitFor(() => joiner.output().includes('joining from a snapshot'), 60_000, 'n3 to restore a snapshot')
+    t.match(joiner.output(), /"msg":"joining from a snapshot"/)
+    await converged(t, 'after a node joined from a snapshot')
+    await joiner.stop()
+    nodes.delete('n3')
   })
 
   t.test('SIGKILL of the primary under writes: another node serves, no acknowledged order is lost, the killed node rejoins', async (t) => {

@@ -15,7 +15,7 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { ChangeApplier } from '../storage/changes.ts'
 import { decodeMessage, type StreamMessage } from './batch.ts'
-import type { ClusterLink } from './nats.ts'
+import { streamBounds, type ClusterLink } from './nats.ts'
 import { readApplied, recordApplied, schemaVersion, type Applied } from './state.ts'
 
 export interface ApplierStatus {
@@ -45,6 +45,8 @@ export class Applier {
   private parts: Uint8Array[] = []
   /** Called after each message applied (tests and the promotion wait for a sequence). */
   onApplied: ((seq: number) => void) | null = null
+  /** The stream no longer holds the next message to apply (purged after a snapshot): this replica must restore one. */
+  onFellBehind: ((why: string) => void) | null = null
 
   constructor(private readonly path: string, private readonly link: ClusterLink, private readonly log: Logger) {
     this.conn = new Database(path)
@@ -103,8 +105,16 @@ export class Applier {
       if (this.problem || this.stopped) break
       this.progressAt = Date.now()
       if (m.seq < expected) continue
-      // A gap (a consumer that skipped ahead): start again from the last message applied.
+      // A gap: the stream was purged past this replica (it restores a snapshot), or a consumer that
+      // skipped ahead (start again from the last message applied).
       if (m.seq > expected) {
+        const first = await streamBounds(this.link).then((b) => b.first, () => 0)
+        if (first > expected) {
+          this.problem = `the stream no longer holds message ${expected} (purged after a snapshot): restarting from the newest snapshot`
+          this.log.warn({ expected, first }, 'replica fell behind what the stream keeps')
+          this.onFellBehind?.(this.problem)
+          break
+        }
         this.log.warn({ expected, got: m.seq }, 'replication consumer skipped messages; starting another')
         break
       }

@@ -5,7 +5,7 @@
  * becomes primary the full server replaces the replica's listener on the same port. The demo account
  * is created by the first primary of an empty cluster, and printed by it alone, once the stream holds it.
  */
-import { existsSync, renameSync } from 'node:fs'
+import { existsSync, renameSync, rmSync } from 'node:fs'
 import type { Config } from '../config.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
@@ -15,7 +15,7 @@ import { forwarder, type Forwarder } from '../http/forward.ts'
 import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
-import { ClusterNode, DivergedError, RefusedError } from './node.ts'
+import { ClusterNode, DivergedError, RefusedError, RestoreError } from './node.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
 import { EXIT, StartupError } from '../startup.ts'
 
@@ -63,24 +63,38 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
     },
   })
   await listening
-  try {
-    node = await start()
-  } catch (err) {
-    if (err instanceof RefusedError) {
-      replica.close()
-      throw new StartupError(EXIT.config, `cluster node ${cluster.nodeId}: ${err.message}`)
-    }
-    if (!(err instanceof DivergedError)) { replica.close(); throw err }
-    // Its extra writes were never acknowledged to anyone: kept aside for inspection, not served.
-    const aside = `${config.dbPath}.diverged-${new Date().toISOString().replace(/[:.]/g, '-')}`
-    log.warn({ why: err.message, movedTo: aside }, 'this database diverged from the stream; rejoining from the stream')
+  const replaceFile = (by: string) => {
     db.close()
-    for (const suffix of ['', '-wal', '-shm']) if (existsSync(config.dbPath + suffix)) renameSync(config.dbPath + suffix, aside + suffix)
+    for (const suffix of ['-wal', '-shm']) rmSync(config.dbPath + suffix, { force: true })
+    renameSync(by, config.dbPath)
     db = openDatabase()
-    node = await start()
+  }
+  // At most: set a diverged file aside, then restore a snapshot, then start.
+  for (let attempt = 0; !node; attempt++) {
+    try {
+      node = await start()
+    } catch (err) {
+      if (err instanceof RefusedError) {
+        replica.close()
+        throw new StartupError(EXIT.config, `cluster node ${cluster.nodeId}: ${err.message}`)
+      }
+      if (attempt >= 2 || !(err instanceof DivergedError || err instanceof RestoreError)) { replica.close(); throw err }
+      if (err instanceof RestoreError) {
+        // Empty, or behind what the stream keeps: the snapshot replaces the file, the stream follows from it.
+        log.info({ snapshot: err.snapshot.name, seq: err.snapshot.seq, bytes: err.snapshot.bytes }, 'joining from a snapshot')
+        replaceFile(err.path)
+        continue
+      }
+      // Its extra writes were never acknowledged to anyone: kept aside for inspection, not served.
+      const aside = `${config.dbPath}.diverged-${new Date().toISOString().replace(/[:.]/g, '-')}`
+      log.warn({ why: err.message, movedTo: aside }, 'this database diverged from the stream; rejoining from the stream')
+      db.close()
+      for (const suffix of ['', '-wal', '-shm']) if (existsSync(config.dbPath + suffix)) renameSync(config.dbPath + suffix, aside + suffix)
+      db = openDatabase()
+    }
   }
   log.info({ node: cluster.nodeId, port: config.port }, 'dispatch cluster node started')
-  const started = node
+  const started: ClusterNode = node
   return {
     async stop() {
       let complete = true

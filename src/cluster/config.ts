@@ -26,6 +26,10 @@ export interface ClusterConfig {
    * does not serve itself to the primary's address (src/http/forward.ts).
    */
   nodeUrl: string
+  /** The primary stores a snapshot every this many stream messages (src/cluster/snapshots.ts). */
+  snapshotEvery: number
+  /** Snapshots kept; the stream keeps what the oldest of them needs. */
+  snapshotsKept: number
 }
 
 const fail = (msg: string): never => { throw new Error(`invalid configuration: ${msg}`) }
@@ -78,6 +82,8 @@ export function clusterConfig(env: Record<string, string | undefined>, single: {
     credsFile: env.NATS_CREDS || null,
     tls,
     nodeUrl,
+    snapshotEvery: whole(env, 'CLUSTER_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
+    snapshotsKept: whole(env, 'CLUSTER_SNAPSHOTS_KEPT', 2, 1, 100),
   }
 }
 

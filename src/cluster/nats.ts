@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node'
 import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
+import { Objm, type ObjectStore } from '@nats-io/obj'
 import type { ClusterConfig } from './config.ts'
 
 export const SHARD = 0
@@ -18,6 +19,8 @@ export interface ClusterNames {
   leaseBucket: string
   /** Settings of the whole cluster that never expire (the forwarding secret). */
   metaBucket: string
+  /** The object store of the database snapshots (src/cluster/snapshots.ts). */
+  snapshots: string
 }
 
 export const clusterNames = (cluster: string, shard = SHARD): ClusterNames => ({
@@ -25,6 +28,7 @@ export const clusterNames = (cluster: string, shard = SHARD): ClusterNames => ({
   subject: `${cluster}.repl.${shard}`,
   leaseBucket: `${cluster}_lease_${shard}`,
   metaBucket: `${cluster}_meta`,
+  snapshots: `${cluster}_snap_${shard}`,
 })
 
 export interface ClusterLink {
@@ -32,6 +36,7 @@ export interface ClusterLink {
   js: JetStreamClient
   jsm: JetStreamManager
   kv: KV
+  snapshots: ObjectStore
   names: ClusterNames
   /**
    * The secret a replica shows when it forwards a request to the primary (src/http/forward.ts), so
@@ -64,7 +69,7 @@ export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
         await jsm.streams.info(names.stream)
       } catch (err) {
         if (!(err instanceof JetStreamApiError) || !/not found/i.test(err.message)) throw err
-        // Kept whole: a node that joins later replays it from the start (snapshots will bound it).
+        // Purged below the oldest kept snapshot (src/cluster/snapshots.ts); a joining node restores one.
         await jsm.streams.add({ name: names.stream, subjects: [names.subject], num_replicas: c.replicas, duplicate_window: 120_000_000_000 })
       }
     })
@@ -75,7 +80,8 @@ export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
     if (ttl !== c.leaseMs) throw new Error(`the lease bucket ${names.leaseBucket} expires entries after ${ttl} ms, this node has CLUSTER_LEASE_MS=${c.leaseMs}: every node needs the same lease`)
     const meta = await untilReady(() => new Kvm(nc).create(names.metaBucket, { history: 1, replicas: c.replicas }))
     const forwardSecret = await untilReady(() => sharedSecret(meta))
-    return link(nc, jsm, kv, names, forwardSecret)
+    const snapshots = await untilReady(() => new Objm(nc).create(names.snapshots, { replicas: c.replicas }))
+    return link(nc, jsm, kv, snapshots, names, forwardSecret)
   } catch (err) {
     await nc.close()
     throw err
@@ -96,8 +102,8 @@ async function sharedSecret(meta: KV): Promise<string> {
   }
 }
 
-const link = (nc: NatsConnection, jsm: JetStreamManager, kv: KV, names: ClusterNames, forwardSecret: string): ClusterLink => ({
-  nc, js: jetstream(nc), jsm, kv, names, forwardSecret,
+const link = (nc: NatsConnection, jsm: JetStreamManager, kv: KV, snapshots: ObjectStore, names: ClusterNames, forwardSecret: string): ClusterLink => ({
+  nc, js: jetstream(nc), jsm, kv, snapshots, names, forwardSecret,
   async close() { await nc.drain().catch(() => nc.close()) },
 })
 
@@ -117,4 +123,10 @@ async function untilReady<T>(fn: () => Promise<T>, timeoutMs = 30_000): Promise<
 /** The stream's last sequence (0 when empty). */
 export async function lastSeq(link: ClusterLink): Promise<number> {
   return (await link.jsm.streams.info(link.names.stream)).state.last_seq
+}
+
+/** The stream's first and last sequence (first > last when empty; first > 1 once purged). */
+export async function streamBounds(link: ClusterLink): Promise<{ first: number; last: number }> {
+  const { state } = await link.jsm.streams.info(link.names.stream)
+  return { first: state.first_seq, last: state.last_seq }
 }

@@ -14,7 +14,8 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { ensureChangeTables, installCapture, removeCapture } from '../storage/changes.ts'
 import type { ClusterConfig } from './config.ts'
-import { lastSeq, linkCluster, type ClusterLink } from './nats.ts'
+import { lastSeq, linkCluster, streamBounds, type ClusterLink } from './nats.ts'
+import { downloadSnapshot, listSnapshots, takeSnapshot, type SnapshotInfo } from './snapshots.ts'
 import { Lease } from './lease.ts'
 import { Applier } from './applier.ts'
 import { Replicator, type Publish } from './replicator.ts'
@@ -38,6 +39,13 @@ export interface ClusterStatus {
 export class DivergedError extends Error {}
 /** The database and the stream disagree in a way an operator must look at: the node does not start. */
 export class RefusedError extends Error {}
+/**
+ * The node joins from a snapshot (empty, or behind what the stream keeps): it was downloaded to
+ * `path`, to replace the database file once it is closed.
+ */
+export class RestoreError extends Error {
+  constructor(readonly path: string, readonly snapshot: SnapshotInfo) { super(`restoring snapshot ${snapshot.name} (message ${snapshot.seq})`) }
+}
 
 export interface NodeOptions {
   cluster: ClusterConfig
@@ -63,6 +71,7 @@ export class ClusterNode {
   private applier: Applier | null
   private replicator: Replicator | null = null
   private timer: NodeJS.Timeout | null = null
+  private snapshotTimer: NodeJS.Timeout | null = null
   private stopped = false
 
   private constructor(private readonly o: NodeOptions, private readonly link: ClusterLink, private readonly lease: Lease, applier: Applier) {
@@ -74,9 +83,16 @@ export class ClusterNode {
     const link = await linkCluster(o.cluster)
     try {
       ensureChangeTables(o.db)
-      await checkNotDiverged(o.db, link)
+      const snapshot = await placeInStream(o.db, link)
+      if (snapshot) {
+        const path = `${o.dbPath}.restore`
+        await downloadSnapshot(link, snapshot, path)
+        throw new RestoreError(path, snapshot)
+      }
       removeCapture(o.db)
       const applier = new Applier(o.dbPath, link, o.log)
+      // Behind what the stream keeps (it was purged after a snapshot): start again, from the snapshot.
+      applier.onFellBehind = (why) => o.exit(why)
       await applier.start()
       const node = new ClusterNode(o, link, new Lease(link.kv, o.cluster.nodeId, o.cluster.nodeUrl, o.cluster.leaseMs, o.log), applier)
       o.joined(link.forwardSecret)
@@ -187,6 +203,34 @@ export class ClusterNode {
     this.role = 'primary'
     log.info({ node: cluster.nodeId, seq: epoch.seq }, 'primary')
     await this.o.promote(this.replicator, () => this.lease.renewNow(), this.link.forwardSecret)
+    this.scheduleSnapshots((await listSnapshots(this.link)).at(-1)?.seq ?? 0)
+  }
+
+  /**
+   * Every few seconds on the primary: a snapshot once CLUSTER_SNAPSHOT_EVERY messages were confirmed
+   * since the last one (src/cluster/snapshots.ts). One at a time; a failed one is tried again later.
+   */
+  private scheduleSnapshots(lastSnapshot: number): void {
+    const { db, dbPath, cluster, log } = this.o
+    let busy = false
+    const confirmed = async (seq: number): Promise<boolean> => {
+      const deadline = Date.now() + 30_000
+      while (this.replicator && !this.replicator.fenced && this.replicator.lastConfirmed < seq) {
+        if (Date.now() > deadline) return false
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      return Boolean(this.replicator && !this.replicator.fenced)
+    }
+    this.snapshotTimer = setInterval(() => {
+      const r = this.replicator
+      if (busy || this.stopped || !r || r.fenced || r.lastConfirmed - lastSnapshot < cluster.snapshotEvery) return
+      busy = true
+      takeSnapshot({ db, dbPath, link: this.link, confirmed, kept: cluster.snapshotsKept, log })
+        .then((taken) => { if (taken) lastSnapshot = taken.seq })
+        .catch((err: unknown) => log.warn({ err }, 'snapshot failed; trying again later'))
+        .finally(() => { busy = false })
+    }, SNAPSHOT_CHECK_MS)
+    this.snapshotTimer.unref()
   }
 
   private lost(why: string): void {
@@ -201,6 +245,7 @@ export class ClusterNode {
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
+    if (this.snapshotTimer) clearInterval(this.snapshotTimer)
     await this.replicator?.idle(5000)
     if (this.role !== 'replica') await this.lease.release()
     else this.lease.stop()
@@ -212,32 +257,57 @@ export class ClusterNode {
 /** How far ahead of the stream a database may be and still be set aside automatically (an unconfirmed tail). */
 export const MAX_AUTO_SET_ASIDE = 64
 
+/** How often the primary checks whether a snapshot is due. */
+const SNAPSHOT_CHECK_MS = 2000
+
 /**
- * The database's last recorded message must be the stream's message at that sequence, and it must
- * hold no captured change that was never sent. A primary killed between its COMMIT and the stream's
+ * Where this database stands in the stream, before it applies anything: resume from its last
+ * message, or restore a snapshot (returned) when it is empty or behind what the stream keeps.
+ *
+ * Its last recorded message must be the stream's message at that sequence, and it must hold no
+ * captured change that was never sent. A primary killed between its COMMIT and the stream's
  * confirmation holds a batch nobody else has (and no client was told about): such a database cannot
  * rejoin as it is, and is set aside (DivergedError). Anything that does not look like such a short
  * tail — far ahead of the stream, a stream that lost what this database holds, a database with data
  * but no place in the stream (a single server's file) — is not for a machine to decide: the node
  * refuses to start (RefusedError), and says why.
  */
-async function checkNotDiverged(db: Db, link: ClusterLink): Promise<void> {
+async function placeInStream(db: Db, link: ClusterLink): Promise<SnapshotInfo | null> {
   const unsent = db.prepare('SELECT COUNT(*) FROM _changes').pluck().get() as number
   const mine = readApplied(db)
-  const last = await lastSeq(link)
+  const { first, last } = await streamBounds(link)
+  const snapshots = await listSnapshots(link)
+  const latest = snapshots.at(-1) ?? null
+  const restore = (why: string): SnapshotInfo => {
+    if (!latest) throw new RefusedError(`${why}, and the cluster holds no snapshot to start from`)
+    if (latest.schema > schemaVersion(db)) throw new RefusedError(`the newest snapshot was written by schema version ${latest.schema}, this build has ${schemaVersion(db)}: upgrade this node`)
+    return latest
+  }
   if (mine.seq === 0) {
     if (unsent > 0 || hasData(db)) throw new RefusedError('this database holds data but no place in the stream: a cluster starts from an empty database (docs/cluster.md "Not yet": bootstrapping from an existing one)')
-    return
+    // Joining: from the newest snapshot when there is one (the stream may no longer start at 1).
+    if (latest) return restore('joining')
+    if (first > 1 && last >= first) return restore('the stream no longer starts at its first message')
+    return null
   }
   if (mine.seq > last) {
     if (mine.seq - last > MAX_AUTO_SET_ASIDE) throw new RefusedError(`this database holds message ${mine.seq}, the stream ends at ${last}: the stream lost messages (wrong CLUSTER_NAME, or JetStream storage lost?). Fix NATS, or move DB_PATH aside to rejoin from what the stream holds`)
     throw new DivergedError(`this database holds message ${mine.seq}; the stream ends at ${last}`)
+  }
+  // Its own last message was purged: it holds a snapshot's exact state and the stream goes on right
+  // after it (a node just restored), or it is behind what the stream keeps and restores the newest.
+  if (mine.seq < first) {
+    const atSnapshot = snapshots.some((s) => s.seq === mine.seq && s.id === mine.id)
+    if (atSnapshot && mine.seq === first - 1 && unsent === 0) return null
+    if (latest && latest.seq >= mine.seq) return restore(`this database ends at message ${mine.seq}, the stream keeps ${first} on`)
+    throw new RefusedError(`the stream no longer holds message ${mine.seq}, this database's last, nor a snapshot past it: move DB_PATH aside to rejoin from the stream`)
   }
   const stored = await link.jsm.streams.getMessage(link.names.stream, { seq: mine.seq }).catch(() => null)
   if (!stored) throw new RefusedError(`the stream no longer holds message ${mine.seq}, this database's last: move DB_PATH aside to rejoin from the stream`)
   const theirs = decodeMessage(stored.data)
   if (theirs.id !== mine.id) throw new DivergedError(`this database's message ${mine.seq} is ${mine.id}; the stream's is ${theirs.id}`)
   if (unsent > 0) throw new DivergedError(`this database holds ${unsent} captured changes the stream never took`)
+  return null
 }
 
 /** Whether a database that never joined a cluster already holds an account. */

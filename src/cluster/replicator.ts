@@ -103,9 +103,12 @@ export class Replicator implements Replication {
   /** Since when publishing has been failing (performance.now()), or null. */
   private failingSince: number | null = null
   private attempt = 0
+  /** The last sequence the stream confirmed. */
+  private confirmedSeq: number
 
   constructor(private readonly o: ReplicatorOptions) {
     this.nextSeq = o.lastSeq + 1
+    this.confirmedSeq = o.lastSeq
     this.drain = new ChangeDrain(o.db, o.tables)
     const read = o.db.prepare('PRAGMA schema_version').pluck()
     this.schemaVersion = () => read.get() as number
@@ -117,6 +120,8 @@ export class Replicator implements Replication {
   get stalled(): boolean { return !this.fenced && this.queue.length > 0 && performance.now() - this.queue[0]!.headSince > STALL_MS }
   /** The sequence of the last message this node captured. */
   get lastCaptured(): number { return this.nextSeq - 1 }
+  /** The sequence of the last message the stream confirmed (everything up to it is in the stream). */
+  get lastConfirmed(): number { return this.confirmedSeq }
 
   capture(db: Db): Outgoing | null {
     if (this.fenced) throw notPrimary()
@@ -193,6 +198,7 @@ export class Replicator implements Replication {
     if (this.failingSince !== null) this.o.log.info('the replication stream takes writes again')
     this.failingSince = null
     this.attempt = 0
+    this.confirmedSeq = seq
     if (++head.sent === head.parts.length) {
       this.queue.shift()
       if (this.queue[0]) this.queue[0].headSince = performance.now()
