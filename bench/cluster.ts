@@ -13,9 +13,16 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { BenchRow, Scenario, ScenarioOptions, ScenarioResult } from './lib/scenario.ts'
-import { freePort } from './lib/proc.ts'
-import { runVariant, type Variant } from './orders.ts'
+import { appArgs, cpuSeconds, freePort, LOAD_TEST_LIMITS, startServer, type Server } from './lib/proc.ts'
+import { quantile } from './lib/growth.ts'
+import { runBenchLoad } from './lib/raw-load.ts'
+import { demoPrintedBy, orderBodies, readMenu, runVariant, type Variant } from './orders.ts'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+/** Kills of the primary in the failover stage (CLUSTER_BENCH_KILLS). */
+const KILLS = Number(process.env.CLUSTER_BENCH_KILLS ?? 10)
 
 const NATS_SERVER = process.env.NATS_SERVER ?? '/usr/sbin/nats-server'
 
@@ -47,6 +54,115 @@ const clusterVariant = (key: string, label: string, servers: number): Variant =>
   },
 })
 
+interface NodeProc { id: string; port: number; server: Server; url: string }
+
+/**
+ * The replica and failover stages: three nats-servers (R3), two nodes. First a replica's
+ * commit-to-apply delay while the primary takes `opts.rate` orders/s (the replica's own /readyz
+ * figures over its last 4,096 messages); then KILLS times: SIGKILL the primary and time until an
+ * order sent to the other node is answered 200 (it has taken the lease, caught up and serves), then
+ * start the killed one again and wait until it is a caught-up replica.
+ */
+async function replicaStages(opts: ScenarioOptions, dbDir: string): Promise<{ rows: BenchRow[]; targets: NonNullable<ScenarioResult['targets']>; notes: string[] }> {
+  const nats = await natsServers(3)
+  const dir = mkdtempSync(join(dbDir, 'dispatch-bench-replica-'))
+  const cluster = `benchrep${Date.now()}`
+  const nodes: NodeProc[] = []
+  const start = async (id: string, port: number, ready: string): Promise<NodeProc> => {
+    const server = await startServer(appArgs(ROOT), {
+      DB_PATH: join(dir, `${id}.db`), PORT: String(port), HOST: '127.0.0.1', SITE_URL: `http://127.0.0.1:${port}`, LOG_LEVEL: 'warn',
+      ...LOAD_TEST_LIMITS, DEMO_SEED: '1', GROUP_COMMIT: '1', NATS_URL: nats.urls.join(','), NODE_ID: id, CLUSTER_NAME: cluster,
+    }, port, ready, ROOT)
+    return { id, port, server, url: `http://127.0.0.1:${port}` }
+  }
+  const readyz = async (n: NodeProc, q = ''): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const r = await fetch(`${n.url}/readyz${q}`, { signal: AbortSignal.timeout(2000) })
+    return { status: r.status, body: await r.json() as Record<string, unknown> }
+  }
+  try {
+    nodes.push(await start('n1', await freePort(), '/readyz?role=primary'))
+    const demo = await demoPrintedBy(nodes[0]!.server)
+    nodes.push(await start('n2', await freePort(), '/readyz'))
+    const bodies = orderBodies(readMenu(join(dir, 'n1.db'), demo.store.id))
+    const path = `/api/v1/restaurants/${demo.store.id}/orders`
+    const headers = { authorization: `Bearer ${demo.owner.token}`, 'content-type': 'application/json' }
+
+    // 1. Replication delay at a fixed rate.
+    const [primary, replica] = nodes as [NodeProc, NodeProc]
+    const requests = bodies.map((body) => ({ method: 'POST', path, headers, body }))
+    const conns = Math.min(opts.connections, opts.rate)
+    // Warm up at the same rate; the replica's figures cover the last 10 s, so measure 10 s.
+    await runBenchLoad({ url: primary.url, requests, connections: conns, durationSec: opts.warmup, rate: opts.rate })
+    opts.log(`[cluster] replica delay: ${opts.rate} orders/s to the primary for 10 s`)
+    const seq0 = Number((await readyz(replica)).body.applied_seq)
+    const cpu0 = [cpuSeconds(primary.server.proc.pid), cpuSeconds(replica.server.proc.pid)]
+    const lagSeen: number[] = []
+    const poll = setInterval(() => { readyz(replica).then((r) => lagSeen.push(Number(r.body.lag_ms)), () => {}) }, 250)
+    const load = await runBenchLoad({ url: primary.url, requests, connections: conns, durationSec: 10, rate: opts.rate })
+    clearInterval(poll)
+    await new Promise((r) => setTimeout(r, 300))
+    const after = (await readyz(replica)).body
+    const cpu1 = [cpuSeconds(primary.server.proc.pid), cpuSeconds(replica.server.proc.pid)]
+    const delays = after.apply_delay_ms as { p50: number; p99: number; max: number; samples: number }
+    const messages = Number(after.applied_seq) - seq0
+    const replicaCpu = cpu0[1] !== null && cpu1[1] !== null ? cpu1[1] - cpu0[1] : null
+    const rows: BenchRow[] = [{
+      scenario: 'replica commit-to-apply delay', load: `${opts.rate}/s offered to the primary (R3)`, durationSec: load.durationSec,
+      requests: messages, throughput: messages / load.durationSec, p50Ms: delays.p50, p90Ms: NaN, p99Ms: delays.p99, maxMs: delays.max,
+      non2xx: load.non2xx, errors: load.errors + load.timeouts, ratio: null,
+      serverCpuUsPerReq: replicaCpu === null || messages === 0 ? null : (replicaCpu / messages) * 1e6,
+      serverCpuPct: replicaCpu === null ? null : (replicaCpu / load.durationSec) * 100,
+      extra: { ordersPerSec: load.ok2xx / load.durationSec, messages, samples: delays.samples, readyzLagMsMax: Math.max(0, ...lagSeen), note: 'throughput = stream messages/s applied; srv CPU = the replica per message' },
+    }]
+    opts.log(`[cluster] replica: ${messages} messages for ${load.ok2xx} orders, delay p50 ${delays.p50} ms p99 ${delays.p99} ms max ${delays.max} ms`)
+
+    // 2. Failover: kill the primary, time until the other node answers a write.
+    const times: number[] = []
+    for (let k = 0; k < KILLS; k++) {
+      const statuses = await Promise.all(nodes.map((n) => readyz(n, '?role=primary').then((r) => r.status, () => 0)))
+      const p = statuses.indexOf(200)
+      if (p < 0) throw new Error('no primary before a kill')
+      const victim = nodes[p]!
+      const other = nodes[1 - p]!
+      const gone = new Promise((r) => victim.server.proc.once('exit', r))
+      const t0 = performance.now()
+      victim.server.proc.kill('SIGKILL')
+      await gone
+      for (let i = 0; ; i++) {
+        const r = await fetch(`${other.url}${path}`, { method: 'POST', headers, body: bodies[i % bodies.length], signal: AbortSignal.timeout(5000) }).then((x) => { void x.arrayBuffer(); return x.status }, () => 0)
+        if (r === 200) break
+        if (performance.now() - t0 > 60_000) throw new Error(`no write answered 60 s after killing ${victim.id}`)
+        await new Promise((res) => setTimeout(res, 20))
+      }
+      times.push(performance.now() - t0)
+      opts.log(`[cluster] kill ${k + 1}/${KILLS}: ${victim.id} killed, ${other.id} answered a write after ${times.at(-1)!.toFixed(0)} ms`)
+      nodes[p] = await start(victim.id, victim.port, '/readyz')
+    }
+    const p50 = quantile(times, 0.5)
+    const p99 = quantile(times, 0.99)
+    if (times.length > 0) rows.push({
+      scenario: `failover over ${times.length} kills`, load: 'SIGKILL of the primary; a write to the other node until 200', durationSec: times.reduce((a, b) => a + b, 0) / 1000,
+      requests: times.length, throughput: NaN, p50Ms: p50, p90Ms: quantile(times, 0.9), p99Ms: p99, maxMs: Math.max(...times),
+      non2xx: 0, errors: 0, ratio: null, serverCpuUsPerReq: null, serverCpuPct: null, extra: { timesMs: times.map((x) => Math.round(x)), leaseMs: 3000 },
+    })
+    return {
+      rows,
+      targets: [
+        { target: `replication delay p99 <= 100 ms at ${opts.rate}/s`, measured: `p99 ${delays.p99.toFixed(1)} ms (p50 ${delays.p50.toFixed(1)}, max ${delays.max.toFixed(1)}, ${delays.samples} messages)`, met: delays.p99 <= 100 },
+        ...times.length === 0 ? [] : [{ target: `failover p50/p99 <= 5 s over ${times.length} kills`, measured: `p50 ${(p50 / 1000).toFixed(2)} s, p99 ${(p99 / 1000).toFixed(2)} s, max ${(Math.max(...times) / 1000).toFixed(2)} s`, met: p99 <= 5000 }],
+      ],
+      notes: [
+        'replica delay: from the primary capturing a batch (before its COMMIT) to the replica committing it, one clock (same machine); the replica\'s own /readyz figures (messages applied in its last 10 s)',
+        'failover: SIGKILL of the primary until an order sent to the other node is answered 200 (the lease runs out, CLUSTER_LEASE_MS 3000 by default, then the other node catches up, appends its epoch and builds the server)',
+      ],
+    }
+  } finally {
+    for (const n of nodes) if (n.server.proc.exitCode === null) n.server.proc.kill('SIGKILL')
+    await nats.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 const VARIANTS: Variant[] = [
   { key: 'single', label: 'single process', args: 'app', env: { GROUP_COMMIT: '1' } },
   clusterVariant('r1', 'cluster primary, NATS R1', 1),
@@ -59,7 +175,9 @@ export const scenario: Scenario = {
   async run(opts: ScenarioOptions): Promise<ScenarioResult> {
     const dbDir = process.env.BENCH_DB_DIR ?? tmpdir()
     const rows: BenchRow[] = []
-    for (const v of VARIANTS.filter((x) => opts.only.length === 0 || opts.only.some((o) => x.key.includes(o)))) rows.push(...(await runVariant(v, opts, dbDir)))
+    const wanted = (key: string) => opts.only.length === 0 || opts.only.some((o) => key.includes(o))
+    for (const v of VARIANTS.filter((x) => wanted(x.key))) rows.push(...(await runVariant(v, opts, dbDir)))
+    const stages = wanted('replica') || wanted('failover') ? await replicaStages(opts, dbDir) : null
     const single = (suffix: string) => rows.find((r) => r.scenario.startsWith('single') && r.scenario.endsWith(suffix))
     for (const r of rows) {
       const b = single(r.scenario.endsWith(' max') ? ' max' : `@${opts.rate}/s`)
@@ -80,11 +198,11 @@ export const scenario: Scenario = {
       }
     }
     return {
-      name: 'cluster', rows, targets,
+      name: 'cluster', rows: [...rows, ...(stages?.rows ?? [])], targets: [...targets, ...(stages?.targets ?? [])],
       notes: [
         'ratio: server CPU per order against the single process in the same run (not throughput)',
         'the nats-servers run on the same two cores as the server and the load generator; their CPU is not in srv CPU',
-        'replication lag and failover time are not measured by this scenario yet (docs/cluster.md "Not yet")',
+        ...(stages?.notes ?? []),
       ],
     }
   },

@@ -133,8 +133,9 @@ class SeenIds {
 interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; answered: number; missing: number; inFlightAtStop: number } }
 
 /** The demo account a server printed on its first start (its JSON follows this line). */
-async function demoPrintedBy(server: Server): Promise<Demo> {
-  for (let i = 0; i < 100; i++) {
+export async function demoPrintedBy(server: Server): Promise<Demo> {
+  // The first primary of a cluster prints it once the stream holds it: give a busy machine time.
+  for (let i = 0; i < 600; i++) {
     const m = /Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(server.output())
     if (m) return JSON.parse(m[1]!) as Demo
     await new Promise((r) => setTimeout(r, 100))

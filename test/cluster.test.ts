@@ -95,8 +95,9 @@ if (!hasNats()) {
       const r = await n.readyz()
       t.equal(r.status, 200)
       t.match(r.body, { status: 'ready', role: 'replica', node: n.id, primary: primary.id, applied_seq: Number, lag_ms: Number, problem: null })
+      t.match(r.body.apply_delay_ms, { p50: Number, p99: Number, max: Number, samples: Number }, 'a replica reports its commit-to-apply delay')
     }
-    t.match((await primary.readyz()).body, { role: 'primary', node: primary.id, primary: primary.id, lag_ms: 0 })
+    t.match((await primary.readyz()).body, { role: 'primary', node: primary.id, primary: primary.id, lag_ms: 0, apply_delay_ms: null })
     // What a proxy checks to send writers straight to the primary (deploy/cluster/haproxy.cfg).
     for (const n of live()) t.equal((await request(`${n.sp.site}/readyz?role=primary`, 'GET')).status, n === primary ? 200 : 503, `${n.id}: /readyz?role=primary`)
     await converged(t, 'after writes on the primary')

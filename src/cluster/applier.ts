@@ -26,7 +26,14 @@ export interface ApplierStatus {
   problem: string | null
   /** Commit-to-apply delay of the last message applied, in ms. */
   delayMs: number
+  /** The same over the messages applied in the last DELAY_WINDOW_MS (at most DELAY_SAMPLES), or null when none were. */
+  delays: { p50: number; p99: number; max: number; samples: number } | null
 }
+
+/** How many of the latest commit-to-apply delays the applier keeps for its percentiles. */
+export const DELAY_SAMPLES = 4096
+/** The window of those percentiles: what the replica does now, not how it caught up at start. */
+export const DELAY_WINDOW_MS = 10_000
 
 export class Applier {
   private readonly conn: Db
@@ -35,6 +42,9 @@ export class Applier {
   private applied: Applied
   private pending = 0
   private delayMs = 0
+  private readonly recent = new Float64Array(DELAY_SAMPLES)
+  private readonly recentAt = new Float64Array(DELAY_SAMPLES)
+  private recorded = 0
   private problem: string | null = null
   private messages: ConsumerMessages | null = null
   private running: Promise<void> | null = null
@@ -62,7 +72,19 @@ export class Applier {
   }
 
   status(): ApplierStatus {
-    return { applied: this.applied, pending: this.pending, problem: this.problem, delayMs: this.delayMs }
+    return { applied: this.applied, pending: this.pending, problem: this.problem, delayMs: this.delayMs, delays: this.delayStats() }
+  }
+
+  /** Percentiles of the delays of the window (sorted on demand: /readyz is read once a second or so, not per message). */
+  private delayStats(): ApplierStatus['delays'] {
+    const since = Date.now() - DELAY_WINDOW_MS
+    const inWindow: number[] = []
+    for (let i = 0; i < Math.min(this.recorded, DELAY_SAMPLES); i++) if (this.recentAt[i]! >= since) inWindow.push(this.recent[i]!)
+    const n = inWindow.length
+    if (n === 0) return null
+    const sorted = Float64Array.from(inWindow).sort()
+    const at = (q: number) => sorted[Math.min(n - 1, Math.ceil(q * n) - 1)]!
+    return { p50: at(0.5), p99: at(0.99), max: sorted[n - 1]!, samples: n }
   }
 
   /**
@@ -162,6 +184,8 @@ export class Applier {
     }).immediate()
     this.applied = applied
     this.delayMs = Math.max(0, Date.now() - msg.at)
+    this.recentAt[this.recorded % DELAY_SAMPLES] = Date.now()
+    this.recent[this.recorded++ % DELAY_SAMPLES] = this.delayMs
   }
 
   /**

@@ -32,7 +32,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   let app: App | null = null
   let node: ClusterNode | null = null
   // Listening as a replica from the start; the primary's server takes the port over when promoted.
-  const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', ready: false } as const
+  const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', apply_delay_ms: null, ready: false } as const
   // What the replica does not serve itself goes to the primary, once the node knows the cluster's secret.
   let forward: Forwarder | null = null
   const replica = replicaServer(() => db, () => node?.status() ?? starting, () => node?.forwardTarget() ?? null, () => forward, log)

@@ -32,6 +32,11 @@ export interface ClusterStatus {
   lag_ms: number
   /** Why this node cannot serve (a replica that stopped applying, a fenced primary), or null. */
   problem: string | null
+  /**
+   * A replica's commit-to-apply delay over its last messages (the primary's capture time to this
+   * node's commit, one clock per machine: skew between machines counts), or null.
+   */
+  apply_delay_ms: { p50: number; p99: number; max: number; samples: number } | null
   ready: boolean
 }
 
@@ -109,14 +114,14 @@ export class ClusterNode {
     const base = { node: this.o.cluster.nodeId, primary: this.primary }
     if (this.role === 'primary') {
       const problem = this.replicator?.fenced ? 'fenced' : this.replicator?.stalled ? 'the replication stream does not take writes' : null
-      return { ...base, role: 'primary', applied_seq: this.replicator?.lastCaptured ?? 0, lag_ms: 0, problem, ready: problem === null && this.lease.valid() }
+      return { ...base, role: 'primary', applied_seq: this.replicator?.lastCaptured ?? 0, lag_ms: 0, problem, apply_delay_ms: null, ready: problem === null && this.lease.valid() }
     }
     const s = this.applier?.status()
     const applied = s?.applied.seq ?? 0
     // Behind: as old as the last message applied (the primary committed newer ones since); caught up: 0.
     const lag = applied < this.streamLast || (s?.pending ?? 0) > 0 ? Math.max(0, now - (s?.applied.at || now)) : 0
     const problem = s?.problem ?? null
-    return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, ready: this.role === 'replica' && problem === null && lag <= this.o.cluster.maxLagMs }
+    return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, apply_delay_ms: s?.delays ?? null, ready: this.role === 'replica' && problem === null && lag <= this.o.cluster.maxLagMs }
   }
 
   /**

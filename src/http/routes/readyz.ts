@@ -44,6 +44,10 @@ export const readyzRoutes = [
         applied_seq: { type: 'integer', description: 'Cluster mode only: the last stream message this node\'s database holds' },
         lag_ms: { type: 'integer', description: 'Cluster mode only: how far this node\'s data is behind the primary\'s commits' },
         problem: { type: ['string', 'null'], description: 'Cluster mode only: why this node cannot serve, or null' },
+        apply_delay_ms: {
+          description: 'Cluster mode, replicas: how long the messages applied in the last 10 s (up to 4,096) took from the primary\'s commit to this node\'s, in ms; null on the primary and when none were applied',
+          anyOf: [{ type: 'null' }, { type: 'object', required: ['p50', 'p99', 'max', 'samples'], properties: { p50: { type: 'number' }, p99: { type: 'number' }, max: { type: 'number' }, samples: { type: 'integer' } } }],
+        },
       },
     },
     query: ReadyzQuery,
