@@ -12,6 +12,11 @@
  * Prints one line per cycle and a summary, writes bench/results/<time>-chaos.json, exits 1 on any
  * violation (with the seed, to replay the same load and kill moments).
  * Also: --kill-min-ms / --kill-max-ms (default 300 / 2500), BENCH_DB_DIR (where the file goes).
+ *
+ * `--cluster` (issue 35): the same load against a cluster of two nodes on three nats-servers
+ * (bench/lib/chaos-deploy.ts); each kill is of the primary, the other node takes over and its file
+ * must hold every acknowledged write while it serves; webhooks committed before the kill are
+ * delivered by the new primary; the killed node rejoins as a replica.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -29,6 +34,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     'kill-min-ms': { type: 'string', default: '300' },
     'kill-max-ms': { type: 'string', default: '2500' },
+    cluster: { type: 'boolean', default: false },
   },
 })
 const num = (name: string, raw: string | undefined, min: number): number => {
@@ -42,18 +48,19 @@ const killAfterMs: [number, number] = [num('kill-min-ms', values['kill-min-ms'],
 
 const startedAt = new Date()
 const dir = mkdtempSync(join(process.env.BENCH_DB_DIR ?? tmpdir(), 'dispatch-chaos-'))
-console.log(`chaos: ${cycles} cycles, seed ${seed} (replay: npm run chaos -- --cycles ${cycles} --seed ${seed})`)
+const how = values.cluster ? ' --cluster' : ''
+console.log(`chaos${how}: ${cycles} cycles, seed ${seed} (replay: npm run chaos --${how} --cycles ${cycles} --seed ${seed})`)
 let code = 0
 let keep = false
 try {
-  const s = await runChaos({ cycles, seed, dbPath: join(dir, 'chaos.db'), cwd: ROOT, killAfterMs, log: (l) => console.log(l) })
+  const s = await runChaos({ cycles, seed, dbPath: join(dir, 'chaos.db'), cwd: ROOT, killAfterMs, cluster: values.cluster, log: (l) => console.log(l) })
   const restarts = s.records.map((r) => r.restartMs).sort((a, b) => a - b)
   const lines = [
     `cycles survived:            ${s.survived}/${s.cycles}`,
     `acknowledged writes checked: ${s.acknowledgedWritesChecked} (summed over cycles; ${s.acknowledgedOrders} acknowledged orders at the end)`,
     `idempotent retries:         ${s.idempotentRetries}`,
     `webhook events verified:    ${s.webhooksVerified} (${s.receiverRequests} requests at the receiver, retries included)`,
-    `restart time:               median ${restarts[Math.floor(restarts.length / 2)]} ms, max ${restarts.at(-1)} ms`,
+    `${values.cluster ? 'failover time:  ' : 'restart time:   '}            median ${restarts[Math.floor(restarts.length / 2)]} ms, max ${restarts.at(-1)} ms`,
     `failures:                   ${s.failures.length}`,
   ]
   console.log(['', '== chaos summary ==', ...lines, ...s.failures.slice(0, 50).map((f) => `  ${f}`)].join('\n'))

@@ -19,31 +19,11 @@ import { appArgs, cpuSeconds, freePort, LOAD_TEST_LIMITS, startServer, type Serv
 import { quantile } from './lib/growth.ts'
 import { runBenchLoad } from './lib/raw-load.ts'
 import { demoPrintedBy, orderBodies, readMenu, runVariant, type Variant } from './orders.ts'
+import { natsServers } from './lib/nats.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** Kills of the primary in the failover stage (CLUSTER_BENCH_KILLS). */
 const KILLS = Number(process.env.CLUSTER_BENCH_KILLS ?? 10)
-
-const NATS_SERVER = process.env.NATS_SERVER ?? '/usr/sbin/nats-server'
-
-/** `n` nats-servers with JetStream on loopback (routed into one cluster when n > 1). */
-async function natsServers(n: number): Promise<{ urls: string[]; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-nats-'))
-  const ports = await Promise.all(Array.from({ length: n }, () => freePort()))
-  const routes = await Promise.all(Array.from({ length: n }, () => freePort()))
-  const procs: ChildProcess[] = ports.map((port, i) => spawn(NATS_SERVER, [
-    '-js', '-a', '127.0.0.1', '-p', String(port), '-n', `b${i}`, '-sd', join(dir, `s${i}`),
-    ...(n > 1 ? ['--cluster_name', 'bench', '--cluster', `nats://127.0.0.1:${routes[i]}`, '--routes', routes.map((r) => `nats://127.0.0.1:${r}`).join(',')] : []),
-  ], { stdio: 'ignore' }))
-  await new Promise((r) => setTimeout(r, 1500))
-  return {
-    urls: ports.map((p) => `nats://127.0.0.1:${p}`),
-    async stop() {
-      await Promise.all(procs.map((p) => new Promise((r) => { p.once('exit', r); p.kill('SIGKILL') })))
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
 
 const clusterVariant = (key: string, label: string, servers: number): Variant => ({
   key, label, args: 'app', env: { GROUP_COMMIT: '1' },

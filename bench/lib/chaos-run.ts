@@ -5,7 +5,8 @@
  * read-only, restart on the same file, the restarted server and the receiver checked; N times.
  */
 import Database from 'better-sqlite3'
-import { startApp, seedDemo, type Server } from './proc.ts'
+import { dirname } from 'node:path'
+import { clusterDeployment, singleDeployment, type Deployment } from './chaos-deploy.ts'
 import { rng } from './rng.ts'
 import { Ledger } from './chaos-ledger.ts'
 import { Life, type Target } from './chaos-load.ts'
@@ -22,11 +23,17 @@ export interface ChaosOptions {
   killAfterMs?: [number, number]
   /** How long the restarted server gets to deliver the events committed before the kill. */
   webhookWaitMs?: number
+  /**
+   * Cluster mode (bench/lib/chaos-deploy.ts): two nodes on three nats-servers; the primary is killed,
+   * the other node's file is checked while it serves, the killed node rejoins as a replica.
+   */
+  cluster?: boolean
 }
 
 export interface CycleRecord {
   cycle: number
   killAfterMs: number
+  /** Single: the restart; cluster: from the kill until the other node served as primary. */
   restartMs: number
   requests: number
   ordersAcked: number
@@ -71,7 +78,7 @@ async function json(url: string, method: string, token: string | null, body?: un
 }
 
 /** Set up the account once: a cook signed in on an enrolled device, a second driver, the endpoint. */
-async function setUp(server: Server, dbPath: string, demo: Demo, rcv: ChaosReceiver, ledger: Ledger): Promise<{ target: Omit<Target, 'url'>; endpointId: number; outboxAfter: number }> {
+async function setUp(server: { url: string }, dbPath: string, demo: Demo, rcv: ChaosReceiver, ledger: Ledger): Promise<{ target: Omit<Target, 'url'>; endpointId: number; outboxAfter: number }> {
   const base = `${server.url}/api/v1`
   const sid = demo.store.id
   const { key } = await json(`${base}/restaurants/${sid}/pin-devices`, 'POST', demo.owner.token, { name: 'chaos-kitchen' })
@@ -94,14 +101,6 @@ async function setUp(server: Server, dbPath: string, demo: Demo, rcv: ChaosRecei
   }
 }
 
-function killNow(server: Server): Promise<void> {
-  const p = server.proc
-  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve()
-  const gone = new Promise<void>((r) => p.once('exit', () => r()))
-  p.kill('SIGKILL')
-  return gone
-}
-
 function poster(url: string, token: string): Poster {
   return async (path, body, key) => {
     const r = await fetch(`${url}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key }, body })
@@ -118,41 +117,38 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   const ledger = new Ledger(`chaos${o.seed}`)
   const rcv = new ChaosReceiver(0.1, rng(o.seed ^ 0x5eed))
   await rcv.start()
-  const demo = await seedDemo<Demo>(o.dbPath, o.cwd)
-  const start = () => startApp(o.dbPath, o.cwd, ENV)
-  let server: Server | null = await start()
+  const deployment: Deployment<Demo> = o.cluster ? clusterDeployment(dirname(o.dbPath), o.cwd, ENV) : singleDeployment(o.dbPath, o.cwd, ENV)
+  const demo = await deployment.start()
   const summary: ChaosSummary = { seed: o.seed, cycles: o.cycles, survived: 0, acknowledgedWritesChecked: 0, acknowledgedOrders: 0, idempotentRetries: 0, webhooksVerified: 0, receiverRequests: 0, failures: [], records: [] }
   const reported = new Set<string>()
   try {
-    const { target, endpointId, outboxAfter } = await setUp(server, o.dbPath, demo, rcv, ledger)
+    const { target, endpointId, outboxAfter } = await setUp(deployment, deployment.dbPath, demo, rcv, ledger)
     const confirmed = new Set<number>()
     for (let cycle = 1; cycle <= o.cycles; cycle++) {
       const violations: string[] = []
-      const life = new Life({ ...target, url: server.url }, ledger, cycle, rand)
+      const life = new Life({ ...target, url: deployment.url }, ledger, cycle, rand)
       const killAfterMs = Math.round(minKill + rand() * (maxKill - minKill))
       const load = life.run(MIX)
       await new Promise((r) => setTimeout(r, killAfterMs))
       life.expectDeath()
-      await killNow(server)
+      await deployment.kill()
       life.stop()
       await load
       await life.close()
-      server = null
       violations.push(...life.unexpected)
 
       const inFlight = ledger.orders.filter((x) => x.cycle === cycle && x.id === null)
-      const snap = afterKill(o.dbPath, ledger, demo.owner.id, outboxAfter, violations)
-      const t0 = performance.now()
-      server = await start()
-      const restartMs = Math.round(performance.now() - t0)
+      const checked = await deployment.fileToCheck()
+      const snap = afterKill(checked, ledger, demo.owner.id, outboxAfter, violations)
+      const restartMs = await deployment.recover()
 
       // Every in-flight idempotent create of this cycle, and the last few acknowledged ones.
       const mine = ledger.orders.filter((x) => x.cycle === cycle && x.key !== null)
       const retry = [...mine.filter((x) => x.id === null), ...mine.filter((x) => x.id !== null).slice(-3)]
-      const retries = await retryIdempotent(poster(server.url, demo.owner.token), target.storeId, retry, snap, violations)
-      await servedAfterRestart(server.url, demo.owner.token, target.storeId, ledger, rand, 10, violations)
+      const retries = await retryIdempotent(poster(deployment.url, demo.owner.token), target.storeId, retry, snap, violations)
+      await servedAfterRestart(deployment.url, demo.owner.token, target.storeId, ledger, rand, 10, violations)
       const fresh = snap.outboxIds.filter((id) => !confirmed.has(id))
-      const delivered = await webhooksDelivered(o.dbPath, endpointId, fresh, rcv, o.webhookWaitMs ?? 60_000, violations)
+      const delivered = await webhooksDelivered(deployment.dbPath, endpointId, fresh, rcv, o.webhookWaitMs ?? 60_000, violations)
       for (const id of fresh) confirmed.add(id) // a missing one is reported once, not again every cycle
 
       const inFlightCommitted = inFlight.filter((x) => snap.byNote.has(x.note)).length
@@ -172,13 +168,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
       o.log(`cycle ${String(cycle).padStart(3)}/${o.cycles}: killed at ${killAfterMs} ms after ${life.stats.requests} requests ` +
         `(+${rec.ordersAcked} orders, +${rec.statusChangesAcked} status, +${rec.bumpsAcked} bumps, ${rec.positionsAcked} position acks; ${inFlight.length} creates in flight, ${inFlightCommitted} of them committed); ` +
         `integrity ${snap.integrity}; ${snap.checkedWrites} acknowledged writes checked; ${retries} idempotent retries; ` +
-        `webhooks ${delivered}/${fresh.length} new events delivered; restart ${restartMs} ms; ${news.length ? `${news.length} VIOLATIONS: ${news.slice(0, 3).join(' | ')}` : 'ok'}`)
+        `webhooks ${delivered}/${fresh.length} new events delivered; ${o.cluster ? 'failover' : 'restart'} ${restartMs} ms; ${news.length ? `${news.length} VIOLATIONS: ${news.slice(0, 3).join(' | ')}` : 'ok'}`)
     }
     summary.acknowledgedOrders = ledger.acknowledged().length
     summary.receiverRequests = rcv.requests
     return summary
   } finally {
-    if (server) await server.stop()
+    await deployment.stop()
     await rcv.close()
   }
 }
