@@ -256,13 +256,23 @@ if (!hasNats()) {
     await converged(t, 'after the fencing')
   })
 
-  t.test('NATS faults: one server of three down changes nothing; a majority down makes writes 503 until NATS is back', async (t) => {
+  t.test('NATS faults: one server of three down changes nothing; a majority down makes writes 503 and reads go on until NATS is back', async (t) => {
     await nats.kill(2)
     t.equal((await order(primary)).status, 200, 'a write with one NATS server down')
+    const replica = live().find((n) => n !== primary)!
     await nats.kill(1)
     const refused = await order(primary).catch(() => null)
     t.not(refused?.status, 200, `no majority: the write is not acknowledged (${refused?.status ?? 'connection closed'})`)
     if (refused) t.equal(refused.status, 503, 'but refused with 503')
+    // Once its lease is gone the primary is fenced, and with NATS unreachable it stays up read-only.
+    await waitFor(async () => /^read-only/.test(String((await primary.readyz().catch(() => null))?.body.problem)), 60_000, 'the primary to be read-only')
+      .catch(async (err: Error) => { throw new Error(`${err.message}: ${JSON.stringify((await primary.readyz().catch(() => null))?.body)}\n${primary.output().split('\n').filter((l) => !l.includes('"msg":"request"')).slice(-30).join('\n')}`) })
+    t.equal((await primary.readyz()).status, 503, 'not ready: a proxy stops sending it writers')
+    t.equal((await api(primary, 'GET', `/restaurants/${storeId}/menu`)).status, 200, 'reads are served from its data')
+    t.equal((await api(replica, 'GET', `/restaurants/${storeId}/menu`)).status, 200, 'and through the replica')
+    const later = await order(primary)
+    t.equal(later.status, 503, 'writes answer 503')
+    t.ok(Number(later.headers.get('retry-after')) >= 1, 'with Retry-After')
     await nats.restart(1)
     await nats.restart(2)
     primary = await primaryOf(live(), 120_000)

@@ -78,6 +78,8 @@ export class ClusterNode {
   private timer: NodeJS.Timeout | null = null
   private snapshotTimer: NodeJS.Timeout | null = null
   private stopped = false
+  /** Fenced while NATS cannot be reached: serving reads from this node's data until it can (why), or null. */
+  private readOnly: string | null = null
 
   private constructor(private readonly o: NodeOptions, private readonly link: ClusterLink, private readonly lease: Lease, applier: Applier) {
     this.applier = applier
@@ -113,7 +115,7 @@ export class ClusterNode {
     const now = Date.now()
     const base = { node: this.o.cluster.nodeId, primary: this.primary }
     if (this.role === 'primary') {
-      const problem = this.replicator?.fenced ? 'fenced' : this.replicator?.stalled ? 'the replication stream does not take writes' : null
+      const problem = this.readOnly ? `read-only: ${this.readOnly}` : this.replicator?.fenced ? 'fenced' : this.replicator?.stalled ? 'the replication stream does not take writes' : null
       return { ...base, role: 'primary', applied_seq: this.replicator?.lastCaptured ?? 0, lag_ms: 0, problem, apply_delay_ms: null, ready: problem === null && this.lease.valid() }
     }
     const s = this.applier?.status()
@@ -203,7 +205,7 @@ export class ClusterNode {
       leaseValid: () => this.lease.valid(),
       leaseMs: cluster.leaseMs,
       maxPayload: this.link.nc.info?.max_payload ?? 1024 * 1024,
-      onFenced: (why) => this.o.exit(`fenced: ${why}`),
+      onFenced: (why) => void this.fenced(why),
     })
     this.role = 'primary'
     log.info({ node: cluster.nodeId, seq: epoch.seq }, 'primary')
@@ -238,6 +240,33 @@ export class ClusterNode {
     this.snapshotTimer.unref()
   }
 
+  /**
+   * Fenced: nothing more is acknowledged. With NATS answering, another node leads: end now, and
+   * rejoin as a replica. Cut off from NATS (a majority of it down, or this machine's link), nobody
+   * can take writes: keep serving reads and open sockets from this node's data (writes answer 503),
+   * and end only once NATS answers again (docs/cluster.md "Failures").
+   */
+  private async fenced(why: string): Promise<void> {
+    if (await this.natsAnswers()) return this.o.exit(`fenced: ${why}`)
+    this.readOnly = `${why}; NATS cannot be reached, reads are served from this node's data until it can`
+    this.o.log.warn({ why }, 'fenced with NATS unreachable: serving reads until NATS answers again')
+    const retry = async () => {
+      if (this.stopped) return
+      if (await this.natsAnswers()) return this.o.exit(`fenced: ${why}; NATS answers again, rejoining as a replica`)
+      setTimeout(() => void retry(), READ_ONLY_PROBE_MS).unref()
+    }
+    setTimeout(() => void retry(), READ_ONLY_PROBE_MS).unref()
+  }
+
+  /**
+   * Whether JetStream takes writes now: a put to the lease bucket within a second (a write needs a
+   * majority of the NATS servers; a read such as a stream's info is answered by a lone survivor).
+   */
+  private async natsAnswers(): Promise<boolean> {
+    const probe = this.link.kv.put(`probe.${this.o.cluster.nodeId}`, new Uint8Array()).then(() => true, () => false)
+    return Promise.race([probe, new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref())])
+  }
+
   private lost(why: string): void {
     if (this.replicator) this.replicator.fence(`lease lost: ${why}`)
     else this.o.exit(`lease lost while becoming primary: ${why}`)
@@ -261,6 +290,9 @@ export class ClusterNode {
 
 /** How far ahead of the stream a database may be and still be set aside automatically (an unconfirmed tail). */
 export const MAX_AUTO_SET_ASIDE = 64
+
+/** How often a node fenced while cut off from NATS asks whether NATS answers again. */
+const READ_ONLY_PROBE_MS = 1000
 
 /** How often the primary checks whether a snapshot is due. */
 const SNAPSHOT_CHECK_MS = 2000
