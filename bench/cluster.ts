@@ -20,10 +20,14 @@ import { quantile } from './lib/growth.ts'
 import { runBenchLoad } from './lib/raw-load.ts'
 import { demoPrintedBy, orderBodies, readMenu, runVariant, type Variant } from './orders.ts'
 import { natsServers } from './lib/nats.ts'
+import { createPairs, sleep, Workers } from './tracking.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** Kills of the primary in the failover stage (CLUSTER_BENCH_KILLS). */
 const KILLS = Number(process.env.CLUSTER_BENCH_KILLS ?? 10)
+/** Drivers (each watched by one customer) and their positions per second in the tracking stage. */
+const TRACK_PAIRS = Number(process.env.CLUSTER_BENCH_DRIVERS ?? 150)
+const TRACK_HZ = Number(process.env.CLUSTER_BENCH_HZ ?? 4)
 
 const clusterVariant = (key: string, label: string, servers: number): Variant => ({
   key, label, args: 'app', env: { GROUP_COMMIT: '1' },
@@ -96,7 +100,40 @@ async function replicaStages(opts: ScenarioOptions, dbDir: string): Promise<{ ro
     }]
     opts.log(`[cluster] replica: ${messages} messages for ${load.ok2xx} orders, delay p50 ${delays.p50} ms p99 ${delays.p99} ms max ${delays.max} ms`)
 
-    // 2. Failover: kill the primary, time until the other node answers a write.
+    // 2. Tracking across nodes: drivers on the primary, their watchers on the primary itself, then
+    //    through the replica (tunnelled); frames delivered per second of both nodes' CPU.
+    const pairs = await createPairs(primary.url, join(dir, 'n1.db'), demo, TRACK_PAIRS, opts.log)
+    for (const [label, watchPort] of [['watchers on the primary', primary.port], ['watchers through a replica', replica.port]] as const) {
+      const w = await Workers.start(2, 'uws', false, primary.port, watchPort)
+      try {
+        const connected = await w.all<'connected'>((i) => ({ cmd: 'connect', pairs: w.share(pairs, i), watch: true }))
+        const failed = connected.reduce((a, c) => a + c.failed, 0)
+        if (failed) throw new Error(`${failed} tracking pairs failed to connect: ${connected.find((c) => c.firstError)?.firstError}`)
+        const pending = w.all<'ran'>(() => ({ cmd: 'run', rateHz: TRACK_HZ, durationSec: 10, warmupSec: 2 }))
+        await sleep(2000)
+        const c0 = nodes.map((n) => cpuSeconds(n.server.proc.pid) ?? 0)
+        await sleep(10_000)
+        const c1 = nodes.map((n) => cpuSeconds(n.server.proc.pid) ?? 0)
+        const ran = await pending
+        const delivered = ran.reduce((a, r) => a + r.delivered, 0)
+        const sent = ran.reduce((a, r) => a + r.sent, 0)
+        const lat = ran.flatMap((r) => r.latencies)
+        const cpu = [c1[0]! - c0[0]!, c1[1]! - c0[1]!]
+        const total = cpu[0]! + cpu[1]!
+        rows.push({
+          scenario: `tracking, ${label}`, load: `${pairs.length} drivers at ${TRACK_HZ} Hz on the primary, one watcher each`, durationSec: 10,
+          requests: delivered, throughput: delivered / 10, p50Ms: quantile(lat, 0.5), p90Ms: quantile(lat, 0.9), p99Ms: quantile(lat, 0.99), maxMs: Math.max(0, ...lat),
+          non2xx: Math.max(0, sent - delivered), errors: ran.reduce((a, r) => a + r.errors, 0), ratio: null,
+          serverCpuUsPerReq: delivered ? (total / delivered) * 1e6 : null, serverCpuPct: (total / 10) * 100,
+          extra: { framesPerCpuSecond: delivered / total, primaryCpuSec: cpu[0], replicaCpuSec: cpu[1], sent, note: 'srv CPU = primary + replica, per frame delivered to a watcher' },
+        })
+        opts.log(`[cluster] tracking, ${label}: ${delivered}/${sent} frames delivered, ${Math.round(delivered / total)} per CPU second (primary ${cpu[0]!.toFixed(2)} s, replica ${cpu[1]!.toFixed(2)} s), p99 ${quantile(lat, 0.99).toFixed(1)} ms`)
+      } finally {
+        await w.close()
+      }
+    }
+
+    // 3. Failover: kill the primary, time until the other node answers a write.
     const times: number[] = []
     for (let k = 0; k < KILLS; k++) {
       const statuses = await Promise.all(nodes.map((n) => readyz(n, '?role=primary').then((r) => r.status, () => 0)))
@@ -133,6 +170,7 @@ async function replicaStages(opts: ScenarioOptions, dbDir: string): Promise<{ ro
       ],
       notes: [
         'replica delay: from the primary capturing a batch (before its COMMIT) to the replica committing it, one clock (same machine); the replica\'s own /readyz figures (messages applied in its last 10 s)',
+        'tracking: the same drivers sending positions to the primary, their watchers connected to the primary or to a replica that tunnels each socket to the primary (src/http/forward.ts): CPU per frame of both nodes together',
         'failover: SIGKILL of the primary until an order sent to the other node is answered 200 (the lease runs out, CLUSTER_LEASE_MS 3000 by default, then the other node catches up, appends its epoch and builds the server)',
       ],
     }

@@ -60,7 +60,7 @@ const VARIANTS: Variant[] = [
   ...(COMPARE ? [{ key: 'compare' as const, label: `compare (${COMPARE}), group commit`, args: 'app' as const, env: { GROUP_COMMIT: '1' }, cwd: COMPARE }] : []),
 ]
 
-interface Demo { owner: { token: string }; store: { id: number } }
+interface Demo { owner: { id: number; token: string }; store: { id: number } }
 
 interface MenuItem { id: number; variants: number[]; extras: number[] }
 

@@ -29,7 +29,8 @@ export type Kind = typeof KINDS[number]
 export type Mode = 'uws' | 'socketio'
 export type ParentMsg =
   /** `acks`: number the positions (`seq`) so this server acknowledges each once stored. */
-  | { cmd: 'init'; mode: Mode; acks: boolean; host: string; port: number; localAddresses: string[] }
+  /** `watchPort`: watchers connect there instead (bench/cluster.ts: a replica, drivers on the primary). */
+  | { cmd: 'init'; mode: Mode; acks: boolean; host: string; port: number; localAddresses: string[]; watchPort?: number }
   | { cmd: 'connect'; pairs: ClientPair[]; watch: boolean }
   | { cmd: 'run'; rateHz: number; durationSec: number; warmupSec: number }
   | { cmd: 'idle'; targets: ClientPair[] }
@@ -164,6 +165,7 @@ let mode: Mode = 'uws'
 let acks = false
 let host = '127.0.0.1'
 let port = 0
+let watchPort = 0
 let localAddresses: string[] = []
 let nextLocal = 0
 
@@ -192,12 +194,12 @@ function received(drv: Driver | undefined, lat: number, k: number, now: number):
  * Open one socket and resolve once its first application frame arrived (the tracking snapshot or
  * the driver's `hello`; for Socket.IO the server's `ready` event).
  */
-function open(path: string, headers: string, onText: (s: string) => void, onBinary: ((b: Buffer) => void) | null = null): Promise<Conn> {
+function open(path: string, headers: string, onText: (s: string) => void, onBinary: ((b: Buffer) => void) | null = null, toPort = port): Promise<Conn> {
   return new Promise((resolve, reject) => {
     let ready = false
     const local = localAddresses.length ? localAddresses[nextLocal++ % localAddresses.length] : undefined
     const sio = mode === 'socketio'
-    const ws: RawWs = new RawWs(host, port, path, headers, local,
+    const ws: RawWs = new RawWs(host, toPort, path, headers, local,
       () => {},
       (s) => {
         if (sio) {
@@ -249,7 +251,7 @@ function openWatcher(p: ClientPair, d: number): Promise<Conn> {
     received(drivers[d], parseFloat(s.slice(k + 6)), 0, performance.now())
   }
   if (mode === 'socketio') return open(`/socket.io/?EIO=4&transport=websocket&role=watcher&order=${p.orderId}`, '', onText)
-  return open(`/api/v1/ws/track/${p.trackToken}`, '', onText)
+  return open(`/api/v1/ws/track/${p.trackToken}`, '', onText, null, watchPort || port)
 }
 
 /**
@@ -398,7 +400,7 @@ process.on('message', (m: ParentMsg) => {
   const fail = (err: unknown) => send({ ev: 'error', message: String((err as Error)?.stack ?? err) })
   switch (m.cmd) {
     case 'init':
-      mode = m.mode; acks = m.acks; host = m.host; port = m.port; localAddresses = m.localAddresses
+      mode = m.mode; acks = m.acks; host = m.host; port = m.port; watchPort = m.watchPort ?? 0; localAddresses = m.localAddresses
       send({ ev: 'ready' })
       break
     case 'connect': connectPairs(m).catch(fail); break

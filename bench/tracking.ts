@@ -153,10 +153,10 @@ export class Workers {
     })
   }
 
-  static async start(n: number, mode: Mode, acks: boolean, port: number): Promise<Workers> {
+  static async start(n: number, mode: Mode, acks: boolean, port: number, watchPort?: number): Promise<Workers> {
     const procs = Array.from({ length: n }, () => fork(CLIENT, [], { execArgv: ['--import', 'tsx'], cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
     const w = new Workers(procs)
-    await w.all(() => ({ cmd: 'init', mode, acks, host: '127.0.0.1', port, localAddresses: LOCAL_ADDRESSES }))
+    await w.all(() => ({ cmd: 'init', mode, acks, host: '127.0.0.1', port, localAddresses: LOCAL_ADDRESSES, ...(watchPort ? { watchPort } : {}) }))
     return w
   }
 
