@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'
 import { openDb, nowIso, migrate } from './storage/db.ts'
 import { clusterRoleOfFile } from './storage/changes.ts'
+import { lastWriterOfFile } from './cluster/state.ts'
 import { syncPlatformPlans } from './storage/plans.ts'
 import { STORE_TYPES, type StoreType } from './domain/verticals.ts'
 import { seedDemo, createOwnerToken } from './seed.ts'
@@ -90,7 +91,8 @@ export function runCli(argv: string[], env: Record<string, string | undefined> =
   // A cluster replica's file takes rows from the stream only (docs/cluster.md "Not yet": the CLI):
   // checked before the file is opened, which would also migrate it.
   if (clusterRoleOfFile(config.dbPath) === 'replica') {
-    throw new CliError(`DB_PATH=${config.dbPath} is a cluster replica's database: run the command where the primary runs (its /readyz names it)`)
+    const primary = lastWriterOfFile(config.dbPath)
+    throw new CliError(`DB_PATH=${config.dbPath} is a cluster replica's database: run the command on the primary's${primary ? ` (${primary}, as far as this file knows)` : ''}; any node's /readyz names it`)
   }
   const db = openDb(config.dbPath)
   syncPlatformPlans(db)

@@ -60,12 +60,12 @@ if (!hasNats()) {
   const storeId = demo.store.id
   /**
    * A request to a node. A connection the client kept alive to the listener a node just replaced (a
-   * replica's, closed when it became primary) may be reset under the first request: that request is
-   * sent once more, on a new connection, as any client would.
+   * replica's, closed when it became primary) may be reset or closed under the first request: that
+   * request is sent once more, on a new connection, as any client would.
    */
   const api = (node: ClusterNodeProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     request(`${node.sp.base}${path}`, method, { token, body, headers }).catch((err: { cause?: { code?: string } }) => {
-      if (err.cause?.code !== 'ECONNRESET') throw err
+      if (err.cause?.code !== 'ECONNRESET' && err.cause?.code !== 'UND_ERR_SOCKET') throw err
       return request(`${node.sp.base}${path}`, method, { token, body, headers: { ...headers, connection: 'close' } })
     })
   const itemId = (await api(primary, 'GET', `/restaurants/${storeId}/menu`)).body[0].items[0].id as number
@@ -173,6 +173,7 @@ if (!hasNats()) {
     const refused = await dispatchCli({ dbPath: replica.dbPath, site: replica.sp.site }, 'token', 'create', '--owner', '1', '--scopes', 'orders:read').then(() => null, (e: { code?: number; stdout?: string }) => e)
     t.equal(refused?.code, 2, 'refused (exit 2) on a replica\'s database')
     t.match(refused?.stdout ?? '', /cluster replica's database/)
+    t.match(refused?.stdout ?? '', new RegExp(`the primary's \\(${primary.id}, as far as this file knows\\)`), 'and names the primary')
     const seq = async () => (await primary.readyz()).body.applied_seq as number
     const before = await seq()
     const made = await dispatchCli({ dbPath: primary.dbPath, site: primary.sp.site }, 'token', 'create', '--owner', '1', '--scopes', 'restaurants:read')
@@ -243,7 +244,10 @@ if (!hasNats()) {
     const paused = primary
     const pausedBase = paused.sp.base
     const exitsBefore = paused.exits.length
-    paused.sp.proc.kill('SIGSTOP')
+    const stopped = paused.sp.proc
+    stopped.kill('SIGSTOP')
+    // Resumed whatever happens below: a node left stopped would hang every later subtest.
+    t.teardown(() => { stopped.kill('SIGCONT') })
     primary = await primaryOf(live().filter((n) => n !== paused))
     t.not(primary.id, paused.id)
     t.equal((await order(primary)).status, 200, 'the new primary appended')
