@@ -10,7 +10,8 @@ import { storeOf } from './scope.ts'
 import { Nullable, ShortText } from './schemas.ts'
 import { WEEKDAYS, canonicalHours, isDate, isTimeZone, isoInZone, minutesOf, nextOpening, openStatus, DEFAULT_TIMEZONE, type WeeklyHours } from '../domain/business-hours.ts'
 import { basePrepMinutes } from '../domain/integration.ts'
-import { normalizePhone, validLatLng } from '../domain/delivery.ts'
+import { normalizePhone } from '../domain/delivery.ts'
+import { storePosition } from '../actors/store-delivery.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
 import type { Services } from '../services.ts'
 import { named } from './docs-schemas.ts'
@@ -113,11 +114,6 @@ export const StoreSettingsSchema = {
 named('StoreSettings', StoreSettingsSchema)
 
 const str = (x: unknown): string | null => (typeof x === 'string' ? x : null)
-/** The settings' `location` when it is a whole position, else null. */
-const storeLocation = (s: Record<string, unknown>): { lat: number; lng: number } | null => {
-  const l = s.location as { lat?: unknown; lng?: unknown } | null | undefined
-  return l && validLatLng(l.lat, l.lng) ? { lat: l.lat as number, lng: l.lng as number } : null
-}
 
 /**
  * A store's hours as stored (canonical; a missing day left out), with whether it is open at `at`
@@ -154,7 +150,7 @@ export function settingsView(store: StoreRow, at: Date = new Date()) {
     phone: str(s.phone),
     email: str(s.email),
     city: store.city,
-    location: storeLocation(s),
+    location: storePosition(s),
     reservations: rulesOf(s),
     open_now: h.open_now,
     closed_reason: h.closed_reason,

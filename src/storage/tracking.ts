@@ -34,7 +34,9 @@ function storePlace(db: Db, storeId: number): { name: string; lat: number | null
  * Where a delivery goes, when known: the ordering customer's saved address with that text and a
  * position (orders keep the address text only; a customer order by `address_id` copies it).
  */
-export function deliveryDestination(db: Db, o: Pick<OrderRow, 'customer_id' | 'address'>): LatLng | null {
+export function deliveryDestination(db: Db, o: Pick<OrderRow, 'customer_id' | 'address' | 'dest_lat' | 'dest_lng'>): LatLng | null {
+  // The order's own position (lat/lng given when placed, docs/dispatch.md), else the customer's saved address.
+  if (o.dest_lat != null && o.dest_lng != null && validLatLng(o.dest_lat, o.dest_lng)) return { lat: o.dest_lat, lng: o.dest_lng }
   if (o.customer_id == null || !o.address) return null
   let stmt = destStmts.get(db)
   if (!stmt) {

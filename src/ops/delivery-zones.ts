@@ -1,0 +1,105 @@
+/**
+ * Delivery zones of a store (issue 37 item 1; docs/dispatch.md "Zones"): one operation each for
+ * reading and replacing them, bound for owners (REST, admin MCP) and for managers on the staff app.
+ * The zones live in the store's settings (`delivery_zones`) and are written through the store
+ * actor, which prices every delivery order against the zones it holds.
+ */
+import * as v from 'valibot'
+import { defineOp, type OpCtx } from './op.ts'
+import { storeOf } from './scope.ts'
+import { Money } from './schemas.ts'
+import { named } from './docs-schemas.ts'
+import { ApiError } from '../errors.ts'
+import { fromCents, toCents } from '../domain/money.ts'
+import { polygonProblem, zonesOf, ZONE_LIMITS, type StoredZone } from '../domain/zones.ts'
+import { parseSettings, type StoreRow } from '../storage/stores.ts'
+
+const tag = 'Restaurants'
+
+const Lat = v.pipe(v.number(), v.minValue(-90), v.maxValue(90))
+const Lng = v.pipe(v.number(), v.minValue(-180), v.maxValue(180))
+const Ring = v.pipe(v.array(v.tuple([v.number(), v.number()])), v.maxLength(ZONE_LIMITS.vertices, `At most ${ZONE_LIMITS.vertices} positions per ring.`))
+const Polygon = v.pipe(
+  v.array(Ring), v.minLength(1, 'A polygon needs its outer ring.'), v.maxLength(ZONE_LIMITS.rings, `At most ${ZONE_LIMITS.rings} rings (the outer one and its holes).`),
+  v.check((p) => polygonProblem(p) === null, (issue) => polygonProblem(issue.input as number[][][]) ?? 'Not a polygon.'),
+  v.description('A GeoJSON Polygon\'s `coordinates`: closed rings of [lng, lat] positions, the outer ring first, holes after.'),
+)
+const ZoneInput = v.pipe(
+  v.strictObject({
+    name: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(80)),
+    polygon: v.optional(Polygon),
+    center: v.optional(v.strictObject({ lat: Lat, lng: Lng })),
+    radius_m: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(ZONE_LIMITS.radiusM))),
+    fee: Money,
+    min_order: v.optional(Money),
+  }),
+  v.check((z) => (z.polygon !== undefined) !== (z.center !== undefined || z.radius_m !== undefined),
+    'Give either `polygon`, or `center` and `radius_m`.'),
+  v.check((z) => z.polygon !== undefined || (z.center !== undefined && z.radius_m !== undefined), 'A circle needs both `center` and `radius_m`.'),
+)
+const ZonesBody = v.object({
+  zones: v.pipe(v.array(ZoneInput), v.maxLength(ZONE_LIMITS.zones, `At most ${ZONE_LIMITS.zones} zones.`),
+    v.description('The store\'s zones, replacing all of them; [] removes them (any address is delivered to, without a fee).')),
+})
+
+const ZoneSchema = named('DeliveryZone', {
+  type: 'object', required: ['name', 'fee', 'min_order'],
+  properties: {
+    name: { type: 'string' },
+    polygon: { type: 'array', items: { type: 'array', items: { type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 } }, description: 'GeoJSON Polygon coordinates ([lng, lat]); absent for a circle' },
+    center: { type: 'object', required: ['lat', 'lng'], properties: { lat: { type: 'number' }, lng: { type: 'number' } }, description: 'A circle\'s center; absent for a polygon' },
+    radius_m: { type: 'number', description: 'A circle\'s radius in metres' },
+    fee: { type: 'number', description: 'Delivery fee of an order in this zone, added to its total' },
+    min_order: { type: 'number', description: 'Smallest subtotal (after discounts) delivered to this zone; 0 = none' },
+  },
+})
+export const DeliveryZonesSchema = named('DeliveryZones', {
+  type: 'object', required: ['restaurant_id', 'zones'],
+  properties: { restaurant_id: { type: 'integer' }, zones: { type: 'array', items: ZoneSchema } },
+})
+
+/** The zones as the API shows them (money as decimals). */
+export function zonesView(store: StoreRow) {
+  const zones = zonesOf(parseSettings(store.settings)).map((z) => Object.assign(
+    { name: z.name },
+    z.polygon ? { polygon: z.polygon } : { center: z.center, radius_m: z.radius_m },
+    { fee: fromCents(z.fee), min_order: fromCents(z.min_order) },
+  ))
+  return { restaurant_id: store.id, zones }
+}
+
+/** Staff: managers only (zones set what customers pay). */
+function managersOnly(ctx: OpCtx): void {
+  if (ctx.principal?.kind === 'staff' && ctx.principal.role !== 'manager') throw new ApiError('forbidden', 'Only a manager can see or change delivery zones.')
+}
+
+const rules = 'A delivery order needs `lat` and `lng` once zones are set; outside every zone it is 422 (`errors.address`), under the zone\'s `min_order` 422 (`errors.items`); the zone\'s `fee` becomes the order\'s `delivery_fee`, part of `total`. Overlapping zones: the cheapest containing the point, the first listed among equals. Docs: docs/dispatch.md.'
+
+export const getDeliveryZones = defineOp({
+  id: 'stores.delivery_zones.get', tag, summary: 'The store\'s delivery zones',
+  description: `Polygons or circles, each with a fee and a minimum order. ${rules} Staff: managers only.`,
+  access: { owner: 'restaurants:read', staff: 'any' }, scope: ['store'], output: DeliveryZonesSchema,
+  run: (ctx) => {
+    managersOnly(ctx)
+    return zonesView(storeOf(ctx))
+  },
+})
+
+export const setDeliveryZones = defineOp({
+  id: 'stores.delivery_zones.set', tag, summary: 'Replace the store\'s delivery zones',
+  description: `Body \`{zones: [{name, polygon | center + radius_m, fee, min_order?}]}\` (at most ${ZONE_LIMITS.zones}); \`polygon\` is a GeoJSON Polygon's \`coordinates\` (\`[[[lng, lat], …]]\`, closed rings), a circle is \`{center: {lat, lng}, radius_m}\`. Invalid input: 422 and nothing changes. ${rules} Staff: managers only.`,
+  access: { owner: 'restaurants:write', staff: 'any' }, scope: ['store'], input: ZonesBody, output: DeliveryZonesSchema,
+  run: async (ctx, { zones }) => {
+    managersOnly(ctx)
+    const stored: StoredZone[] = zones.map((z) => Object.assign(
+      { name: z.name },
+      z.polygon ? { polygon: z.polygon } : { center: z.center!, radius_m: z.radius_m! },
+      { fee: toCents(z.fee), min_order: toCents(z.min_order ?? 0) },
+    ))
+    const storeId = storeOf(ctx).id
+    const row = await ctx.svc.actors.stores.ask<StoreRow>(storeId, (replyTo) => ({ type: 'settings_write', patch: { delivery_zones: stored.length > 0 ? stored : null }, replyTo }))
+    return zonesView(row)
+  },
+})
+
+export const deliveryZoneOps = [getDeliveryZones, setDeliveryZones]
