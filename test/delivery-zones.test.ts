@@ -10,6 +10,7 @@ import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { counts, createAccount, createCustomer, createStaff, isError, outbox, postOrder } from './helpers/fixtures.ts'
 import { bearer, callTool, connectMcp } from './helpers/mcp.ts'
+import { visit } from './helpers/owner-site.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -121,4 +122,52 @@ t.test('admin MCP tools read and write the same zones', async (t) => {
   isError(t, outside, 422, 'outside_delivery_zone', 'the store actor holds the zones the tool wrote')
   t.equal((await callTool(mcp, 'set_delivery_zones', { restaurant_id: b.storeId, zones: [] })).isError, false)
   t.equal((await postOrder(s, b.token, b.storeId, { type: 'delivery', address: 'x', items: [{ item_id: b.menu.fries, quantity: 1 }] })).status, 200, '[] removes them')
+})
+
+t.test('quotes (owner and customer): zone, fee, minimum and the estimate an order then carries; the tracking view shows it', async (t) => {
+  t.equal((await s.req('PUT', `/restaurants/${a.storeId}/settings`, { token: a.token, body: { location: { lat: 38.71, lng: -9.13 }, prep_minutes: 20 } })).status, 200)
+  const point = { lat: 38.72, lng: -9.14 }
+  const q = await s.req('POST', `/restaurants/${a.storeId}/delivery-quote`, { token: a.token, body: point })
+  t.equal(q.status, 200)
+  t.match(q.body, { deliverable: true, zone: 'Centre', fee: 2.5, min_order: 15, eta: { ready_at: String, pickup_at: String, dropoff_at: String } })
+  const ride = Date.parse(q.body.eta.dropoff_at) - Date.parse(q.body.eta.pickup_at)
+  t.ok(ride > 60_000 && ride < 30 * 60_000, `a ride of ${ride / 1000} s for ~1.4 km`)
+  t.equal(Date.parse(q.body.eta.ready_at) - Date.now() > 19 * 60_000, true, 'ready after the 20 prep minutes')
+
+  const c = createCustomer(db, a.storeId)
+  const cq = await s.req('POST', '/customer/delivery-quote', { token: c.token, body: point })
+  t.match(cq.body, { deliverable: true, zone: 'Centre', fee: 2.5 }, 'the customer app quotes the token\'s store')
+  t.same((await s.req('POST', '/customer/delivery-quote', { token: c.token, body: { lat: 41.15, lng: -8.61 } })).body,
+    { deliverable: false, zone: null, fee: null, min_order: null, eta: null, reason: 'outside_delivery_zone' })
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/delivery-quote`, { token: b.token, body: point }), 404, 'not_found', 'another owner\'s store')
+  isError(t, await s.req('POST', `/restaurants/${a.storeId}/delivery-quote`, { token: a.token, body: { lat: 91, lng: 0 } }), 422, 'validation_failed', 'a latitude out of range')
+
+  const order = await postOrder(s, a.token, a.storeId, burgers(2, point))
+  t.equal(order.status, 200)
+  t.equal(Date.parse(order.body.eta.dropoff_at) - Date.parse(order.body.eta.pickup_at), ride, 'the order is promised the ride the quote said')
+  const track = await s.req('GET', `/track/${order.body.track_token}`)
+  t.same(track.body.eta, order.body.eta, 'the tracking view carries the promise')
+})
+
+t.test('the store website\'s checkout shows each saved address\'s fee and estimate, or that it is outside', async (t) => {
+  const shop = createAccount(db)
+  db.prepare('UPDATE stores SET settings = ? WHERE id = ?').run(JSON.stringify({ location: { lat: 38.71, lng: -9.13 }, timezone: 'Europe/Lisbon' }), shop.storeId)
+  t.equal((await put({ zones: [SQUARE] }, shop.storeId, shop.token)).status, 200)
+  const c = createCustomer(db, shop.storeId)
+  for (const body of [{ label: 'Home', address: '1 Rua Augusta', lat: 38.72, lng: -9.14 }, { label: 'Porto', address: '9 Rua Santa Catarina', lat: 41.15, lng: -8.61 }]) {
+    t.equal((await s.req('POST', '/customer/addresses', { token: c.token, body })).status, 200)
+  }
+  const slug = db.prepare('SELECT slug FROM stores WHERE id = ?').pluck().get(shop.storeId) as string
+  const home = await visit(s, 'GET', `/s/${slug}`)
+  const csrf = home.cookies.find((x) => x.startsWith('csrf='))!.split(';')[0]!
+  const added = await visit(s, 'POST', `/s/${slug}/cart`, { cookie: csrf, form: { item_id: String(shop.menu.burger.id), quantity: '2', csrf: csrf.slice(5) } })
+  const cart = added.cookies.find((x) => x.startsWith('cart='))!.split(';')[0]!
+  const checkout = await visit(s, 'GET', `/s/${slug}/checkout`, { cookie: [csrf, cart, `customer=${c.token}`].join('; ') })
+  t.equal(checkout.status, 200)
+  const q = (await s.req('POST', '/customer/delivery-quote', { token: c.token, body: { lat: 38.72, lng: -9.14 } })).body
+  // The page was drawn a moment before the quote: its minute, or the one before if a minute turned in between.
+  const hhmm = (ms: number) => new Date(ms).toLocaleTimeString('en-GB', { timeZone: 'Europe/Lisbon', hour: '2-digit', minute: '2-digit' })
+  const at = Date.parse(q.eta.dropoff_at)
+  t.match(checkout.text, new RegExp(`Home: 1 Rua Augusta — delivery [^<]*2\\.50, about (${hhmm(at)}|${hhmm(at - 60_000)})</option>`), 'the fee and the estimated arrival (store time)')
+  t.match(checkout.text, /Porto: 9 Rua Santa Catarina — outside the delivery area<\/option>/)
 })

@@ -11,8 +11,10 @@ import { Money } from './schemas.ts'
 import { named } from './docs-schemas.ts'
 import { ApiError } from '../errors.ts'
 import { fromCents, toCents } from '../domain/money.ts'
+import { isoInZone, timeZoneOf } from '../domain/business-hours.ts'
 import { polygonProblem, zonesOf, ZONE_LIMITS, type StoredZone } from '../domain/zones.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
+import { etaFor, zoneFor } from '../actors/store-delivery.ts'
 
 const tag = 'Restaurants'
 
@@ -102,4 +104,53 @@ export const setDeliveryZones = defineOp({
   },
 })
 
-export const deliveryZoneOps = [getDeliveryZones, setDeliveryZones]
+
+// ---- quotes ------------------------------------------------------------------------------------------
+
+const QuoteBody = v.object({ lat: Lat, lng: Lng })
+const Instant = { type: 'string', format: 'date-time' }
+export const DeliveryQuoteSchema = named('DeliveryQuote', {
+  type: 'object', required: ['deliverable', 'zone', 'fee', 'min_order', 'eta'],
+  properties: {
+    deliverable: { type: 'boolean', description: 'Would a delivery order to this point be accepted (given enough goods for `min_order`)?' },
+    zone: { type: ['string', 'null'], description: 'The zone that would price it (the cheapest containing the point); null without zones or when not deliverable' },
+    fee: { type: ['number', 'null'], description: 'The delivery fee; 0 without zones; null when not deliverable' },
+    min_order: { type: ['number', 'null'], description: 'The smallest subtotal (after discounts) delivered there; null when not deliverable' },
+    eta: {
+      type: ['object', 'null'], required: ['ready_at', 'pickup_at', 'dropoff_at'], description: 'What an order placed now would be promised; null when not deliverable',
+      properties: { ready_at: Instant, pickup_at: Instant, dropoff_at: Instant },
+    },
+    reason: { type: 'string', enum: ['outside_delivery_zone'], description: 'Why not deliverable' },
+  },
+})
+
+/** The quote of a delivery to `point` placed at `nowMs`: the zone, fee and minimum an order would get, and its estimate. */
+export function quoteDelivery(store: StoreRow, point: { lat: number; lng: number }, nowMs: number) {
+  const settings = parseSettings(store.settings)
+  // A quote has no goods yet: the minimum is reported, not checked.
+  const d = zoneFor(settings, store.currency, point, Number.MAX_SAFE_INTEGER)
+  if (!d.ok) return { deliverable: false, zone: null, fee: null, min_order: null, eta: null, reason: 'outside_delivery_zone' as const }
+  return { deliverable: true, zone: d.zone?.name ?? null, fee: fromCents(d.zone?.fee ?? 0), min_order: fromCents(d.zone?.min_order ?? 0), eta: etaFor(settings, point, nowMs) }
+}
+
+/**
+ * A saved address's delivery as the store website's checkout shows it (Liquid: money in cents):
+ * `{deliverable, fee, estimate}` (the estimated drop-off); without a position it is not deliverable
+ * once the store has zones, and unknown (null) otherwise.
+ */
+export function addressDelivery(store: StoreRow, a: { lat: number | null; lng: number | null }, nowMs = Date.now()) {
+  if (a.lat == null || a.lng == null) return zonesOf(parseSettings(store.settings)).length > 0 ? { deliverable: false, fee: null, estimate: null } : null
+  const q = quoteDelivery(store, { lat: a.lat, lng: a.lng }, nowMs)
+  // In the store's time zone, as the site shows `store.next_opening`.
+  const estimate = q.eta ? isoInZone(Date.parse(q.eta.dropoff_at), timeZoneOf(parseSettings(store.settings))) : null
+  return { deliverable: q.deliverable, fee: q.fee === null ? null : toCents(q.fee), estimate }
+}
+
+export const deliveryQuote = defineOp({
+  id: 'stores.delivery_quote', tag, summary: 'Quote a delivery to a point: zone, fee, minimum order and estimate',
+  description: 'Body `{lat, lng}`. The zone, fee and minimum an order to this point would get, and the estimate (`eta`) it would be promised if placed now (the same rules as the order: docs/dispatch.md "Quotes"). Nothing is written. Outside every zone: `deliverable: false`, `reason: "outside_delivery_zone"`.',
+  access: { owner: 'orders:read', customer: true }, scope: ['store'], input: QuoteBody, output: DeliveryQuoteSchema,
+  run: (ctx, point) => quoteDelivery(storeOf(ctx), point, Date.now()),
+})
+
+export const deliveryZoneOps = [getDeliveryZones, setDeliveryZones, deliveryQuote]

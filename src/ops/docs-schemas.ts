@@ -135,6 +135,7 @@ export const TrackingSchema = named('Tracking', obj(
     // Fulfillment modes (docs/verticals.md): present when the order's mode has them.
     order_type: { type: 'string', enum: [...ORDER_TYPES] }, room_number: str, slot: obj({ start: dateTime, end: nullable(dateTime), kind: { type: 'string', enum: ['pickup', 'dropoff'] } }),
     appointment: obj({ start: dateTime, end: nullable(dateTime) }),
+    eta: { ...obj({ ready_at: dateTime, pickup_at: dateTime, dropoff_at: dateTime }), description: 'Delivery orders: the estimate promised when placed (docs/dispatch.md "Estimates"); the socket\'s live `eta` replaces it once the driver is on the way' },
     shipment: nullable(obj({ status: str, carrier: nullable(str), tracking_number: nullable(str), tracking_url: nullable(str), timeline: arr(obj({ status: str, at: dateTime }, ['status', 'at'])), updated_at: dateTime })),
   },
   ['id', 'status', 'delivery_status', 'is_paid', 'total', 'timeline', 'items'],

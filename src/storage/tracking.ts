@@ -64,6 +64,8 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
   if (o.slot_start) view.slot = { start: o.slot_start, end: o.slot_end ?? null, kind: o.slot_kind ?? 'pickup' }
   if (o.appointment_start) view.appointment = { start: o.appointment_start, end: o.appointment_end ?? null }
   if (o.type === 'ship') view.shipment = trackingShipment(svc.db, o.id)
+  // The estimate promised when placed (docs/dispatch.md "Estimates"): the page shows it until the live ETA replaces it.
+  if (o.eta) view.eta = JSON.parse(o.eta) as Record<string, string>
   const store = storePlace(svc.db, o.store_id)
   if (store) view.store = store
   if (o.driver_id != null && driverVisible(status)) {

@@ -16,4 +16,6 @@ export const storeSettingsRoutes = [
   bind(zones.setDeliveryZones, { method: 'PUT', path: '/restaurants/{id}/delivery-zones', auth: 'owner', ids: store }),
   bind(zones.getDeliveryZones, { method: 'GET', path: '/staff/delivery-zones', auth: 'staff' }),
   bind(zones.setDeliveryZones, { method: 'PUT', path: '/staff/delivery-zones', auth: 'staff' }),
+  bind(zones.deliveryQuote, { method: 'POST', path: '/restaurants/{id}/delivery-quote', auth: 'owner', ids: store }),
+  bind(zones.deliveryQuote, { method: 'POST', path: '/customer/delivery-quote', auth: 'customer' }), // the token's store
 ]
