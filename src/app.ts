@@ -133,6 +133,7 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     hub: new Hub(app),
     sms: providers.sms,
     push: providers.push,
+    router: providers.router,
     email: providers.email,
     payments: createPaymentProvider(config),
     kds: noKds,

@@ -138,7 +138,7 @@ t.test('quotes (owner and customer): zone, fee, minimum and the estimate an orde
   const cq = await s.req('POST', '/customer/delivery-quote', { token: c.token, body: point })
   t.match(cq.body, { deliverable: true, zone: 'Centre', fee: 2.5 }, 'the customer app quotes the token\'s store')
   t.same((await s.req('POST', '/customer/delivery-quote', { token: c.token, body: { lat: 41.15, lng: -8.61 } })).body,
-    { deliverable: false, zone: null, fee: null, min_order: null, eta: null, reason: 'outside_delivery_zone' })
+    { deliverable: false, zone: null, fee: null, min_order: null, eta: null, router: null, reason: 'outside_delivery_zone' })
   isError(t, await s.req('POST', `/restaurants/${a.storeId}/delivery-quote`, { token: b.token, body: point }), 404, 'not_found', 'another owner\'s store')
   isError(t, await s.req('POST', `/restaurants/${a.storeId}/delivery-quote`, { token: a.token, body: { lat: 91, lng: 0 } }), 422, 'validation_failed', 'a latitude out of range')
 

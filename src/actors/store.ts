@@ -70,6 +70,8 @@ export type StoreMsg =
        * and the accepting-orders switch bind storefront and customer orders only (docs/stores.md).
        */
       ignoreHours?: boolean
+      /** A delivery's ride from the store by the configured router (src/providers/router.ts), asked before; absent: the straight line. */
+      rideSeconds?: number | null
       replyTo: Ref<Result<CreatedOrder>>
     }
   /**
@@ -220,7 +222,7 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
     ;({ draft, couponId } = priced)
   }
   // Delivery zones and the estimate (issue 37; docs/dispatch.md): the zone's fee and minimum, after discounts.
-  const delivered = withDelivery(draft, settings, s.store.currency, now)
+  const delivered = withDelivery(draft, settings, s.store.currency, now, msg.rideSeconds ?? null)
   if (delivered instanceof ApiError) return refuse(s, delivered)
   // Fulfillment modes (issue 18 item 5): capacity and the shipping fee, in the actor's turn.
   const moded = withFulfillment(delivered, msg.input, settings, now, ctx.booked)

@@ -14,7 +14,10 @@ import { fromCents, toCents } from '../domain/money.ts'
 import { isoInZone, timeZoneOf } from '../domain/business-hours.ts'
 import { polygonProblem, zonesOf, ZONE_LIMITS, type StoredZone } from '../domain/zones.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
-import { etaFor, zoneFor } from '../actors/store-delivery.ts'
+import { etaFor, storePosition, zoneFor } from '../actors/store-delivery.ts'
+import type { Services } from '../services.ts'
+import type { Travel } from '../providers/router.ts'
+import type { LatLng } from '../domain/eta.ts'
 
 const tag = 'Restaurants'
 
@@ -120,17 +123,31 @@ export const DeliveryQuoteSchema = named('DeliveryQuote', {
       type: ['object', 'null'], required: ['ready_at', 'pickup_at', 'dropoff_at'], description: 'What an order placed now would be promised; null when not deliverable',
       properties: { ready_at: Instant, pickup_at: Instant, dropoff_at: Instant },
     },
+    router: {
+      type: ['object', 'null'], required: ['source', 'fallback'], description: 'What timed the ride from the store (docs/dispatch.md "Router"); null when the store has no location or the point is not deliverable',
+      properties: { source: { type: 'string', enum: ['straight', 'osrm'] }, fallback: { type: ['string', 'null'], description: 'Why the straight line answered instead of OSRM (unreachable, timed out, …)' } },
+    },
     reason: { type: 'string', enum: ['outside_delivery_zone'], description: 'Why not deliverable' },
   },
 })
 
-/** The quote of a delivery to `point` placed at `nowMs`: the zone, fee and minimum an order would get, and its estimate. */
-export function quoteDelivery(store: StoreRow, point: { lat: number; lng: number }, nowMs: number) {
+/** The quote of a delivery to `point` placed at `nowMs`: the zone, fee and minimum an order would get, its estimate, and the router that timed the ride. */
+export async function quoteDelivery(svc: Pick<Services, 'router'>, store: StoreRow, point: LatLng, nowMs: number) {
+  const from = storePosition(parseSettings(store.settings))
+  return quoteWith(store, point, nowMs, from ? await svc.router.ride(from, point) : null)
+}
+
+/** The quote with the ride already timed (`ride` null: the straight line, or 0 without the store's location). */
+function quoteWith(store: StoreRow, point: LatLng, nowMs: number, ride: Travel | null) {
   const settings = parseSettings(store.settings)
   // A quote has no goods yet: the minimum is reported, not checked.
   const d = zoneFor(settings, store.currency, point, Number.MAX_SAFE_INTEGER)
-  if (!d.ok) return { deliverable: false, zone: null, fee: null, min_order: null, eta: null, reason: 'outside_delivery_zone' as const }
-  return { deliverable: true, zone: d.zone?.name ?? null, fee: fromCents(d.zone?.fee ?? 0), min_order: fromCents(d.zone?.min_order ?? 0), eta: etaFor(settings, point, nowMs) }
+  if (!d.ok) return { deliverable: false, zone: null, fee: null, min_order: null, eta: null, router: null, reason: 'outside_delivery_zone' as const }
+  return {
+    deliverable: true, zone: d.zone?.name ?? null, fee: fromCents(d.zone?.fee ?? 0), min_order: fromCents(d.zone?.min_order ?? 0),
+    eta: etaFor(settings, point, nowMs, ride?.seconds[0] ?? null),
+    router: ride ? { source: ride.source, fallback: ride.fallback } : null,
+  }
 }
 
 /**
@@ -140,7 +157,8 @@ export function quoteDelivery(store: StoreRow, point: { lat: number; lng: number
  */
 export function addressDelivery(store: StoreRow, a: { lat: number | null; lng: number | null }, nowMs = Date.now()) {
   if (a.lat == null || a.lng == null) return zonesOf(parseSettings(store.settings)).length > 0 ? { deliverable: false, fee: null, estimate: null } : null
-  const q = quoteDelivery(store, { lat: a.lat, lng: a.lng }, nowMs)
+  // Pages are drawn without waiting on the network: the ride by the straight line (an OSRM-timed order may differ a little).
+  const q = quoteWith(store, { lat: a.lat, lng: a.lng }, nowMs, null)
   // In the store's time zone, as the site shows `store.next_opening`.
   const estimate = q.eta ? isoInZone(Date.parse(q.eta.dropoff_at), timeZoneOf(parseSettings(store.settings))) : null
   return { deliverable: q.deliverable, fee: q.fee === null ? null : toCents(q.fee), estimate }
@@ -150,7 +168,7 @@ export const deliveryQuote = defineOp({
   id: 'stores.delivery_quote', tag, summary: 'Quote a delivery to a point: zone, fee, minimum order and estimate',
   description: 'Body `{lat, lng}`. The zone, fee and minimum an order to this point would get, and the estimate (`eta`) it would be promised if placed now (the same rules as the order: docs/dispatch.md "Quotes"). Nothing is written. Outside every zone: `deliverable: false`, `reason: "outside_delivery_zone"`.',
   access: { owner: 'orders:read', customer: true }, scope: ['store'], input: QuoteBody, output: DeliveryQuoteSchema,
-  run: (ctx, point) => quoteDelivery(storeOf(ctx), point, Date.now()),
+  run: (ctx, point) => quoteDelivery(ctx.svc, storeOf(ctx), point, Date.now()),
 })
 
 export const deliveryZoneOps = [getDeliveryZones, setDeliveryZones, deliveryQuote]
