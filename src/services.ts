@@ -15,6 +15,7 @@ import type { Hub } from './ws/hub.ts'
 import type { SmsProvider } from './providers/sms.ts'
 import type { PushProvider } from './providers/push.ts'
 import type { Router } from './providers/router.ts'
+import type { DispatchSink } from './actors/dispatcher.ts'
 import type { EmailProvider } from './providers/email.ts'
 import type { PaymentProvider } from './providers/payments.ts'
 import type { KdsSink } from './domain/kds.ts'
@@ -50,6 +51,8 @@ export interface Services {
   /** Outside services, development providers by default (they record what would be sent). */
   sms: SmsProvider
   push: PushProvider
+  /** The dispatcher's ears (src/actors/dispatcher.ts): positions and shifts for its index, offers answered. */
+  dispatch: DispatchSink
   /** Travel times for quotes, estimates and dispatch (ROUTER; src/providers/router.ts, docs/dispatch.md "Router"). */
   router: Router
   /** Owner email verification (docs/dashboard.md "Signing in"). */

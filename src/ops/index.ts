@@ -30,6 +30,7 @@ import { kdsOps } from './kds.ts'
 import { webhookOps } from './webhooks.ts'
 import { storeSettingsOps } from './store-settings.ts'
 import { deliveryZoneOps } from './delivery-zones.ts'
+import { dispatchOps } from './dispatch.ts'
 import { storeThemeOps } from './store-theme.ts'
 import { catalogOps } from './catalog.ts'
 import { resellerOps } from './reseller.ts'
@@ -67,6 +68,7 @@ export const ALL_OPS: readonly Op[] = [
   ...webhookOps,
   ...storeSettingsOps,
   ...deliveryZoneOps,
+  ...dispatchOps,
   ...storeThemeOps,
   ...catalogOps,
   ...resellerOps,
