@@ -18,7 +18,7 @@ import { ApiError } from '../errors.ts'
 import { nowIso } from '../storage/db.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
 import { DECISIONS_KEPT, dispatchJobs, driverLoads, onShiftPositions, type JobRow } from '../storage/dispatch.ts'
-import { FleetGrid } from '../domain/fleet-grid.ts'
+import { FleetGrid, type FleetEntry } from '../domain/fleet-grid.ts'
 import { CANDIDATES_TIMED, POSITION_FRESH_MS, dispatchSettingsOf, dueAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
 import { driverFeeCents } from '../domain/delivery.ts'
 import { storePosition } from './store-delivery.ts'
@@ -56,13 +56,14 @@ export class Dispatcher implements DispatchSink {
   private readonly timers = new Map<number, NodeJS.Timeout>()
   private tick: NodeJS.Timeout | null = null
   private closed = false
-  /** CPU time of the last decisions (µs), for the bench. */
-  lastDecisionUs = 0
+  /** CPU time (µs) of the latest decisions' candidate search and ranking, newest last (at most 1,000), for the bench. */
+  readonly decisionCpuUs: number[] = []
 
   constructor(private readonly svc: Services) {}
 
-  /** Fill the index from the stored positions and resume every open job. */
+  /** Fill the index from the stored positions and resume every open job (again: the index is refilled). */
   start(): void {
+    if (this.tick) clearInterval(this.tick)
     for (const r of onShiftPositions(this.svc.db)) this.fleet.upsert(r.id, r.owner_id, r.restaurant_id, r.lat, r.lng, Date.parse(r.location_updated_at))
     for (const j of dispatchJobs.open(this.svc.db)) this.kick(j.order_id)
     this.tick = setInterval(() => this.sweep(), DISPATCH_TICK_MS)
@@ -192,7 +193,8 @@ export class Dispatcher implements DispatchSink {
     const cpu = process.cpuUsage()
     const { ranked, excluded, router } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs)
     const c = process.cpuUsage(cpu)
-    this.lastDecisionUs = c.user + c.system
+    this.decisionCpuUs.push(c.user + c.system)
+    if (this.decisionCpuUs.length > 1000) this.decisionCpuUs.shift()
     const record = (action: DecisionRecord['action'], more: Partial<DecisionRecord> = {}): DecisionRecord =>
       Object.assign({ at: iso, action, candidates: ranked.slice(0, 10), excluded: excluded.slice(0, 20), router }, more)
     if (job.due_at === null) {
@@ -205,9 +207,9 @@ export class Dispatcher implements DispatchSink {
     }
     const best = ranked[0]
     if (!best) {
-      const last = decisions[decisions.length - 1]
-      // Said once per spell of waiting, not at every sweep.
-      await save({ state: 'waiting', due_at: job.due_at ?? iso, offer_id: null }, last?.action === 'nobody_available' ? undefined : record('nobody_available'))
+      // Said (and written) once per spell of waiting, not at every sweep.
+      if (job.state === 'waiting' && decisions[decisions.length - 1]?.action === 'nobody_available') return
+      await save({ state: 'waiting', due_at: job.due_at ?? iso, offer_id: null }, record('nobody_available'))
       return
     }
     const fee = driverFeeCents(settings)
@@ -233,23 +235,32 @@ export class Dispatcher implements DispatchSink {
   /** The candidates for a store now: the nearest on-shift drivers that may serve it, timed by the router and ranked. */
   private async candidates(store: StoreRow, settings: Record<string, unknown>, maxActive: number, tried: ReadonlySet<number>, now: number, readyMs: number) {
     const excluded: DecisionRecord['excluded'] = []
-    const fresh = now - POSITION_FRESH_MS
+    const freshSince = now - POSITION_FRESH_MS
     const origin = storePosition(settings)
     const accept = (e: { id: number; ownerId: number; restaurantId: number | null; atMs: number }) => {
       if (e.ownerId !== store.owner_id) return false
       const reason: Exclusion | null = e.restaurantId !== null && e.restaurantId !== store.id ? 'bound_elsewhere'
-        : e.atMs < fresh ? 'stale_position' : tried.has(e.id) ? 'already_offered' : null
+        : e.atMs < freshSince ? 'stale_position' : tried.has(e.id) ? 'already_offered' : null
       if (reason) { excluded.push({ driver_id: e.id, reason }); return false }
       return true
     }
-    // Without the store's location there is no distance: every eligible driver is as near as any other.
-    const near = origin ? this.fleet.nearest(origin.lat, origin.lng, CANDIDATES_TIMED * 2, accept) : []
-    const loads = driverLoads(this.svc.db, near.map((n) => n.e.id), nowIso(now))
-    const free = near.filter((n) => {
-      if (loads.get(n.e.id)!.load < maxActive) return true
-      excluded.push({ driver_id: n.e.id, reason: 'full' })
-      return false
-    }).slice(0, CANDIDATES_TIMED)
+    // Without the store's location there is no distance: no candidate can be ranked.
+    // The nearest drivers may all be full (a busy evening): look twice as far each round, up to 64×.
+    const free: Array<{ e: FleetEntry; m: number }> = []
+    const loads = new Map<number, { load: number; last: string | null }>()
+    for (let k = CANDIDATES_TIMED * 2; origin && free.length < CANDIDATES_TIMED && k <= CANDIDATES_TIMED * 128; k *= 2) {
+      excluded.length = 0
+      const near = this.fleet.nearest(origin.lat, origin.lng, k, accept)
+      const fresh = near.filter((n) => !loads.has(n.e.id))
+      for (const [id, l] of driverLoads(this.svc.db, fresh.map((n) => n.e.id), nowIso(now))) loads.set(id, l)
+      free.length = 0
+      for (const n of near) {
+        if (loads.get(n.e.id)!.load < maxActive) free.push(n)
+        else excluded.push({ driver_id: n.e.id, reason: 'full' })
+      }
+      if (near.length < k) break // nobody farther
+    }
+    free.length = Math.min(free.length, CANDIDATES_TIMED)
     if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null }
     const travel = await this.svc.router.toOne(free.map((n) => n.e), origin)
     const cands: Candidate[] = free.map((n, i) => {
