@@ -102,6 +102,8 @@ t.test('offer mode: the nearest eligible driver first; reject and expiry move on
 
   const o = await deliveryOrder(s, f, north(4))
   const offer1 = await offerFor(s.req, near, o.id)
+  // The job is written just after the offer: the offer may reach the driver first.
+  await until(async () => (await explain(s.req, f, o.id)).state === 'offered')
   const e1 = await explain(s.req, f, o.id)
   t.match(e1, { mode: 'offer', state: 'offered', driver_id: null })
   const d1 = e1.decisions.at(-1)

@@ -51,8 +51,11 @@ function stableJson(x: unknown): string {
  * before the store actor's turn (which does no I/O); null when either position is unknown, and the
  * straight line whenever the router fails.
  */
+const timesRide = (svc: Pick<Services, 'router'>, r: OrderRequest): boolean =>
+  r.input.type === 'delivery' && r.input.lat != null && r.input.lng != null && svc.router.kind !== 'straight'
+
 async function deliveryRide(svc: Pick<Services, 'stores' | 'router'>, r: OrderRequest): Promise<number | null> {
-  if (r.input.type !== 'delivery' || r.input.lat == null || r.input.lng == null || svc.router.kind === 'straight') return null
+  if (r.input.lat == null || r.input.lng == null) return null
   const store = svc.stores.byId(r.storeId)
   const from = store ? storePosition(parseSettings(store.settings)) : null
   return from ? (await svc.router.ride(from, { lat: r.input.lat, lng: r.input.lng })).seconds[0]! : null
@@ -69,7 +72,9 @@ export async function placeOrder(svc: Pick<Services, 'actors' | 'db' | 'stores' 
   // Linked inside the order's own write (the store actor's shell): a read there costs a fraction
   // of one outside a transaction, and it sees the customers as of the commit.
   const linkPhone = customerId === null && r.input.phone ? normalizePhone(r.input.phone) : null
-  const rideSeconds = await deliveryRide(svc, r)
+  // Awaited only when there is a ride to time: an extra await for every order would let a message
+  // sent after this one (a coupon deleted, a store removed) reach the store actor first.
+  const rideSeconds = timesRide(svc, r) ? await deliveryRide(svc, r) : null
   const created = await svc.actors.stores.ask<CreatedOrder>(r.storeId, (replyTo) => ({
     type: 'create_order', input: r.input, customerId, linkPhone, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newTrackToken(), rideSeconds, replyTo,
   }))
