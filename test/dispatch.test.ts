@@ -183,3 +183,27 @@ t.test('a restart in the middle of a cascade resumes the offers and assigns once
   t.same(e.offers.map((x: { driver_id: number }) => x.driver_id), [near.id, next.id], 'each driver offered once')
   t.equal(outbox(second.svc.db, 'order.driver_assigned').filter((x) => x.data.order_id === o.id).length, 1, 'assigned once')
 })
+
+t.test('a busy evening: when the nearest drivers are all full the search widens to the free ones', async (t) => {
+  const f = createFleet(db)
+  await dispatching(s.req, f, { mode: 'offer', max_active_per_driver: 1 })
+  const now = nowIso()
+  const drivers = Array.from({ length: 30 }, () => f.addDriver({ onShift: true }))
+  // Positions stored, the index refilled from them (as at a start); the 27 nearest each carry a delivery.
+  drivers.forEach((d, i) => db.prepare('INSERT INTO driver_positions (driver_id, lat, lng, location_updated_at) VALUES (?, ?, ?, ?)').run(d.id, north(0.5 + i * 0.1).lat, STORE.lng, now))
+  const busy = drivers.slice(0, 27)
+  for (const d of busy) {
+    const o = await deliveryOrder(s, f, north(9))
+    db.prepare("UPDATE orders SET driver_id = ?, delivery_status = 'assigned' WHERE id = ?").run(d.id, o.id)
+  }
+  s.app.dispatcher.start()
+  const o = await deliveryOrder(s, f, north(4))
+  await offerFor(s.req, drivers[27]!, o.id)
+  await until(async () => (await explain(s.req, f, o.id)).state === 'offered')
+  const d = (await explain(s.req, f, o.id)).decisions.at(-1)
+  t.same(d.candidates.map((c: { driver_id: number }) => c.driver_id), drivers.slice(27).map((x) => x.id), 'the three free drivers, nearest first')
+  const full = new Set(d.excluded.filter((x: { reason: string }) => x.reason === 'full').map((x: { driver_id: number }) => x.driver_id))
+  const busyIds = new Set(busy.map((b) => b.id))
+  t.equal(full.size, 20, 'the nearer ones were left out as full (the record keeps 20 exclusions)')
+  t.ok([...full].every((id) => busyIds.has(id as number)), 'only busy drivers are full')
+})
