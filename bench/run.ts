@@ -20,7 +20,7 @@ import { formatTable, RESULTS_DIR, writeResult, type Scenario, type ScenarioOpti
 import { summaryMarkdown, type SummaryEntry } from './lib/summary.ts'
 
 /** Known scenarios, in the order `npm run bench` runs them. */
-const KNOWN = ['orders', 'webhooks', 'tracking', 'tracking-fanout', 'kds', 'catalog-search', 'mcp', 'fitment-filter', 'stock-contention', 'guests', 'cold-start', 'cluster'] as const
+const KNOWN = ['orders', 'webhooks', 'tracking', 'tracking-fanout', 'kds', 'catalog-search', 'mcp', 'fitment-filter', 'stock-contention', 'guests', 'cold-start', 'cluster', 'dispatch'] as const
 /** Short names: `npm run bench -- fitment` runs bench/fitment-filter.ts. */
 const ALIASES: Record<string, string> = { fitment: 'fitment-filter', stock: 'stock-contention' }
 

@@ -33,6 +33,7 @@ import { touchSession } from './storage/owner-auth.ts'
 import { noKds } from './domain/kds.ts'
 import { mountKdsSocket } from './ws/kds.ts'
 import { staffPushAlerts } from './reactions/staff-push.ts'
+import { Dispatcher, noDispatch } from './actors/dispatcher.ts'
 import type { OutboxEvent } from './storage/outbox.ts'
 import { allRoutes } from './http/routes/index.ts'
 import type { Services } from './services.ts'
@@ -65,6 +66,8 @@ import { pumpStrayChanges } from './cluster/pump.ts'
 
 export interface App {
   svc: Services
+  /** Automatic dispatch (docs/dispatch.md): its spatial index and decisions, for tests and the bench. */
+  dispatcher: Dispatcher
   /** The billing schedule: `billing.started` settles after the catch-up run at start. */
   billing: BillingScheduler
   /** The retention schedule (docs/running.md "Backups and retention"). */
@@ -133,6 +136,8 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     hub: new Hub(app),
     sms: providers.sms,
     push: providers.push,
+    router: providers.router,
+    dispatch: noDispatch,
     email: providers.email,
     payments: createPaymentProvider(config),
     kds: noKds,
@@ -206,7 +211,13 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     kds.react, // kitchen screens: new tickets, kitchen status frames
     staffPushAlerts(svc), // push to the devices of members who work orders or the kitchen
   ]
+  // Automatic dispatch (docs/dispatch.md): its index is fed by the driver actors through svc.dispatch.
+  const dispatcher = new Dispatcher(svc)
+  svc.dispatch = dispatcher
+  reactions.push(dispatcher.react)
   for (const react of reactions) closers.push(events.subscribe(react))
+  dispatcher.start()
+  closers.push(() => dispatcher.close())
   // Resume pending webhook deliveries (after a restart) and fan out new events (docs/webhooks.md).
   webhooks.start()
   closers.push(() => webhooks.close())
@@ -224,6 +235,7 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
   let listenSocket: uWS.us_listen_socket | null = null
   return {
     svc,
+    dispatcher,
     billing,
     prune,
     refundRetry,

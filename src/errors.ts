@@ -26,6 +26,9 @@ export const ERROR_CATALOG = {
   // Goods (docs/verticals.md): stock and fields that the store type does not use.
   out_of_stock: { status: 422, message: 'Not enough of an item is left in stock; nothing was ordered.' },
   not_for_store_type: { status: 422, message: 'This store type does not use that field or resource.' },
+  // Delivery zones (docs/dispatch.md "Zones"): `errors.address` / `errors.items` name the field.
+  outside_delivery_zone: { status: 422, message: 'This address is outside the store\'s delivery zones.' },
+  below_minimum_order: { status: 422, message: 'The order is under the delivery zone\'s minimum.' },
   age_confirmation_required: { status: 422, message: 'The order holds age-restricted items: confirm the buyer\'s age with `age_confirmed: true`.' },
   theme_invalid: { status: 422, message: 'The theme has problems; nothing was stored.' },
   // Plans and accounts (docs/billing.md): `details` names the limit or feature.

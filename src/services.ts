@@ -14,6 +14,8 @@ import type { AuthFamily, Authenticator } from './auth/principals.ts'
 import type { Hub } from './ws/hub.ts'
 import type { SmsProvider } from './providers/sms.ts'
 import type { PushProvider } from './providers/push.ts'
+import type { Router } from './providers/router.ts'
+import type { DispatchSink } from './actors/dispatcher.ts'
 import type { EmailProvider } from './providers/email.ts'
 import type { PaymentProvider } from './providers/payments.ts'
 import type { KdsSink } from './domain/kds.ts'
@@ -49,6 +51,10 @@ export interface Services {
   /** Outside services, development providers by default (they record what would be sent). */
   sms: SmsProvider
   push: PushProvider
+  /** The dispatcher's ears (src/actors/dispatcher.ts): positions and shifts for its index, offers answered. */
+  dispatch: DispatchSink
+  /** Travel times for quotes, estimates and dispatch (ROUTER; src/providers/router.ts, docs/dispatch.md "Router"). */
+  router: Router
   /** Owner email verification (docs/dashboard.md "Signing in"). */
   email: EmailProvider
   /** Online payments (PAYMENT_PROVIDER; src/providers/payments.ts, docs/providers.md "Payments"). */

@@ -19,7 +19,7 @@ t.test('an empty store has the full shape with zeros', async (t) => {
   t.same(r.body, {
     range: { from: day(-29), to: day(0) },
     orders: { total: 0, paid: 0, by_status: {}, by_type: {} },
-    revenue: { gross: 0, paid: 0, refunded: 0, net: 0, avg_order_value: 0 },
+    revenue: { gross: 0, paid: 0, refunded: 0, net: 0, avg_order_value: 0, delivery_fees: 0 },
     top_items: [],
   })
 })
@@ -40,7 +40,7 @@ t.test('numbers are right for known orders', async (t) => {
   const r = await get()
   t.equal(r.status, 200)
   t.same(r.body.orders, { total: 3, paid: 1, by_status: { cancelled: 1, completed: 1, new: 1 }, by_type: { delivery: 1, 'on-table': 1, takeaway: 1 } })
-  t.same(r.body.revenue, { gross: 45, paid: 25, refunded: 0, net: 25, avg_order_value: 22.5 }, 'cancelled orders earn nothing')
+  t.same(r.body.revenue, { gross: 45, paid: 25, refunded: 0, net: 25, avg_order_value: 22.5, delivery_fees: 0 }, 'cancelled orders earn nothing')
   t.same(r.body.top_items, [
     { item_id: menu.burger.id, name: 'Burger', quantity: 3 },
     { item_id: menu.fries, name: 'Fries', quantity: 3 },

@@ -119,6 +119,13 @@ t.test('422: orders refused whole (stock, hours, age)', async (t) => {
   const whisky = createItem(db, bar.storeId, createCategory(db, bar.storeId, 'Drinks'), 'Whisky', 4000)
   db.prepare('UPDATE menu_items SET min_age = 21 WHERE id = ?').run(whisky)
   refused(t, await postOrder(s, bar.token, bar.storeId, takeaway(whisky)), 422, 'age_confirmation_required', ['age_confirmed'])
+
+  // Delivery zones (docs/dispatch.md): a 1 km circle with a 50.00 minimum.
+  const zoned = createAccount(db)
+  t.equal((await owner('PUT', `/restaurants/${zoned.storeId}/delivery-zones`, { zones: [{ name: 'Near', center: { lat: 10, lng: 10 }, radius_m: 1000, fee: 2, min_order: 50 }] }, zoned.token)).status, 200)
+  const delivery = (lat: number) => ({ type: 'delivery', address: '1 Main St', lat, lng: 10, items: [{ item_id: zoned.menu.fries, quantity: 1 }] })
+  refused(t, await postOrder(s, zoned.token, zoned.storeId, delivery(11)), 422, 'outside_delivery_zone', ['address'])
+  refused(t, await postOrder(s, zoned.token, zoned.storeId, delivery(10)), 422, 'below_minimum_order', ['items'])
 })
 
 t.test('422: sign-in codes, drivers, bookings, quotas, themes', async (t) => {

@@ -69,7 +69,12 @@ t.test('every array says what it holds, as generators that predate prefixItems r
   t.same(untyped, [], 'no array without items (Spectral array-items)')
   // Business hours' [open, close] intervals: a tuple says its element type and its exact length.
   t.ok(doc.paths['/restaurants/{id}/business-hours'].put && tuples.length > 0, 'the business-hours intervals are tuples')
-  for (const x of tuples) t.match(x, { items: { type: 'string' }, minItems: x.prefixItems.length, maxItems: x.prefixItems.length }, 'a pair of strings')
+  // …and delivery zones' [lng, lat] positions (docs/dispatch.md) are pairs of numbers.
+  for (const x of tuples) {
+    const kind = x.prefixItems.every((p: { type?: string }) => p.type === 'number') ? 'number' : 'string'
+    t.match(x, { items: { type: kind }, minItems: x.prefixItems.length, maxItems: x.prefixItems.length }, `a pair of ${kind}s`)
+  }
+  t.ok(tuples.some((x) => x.items.type === 'number'), 'zone positions are tuples too')
 })
 
 t.test('every operation has a description', async (t) => {

@@ -57,6 +57,7 @@ if (!launched) {
     t.equal(await page.getAttribute('#timeline li[data-stage="assigned"]', 'class'), 'done', 'the timeline shows the assignment')
     t.match(await page.textContent('#code'), /^\d{4}$/, 'the delivery code is shown to the customer')
     t.equal(await page.isVisible('#driver-card'), false, 'no driver before pickup')
+    t.match(await page.textContent('#eta'), /^Estimated delivery around \S*\d{2}:\d{2}\S*( [AP]M)?\.$/, 'the estimate promised at ordering (docs/dispatch.md), before any live ETA')
     t.equal(await page.isVisible('#map-card'), false, 'no map: nothing has a position yet (the store has none)')
 
     const driver = await WsClient.open(`${wsBase(s)}/ws/driver`, { token: d.token })
@@ -85,6 +86,7 @@ if (!launched) {
     await page.waitForSelector('#driver-card', { state: 'hidden' })
     t.equal(await page.isVisible('#code-card'), false, 'the code goes away once delivered')
     t.equal(await page.isVisible('#map-card'), false, 'and the map with it')
+    t.equal(await page.textContent('#eta'), '', 'no promise once delivered')
 
     const origin = new URL(s.site)
     const outside = requests.filter((u) => new URL(u).host !== origin.host)

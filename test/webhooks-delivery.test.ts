@@ -29,7 +29,7 @@ t.test('a delivery has the spec format and verifies with standardwebhooks and th
   t.equal(r.body.event, 'order.created')
   t.equal(r.headers['x-webhook-event'], 'order.created', 'legacy X-Webhook-Event')
   t.match(r.body.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/, 'created_at is ISO 8601')
-  t.same(r.body.data, { order_id: o.body.id, restaurant_id: acct.storeId, type: 'takeaway', status: 'new', total: '23.00' }, 'order.created data with total as a decimal string')
+  t.same(r.body.data, { order_id: o.body.id, restaurant_id: acct.storeId, type: 'takeaway', status: 'new', total: '23.00', delivery_fee: '0.00' }, 'order.created data with total (and the delivery fee) as decimal strings')
   const ts = Number(r.headers['webhook-timestamp'])
   t.ok(Number.isInteger(ts) && Math.abs(ts - Date.now() / 1000) < 10, 'webhook-timestamp is Unix seconds, now')
   t.match(r.headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+=*$/, 'webhook-signature is v1,<base64>')

@@ -37,7 +37,7 @@ const conforms = (t: Test, r: Received) => conformsToCatalog(t, r, ep.secret)
 t.test('order lifecycle events from the owner API and the driver app', async (t) => {
   const o = await deliveryOrder(s, f)
   const created = await delivered('order.created', { order_id: o.id })
-  t.same(created.body.data, { order_id: o.id, restaurant_id: f.storeId, type: 'delivery', status: 'new', total: o.total.toFixed(2) }, 'total is a decimal string')
+  t.same(created.body.data, { order_id: o.id, restaurant_id: f.storeId, type: 'delivery', status: 'new', total: o.total.toFixed(2), delivery_fee: '0.00' }, 'total and the delivery fee are decimal strings')
   conforms(t, created)
 
   ok((await s.req('PUT', `/restaurants/${f.storeId}/orders/${o.id}/status`, { token: f.ownerToken, body: { status: 'preparing' } })).status, 'status')

@@ -24,6 +24,7 @@ import type { DriverPosition, DriverPresence, RealtimeSink } from './realtime.ts
 
 export { LocationWriter, LOCATION_COMMIT_DUTY, LOCATION_COMMIT_MAX_GAP_MS } from '../storage/driver-locations.ts'
 import type { TicketSink } from '../storage/driver-locations.ts'
+import type { DispatchSink } from './dispatcher.ts'
 
 export interface ActiveDelivery { storeId: number; status: DeliveryStatus }
 
@@ -210,6 +211,8 @@ export interface DriverDeps {
   drivers: Pick<DriverQueries, 'byId' | 'activeOrders' | 'lastShift'>
   committer: Pick<Committer, 'write'>
   realtime: Pick<RealtimeSink, 'driverLocation' | 'driverPresence' | 'toDriver' | 'connections' | 'disconnectDriver' | 'locationStored'>
+  /** The dispatcher's index of on-shift drivers (src/actors/dispatcher.ts); absent in shells run against fakes. */
+  dispatch?: Pick<DispatchSink, 'moved' | 'presence'>
   log: Logger
 }
 
@@ -292,15 +295,21 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
     let ticketed = false
     for (const e of step.effects) {
       switch (e.kind) {
-        case 'publish_location': deps.realtime.driverLocation(e.pos, e.visible); break
+        case 'publish_location':
+          deps.realtime.driverLocation(e.pos, e.visible)
+          deps.dispatch?.moved(next, e.pos.lat, e.pos.lng, e.pos.atMs)
+          break
         case 'persist_location':
           // A socket's position is answered by ticket, like the ones handled at once (handler.now),
           // so a driver's acknowledgements leave in the order its positions arrived, whichever path each took.
           if (msg.type === 'location' && msg.ticket !== undefined) { locations.persistTicket(driverId, e.lat, e.lng, e.at, msg.ticket, stored); ticketed = true }
           else deferred = locations.persist(driverId, e.lat, e.lng, e.at)
           break
-        case 'presence': deps.realtime.driverPresence(e.presence); break
-        case 'disconnect': deps.realtime.disconnectDriver(driverId, e.reason); break
+        case 'presence': deps.realtime.driverPresence(e.presence); deps.dispatch?.presence(next); break
+        case 'disconnect':
+          deps.realtime.disconnectDriver(driverId, e.reason)
+          if (e.reason === 'driver_deleted') deps.dispatch?.presence(next)
+          break
         case 'shift':
           for (const w of written.withdrawn) deps.realtime.toDriver(driverId, { type: 'offer_withdrawn', offer_id: w.id, order_id: w.order_id })
           break
@@ -335,6 +344,7 @@ export function driverHandler(deps: DriverDeps, driverId: number, locations: Loc
     state.lng = lng
     state.locationAt = at
     deps.realtime.driverLocation(positionOf(state, lat, lng, at, msg.at), visibleOrders(state))
+    deps.dispatch?.moved(state, lat, lng, msg.at)
     locations.persistTicket(driverId, lat, lng, at, msg.ticket, stored)
     return true
   }

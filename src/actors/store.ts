@@ -35,6 +35,7 @@ import type { EventRouter } from './event-router.ts'
 import type { Logger } from '../log.ts'
 import type { Services } from '../services.ts'
 import { applyCouponEffect, priceCoupon, reduceCoupon, redemptionRefused, type CouponEffect, type CouponMsg } from './store-coupons.ts'
+import { withDelivery } from './store-delivery.ts'
 import { applyReservationMsg, type ReservationMsg } from './store-reservations.ts'
 
 export type { Idempotency }
@@ -69,6 +70,8 @@ export type StoreMsg =
        * and the accepting-orders switch bind storefront and customer orders only (docs/stores.md).
        */
       ignoreHours?: boolean
+      /** A delivery's ride from the store by the configured router (src/providers/router.ts), asked before; absent: the straight line. */
+      rideSeconds?: number | null
       replyTo: Ref<Result<CreatedOrder>>
     }
   /**
@@ -218,8 +221,11 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
     if (!priced.ok) return refuse(s, invalid(priced.errors))
     ;({ draft, couponId } = priced)
   }
+  // Delivery zones and the estimate (issue 37; docs/dispatch.md): the zone's fee and minimum, after discounts.
+  const delivered = withDelivery(draft, settings, s.store.currency, now, msg.rideSeconds ?? null)
+  if (delivered instanceof ApiError) return refuse(s, delivered)
   // Fulfillment modes (issue 18 item 5): capacity and the shipping fee, in the actor's turn.
-  const moded = withFulfillment(draft, msg.input, settings, now, ctx.booked)
+  const moded = withFulfillment(delivered, msg.input, settings, now, ctx.booked)
   if (moded instanceof ApiError) return refuse(s, moded)
   // Object.assign, not `{ ...moded, store_id, … }`: in V8 an object made by a spread and then given
   // more properties is very slow to build (several µs for an order; see orders.ts lineView).
@@ -257,7 +263,7 @@ export const orderPaidAtPlacing = (orderId: number, o: NewOrder) => ({
 
 export const orderCreatedEvent = (orderId: number, o: NewOrder) => ({
   event: 'order.created',
-  data: { order_id: orderId, restaurant_id: o.store_id, type: o.type, status: o.status, total: centsToDecimalString(o.total) },
+  data: { order_id: orderId, restaurant_id: o.store_id, type: o.type, status: o.status, total: centsToDecimalString(o.total), delivery_fee: centsToDecimalString(o.delivery_fee) },
 })
 
 /** `menu.updated` (api-v1 §6): every menu operation emits it. */

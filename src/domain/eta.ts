@@ -72,3 +72,30 @@ export function estimateArrival(fixes: readonly Fix[], destination: LatLng | nul
   const seconds = arriving ? 0 : speed === null ? null : Math.round((distance * ETA_RULES.detour) / speed)
   return { distance_m: Math.round(distance), seconds, arriving }
 }
+
+/**
+ * Travel time without a road network (ROUTER=straight, the default; docs/dispatch.md "Router"): the
+ * great-circle distance stretched by ETA_RULES.detour, at a city driving speed.
+ */
+export const STRAIGHT_ROUTER = {
+  detour: ETA_RULES.detour,
+  /** m/s: 25 km/h, door to door in a city (lights, parking) for a car or a scooter. */
+  speed: 25 / 3.6,
+} as const
+
+/** Seconds from `a` to `b` by the straight-line router. */
+export const straightSeconds = (a: LatLng, b: LatLng): number => Math.round((haversineMeters(a, b) * STRAIGHT_ROUTER.detour) / STRAIGHT_ROUTER.speed)
+
+/** A delivery's promise (issue 37 item 2; docs/dispatch.md "Quotes"): ISO 8601 UTC instants. */
+export interface DeliveryEta { ready_at: string; pickup_at: string; dropoff_at: string }
+
+/**
+ * The estimate of a delivery placed at `nowMs`: ready after the store's prep time; picked up when
+ * ready, or when the nearest driver can be there if later (`toStoreS`, when known); dropped off
+ * after the ride from the store (`rideS`; 0 when a position is unknown).
+ */
+export function deliveryEta(nowMs: number, prepMinutes: number, rideS: number, toStoreS = 0): DeliveryEta {
+  const ready = nowMs + prepMinutes * 60_000
+  const pickup = Math.max(ready, nowMs + toStoreS * 1000)
+  return { ready_at: new Date(ready).toISOString(), pickup_at: new Date(pickup).toISOString(), dropoff_at: new Date(pickup + rideS * 1000).toISOString() }
+}

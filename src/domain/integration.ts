@@ -25,8 +25,11 @@ export function basePrepMinutes(settingsJson: string | undefined): number {
   } catch {
     settings = {}
   }
-  return Number(settings.prep_minutes ?? DEFAULT_PREP_MINUTES) || DEFAULT_PREP_MINUTES
+  return prepMinutesIn(settings)
 }
+
+/** The store's own prep time from its settings, already parsed. */
+export const prepMinutesIn = (settings: { prep_minutes?: unknown } | null): number => Number(settings?.prep_minutes ?? DEFAULT_PREP_MINUTES) || DEFAULT_PREP_MINUTES
 
 /** The status at `nowMs`, given the stored state and the store's base prep time. */
 export function integrationStatus(row: IntegrationState | undefined, basePrep: number, nowMs: number): IntegrationStatus {

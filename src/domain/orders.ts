@@ -13,6 +13,9 @@ export interface OrderInput extends Omit<FulfillmentInput, 'type'> {
   phone?: string | null
   table_number?: string | number | null
   address?: string | null
+  /** Where a delivery goes (issue 37): required once the store has delivery zones (src/domain/zones.ts). */
+  lat?: number | null
+  lng?: number | null
   tip_amount?: number | null
   note?: string | null
   source?: string | null
@@ -37,6 +40,13 @@ export interface OrderDraft {
   subtotal: number
   discount: number
   tip_amount: number
+  /** Cents: the delivery zone's fee (src/domain/zones.ts), part of `total`; 0 without zones. */
+  delivery_fee: number
+  /** The zone that priced a delivery, its destination and the estimate promised (docs/dispatch.md); null otherwise. */
+  delivery_zone: string | null
+  dest_lat: number | null
+  dest_lng: number | null
+  eta: { ready_at: string; pickup_at: string; dropoff_at: string } | null
   total: number
   timeline: Timeline
   lines: PricedLine[]
@@ -54,6 +64,7 @@ export function draftOrder(vertical: Vertical, menu: ReadonlyMap<number, PricedI
   }
   if (input.type === 'on-table' && blank(input.table_number)) errors.table_number = ['A table number is required for on-table orders.']
   if (input.type === 'delivery' && blank(input.address)) errors.address = ['An address is required for delivery orders.']
+  if ((input.lat == null) !== (input.lng == null)) errors[input.lat == null ? 'lat' : 'lng'] = ['Send lat and lng together.']
   Object.assign(errors, fulfillmentErrors(input))
   const priced = priceLines(menu, input.items)
   if (!priced.ok) Object.assign(errors, priced.errors)
@@ -77,6 +88,11 @@ export function draftOrder(vertical: Vertical, menu: ReadonlyMap<number, PricedI
       subtotal,
       discount: 0,
       tip_amount: tip,
+      delivery_fee: 0,
+      delivery_zone: null,
+      dest_lat: input.type === 'delivery' ? input.lat ?? null : null,
+      dest_lng: input.type === 'delivery' ? input.lng ?? null : null,
+      eta: null,
       total: subtotal + tip,
       timeline: stamp({}, 'created', now),
       lines: priced.value.lines,

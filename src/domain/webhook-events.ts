@@ -53,8 +53,8 @@ const SUBSCRIPTION_EVENTS = ['paused', 'resumed', 'renewed', 'expired', 'plan_ch
 export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
   'order.created': {
     when: 'a new order is submitted (dashboard or any API: owner, storefront, customer)',
-    data: obj({ ...orderRef, type: str, status: KITCHEN, total: money }),
-    example: { order_id: 1042, restaurant_id: 7, type: 'delivery', status: 'new', total: '24.50' },
+    data: obj({ ...orderRef, type: str, status: KITCHEN, total: money, delivery_fee: { ...money, description: 'the delivery zone\'s fee, part of `total` ("0.00" without zones or for other types; docs/dispatch.md)' } }),
+    example: { order_id: 1042, restaurant_id: 7, type: 'delivery', status: 'new', total: '24.50', delivery_fee: '2.50' },
     emitted: true,
   },
   'order.status_changed': {

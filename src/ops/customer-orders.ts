@@ -31,7 +31,7 @@ export const listCustomerOrders = defineOp({
 
 export const createCustomerOrder = defineOp({
   id: 'customer.orders.create', tag, summary: 'Place an order as the signed-in customer (item structure of api-v1 §2.4)',
-  description: 'The customer is the token\'s; name and phone default to the profile; `address_id` fills `address` from a saved address. Returns the order with `track_token`. `Idempotency-Key` or `client_uuid` make retries safe.',
+  description: 'The customer is the token\'s; name and phone default to the profile; `address_id` fills `address` (and `lat`/`lng`, unless given) from a saved address. Returns the order with `track_token`. `Idempotency-Key` or `client_uuid` make retries safe.',
   access: { customer: true }, scope: [],
   input: CustomerOrderBody, output: OrderSchema,
   run: (ctx, body) => {
@@ -39,13 +39,16 @@ export const createCustomerOrder = defineOp({
     const profile = customers.byId(ctx.svc.db, me.customerId)
     const { address_id, ...input } = body
     let address = input.address ?? null
+    let position = { lat: input.lat ?? null, lng: input.lng ?? null }
     if (address_id != null) {
       const saved = customerAddresses.own(ctx.svc.db, me.customerId, address_id)
       if (!saved) throw new ApiError('validation_failed', undefined, { address_id: ['No such saved address.'] })
       address = saved.address
+      // A saved address brings its own position (delivery zones, docs/dispatch.md) unless the body names one.
+      if (position.lat === null && position.lng === null && saved.lat != null && saved.lng != null) position = { lat: saved.lat, lng: saved.lng }
     }
     const order = {
-      ...input, address,
+      ...input, address, ...position,
       customer_name: input.customer_name ?? profile?.name ?? null, phone: input.phone ?? profile?.phone ?? null, source: input.source ?? 'customer_app',
     }
     return placeOrder(ctx.svc, { storeId: me.storeId, caller: `customer:${me.customerId}`, input: order, customerId: me.customerId, idempotencyKey: ctx.idempotencyKey })

@@ -103,10 +103,13 @@ export const OrderSchema = named('Order', obj(
     status: { type: 'string', enum: [...KITCHEN_STATUSES] },
     delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
     is_paid: bool, customer_id: nullable(int), customer_name: nullable(str), phone: nullable(str), table_number: nullable(str), address: nullable(str),
-    note: nullable(str), source: nullable(str), coupon_code: nullable(str), subtotal: num, discount: num, tip_amount: num, total: num,
+    note: nullable(str), source: nullable(str), coupon_code: nullable(str), subtotal: num, discount: num, tip_amount: num,
+    delivery_fee: { type: 'number', description: 'Delivery orders: the delivery zone\'s fee, included in `total`; 0 without zones (docs/dispatch.md "Zones")' },
+    total: num,
     refunded: { type: 'number', description: 'What completed refunds gave back (docs/operations.md "Refunds").' },
     items: arr(LineSchema), extras: arr(obj({ id: int, name: str, price: num, line_id: int })),
     driver: nullable(obj({ id: int, name: str, phone: str })), timeline: { type: 'object', additionalProperties: str },
+    eta: { ...nullable(obj({ ready_at: dateTime, pickup_at: dateTime, dropoff_at: dateTime })), description: 'Delivery orders: the estimate promised when placed (docs/dispatch.md "Quotes"); null for other types' },
     created_at: dateTime, updated_at: dateTime,
     track_token: { type: 'string', description: 'Capability for the public tracking view and socket.' },
     track_url: { type: 'string', format: 'uri', description: 'Public tracking page.' },
@@ -132,6 +135,7 @@ export const TrackingSchema = named('Tracking', obj(
     // Fulfillment modes (docs/verticals.md): present when the order's mode has them.
     order_type: { type: 'string', enum: [...ORDER_TYPES] }, room_number: str, slot: obj({ start: dateTime, end: nullable(dateTime), kind: { type: 'string', enum: ['pickup', 'dropoff'] } }),
     appointment: obj({ start: dateTime, end: nullable(dateTime) }),
+    eta: { ...obj({ ready_at: dateTime, pickup_at: dateTime, dropoff_at: dateTime }), description: 'Delivery orders: the estimate promised when placed (docs/dispatch.md "Estimates"); the socket\'s live `eta` replaces it once the driver is on the way' },
     shipment: nullable(obj({ status: str, carrier: nullable(str), tracking_number: nullable(str), tracking_url: nullable(str), timeline: arr(obj({ status: str, at: dateTime }, ['status', 'at'])), updated_at: dateTime })),
   },
   ['id', 'status', 'delivery_status', 'is_paid', 'total', 'timeline', 'items'],
@@ -140,7 +144,7 @@ export const TrackingSchema = named('Tracking', obj(
 export const AnalyticsSchema = named('Analytics', obj({
   range: obj({ from: { type: 'string', format: 'date' }, to: { type: 'string', format: 'date' } }),
   orders: obj({ total: int, paid: int, by_status: { type: 'object', additionalProperties: int }, by_type: { type: 'object', additionalProperties: int } }),
-  revenue: obj({ gross: num, paid: num, refunded: num, net: num, avg_order_value: num }, ['gross', 'paid', 'avg_order_value']),
+  revenue: obj({ gross: num, paid: num, refunded: num, net: num, avg_order_value: num, delivery_fees: { type: 'number', description: 'delivery zones\' fees of the range\'s orders, part of gross (docs/dispatch.md)' } }, ['gross', 'paid', 'avg_order_value']),
   top_items: arr(obj({ item_id: int, name: str, quantity: int })),
 }))
 

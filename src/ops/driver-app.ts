@@ -170,6 +170,8 @@ export const rejectOffer = defineOp({
     const p = driverOf(ctx)
     const offer = myOffer(svc, p, offer_id)
     await svc.actors.orders.ask<OrderView>(offer.order_id, (replyTo) => ({ type: 'reject_offer', driverId: p.driverId, offerId: offer.id, replyTo }))
+    // Automatic dispatch (docs/dispatch.md): the next candidate is offered the order now.
+    svc.dispatch.answered(offer.order_id)
     return offerView(svc.drivers.offer(offer.id)!, svc.orders.row(offer.order_id), svc.drivers.storeTitle(offer.store_id), nowIso())
   },
 })

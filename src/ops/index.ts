@@ -29,6 +29,8 @@ import { integrationOps } from './integration.ts'
 import { kdsOps } from './kds.ts'
 import { webhookOps } from './webhooks.ts'
 import { storeSettingsOps } from './store-settings.ts'
+import { deliveryZoneOps } from './delivery-zones.ts'
+import { dispatchOps } from './dispatch.ts'
 import { storeThemeOps } from './store-theme.ts'
 import { catalogOps } from './catalog.ts'
 import { resellerOps } from './reseller.ts'
@@ -65,6 +67,8 @@ export const ALL_OPS: readonly Op[] = [
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
   ...storeSettingsOps,
+  ...deliveryZoneOps,
+  ...dispatchOps,
   ...storeThemeOps,
   ...catalogOps,
   ...resellerOps,

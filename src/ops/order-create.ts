@@ -20,6 +20,8 @@ import type { CreatedOrder } from '../actors/store.ts'
 import type { OrderView } from '../storage/orders.ts'
 import { Outcome } from './op.ts'
 import { normalizePhone } from '../domain/delivery.ts'
+import { storePosition } from '../actors/store-delivery.ts'
+import { parseSettings } from '../storage/stores.ts'
 
 export interface OrderRequest {
   storeId: number
@@ -44,8 +46,23 @@ function stableJson(x: unknown): string {
   return JSON.stringify(x) ?? 'null'
 }
 
+/**
+ * A delivery's ride from the store by the configured router (docs/dispatch.md "Router"), asked
+ * before the store actor's turn (which does no I/O); null when either position is unknown, and the
+ * straight line whenever the router fails.
+ */
+const timesRide = (svc: Pick<Services, 'router'>, r: OrderRequest): boolean =>
+  r.input.type === 'delivery' && r.input.lat != null && r.input.lng != null && svc.router.kind !== 'straight'
+
+async function deliveryRide(svc: Pick<Services, 'stores' | 'router'>, r: OrderRequest): Promise<number | null> {
+  if (r.input.lat == null || r.input.lng == null) return null
+  const store = svc.stores.byId(r.storeId)
+  const from = store ? storePosition(parseSettings(store.settings)) : null
+  return from ? (await svc.router.ride(from, { lat: r.input.lat, lng: r.input.lng })).seconds[0]! : null
+}
+
 /** Create (or replay) an order through the store actor. */
-export async function placeOrder(svc: Pick<Services, 'actors' | 'db'>, r: OrderRequest): Promise<Outcome<OrderView>> {
+export async function placeOrder(svc: Pick<Services, 'actors' | 'db' | 'stores' | 'router'>, r: OrderRequest): Promise<Outcome<OrderView>> {
   const key = r.idempotencyKey ?? r.input.client_uuid ?? null
   if (key !== null && (key.length === 0 || key.length > 255)) {
     throw new ApiError('validation_failed', undefined, { 'Idempotency-Key': ['Use a key of 1 to 255 characters.'] })
@@ -55,8 +72,11 @@ export async function placeOrder(svc: Pick<Services, 'actors' | 'db'>, r: OrderR
   // Linked inside the order's own write (the store actor's shell): a read there costs a fraction
   // of one outside a transaction, and it sees the customers as of the commit.
   const linkPhone = customerId === null && r.input.phone ? normalizePhone(r.input.phone) : null
+  // Awaited only when there is a ride to time: an extra await for every order would let a message
+  // sent after this one (a coupon deleted, a store removed) reach the store actor first.
+  const rideSeconds = timesRide(svc, r) ? await deliveryRide(svc, r) : null
   const created = await svc.actors.stores.ask<CreatedOrder>(r.storeId, (replyTo) => ({
-    type: 'create_order', input: r.input, customerId, linkPhone, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newTrackToken(), replyTo,
+    type: 'create_order', input: r.input, customerId, linkPhone, ignoreHours: r.ignoreHours === true, couponCode: r.couponCode ?? null, idem, trackToken: newTrackToken(), rideSeconds, replyTo,
   }))
   return new Outcome(created.order, { replayed: created.replayed })
 }

@@ -10,13 +10,15 @@ import { storeOf } from './scope.ts'
 import { Nullable, ShortText } from './schemas.ts'
 import { WEEKDAYS, canonicalHours, isDate, isTimeZone, isoInZone, minutesOf, nextOpening, openStatus, DEFAULT_TIMEZONE, type WeeklyHours } from '../domain/business-hours.ts'
 import { basePrepMinutes } from '../domain/integration.ts'
-import { normalizePhone, validLatLng } from '../domain/delivery.ts'
+import { normalizePhone } from '../domain/delivery.ts'
+import { storePosition } from '../actors/store-delivery.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
 import type { Services } from '../services.ts'
 import { named } from './docs-schemas.ts'
 import { fulfillmentSettings } from './fulfillment-schemas.ts'
 import { BookingRulesInput, BookingRulesSchema } from './reservation-rules.ts'
 import { rulesOf } from '../domain/reservations.ts'
+import { DISPATCH_LIMITS, DISPATCH_MODES, dispatchSettingsOf } from '../domain/dispatch.ts'
 
 const tag = 'Restaurants'
 /** api-v1 §8-style bounds, chosen so a settings document stays small. */
@@ -74,6 +76,13 @@ const SettingsBody = v.object({
   // Where the store is, for the tracking page's map (docs/tracking-page.md); lat and lng together.
   reservations: Nullable(BookingRulesInput),
   location: Nullable(v.strictObject({ lat: v.pipe(v.number(), v.minValue(-90), v.maxValue(90)), lng: v.pipe(v.number(), v.minValue(-180), v.maxValue(180)) })),
+  // Automatic dispatch (docs/dispatch.md "Policy"); keys left out take the defaults.
+  dispatch: Nullable(v.strictObject({
+    mode: v.optional(v.picklist(DISPATCH_MODES)),
+    offer_seconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(DISPATCH_LIMITS.offerSeconds.min), v.maxValue(DISPATCH_LIMITS.offerSeconds.max))),
+    max_active_per_driver: v.optional(v.pipe(v.number(), v.integer(), v.minValue(DISPATCH_LIMITS.maxActive.min), v.maxValue(DISPATCH_LIMITS.maxActive.max))),
+    batch: v.optional(v.literal(false, 'Batching is not available yet: send false or leave it out.')),
+  })),
   ...fulfillmentSettings,
 })
 
@@ -105,6 +114,15 @@ export const StoreSettingsSchema = {
     city: { type: ['string', 'null'] },
     location: { type: ['object', 'null'], description: 'Where the store is (the tracking page shows it on the map)', properties: { lat: { type: 'number' }, lng: { type: 'number' } } },
     reservations: BookingRulesSchema,
+    dispatch: {
+      type: 'object', required: ['mode', 'offer_seconds', 'max_active_per_driver', 'batch'], description: 'Automatic dispatch (docs/dispatch.md "Policy")',
+      properties: {
+        mode: { type: 'string', enum: [...DISPATCH_MODES], description: '`manual` (default): people decide; `offer`: the best candidate is offered the order, then the next; `auto`: the best candidate is assigned' },
+        offer_seconds: { type: 'integer', description: 'how long each offer stands (default 30)' },
+        max_active_per_driver: { type: 'integer', description: 'a driver with this many active deliveries and open offers is not a candidate (default 1)' },
+        batch: { type: 'boolean', description: 'always false for now' },
+      },
+    },
     open_now: { type: 'boolean', description: 'Would a storefront or customer order be accepted now?' },
     closed_reason: { type: ['string', 'null'], enum: ['hours', 'holiday', 'not_accepting', null] },
     next_opening: { type: ['string', 'null'], format: 'date-time', description: 'When closed: the next opening, ISO 8601 in the store\'s time zone (null when open or not known)' },
@@ -113,11 +131,6 @@ export const StoreSettingsSchema = {
 named('StoreSettings', StoreSettingsSchema)
 
 const str = (x: unknown): string | null => (typeof x === 'string' ? x : null)
-/** The settings' `location` when it is a whole position, else null. */
-const storeLocation = (s: Record<string, unknown>): { lat: number; lng: number } | null => {
-  const l = s.location as { lat?: unknown; lng?: unknown } | null | undefined
-  return l && validLatLng(l.lat, l.lng) ? { lat: l.lat as number, lng: l.lng as number } : null
-}
 
 /**
  * A store's hours as stored (canonical; a missing day left out), with whether it is open at `at`
@@ -154,8 +167,9 @@ export function settingsView(store: StoreRow, at: Date = new Date()) {
     phone: str(s.phone),
     email: str(s.email),
     city: store.city,
-    location: storeLocation(s),
+    location: storePosition(s),
     reservations: rulesOf(s),
+    dispatch: dispatchSettingsOf(s),
     open_now: h.open_now,
     closed_reason: h.closed_reason,
     next_opening: h.next_opening,
@@ -178,7 +192,7 @@ export const getStoreSettings = defineOp({
 
 export const updateStoreSettings = defineOp({
   id: 'stores.settings.update', tag, summary: 'Change some settings (keys left out stay; null clears one)',
-  description: 'Body: any of `timezone` (IANA), `business_hours` (`{mon: [["11:00","22:00"]], …}`; null = always open), `holidays` (`[{date, note?} | {from, to, note?}]`), `prep_minutes` (1–240), `accepting_orders`, `public_listing`, `address`, `phone`, `email`, `city`, `location` (`{lat, lng}`), `reservations` (booking rules: docs/operations.md "Reservations"). Invalid input: 422 and nothing changes. Other keys of the store\'s settings (e.g. `driver_fee`) are kept.',
+  description: 'Body: any of `timezone` (IANA), `business_hours` (`{mon: [["11:00","22:00"]], …}`; null = always open), `holidays` (`[{date, note?} | {from, to, note?}]`), `prep_minutes` (1–240), `accepting_orders`, `public_listing`, `address`, `phone`, `email`, `city`, `location` (`{lat, lng}`), `reservations` (booking rules: docs/operations.md "Reservations"), `dispatch` (`{mode: manual|offer|auto, offer_seconds, max_active_per_driver, batch}`: docs/dispatch.md "Policy"). Invalid input: 422 and nothing changes. Other keys of the store\'s settings (e.g. `driver_fee`) are kept.',
   access: { owner: 'restaurants:write' }, scope: ['store'], input: SettingsBody, output: StoreSettingsSchema,
   run: async (ctx, { city, ...patch }) => settingsView(await writeSettings(ctx.svc, storeOf(ctx).id, patch, city)),
 })

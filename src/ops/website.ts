@@ -22,6 +22,7 @@ import { settingsView } from './store-settings.ts'
 import { couponOnDraft, draftCart } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
+import { addressDelivery } from './delivery-zones.ts'
 import { login, register, requestOtp, verifyOtp } from './customer-auth.ts'
 import { createAddress, deleteAddress, logout } from './customers.ts'
 import { invoke } from './invoke.ts'
@@ -161,7 +162,11 @@ function customerObject(svc: Services, p: CustomerPrincipal | null) {
   if (!p) return null
   const c = customers.byId(svc.db, p.customerId)
   if (!c) return null
-  const addresses = customerAddresses.list(svc.db, p.customerId).map((a) => ({ id: a.id, label: a.label, address: a.address, is_default: a.is_default === 1 }))
+  // Each saved address with what delivering there costs and when it would arrive (docs/dispatch.md "Quotes").
+  const store = svc.stores.byId(p.storeId)
+  const addresses = customerAddresses.list(svc.db, p.customerId).map((a) => ({
+    id: a.id, label: a.label, address: a.address, is_default: a.is_default === 1, delivery: store ? addressDelivery(store, a) : null,
+  }))
   return { name: c.name, email: c.email, phone: c.phone, addresses }
 }
 

@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs'
 import { createPrivateKey } from 'node:crypto'
 import * as v from 'valibot'
+import { checkUrl } from '../webhooks/ssrf.ts'
+import type { RouterConfig } from './router.ts'
 
 export type SmsConfig =
   | { kind: 'dev' }
@@ -20,7 +22,7 @@ export interface ServiceAccount { client_email: string; private_key: string; pri
 export interface FcmConfig { projectId: string; account: ServiceAccount; apiBase: string }
 export type PushConfig = { kind: 'dev' } | { kind: 'live'; vapid: VapidConfig | null; fcm: FcmConfig | null; allowLoopback: boolean }
 
-export interface ProvidersConfig { sms: SmsConfig; email: EmailConfig; push: PushConfig; timeoutMs: number }
+export interface ProvidersConfig { sms: SmsConfig; email: EmailConfig; push: PushConfig; timeoutMs: number; router: RouterConfig }
 
 const text = v.optional(v.pipe(v.string(), v.trim()))
 const httpBase = (fallback: string) => v.pipe(
@@ -58,6 +60,11 @@ const ProviderEnv = v.object({
   FCM_SERVICE_ACCOUNT_FILE: text,
   FCM_API_BASE: httpBase('https://fcm.googleapis.com'),
   PUSH_ALLOW_LOOPBACK: switchOf,
+  // Travel times (docs/dispatch.md "Router").
+  ROUTER: v.optional(v.picklist(['straight', 'osrm'], 'must be straight or osrm'), 'straight'),
+  OSRM_URL: v.optional(v.pipe(v.string(), v.trim(), v.transform((s) => s.replace(/\/+$/, '')))),
+  ROUTER_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(100, 'must be at least 100'), v.maxValue(10_000, 'must be at most 10000')), '1500'),
+  ROUTER_ALLOW_LOOPBACK: switchOf,
   PROVIDER_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(100, 'must be at least 100'), v.maxValue(60_000, 'must be at most 60000')), '5000'),
 })
 type Env = v.InferOutput<typeof ProviderEnv>
@@ -122,10 +129,22 @@ function push(e: Env): PushConfig {
   return { kind: 'live', vapid, fcm, allowLoopback: e.PUSH_ALLOW_LOOPBACK }
 }
 
+function router(e: Env): RouterConfig {
+  if (e.ROUTER === 'straight') {
+    if (e.OSRM_URL) fail('OSRM_URL is set but ROUTER is straight: set ROUTER=osrm to use it')
+    return { kind: 'straight' }
+  }
+  if (!e.OSRM_URL) fail('ROUTER=osrm needs OSRM_URL')
+  // The webhook SSRF rules (src/webhooks/ssrf.ts): https to a public host; http only to loopback with ROUTER_ALLOW_LOOPBACK=1.
+  const checked = checkUrl(e.OSRM_URL!, e.ROUTER_ALLOW_LOOPBACK)
+  if (!checked.ok) fail(`OSRM_URL: ${checked.reason}`)
+  return { kind: 'osrm', url: e.OSRM_URL!, timeoutMs: e.ROUTER_TIMEOUT_MS, allowLoopback: e.ROUTER_ALLOW_LOOPBACK }
+}
+
 /** Parse and check the provider variables of `env`; throws `invalid configuration: …` (one line). */
 export function providersConfig(env: Record<string, string | undefined>): ProvidersConfig {
   const parsed = v.safeParse(ProviderEnv, env)
   if (!parsed.success) fail(parsed.issues.map((i) => `${v.getDotPath(i)}: ${i.message}`).join('; '))
   const e = parsed.output as Env
-  return { sms: sms(e), email: email(e), push: push(e), timeoutMs: e.PROVIDER_TIMEOUT_MS }
+  return { sms: sms(e), email: email(e), push: push(e), timeoutMs: e.PROVIDER_TIMEOUT_MS, router: router(e) }
 }

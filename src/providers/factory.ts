@@ -13,11 +13,14 @@ import { SmtpEmailProvider } from './email-smtp.ts'
 import { WebPushSender } from './push-webpush.ts'
 import { FcmSender } from './push-fcm.ts'
 import { LivePushProvider } from './push-live.ts'
+import { createRouter, type Router } from './router.ts'
 
 export interface Providers {
   sms: SmsProvider
   email: EmailProvider
   push: PushProvider
+  /** Travel times (ROUTER; docs/dispatch.md "Router"). */
+  router: Router
   /** Shutdown: pending retries give up, connections close. */
   close(): Promise<void>
 }
@@ -45,8 +48,10 @@ export function createProviders(cfg: ProvidersConfig, deps: ProviderDeps): Provi
     const fcm = cfg.push.fcm ? new FcmSender(cfg.push.fcm) : null
     push = new LivePushProvider({ web, fcm, deliver, log: deps.log, onDead: deps.forgetPushToken })
   }
+  const router = createRouter(cfg.router)
+  closers.push(() => router.close())
   return {
-    sms, email, push,
+    sms, email, push, router,
     async close() {
       for (const c of closers) await c()
     },

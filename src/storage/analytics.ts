@@ -13,8 +13,9 @@ export function analyticsSummary(db: Db, storeId: number, range: AnalyticsRange)
   const totals = db.prepare(`SELECT COUNT(*) AS total, COALESCE(SUM(is_paid), 0) AS paid,
       COALESCE(SUM(CASE WHEN status != 'cancelled' THEN total END), 0) AS gross,
       COALESCE(SUM(CASE WHEN status != 'cancelled' AND is_paid = 1 THEN total END), 0) AS paid_revenue,
-      COALESCE(SUM(status != 'cancelled'), 0) AS billable
-    FROM orders WHERE ${where}`).get(storeId, lo, hi) as { total: number; paid: number; gross: number; paid_revenue: number; billable: number }
+      COALESCE(SUM(status != 'cancelled'), 0) AS billable,
+      COALESCE(SUM(CASE WHEN status != 'cancelled' THEN delivery_fee END), 0) AS delivery_fees
+    FROM orders WHERE ${where}`).get(storeId, lo, hi) as { total: number; paid: number; gross: number; paid_revenue: number; billable: number; delivery_fees: number }
   const group = (col: 'status' | 'type') =>
     Object.fromEntries((db.prepare(`SELECT ${col} AS k, COUNT(*) AS n FROM orders WHERE ${where} GROUP BY ${col} ORDER BY ${col}`).all(storeId, lo, hi) as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]))
   const top = db.prepare(`SELECT l.item_id, l.name, SUM(l.quantity) AS quantity FROM order_lines l JOIN orders o ON o.id = l.order_id
@@ -33,6 +34,8 @@ export function analyticsSummary(db: Db, storeId: number, range: AnalyticsRange)
       refunded: fromCents(refunded),
       net: fromCents(totals.paid_revenue - refunded),
       avg_order_value: totals.billable === 0 ? 0 : fromCents(Math.round(totals.gross / totals.billable)),
+      // Delivery zones' fees (docs/dispatch.md), part of gross: what deliveries charged on top of the goods.
+      delivery_fees: fromCents(totals.delivery_fees),
     },
     top_items: top,
   }

@@ -28,6 +28,12 @@ export interface OrderRow extends FulfillmentColumns {
   total: number
   /** Cents given back by completed refunds (migration 023). */
   refunded: number
+  /** Delivery zones (migration 036; docs/dispatch.md): the fee in cents, the zone, the destination, the promised estimate (JSON). */
+  delivery_fee: number
+  delivery_zone: string | null
+  dest_lat: number | null
+  dest_lng: number | null
+  eta: string | null
   driver_id: number | null
   track_token: string
   timeline: string
@@ -69,6 +75,11 @@ export interface NewOrder {
   subtotal: number
   discount: number
   tip_amount: number
+  delivery_fee: number
+  delivery_zone: string | null
+  dest_lat: number | null
+  dest_lng: number | null
+  eta: OrderEta | null
   total: number
   track_token: string
   timeline: Timeline
@@ -82,8 +93,9 @@ const prepared = new WeakMap<Db, ReturnType<typeof prepare>>()
 function prepare(db: Db) {
   return {
     order: db.prepare(`INSERT INTO orders (store_id, type, status, delivery_status, is_paid, customer_id, customer_name, phone, table_number,
-      address, note, source, coupon_code, subtotal, discount, tip_amount, total, track_token, timeline, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      address, note, source, coupon_code, subtotal, discount, tip_amount, total, track_token, timeline, created_at, updated_at,
+      delivery_fee, delivery_zone, dest_lat, dest_lng, eta)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     /** INSERT of n lines in one statement, by n (made on first use). */
     lines: [] as Statement[],
   }
@@ -111,7 +123,8 @@ export function insertOrder(db: Db, o: NewOrder): { id: number; lineIds: number[
   // Positional binding: measurably cheaper than named parameters on the hottest insert.
   const id = Number(p.order.run(o.store_id, o.type, o.status, o.delivery_status, o.is_paid ? 1 : 0, o.customer_id, o.customer_name, o.phone,
     o.table_number, o.address, o.note, o.source, o.coupon_code, o.subtotal, o.discount, o.tip_amount, o.total, o.track_token,
-    JSON.stringify(o.timeline), o.created_at, o.created_at).lastInsertRowid)
+    JSON.stringify(o.timeline), o.created_at, o.created_at,
+    o.delivery_fee, o.delivery_zone, o.dest_lat, o.dest_lng, o.eta === null ? null : JSON.stringify(o.eta)).lastInsertRowid)
   const lines = o.lines
   const kdsTimeline = JSON.stringify({ queued_at: o.created_at })
   const lineIds: number[] = []
@@ -158,7 +171,7 @@ export function lineView(l: LineRow) {
 }
 
 type HeadFields = Pick<NewOrder, 'store_id' | 'type' | 'status' | 'delivery_status' | 'customer_id' | 'customer_name' | 'phone' | 'table_number'
-  | 'address' | 'note' | 'source' | 'coupon_code' | 'subtotal' | 'discount' | 'tip_amount' | 'total'>
+  | 'address' | 'note' | 'source' | 'coupon_code' | 'subtotal' | 'discount' | 'tip_amount' | 'delivery_fee' | 'total'>
 
 /** The order's own fields (api-v1 §2.4), from a stored row or an order just built in memory. */
 function headView(id: number, o: HeadFields, isPaid: boolean, refundedCents: number) {
@@ -180,10 +193,14 @@ function headView(id: number, o: HeadFields, isPaid: boolean, refundedCents: num
     subtotal: fromCents(o.subtotal),
     discount: fromCents(o.discount),
     tip_amount: fromCents(o.tip_amount),
+    delivery_fee: fromCents(o.delivery_fee),
     total: fromCents(o.total),
     refunded: fromCents(refundedCents),
   }
 }
+
+/** What a delivery order was promised when placed (docs/dispatch.md "Quotes"): ISO 8601 UTC instants. */
+export interface OrderEta { ready_at: string; pickup_at: string; dropoff_at: string }
 
 export interface DriverBrief { id: number; name: string; phone: string }
 
@@ -195,6 +212,7 @@ export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | n
     extras: items.flatMap((l) => l.extras.map((e) => Object.assign({}, e, { line_id: l.id }))),
     driver,
     timeline: JSON.parse(o.timeline) as Timeline,
+    eta: o.eta === null ? null : (JSON.parse(o.eta) as OrderEta),
     created_at: o.created_at,
     updated_at: o.updated_at,
     track_token: o.track_token,
@@ -316,6 +334,7 @@ export function viewOfNew(o: NewOrder, ids: { id: number; lineIds: number[] }, s
     extras,
     driver: null,
     timeline: { ...o.timeline },
+    eta: o.eta === null ? null : { ...o.eta },
     created_at: o.created_at,
     updated_at: o.created_at,
     track_token: o.track_token,

@@ -34,7 +34,9 @@ function storePlace(db: Db, storeId: number): { name: string; lat: number | null
  * Where a delivery goes, when known: the ordering customer's saved address with that text and a
  * position (orders keep the address text only; a customer order by `address_id` copies it).
  */
-export function deliveryDestination(db: Db, o: Pick<OrderRow, 'customer_id' | 'address'>): LatLng | null {
+export function deliveryDestination(db: Db, o: Pick<OrderRow, 'customer_id' | 'address' | 'dest_lat' | 'dest_lng'>): LatLng | null {
+  // The order's own position (lat/lng given when placed, docs/dispatch.md), else the customer's saved address.
+  if (o.dest_lat != null && o.dest_lng != null && validLatLng(o.dest_lat, o.dest_lng)) return { lat: o.dest_lat, lng: o.dest_lng }
   if (o.customer_id == null || !o.address) return null
   let stmt = destStmts.get(db)
   if (!stmt) {
@@ -62,6 +64,8 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
   if (o.slot_start) view.slot = { start: o.slot_start, end: o.slot_end ?? null, kind: o.slot_kind ?? 'pickup' }
   if (o.appointment_start) view.appointment = { start: o.appointment_start, end: o.appointment_end ?? null }
   if (o.type === 'ship') view.shipment = trackingShipment(svc.db, o.id)
+  // The estimate promised when placed (docs/dispatch.md "Estimates"): the page shows it until the live ETA replaces it.
+  if (o.eta) view.eta = JSON.parse(o.eta) as Record<string, string>
   const store = storePlace(svc.db, o.store_id)
   if (store) view.store = store
   if (o.driver_id != null && driverVisible(status)) {

@@ -225,6 +225,14 @@ export const OBJECTS: readonly ObjectRef[] = [
             f('label', 'string', 'e.g. "Home", or nil', { nullable: true }),
             f('address', 'string', 'the address'),
             f('is_default', 'boolean', 'the default address'),
+            f('delivery', 'object', 'delivering there (docs/dispatch.md "Quotes"), or nil when the address has no position and the store has no zones', {
+              nullable: true,
+              fields: [
+                f('deliverable', 'boolean', 'false outside the store\'s delivery zones (or without a position once it has zones)'),
+                f('fee', 'money', 'the delivery fee, or nil when not deliverable', { nullable: true }),
+                f('estimate', 'datetime', 'when an order placed now would arrive (in the store\'s time zone), or nil', { nullable: true }),
+              ],
+            }),
           ],
         }),
       ],

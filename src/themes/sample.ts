@@ -35,7 +35,7 @@ export function sampleContext(template = 'home'): ThemeContext {
       hours: [{ day: 'mon', opens: '11:00', closes: '22:00' }, { day: 'tue', opens: '11:00', closes: '22:00' }],
       fulfillment_modes: ['takeaway', 'on-table', 'delivery'], account_url: '/s/pizza-roma/account',
     },
-    customer: { name: 'Ana', email: 'ana@example.com', phone: '+351910000000', addresses: [{ id: 1, label: 'Home', address: 'Rua Augusta 10, Lisbon', is_default: true }] },
+    customer: { name: 'Ana', email: 'ana@example.com', phone: '+351910000000', addresses: [{ id: 1, label: 'Home', address: 'Rua Augusta 10, Lisbon', is_default: true, delivery: { deliverable: true, fee: 250, estimate: '2026-06-01T19:40:00+01:00' } }] },
     form: { csrf_token: 'sample-csrf', errors: [{ field: 'coupon_code', message: 'This coupon has expired.' }], values: { customer_name: 'Ana' } },
     menu: { categories, items: categories.flatMap((c) => c.items), url: '/s/pizza-roma/menu' },
     item: margherita,

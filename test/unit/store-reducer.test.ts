@@ -81,7 +81,7 @@ t.test('a valid order is priced from the live menu into one insert', async (t) =
     { item_id: 11, name: 'Fries', quantity: 1, unit_price: 350, line_total: 350 },
   ])
   t.same(orderCreatedEvent(77, e.order), {
-    event: 'order.created', data: { order_id: 77, restaurant_id: 3, type: 'takeaway', status: 'new', total: '29.00' },
+    event: 'order.created', data: { order_id: 77, restaurant_id: 3, type: 'takeaway', status: 'new', total: '29.00', delivery_fee: '0.00' },
   }, 'order.created carries the decimal-string total (api-v1 §6)')
 })
 

@@ -171,9 +171,12 @@ ul#items{padding-left:1.1rem;margin:.3rem 0}
 
   // ---- the text alternative: what the map shows, in words ----
   function etaText() {
-    if (!view.driver) return ''
+    // The estimate promised when the order was placed (docs/dispatch.md), until the live ETA replaces it.
+    const open = view.eta && !['delivered', 'failed'].includes(view.delivery_status) && view.status !== 'cancelled'
+    const promised = open ? 'Estimated delivery around ' + new Date(view.eta.dropoff_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) + '.' : ''
+    if (!view.driver) return promised
     if (eta && eta.arriving) return 'Your driver is arriving now.'
-    if (!eta) return trail.length ? 'Your driver is on the way.' : ''
+    if (!eta) return [trail.length ? 'Your driver is on the way.' : '', promised].filter(Boolean).join(' ')
     const m = eta.distance_m
     const away = (m >= 1000 ? (m / 1000).toFixed(1) + ' km' : Math.max(10, Math.round(m / 10) * 10) + ' m') + ' away'
     if (eta.seconds == null) return 'Your driver is ' + away + '.'

@@ -18,6 +18,7 @@ import { createCoupon, deleteCoupon, listCoupons, updateCoupon } from '../../ops
 import { assignDriver } from '../../ops/deliveries.ts'
 import { KITCHEN_STATUSES } from '../../domain/order-state.ts'
 import { getStoreSettings, updateBusinessHours } from '../../ops/store-settings.ts'
+import { getDeliveryZones, setDeliveryZones } from '../../ops/delivery-zones.ts'
 import { inputSchemaOf } from '../schema.ts'
 import { tool, type McpServerDef, type ToolBinding } from '../tool.ts'
 
@@ -129,6 +130,14 @@ export const adminTools: ToolBinding[] = [
   tool(assignDriver, {
     name: 'assign_driver', ids: order,
     description: 'Give a delivery order to one of your drivers: `restaurant_id`, `order_id`, `driver_id` (the driver must be yours, unbound or bound to this restaurant). Reassigning moves the order to the new driver; open offers are withdrawn. Needs the delivery feature of the plan.',
+  }),
+  tool(getDeliveryZones, {
+    name: 'get_delivery_zones', ids: store, readOnly: true,
+    description: `A restaurant's delivery zones: each a \`polygon\` (GeoJSON coordinates, [lng, lat]) or a circle (\`center\` {lat, lng} and \`radius_m\`), with its \`fee\` and \`min_order\`. No zones: any address is delivered to without a fee. ${MONEY}`,
+  }),
+  tool(setDeliveryZones, {
+    name: 'set_delivery_zones', ids: store,
+    description: `Replace a restaurant's delivery zones: \`restaurant_id\` and \`zones\` ([] removes them all), each \`{name, polygon}\` (GeoJSON Polygon coordinates: closed rings of [lng, lat], outer ring first) or \`{name, center: {lat, lng}, radius_m}\`, with \`fee\` and optional \`min_order\`. Delivery orders then need a position inside a zone and at least its minimum; the cheapest zone containing the address prices it. ${MONEY}`,
   }),
 ]
 

@@ -1,0 +1,73 @@
+/**
+ * The dispatch policy (issue 37 item 3; docs/dispatch.md "Policy"): pure. A store's `dispatch`
+ * settings, which drivers are candidates for a delivery, and how they are ranked.
+ */
+
+export const DISPATCH_MODES = ['manual', 'offer', 'auto'] as const
+export type DispatchMode = (typeof DISPATCH_MODES)[number]
+
+export interface DispatchSettings { mode: DispatchMode; offer_seconds: number; max_active_per_driver: number; batch: boolean }
+
+/** Today's behaviour is the default: nobody is offered or assigned anything automatically. */
+export const DISPATCH_DEFAULTS: DispatchSettings = { mode: 'manual', offer_seconds: 30, max_active_per_driver: 1, batch: false }
+export const DISPATCH_LIMITS = { offerSeconds: { min: 5, max: 600 }, maxActive: { min: 1, max: 10 } } as const
+
+/** A position older than this is not trusted: the driver is not a candidate (2 minutes). */
+export const POSITION_FRESH_MS = 120_000
+/** Drivers timed by the router per decision: the nearest by straight line that pass the cheap filters. */
+export const CANDIDATES_TIMED = 12
+
+/** The store's dispatch settings, defaults for what is missing. */
+export function dispatchSettingsOf(settings: Record<string, unknown>): DispatchSettings {
+  const d = (settings.dispatch ?? {}) as Partial<DispatchSettings>
+  return {
+    mode: (DISPATCH_MODES as readonly string[]).includes(d.mode as string) ? d.mode! : DISPATCH_DEFAULTS.mode,
+    offer_seconds: typeof d.offer_seconds === 'number' ? d.offer_seconds : DISPATCH_DEFAULTS.offer_seconds,
+    max_active_per_driver: typeof d.max_active_per_driver === 'number' ? d.max_active_per_driver : DISPATCH_DEFAULTS.max_active_per_driver,
+    batch: d.batch === true,
+  }
+}
+
+/** Why a driver of the store's owner was not a candidate. */
+export type Exclusion = 'bound_elsewhere' | 'stale_position' | 'full' | 'already_offered'
+
+/** A candidate with what the ranking reads. */
+export interface Candidate {
+  driver_id: number
+  /** Router seconds from the driver to the store. */
+  travel_s: number
+  /** Active deliveries plus open offers. */
+  load: number
+  /** Seconds since the driver's last delivery ended (or shift start, or forever: a large number). */
+  idle_s: number
+}
+
+export interface Ranked extends Candidate {
+  /** When the driver would reach the store (ISO). */
+  arrival_at: string
+  /** Seconds the order would wait for the driver after it is ready (0: on time). */
+  late_s: number
+  rank: number
+}
+
+/**
+ * Rank candidates (best first): by how late they would reach the store after the order is ready
+ * (every on-time driver is equal), then by load, then by who has waited longest since their last
+ * delivery, then by travel time, then by id (a stable order for equal drivers).
+ */
+export function rankCandidates(cands: readonly Candidate[], nowMs: number, readyMs: number): Ranked[] {
+  const withLate = cands.map((c) => {
+    const arrival = nowMs + c.travel_s * 1000
+    return { ...c, arrival_at: new Date(arrival).toISOString(), late_s: Math.max(0, Math.round((arrival - readyMs) / 1000)), rank: 0 }
+  })
+  withLate.sort((a, b) => a.late_s - b.late_s || a.load - b.load || b.idle_s - a.idle_s || a.travel_s - b.travel_s || a.driver_id - b.driver_id)
+  withLate.forEach((c, i) => { c.rank = i + 1 })
+  return withLate
+}
+
+/**
+ * When a delivery is due for a driver: its ready time minus the best driver's travel time to the
+ * store (so that driver arrives as it is ready); at once when that is already past.
+ */
+export const dueAt = (readyMs: number, bestTravelS: number | null, nowMs: number): number =>
+  bestTravelS === null ? nowMs : Math.max(nowMs, readyMs - bestTravelS * 1000)

@@ -1,0 +1,64 @@
+/** The dispatcher's durable state (migration 037; docs/dispatch.md "Policy"): one job per delivery order it works on. */
+import { stmt, type Db } from './db.ts'
+import type { OfferRow } from './drivers.ts'
+
+export type JobState = 'waiting' | 'offered' | 'assigned' | 'closed'
+
+export interface JobRow {
+  order_id: number
+  store_id: number
+  mode: 'offer' | 'auto'
+  state: JobState
+  due_at: string | null
+  offer_id: number | null
+  tried: string
+  decisions: string
+  created_at: string
+  updated_at: string
+}
+
+/** Decisions kept per job (the oldest are dropped). */
+export const DECISIONS_KEPT = 20
+
+export const dispatchJobs = {
+  get: (db: Db, orderId: number) => stmt<[number], JobRow>(db, 'SELECT * FROM dispatch_jobs WHERE order_id = ?').get(orderId),
+  open: (db: Db) => stmt<[], JobRow>(db, "SELECT * FROM dispatch_jobs WHERE state IN ('waiting', 'offered') ORDER BY order_id").all(),
+  /** A job for a new delivery order (no-op when it exists: an event delivered twice). */
+  create(db: Db, orderId: number, storeId: number, mode: 'offer' | 'auto', now: string): void {
+    stmt(db, `INSERT INTO dispatch_jobs (order_id, store_id, mode, state, created_at, updated_at) VALUES (?, ?, ?, 'waiting', ?, ?)
+      ON CONFLICT(order_id) DO NOTHING`).run(orderId, storeId, mode, now, now)
+  },
+  /** An offer the dispatcher moves on from because it ran out: recorded as expired (not withdrawn later by the acceptance of another). */
+  expire(db: Db, offerId: number, now: string): void {
+    stmt(db, "UPDATE delivery_offers SET status = 'expired', responded_at = expires_at WHERE id = ? AND status = 'pending' AND expires_at <= ?").run(offerId, now)
+  },
+  save(db: Db, j: Pick<JobRow, 'order_id' | 'state' | 'due_at' | 'offer_id' | 'tried' | 'decisions'>, now: string): void {
+    stmt(db, 'UPDATE dispatch_jobs SET state = ?, due_at = ?, offer_id = ?, tried = ?, decisions = ?, updated_at = ? WHERE order_id = ?')
+      .run(j.state, j.due_at, j.offer_id, j.tried, j.decisions, now, j.order_id)
+  },
+}
+
+/** What a decision reads of the candidates besides their positions: load (active deliveries + open offers) and the end of their last delivery. */
+export function driverLoads(db: Db, ids: readonly number[], now: string): Map<number, { load: number; last: string | null }> {
+  const out = new Map<number, { load: number; last: string | null }>()
+  if (ids.length === 0) return out
+  const marks = ids.map(() => '?').join(',')
+  for (const id of ids) out.set(id, { load: 0, last: null })
+  for (const r of stmt<unknown[], { id: number; n: number }>(db, `SELECT driver_id AS id, COUNT(*) AS n FROM orders WHERE driver_id IN (${marks})
+    AND delivery_status IN ('assigned', 'picked_up', 'out_for_delivery') GROUP BY driver_id`).all(...ids)) out.get(r.id)!.load += r.n
+  for (const r of stmt<unknown[], { id: number; n: number }>(db, `SELECT driver_id AS id, COUNT(*) AS n FROM delivery_offers WHERE driver_id IN (${marks})
+    AND status = 'pending' AND expires_at > ? GROUP BY driver_id`).all(...ids, now)) out.get(r.id)!.load += r.n
+  for (const r of stmt<unknown[], { id: number; last: string | null }>(db, `SELECT driver_id AS id, MAX(updated_at) AS last FROM orders WHERE driver_id IN (${marks})
+    AND delivery_status IN ('delivered', 'failed') GROUP BY driver_id`).all(...ids)) out.get(r.id)!.last = r.last
+  return out
+}
+
+/** On-shift drivers with a stored position, to fill the spatial index at start. */
+export function onShiftPositions(db: Db): Array<{ id: number; owner_id: number; restaurant_id: number | null; lat: number; lng: number; location_updated_at: string }> {
+  return stmt<[], { id: number; owner_id: number; restaurant_id: number | null; lat: number; lng: number; location_updated_at: string }>(db,
+    `SELECT d.id, d.owner_id, d.restaurant_id, p.lat, p.lng, p.location_updated_at FROM drivers d JOIN driver_positions p ON p.driver_id = d.id
+     WHERE d.on_shift = 1 AND p.lat IS NOT NULL AND p.lng IS NOT NULL AND p.location_updated_at IS NOT NULL`).all()
+}
+
+/** Every offer of an order, oldest first (the explain view). */
+export const orderOffers = (db: Db, orderId: number): OfferRow[] => stmt<[number], OfferRow>(db, 'SELECT * FROM delivery_offers WHERE order_id = ? ORDER BY id').all(orderId)

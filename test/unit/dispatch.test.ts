@@ -1,0 +1,57 @@
+/**
+ * The dispatch policy's pure parts (src/domain/dispatch.ts, src/domain/fleet-grid.ts; docs/dispatch.md
+ * "Policy"): settings defaults, the ranking (lateness, then load, then idle time), the due time, and
+ * the spatial index's nearest-neighbour answers checked against a brute-force scan.
+ */
+import t from 'tap'
+import { dispatchSettingsOf, dueAt, rankCandidates } from '../../src/domain/dispatch.ts'
+import { FleetGrid } from '../../src/domain/fleet-grid.ts'
+import { haversineMeters } from '../../src/domain/eta.ts'
+
+t.test('settings: defaults for what is missing or wrong', async (t) => {
+  t.same(dispatchSettingsOf({}), { mode: 'manual', offer_seconds: 30, max_active_per_driver: 1, batch: false })
+  t.same(dispatchSettingsOf({ dispatch: { mode: 'auto', offer_seconds: 12 } }), { mode: 'auto', offer_seconds: 12, max_active_per_driver: 1, batch: false })
+  t.equal(dispatchSettingsOf({ dispatch: { mode: 'chaos' } }).mode, 'manual')
+})
+
+t.test('ranking: on time first, then load, then who waited longest, then travel', async (t) => {
+  const now = 0
+  const ready = 600_000 // ten minutes
+  const r = rankCandidates([
+    { driver_id: 1, travel_s: 900, load: 0, idle_s: 10 }, // 5 min late
+    { driver_id: 2, travel_s: 300, load: 1, idle_s: 10 }, // on time, loaded
+    { driver_id: 3, travel_s: 500, load: 0, idle_s: 100 }, // on time, free, waited longer
+    { driver_id: 4, travel_s: 100, load: 0, idle_s: 50 }, // on time, free
+  ], now, ready)
+  t.same(r.map((c) => c.driver_id), [3, 4, 2, 1])
+  t.same(r.map((c) => c.late_s), [0, 0, 0, 300])
+  t.same(r.map((c) => c.rank), [1, 2, 3, 4])
+})
+
+t.test('due time: ready minus the best travel, at once when past or unknown', async (t) => {
+  t.equal(dueAt(600_000, 100, 0), 500_000)
+  t.equal(dueAt(600_000, 900, 0), 0)
+  t.equal(dueAt(600_000, null, 5), 5)
+})
+
+t.test('the grid answers the k nearest accepted, as a brute-force scan does', async (t) => {
+  const g = new FleetGrid()
+  let seed = 7
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const all: Array<{ id: number; lat: number; lng: number }> = []
+  for (let id = 1; id <= 3000; id++) {
+    const p = { id, lat: 38.6 + rnd() * 0.3, lng: -9.3 + rnd() * 0.3 }
+    all.push(p)
+    g.upsert(id, id % 3, null, p.lat, p.lng, 0)
+  }
+  // Move some and remove some: the index follows.
+  for (let id = 1; id <= 300; id++) { const p = all[id - 1]!; p.lat += 0.05; g.upsert(id, id % 3, null, p.lat, p.lng, 0) }
+  for (let id = 301; id <= 400; id++) g.remove(id)
+  const live = all.filter((p) => p.id <= 300 || p.id > 400)
+  for (const q of [{ lat: 38.7, lng: -9.15 }, { lat: 38.61, lng: -9.29 }, { lat: 39.2, lng: -9.15 }, { lat: 40.2, lng: -9.15 }]) {
+    const got = g.nearest(q.lat, q.lng, 10, (e) => e.ownerId === 1).map((n) => n.e.id)
+    const want = live.filter((p) => p.id % 3 === 1).sort((a, b) => haversineMeters(a, q) - haversineMeters(b, q)).slice(0, 10).map((p) => p.id)
+    t.same(got, q.lat > 40 ? [] : want, `near ${q.lat}, ${q.lng}${q.lat > 40 ? ' (beyond the ~55 km searched: nobody)' : ''}`)
+  }
+  t.equal(g.size, 2900)
+})
