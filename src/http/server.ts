@@ -8,6 +8,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
+import { audienceAccepts } from '../auth/app-tokens.ts'
 import type { Services } from '../services.ts'
 import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
 import { headerLineBytes, headProblem } from '../net/request-limits.ts'
@@ -47,6 +48,8 @@ export interface RawEndpoint {
   path: string
   /** The credential family the address authenticates; `none` for public servers. */
   auth: 'none' | 'owner' | 'storefront' | 'customer'
+  /** Parameters its 401 challenges add (`resource_metadata`, `scope`: RFC 9728 §5.1, issue 36). */
+  challenge?: Readonly<Record<string, string>>
   handle(call: RawCall): Promise<RawReply>
 }
 export interface RawCall {
@@ -139,6 +142,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       const ip = clientAddress(peerAddress(res), headers, svc.config.trustProxy)
       // A credential was presented and refused: its 401 says `error="invalid_token"` (RFC 6750 §3.1).
       let tokenRefused = false
+      // The address's own challenge parameters (an MCP server's protected resource metadata).
+      let challenge: Readonly<Record<string, string>> | undefined
+      // The RFC 8707 resource this address is (the API's, or an MCP server's): app tokens bound to another are refused.
+      let door = `${svc.config.siteUrl}/api/v1`
       // Only computed when a line is written: the access log is usually off under load.
       let logPath: string | undefined
       const pathForLog = () => (logPath ??= redactPath(path))
@@ -159,7 +166,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           e = new ApiError('internal_error')
         }
         // A body deadline (408) closes: the rest of that body may still be on its way (docs/limits.md).
-        finish(e.status, JSON.stringify(e.toJSON()), errorHeaders(e, tokenRefused), closesConnection(e) ? { ...opts, close: true } : opts)
+        finish(e.status, JSON.stringify(e.toJSON()), errorHeaders(e, tokenRefused, challenge), closesConnection(e) ? { ...opts, close: true } : opts)
       }
       const rate = (d: RateDecision) => {
         baseHeaders['X-RateLimit-Limit'] = String(d.limit)
@@ -199,6 +206,11 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           tokenRefused = input.bearer !== null || headers['x-storefront-token'] !== undefined
           throw new ApiError('unauthenticated')
         }
+        if (principal.kind === 'owner' && !audienceAccepts(principal.app?.resource, door)) {
+          rate(limiter.take(`ip:${ip}`))
+          tokenRefused = true
+          throw new ApiError('unauthenticated', `This token was issued for ${principal.app!.resource}, not for ${door}.`)
+        }
         rate(limiter.take(principalKey(principal)))
         return principal
       }
@@ -206,6 +218,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       /** An MCP address: POST only, `Origin` checked, then the raw body to its front door. */
       function serveRaw(endpoint: RawEndpoint): void {
         timer = rawTimers.get(endpoint.path) ?? timer
+        challenge = endpoint.challenge
+        door = `${svc.config.siteUrl}${endpoint.path}`
         if (method === 'OPTIONS') {
           baseHeaders['X-RateLimit-Limit'] = String(limiter.limit)
           return finish(204, null, { 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS, 'Access-Control-Max-Age': '600' })
