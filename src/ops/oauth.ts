@@ -272,6 +272,9 @@ function rotateRefresh(db: Db, site: string, app: AppRow, form: URLSearchParams)
   // a token already used still goes on to the reuse detection below.
   const refused = row.used_at === null && inst.status === 'active' ? notInPlan(db, inst.owner_id) : null
   if (refused) return { err: refused }
+  // Checked before the token is spent too: asking another audience is a mistake to correct, not an attack.
+  const resource = targetOf(site, form, row.resource)
+  if ('err' in resource) return resource
   if (!useRefreshToken(db, row.id, nowIso(now))) {
     revokeGrantTokens(db, row.grant_id, nowIso(now))
     return { err: new OAuthError('invalid_grant', 'The refresh token was already used; every token of this grant is revoked.') }
@@ -284,8 +287,6 @@ function rotateRefresh(db: Db, site: string, app: AppRow, form: URLSearchParams)
   const beyond = asked.filter((s) => !held.includes(s))
   if (beyond.length) return { err: new OAuthError('invalid_scope', `Not granted: ${beyond.join(' ')}.`) }
   const scopes = normalizeScopes(asked.length ? asked : held)
-  const resource = targetOf(site, form, row.resource)
-  if ('err' in resource) return resource
   return { ok: answer(issueAppTokens(db, inst.id, row.grant_id, scopes, now, resource.ok), scopes) }
 }
 
