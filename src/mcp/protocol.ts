@@ -94,14 +94,19 @@ export class McpServer {
     }
   }
 
-  /** May this caller use the tool? The same check the op pipeline makes first. */
-  private allowed(entry: ToolEntry, principal: Principal | null): boolean {
+  /** May this caller use the tool (or resource)? The same check the op pipeline makes first. */
+  private allowed(entry: { binding: { op: ToolBinding['op'] } }, principal: Principal | null): boolean {
     try {
       authorize(principal, entry.binding.op.access)
       return true
     } catch {
       return false
     }
+  }
+
+  /** The resources this caller may read, as tools/list shows the tools it may call. */
+  private visibleResources(principal: Principal | null): ResourceBinding[] {
+    return this.def.resources!.filter((b) => this.allowed({ binding: b }, principal))
   }
 
   /** Answer one parsed JSON-RPC message; null for notifications and client responses (nothing to say). */
@@ -143,7 +148,7 @@ export class McpServer {
       case 'tools/list': return { tools: [...this.tools.values()].filter((t) => this.allowed(t, ctx.principal)).map((t) => t.descriptor) }
       case 'tools/call': return this.call(p, ctx)
       case 'resources/list': return this.def.resources ? this.listResources(ctx) : notFound(method)
-      case 'resources/templates/list': return this.def.resources ? this.listTemplates() : notFound(method)
+      case 'resources/templates/list': return this.def.resources ? this.listTemplates(ctx) : notFound(method)
       case 'resources/read': return this.def.resources ? this.readResource(p, ctx) : notFound(method)
       case 'completion/complete': return this.def.completions ? this.complete(p, ctx) : notFound(method)
       default: return notFound(method)
@@ -171,7 +176,7 @@ export class McpServer {
   private async listResources(ctx: CallContext) {
     const run = opRunner(ctx)
     const out: Array<Record<string, unknown>> = []
-    for (const b of this.def.resources!) {
+    for (const b of this.visibleResources(ctx.principal)) {
       if (!isTemplate(b.uriTemplate) && !b.list) { out.push({ uri: b.uriTemplate, name: b.name, title: b.title, description: b.description, mimeType: b.mimeType }); continue }
       if (!b.list) continue
       try {
@@ -184,9 +189,9 @@ export class McpServer {
     return { resources: out }
   }
 
-  private listTemplates() {
+  private listTemplates(ctx: CallContext) {
     return {
-      resourceTemplates: this.def.resources!.filter((b) => isTemplate(b.uriTemplate))
+      resourceTemplates: this.visibleResources(ctx.principal).filter((b) => isTemplate(b.uriTemplate))
         .map((b) => ({ uriTemplate: b.uriTemplate, name: b.name, title: b.title, description: b.description, mimeType: b.mimeType })),
     }
   }
@@ -219,10 +224,10 @@ export class McpServer {
     if (!ref || typeof ref !== 'object' || !arg || typeof arg !== 'object' || typeof arg.name !== 'string' || typeof arg.value !== 'string') {
       throw new RpcError(INVALID_PARAMS, 'Invalid params: "ref" and "argument" {name, value} are required.')
     }
-    if (ref.type !== 'ref/resource' || typeof ref.uri !== 'string') throw new RpcError(INVALID_PARAMS, 'Invalid params: this server completes resource template arguments (ref/resource) only; it has no prompts.')
-    const template = this.def.resources?.find((b) => b.uriTemplate === ref.uri)
-    if (!template || !templateVars(template.uriTemplate).includes(arg.name)) throw new RpcError(INVALID_PARAMS, `Invalid params: ${String(ref.uri)} has no argument ${arg.name}.`)
-    const completer = this.def.completions![arg.name]
+    if (ref.type !== 'ref/resource' && ref.type !== 'ref/prompt') throw new RpcError(INVALID_PARAMS, 'Invalid params: "ref.type" is ref/resource or ref/prompt.')
+    // Nothing to offer (a prompt: this server has none; a template or argument it does not have): no values.
+    const template = ref.type === 'ref/resource' ? this.def.resources?.find((b) => b.uriTemplate === ref.uri) : undefined
+    const completer = template && templateVars(template.uriTemplate).includes(arg.name) ? this.def.completions![arg.name] : undefined
     const context = ((p.context as { arguments?: unknown } | undefined)?.arguments ?? {}) as Record<string, unknown>
     const known = Object.fromEntries(Object.entries(context).filter(([, v]) => typeof v === 'string')) as Record<string, string>
     let values: string[] = []
