@@ -226,8 +226,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         }
         if (method !== 'POST') {
           // Streamable HTTP lets a server refuse the GET event stream with 405 (MCP 2025-06-18
-          // "Listening for messages"): this server answers every message in its POST.
-          rate(limiter.take(`ip:${ip}`))
+          // "Listening for messages"): this server answers every message in its POST. SDK clients
+          // try this GET on every connection: it spends the address's MCP budget, not the API's (issue 36).
+          rate(publicRawLimiter.take(`ip:${ip}`))
           if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
           throw new ApiError('method_not_allowed', 'Send MCP messages with POST.', undefined, { Allow: 'POST, OPTIONS' })
         }
