@@ -68,6 +68,24 @@ t.test('2026-07-28: stateless requests with _meta, server/discover, resultType, 
   t.equal(mismatch.json.error.code, -32600, 'a header that disagrees with _meta is an invalid request')
 })
 
+t.test('structured output: tools answering objects declare an output schema, and the SDK client checks answers against it', async (t) => {
+  const client = await connectMcp(s, '/mcp', auth)
+  t.teardown(() => client.close())
+  const { tools } = await client.listTools()
+  const byName = new Map(tools.map((x) => [x.name, x]))
+  t.equal(byName.get('get_order')?.outputSchema?.type, 'object', 'get_order declares its result')
+  t.equal(byName.get('list_restaurants')?.outputSchema?.type, 'object')
+  t.notOk(byName.get('get_menu')?.outputSchema, 'a list result (an array) is text only, so no output schema')
+  t.ok(tools.every((x) => x.title), 'every tool has a title')
+  // The SDK validates structuredContent against outputSchema and throws when it does not match.
+  const stores = await client.callTool({ name: 'list_restaurants', arguments: {} })
+  t.match(stores.structuredContent, { data: [{ id: acct.storeId }] })
+  const missing = await client.callTool({ name: 'get_order', arguments: { restaurant_id: acct.storeId, order_id: 99999999 } })
+  t.equal(missing.isError, true, 'an error result')
+  t.notOk(missing.structuredContent, 'carries its envelope as text only, as it does not match the schema')
+  t.match(JSON.parse((missing.content as Array<{ text: string }>)[0]!.text), { code: 'not_found' })
+})
+
 t.test('the SDK client negotiates 2025-11-25 on every server', async (t) => {
   for (const [path, headers] of [['/mcp', auth], ['/mcp/catalog', {}], ['/mcp/dev', {}]] as const) {
     const client = await connectMcp(s, path, headers)

@@ -23,6 +23,8 @@ import { invoke } from '../ops/invoke.ts'
 import type { ScopeIds, ScopeNeed } from '../ops/op.ts'
 import type { Services } from '../services.ts'
 import { inputSchemaOf } from './schema.ts'
+import { jsonSchemaOf } from '../ops/json-schema.ts'
+import type { AnySchema } from '../ops/op.ts'
 import type { McpServerDef, ToolBinding } from './tool.ts'
 import { idsFrom, isTemplate, matchTemplate, MAX_COMPLETIONS, opRunner, templateVars, type ResourceBinding } from './resources.ts'
 
@@ -257,7 +259,9 @@ export class McpServer {
       })
       return toolResult(b.op.empty ? { ok: true } : b.result ? b.result(value) : value)
     } catch (err) {
-      if (err instanceof ApiError) return toolError(err)
+      // A tool that declares an output schema sends its error body as text only: `structuredContent`
+      // must match the schema (clients check it, errors included).
+      if (err instanceof ApiError) return toolError(err, !('outputSchema' in entry.descriptor))
       throw err
     }
   }
@@ -306,11 +310,15 @@ function describe(b: ToolBinding): Record<string, unknown> {
   const op = b.op
   const description = b.description ?? [op.summary, op.description].filter(Boolean).join('. ')
   const readOnly = b.readOnly ?? false
+  // Structured output (2025-06-18 and later): the op's output schema when its results are objects,
+  // which is when `structuredContent` is sent (arrays travel as text only).
+  const output = !op.empty && !b.result && op.output ? jsonSchemaOf(op.output as AnySchema) : null
   return {
     name: b.name,
     title: op.summary,
     description,
     inputSchema: inputSchemaOf(b),
+    ...(output?.type === 'object' ? { outputSchema: output } : {}),
     annotations: { title: op.summary, readOnlyHint: readOnly, ...(readOnly ? {} : { destructiveHint: /delete/i.test(b.name), idempotentHint: false }), openWorldHint: false },
   }
 }
@@ -324,9 +332,9 @@ function toolResult(value: unknown) {
 }
 
 /** A domain failure: the §7 envelope (`code`, `reason`, `message`, …) exactly as the HTTP API would answer it. */
-export function toolError(e: ApiError) {
+export function toolError(e: ApiError, structured = true) {
   const body = e.toJSON()
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true }
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], ...(structured ? { structuredContent: body } : {}), isError: true }
 }
 
 function validId(id: unknown): Id | undefined {
