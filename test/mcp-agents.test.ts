@@ -18,6 +18,7 @@ import { startServer } from './helpers/server.ts'
 import { browserFor } from './helpers/browser.ts'
 import { answerConsent, consentPage, signedIn } from './helpers/apps.ts'
 import { callTool, rawMcp } from './helpers/mcp.ts'
+import { rawUpgrade } from './helpers/raw-ws.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000', WEBHOOK_ALLOW_LOOPBACK: '1' })
 const demo = s.seed()
@@ -140,6 +141,8 @@ t.test('the SDK client, knowing only {site_url}/mcp: discovery → registration 
   const api = await s.req('GET', '/restaurants', { token: provider.saved!.access_token })
   t.equal(api.status, 401, 'a token issued for /mcp is refused on /api/v1')
   t.match(api.headers.get('www-authenticate'), /error="invalid_token"/)
+  const socket = await rawUpgrade(s.port, `/api/v1/ws/dispatch/${demo.store.id}`, { authorization: `Bearer ${provider.saved!.access_token}` })
+  t.equal(socket.status, 401, 'and by the API\'s sockets')
 
   // 5. The owner sees the agent as an app and revokes it; the agent is locked out at once.
   const installed = await s.req('GET', '/apps/installations', { token: demo.owner.token })

@@ -8,7 +8,6 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
-import { audienceAccepts } from '../auth/app-tokens.ts'
 import type { Services } from '../services.ts'
 import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
 import { headerLineBytes, headProblem } from '../net/request-limits.ts'
@@ -197,7 +196,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         }
         const auth = headers['authorization']
         const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : family === 'owner' ? (query['api_token'] ?? null) : null
-        const input: AuthInput = { headers, query, bearer: bearer || null }
+        const input: AuthInput = { headers, query, bearer: bearer || null, resource: door }
         const principal = (authenticators[family] as Authenticator<AuthFamily>)(input) as Principal | null
         if (!principal) {
           rate(limiter.take(`ip:${ip}`))
@@ -205,11 +204,6 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           if (family === 'session') return null
           tokenRefused = input.bearer !== null || headers['x-storefront-token'] !== undefined
           throw new ApiError('unauthenticated')
-        }
-        if (principal.kind === 'owner' && !audienceAccepts(principal.app?.resource, door)) {
-          rate(limiter.take(`ip:${ip}`))
-          tokenRefused = true
-          throw new ApiError('unauthenticated', `This token was issued for ${principal.app!.resource}, not for ${door}.`)
         }
         rate(limiter.take(principalKey(principal)))
         return principal
