@@ -143,7 +143,7 @@ async function guardedGet(svc: Services, url: string): Promise<string> {
   const undici = await (undiciLoading ??= import('undici'))
   agent ??= new undici.Agent({
     connect: undici.buildConnector({ lookup: guardedLookup(svc.config.webhookAllowLoopback, cachedLookup()), timeout: METADATA_TIMEOUT_MS }),
-    headersTimeout: METADATA_TIMEOUT_MS, bodyTimeout: METADATA_TIMEOUT_MS, connections: 4,
+    headersTimeout: METADATA_TIMEOUT_MS, bodyTimeout: METADATA_TIMEOUT_MS, connections: 4, keepAliveTimeout: 1000,
   })
   const res = await undici.request(checked.url!, { method: 'GET', headers: { accept: 'application/json' }, dispatcher: agent, signal: AbortSignal.timeout(METADATA_TIMEOUT_MS) })
   if (res.statusCode !== 200) {
@@ -189,11 +189,4 @@ export async function resolveMetadataClient(svc: Services, clientId: string): Pr
     if (e instanceof RegistrationError) return { problem: `The agent's client metadata document at ${clientId} is not usable: ${e.message}.` }
     throw e
   }
-}
-
-/** Close the metadata fetcher's connections (shutdown). */
-export async function closeMetadataFetcher(): Promise<void> {
-  const a = agent
-  agent = null
-  await a?.close().catch(() => {})
 }
