@@ -77,10 +77,10 @@ const register = async (redirect: string, extra: Record<string, unknown> = {}) =
 }
 
 /** Consent by form post, then the code exchanged: the tokens (or the token endpoint's refusal). */
-async function tokenFor(clientId: string, redirect: string, resource: string | undefined, tokenResource?: string) {
+async function tokenFor(clientId: string, redirect: string, resource: string | undefined, tokenResource?: string, scope = 'mcp:use restaurant:read menu:read') {
   const who = signedIn(db, demo.owner.id)
   const { verifier, challenge } = pkce()
-  const q = { response_type: 'code', client_id: clientId, redirect_uri: redirect, scope: 'mcp:use restaurant:read menu:read', state: 'st', code_challenge: challenge, code_challenge_method: 'S256', ...(resource ? { resource } : {}) }
+  const q = { response_type: 'code', client_id: clientId, redirect_uri: redirect, scope, state: 'st', code_challenge: challenge, code_challenge_method: 'S256', ...(resource ? { resource } : {}) }
   const back = await answerConsent(s.site, who, q, 'approve')
   const code = new URL(back.headers.get('location')!).searchParams.get('code')!
   const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: clientId, code_verifier: verifier, ...(tokenResource ? { resource: tokenResource } : {}) })
@@ -226,6 +226,12 @@ t.test('audience: an /api/v1 token is refused by /mcp, a token without resource 
   const unbound = await tokenFor(reg.client_id, redirect, undefined)
   t.equal((await s.req('GET', '/restaurants', { token: unbound.body.access_token })).status, 200, 'no resource named: the API accepts it')
   t.equal((await rawMcp(s, '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), { authorization: `Bearer ${unbound.body.access_token}` })).status, 200, 'and so does /mcp (with mcp:use)')
+
+  // Consent without mcp:use: the server says which scope to ask for (MCP 2025-11-25 scope challenge).
+  const narrow = await tokenFor(reg.client_id, redirect, `${s.site}/mcp`, undefined, 'menu:read')
+  const insufficient = await rawMcp(s, '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), { authorization: `Bearer ${narrow.body.access_token}` })
+  t.equal(insufficient.status, 403)
+  t.match(insufficient.headers.get('www-authenticate'), /^Bearer realm="api", error="insufficient_scope", scope="mcp:use menu:read", resource_metadata="[^"]+\/mcp"$/)
 
   const foreign = await tokenFor(reg.client_id, redirect, undefined, 'https://elsewhere.example/mcp')
   t.equal(foreign.status, 400)

@@ -81,6 +81,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
     router.add(fullPath(r), r)
   }
   const raws = new Map(rawEndpoints.map((e) => [e.path, e]))
+  // RFC 8707 resource identifiers, made once: the API's, and each MCP server's (its address).
+  const apiResource = `${svc.config.siteUrl}/api/v1`
+  const rawResources = new Map(rawEndpoints.map((e) => [e.path, `${svc.config.siteUrl}${e.path}`]))
   const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
   // Public MCP servers: per client address (docs/mcp.md "Limits"); authenticated ones spend the token's API budget.
   const publicRawLimiter = new RateLimiter(svc.config.mcpPublicRatePerMinute)
@@ -144,7 +147,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       // The address's own challenge parameters (an MCP server's protected resource metadata).
       let challenge: Readonly<Record<string, string>> | undefined
       // The RFC 8707 resource this address is (the API's, or an MCP server's): app tokens bound to another are refused.
-      let door = `${svc.config.siteUrl}/api/v1`
+      let door = apiResource
       // Only computed when a line is written: the access log is usually off under load.
       let logPath: string | undefined
       const pathForLog = () => (logPath ??= redactPath(path))
@@ -213,7 +216,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       function serveRaw(endpoint: RawEndpoint): void {
         timer = rawTimers.get(endpoint.path) ?? timer
         challenge = endpoint.challenge
-        door = `${svc.config.siteUrl}${endpoint.path}`
+        door = rawResources.get(endpoint.path)!
         if (method === 'OPTIONS') {
           baseHeaders['X-RateLimit-Limit'] = String(limiter.limit)
           return finish(204, null, { 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS, 'Access-Control-Max-Age': '600' })

@@ -8,8 +8,10 @@
  * negotiate in `initialize`; 2026-07-28 has no handshake: each request names its version in
  * `_meta["io.modelcontextprotocol/protocolVersion"]`, `server/discover` says what the server is,
  * and every result carries `resultType: "complete"`. An `initialize` asking for 2026-07-28 (or any
- * version this server does not speak) is answered with 2025-11-25, the newest handshake revision. Chosen over the SDK server after measuring
- * (DEPENDENCIES.md: ~16 µs against 200-570 µs of server CPU per call).
+ * version this server does not speak) is answered with 2025-11-25, the newest handshake revision.
+ *
+ * Chosen over the SDK server after measuring (DEPENDENCIES.md: ~16 µs against 200-570 µs of server
+ * CPU per call).
  *
  * A tool call runs exactly the op pipeline (src/ops/invoke.ts). Protocol mistakes are JSON-RPC
  * errors (-32700, -32600, -32601, -32602: unknown tool or arguments that do not validate, with

@@ -21,7 +21,7 @@ import { getStoreSettings, updateBusinessHours } from '../../ops/store-settings.
 import { inputSchemaOf } from '../schema.ts'
 import { challengeParams } from '../../ops/protected-resources.ts'
 import { adminCompletions, adminResources } from './admin-resources.ts'
-import { API_REALM } from '../../net/respond.ts'
+import { API_REALM, bearerChallenge } from '../../net/respond.ts'
 import { tool, type McpServerDef, type ToolBinding } from '../tool.ts'
 
 const store = { store: 'restaurant_id' } as const
@@ -149,8 +149,9 @@ export const adminServer: McpServerDef = {
     // RFC 6750 §3.1 `insufficient_scope`, naming what to ask for and where to learn how (MCP 2025-11-25 "Scope Challenge Handling").
     if (principal.app && !principal.app.scopes.includes('mcp:use')) {
       const params = challengeParams(svc.config.siteUrl, '/mcp') ?? {}
+      const scope = [...new Set(['mcp:use', ...principal.app.scopes])].join(' ')
       throw new ApiError('forbidden', 'This app token was not granted the mcp:use scope.', undefined,
-        { 'WWW-Authenticate': `Bearer realm="${API_REALM}", error="insufficient_scope", scope="${[...new Set(['mcp:use', ...principal.app.scopes])].join(' ')}", resource_metadata="${params.resource_metadata}"` })
+        { 'WWW-Authenticate': bearerChallenge(API_REALM, false, { error: 'insufficient_scope', scope, resource_metadata: params.resource_metadata ?? '' }) })
     }
     requireFeature(svc.db, principal.ownerId, 'mcp')
   },
