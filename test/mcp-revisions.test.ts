@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
-import { createAccount, tokenFor } from './helpers/fixtures.ts'
+import { createAccount, createStorefrontToken, tokenFor } from './helpers/fixtures.ts'
 import { bearer, connectMcp, rawMcp } from './helpers/mcp.ts'
 import { PROTOCOL_VERSIONS } from '../src/mcp/protocol.ts'
 
@@ -149,6 +149,25 @@ t.test('completions: restaurant, order and item ids the caller can see', async (
   t.ok(items.completion.values.includes(String(acct.menu.fries)), 'the menu\'s items, by prefix')
   const prompt = await client.complete({ ref: { type: 'ref/prompt', name: 'nothing' }, argument: { name: 'x', value: '' } })
   t.same(prompt.completion.values, [], 'no prompts: nothing to complete')
+})
+
+t.test('storefront resources: the token\'s store only', async (t) => {
+  const token = createStorefrontToken(db, acct.storeId, ['menu:read', 'agent'])
+  const client = await connectMcp(s, '/mcp/storefront', { 'x-storefront-token': token })
+  t.teardown(() => client.close())
+  const { resources } = await client.listResources()
+  t.same(resources.map((r) => r.uri).sort(), ['dispatch://store/info', 'dispatch://store/menu'])
+  const menu = JSON.parse(((await client.readResource({ uri: 'dispatch://store/menu' })).contents[0] as { text: string }).text)
+  t.ok(menu.some((c: { items: Array<{ id: number }> }) => c.items.some((i) => i.id === acct.menu.fries)), 'the store\'s menu')
+  const item = JSON.parse(((await client.readResource({ uri: `dispatch://store/items/${acct.menu.fries}` })).contents[0] as { text: string }).text)
+  t.equal(item.id, acct.menu.fries)
+  for (const uri of [`dispatch://store/items/${other.menu.fries}`, 'dispatch://store/items/0', 'dispatch://store/items/x']) {
+    const r = await rawMcp(s, '/mcp/storefront', rpc('resources/read', { uri }), { 'x-storefront-token': token })
+    t.equal(r.json.error?.code, -32002, `${uri}: not found (another store's item included)`)
+  }
+  const ids = await client.complete({ ref: { type: 'ref/resource', uri: 'dispatch://store/items/{item_id}' }, argument: { name: 'item_id', value: '' } })
+  t.ok(ids.completion.values.includes(String(acct.menu.fries)))
+  t.notOk(ids.completion.values.includes(String(other.menu.fries)), 'only this store\'s items')
 })
 
 t.test('dev resources: the docs, the same reads as fetch_full_doc', async (t) => {

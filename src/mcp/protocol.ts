@@ -215,9 +215,11 @@ export class McpServer {
       return { contents: [{ uri, mimeType: b.mimeType, text: b.text ? b.text(value, vars) : JSON.stringify(value) }] }
     } catch (err) {
       if (!(err instanceof ApiError)) throw err
-      // Someone else's store reads as missing, exactly as its tools answer not_found.
+      // Someone else's store reads as missing, exactly as its tools answer not_found; so does a URI
+      // whose variables are no ids at all (the op refuses them as input).
       const { code, reason, message } = err.toJSON()
-      throw new RpcError(err.status === 404 ? RESOURCE_NOT_FOUND : INVALID_PARAMS, err.status === 404 ? `Resource not found: ${uri}.` : message, { uri, code, reason })
+      const missing = err.status === 404 || err.status === 422
+      throw new RpcError(missing ? RESOURCE_NOT_FOUND : INVALID_PARAMS, missing ? `Resource not found: ${uri}.` : message, { uri, code, reason })
     }
   }
 
