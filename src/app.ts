@@ -21,6 +21,7 @@ import { storeHandler, type StoreDeps, type StoreMsg, type StoreState } from './
 import { bookingReads } from './actors/store-fulfillment.ts'
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
 import { createOwnerAuth } from './auth/owner.ts'
+import { audienceAccepts } from './auth/app-tokens.ts'
 import { mountHttp } from './http/server.ts'
 import { developerApp } from './storage/apps.ts'
 import { mcpEndpoints } from './mcp/endpoints.ts'
@@ -146,7 +147,11 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     // family answer 403 account_suspended; an app's token, 403 feature_not_in_plan without `apps`.
     auth: {
       none: () => null,
-      owner: gated(db, (input) => (input.bearer ? owner.resolve(input.bearer) : null)),
+      // An app or agent token bound to a resource (RFC 8707) authenticates there only (src/auth/app-tokens.ts).
+      owner: gated(db, (input) => {
+        const p = input.bearer ? owner.resolve(input.bearer) : null
+        return p && audienceAccepts(p.app?.resource, input.resource ?? `${config.siteUrl}/api/v1`) ? p : null
+      }),
       driver: gated(db, (input) => (input.bearer ? driverAuth.resolve(input.bearer) : null)),
       staff: gated(db, (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null)),
       customer: gated(db, (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null)),

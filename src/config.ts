@@ -65,7 +65,7 @@ const EnvSchema = v.object({
   WS_MESSAGE_RATE: int(50),
   WS_MESSAGE_BURST: int(1000, 1),
   /** Calls per minute per client address on the public MCP servers (catalog, dev; docs/mcp.md). */
-  MCP_PUBLIC_RATE_PER_MINUTE: int(60, 1),
+  MCP_PUBLIC_RATE_PER_MINUTE: int(600, 1),
   /** Browser origins (comma-separated, or `*`) allowed to call the MCP servers besides the site's own (docs/mcp.md). */
   MCP_ALLOWED_ORIGINS: v.optional(v.string(), ''),
   /** Reverse proxies whose Forwarded / X-Forwarded-For are believed: addresses, CIDRs, or a hop count (src/net/client-address.ts). */

@@ -76,6 +76,10 @@ export const ERROR_CATALOG = {
   invalid_grant: { status: 400, message: 'The code or refresh token is invalid, expired, used or issued to another client.' },
   unsupported_grant_type: { status: 400, message: 'Use grant_type authorization_code or refresh_token.' },
   invalid_scope: { status: 400, message: 'The scope asked for was not granted.' },
+  invalid_target: { status: 400, message: 'The resource asked for is not one this server issues tokens for, or not the one of the grant.' },
+  // Dynamic client registration (RFC 7591 §3.2.2; docs/mcp.md "Authorization").
+  invalid_redirect_uri: { status: 400, message: 'A redirect URI of the client metadata is not acceptable.' },
+  invalid_client_metadata: { status: 400, message: 'The client metadata is not acceptable.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   not_implemented: { status: 501, message: 'The request needs something this server does not implement.' },
   unavailable: { status: 503, message: 'The server is not ready.' },

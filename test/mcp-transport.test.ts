@@ -25,13 +25,13 @@ t.test('MCP transport', async (t) => {
     // The SDK offers a newer version than this server speaks: it is answered 2025-06-18 and accepts it.
     t.equal(client.getServerVersion()?.name, 'dispatch-admin')
     t.match(client.getInstructions(), /list_restaurants/)
-    for (const v of ['2024-11-05', '2025-03-26', '2025-06-18']) {
+    for (const v of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25']) {
       const r = await client.request({ method: 'initialize', params: { protocolVersion: v, capabilities: {}, clientInfo } }, InitializeResultSchema)
       t.equal(r.protocolVersion, v, `${v} is echoed`)
       t.ok(r.capabilities.tools, 'tools capability')
     }
     const other = await client.request({ method: 'initialize', params: { protocolVersion: '2030-01-01', capabilities: {}, clientInfo } }, InitializeResultSchema)
-    t.equal(other.protocolVersion, '2025-06-18', 'an unknown version gets the newest this server speaks')
+    t.equal(other.protocolVersion, '2025-11-25', 'an unknown version gets the newest handshake version this server speaks')
     t.same(await client.request({ method: 'ping' }, EmptyResultSchema), {}, 'ping')
   })
 
@@ -57,7 +57,7 @@ t.test('MCP transport', async (t) => {
     const client = await connectMcp(s, '/mcp', auth)
     t.teardown(() => client.close())
     const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e)
-    const unknownMethod = await failure(client.request({ method: 'resources/list' }, EmptyResultSchema))
+    const unknownMethod = await failure(client.request({ method: 'prompts/list' }, EmptyResultSchema))
     t.ok(unknownMethod instanceof McpError && unknownMethod.code === -32601, 'unknown method')
     const unknownTool = await failure(client.callTool({ name: 'no_such_tool', arguments: {} }))
     t.ok(unknownTool instanceof McpError && unknownTool.code === -32602, 'unknown tool')

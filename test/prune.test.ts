@@ -16,6 +16,9 @@ import { migrate, nowIso, type Db } from '../src/storage/db.ts'
 import { lastIdBefore, PRUNE_CHUNK, pruneRules, pruneStep } from '../src/storage/prune.ts'
 import { loadConfig } from '../src/config.ts'
 import { sha256Hex } from '../src/auth/tokens.ts'
+import { installApp, upsertAgentClient } from '../src/storage/apps.ts'
+import { AGENT_TERMS } from '../src/ops/agent-clients.ts'
+import { createTestApp } from './helpers/apps.ts'
 
 const H = 3600_000
 const D = 24 * H
@@ -153,6 +156,21 @@ t.test('the scheduled pass steps until the backlog is gone and adds the steps up
   const report = await s.app.prune.runNow(at(60 * D))
   t.ok((report?.outbox ?? 0) >= n, `${report?.outbox} events deleted in one pass (more than ${PRUNE_CHUNK})`)
   t.equal(count('SELECT COUNT(*) FROM outbox'), 1, 'only the newest event is left')
+})
+
+t.test('agent clients nobody consented to go after the session retention; consented ones and developer apps stay', async (t) => {
+  const agent = (clientId: string) => upsertAgentClient(db, {
+    clientId, name: clientId, description: '', iconUrl: null, redirectUris: ['http://localhost/cb'], clientSecret: 'x', webhookSecret: 'y',
+    terms: AGENT_TERMS, metadataUrl: null,
+  }, nowIso())
+  const idle = agent('agt_idle')
+  const used = agent('agt_used')
+  installApp(db, used.id, acct.ownerId, ['mcp:use'], AGENT_TERMS, nowIso())
+  const dev = createTestApp(db, acct.ownerId)
+  const report = await s.app.prune.runNow(at(31 * D))
+  t.ok((report?.apps ?? 0) >= 1, 'the registration nobody took up is deleted')
+  t.equal(count('SELECT COUNT(*) FROM apps WHERE id = ?', idle.id), 0)
+  t.equal(count('SELECT COUNT(*) FROM apps WHERE id IN (?, ?)', used.id, dev.id), 2, 'an installed agent and a developer app stay')
 })
 
 t.test('no rule reads a whole table that grows with traffic (the prune costs what it deletes)', async (t) => {

@@ -11,6 +11,7 @@ import { startServer, type Res } from './helpers/server.ts'
 import { createAccount, createCustomer, createDriver, createStaff, createStorefrontToken, isError } from './helpers/fixtures.ts'
 import { bearer, rawMcp } from './helpers/mcp.ts'
 import { rawUpgrade } from './helpers/raw-ws.ts'
+import { APP_SCOPES } from '../src/domain/app-scopes.ts'
 
 const NONE = 'Bearer realm="api"'
 const REFUSED = 'Bearer realm="api", error="invalid_token"'
@@ -85,12 +86,14 @@ t.test('MCP servers: admin, storefront, customer', async (t) => {
     ['/mcp/storefront', { 'x-storefront-token': 'dss_forged' }, null],
     ['/mcp/customer', bearer('dsc_forged'), bearer(customer.token)],
   ] as const) {
+    // Each names its protected resource metadata (RFC 9728 §5.1, issue 36); the admin server also the scopes to ask for.
+    const metadata = `, resource_metadata="${s.site}/.well-known/oauth-protected-resource${path}"${path === '/mcp' ? `, scope="${APP_SCOPES.join(' ')}"` : ''}`
     const none = await rawMcp(s, path, ping)
     t.equal(none.status, 401, `${path} without a credential`)
-    t.equal(challenge(none), NONE)
+    t.equal(challenge(none), NONE + metadata)
     const refused = await rawMcp(s, path, ping, bad)
     t.equal(refused.status, 401, `${path} with a forged credential`)
-    t.equal(challenge(refused), REFUSED)
+    t.equal(challenge(refused), REFUSED + metadata)
     if (good) {
       const ok = await rawMcp(s, path, ping, good)
       t.equal(ok.status, 200)

@@ -29,12 +29,12 @@ export const newClientSecret = (): string => `dscs_${randomBytes(32).toString('b
 export interface IssuedAppTokens { access_token: string; refresh_token: string; expires_in: number }
 
 /** Inside a write: a fresh access and refresh token pair for an installation, tied to `grantId` (the code). */
-export function issueAppTokens(db: Db, installationId: number, grantId: number, scopes: string[], atMs: number = Date.now()): IssuedAppTokens {
+export function issueAppTokens(db: Db, installationId: number, grantId: number, scopes: string[], atMs: number = Date.now(), resource: string | null = null): IssuedAppTokens {
   const access = newToken('app')
   const refresh = newToken('appRefresh')
   const at = nowIso(atMs)
-  insertAppToken(db, { hash: sha256Hex(access), kind: 'access', installationId, grantId, scopes, at, expiresAt: nowIso(atMs + ACCESS_TOKEN_TTL_S * 1000) })
-  insertAppToken(db, { hash: sha256Hex(refresh), kind: 'refresh', installationId, grantId, scopes, at, expiresAt: nowIso(atMs + REFRESH_TOKEN_TTL_S * 1000) })
+  insertAppToken(db, { hash: sha256Hex(access), kind: 'access', installationId, grantId, scopes, at, expiresAt: nowIso(atMs + ACCESS_TOKEN_TTL_S * 1000), resource })
+  insertAppToken(db, { hash: sha256Hex(refresh), kind: 'refresh', installationId, grantId, scopes, at, expiresAt: nowIso(atMs + REFRESH_TOKEN_TTL_S * 1000), resource })
   return { access_token: access, refresh_token: refresh, expires_in: ACCESS_TOKEN_TTL_S }
 }
 
@@ -63,6 +63,16 @@ export function resolveAppToken(db: Db, raw: string): OwnerPrincipal | null {
     tokenId: row.id,
     capabilities: capabilitiesForScopes(scopes),
     expiresAt: row.expires_at,
-    app: { appId: row.app_id, installationId: row.installation_id, tokenId: row.id, scopes },
+    app: { appId: row.app_id, installationId: row.installation_id, tokenId: row.id, scopes, resource: row.resource },
   }
 }
+
+/**
+ * RFC 8707 audience check (issue 36, docs/apps.md "Audience"): may a token issued for `resource`
+ * be used at the door whose resource identifier is `door`? A token issued without a resource
+ * indicator keeps working everywhere it did before (the API, and the admin MCP server with
+ * `mcp:use`); one bound to a resource works there only, so a token an agent got for `/mcp` is
+ * refused on `/api/v1` and the other way round.
+ */
+export const audienceAccepts = (resource: string | null | undefined, door: string): boolean =>
+  resource == null || resource === door

@@ -18,9 +18,10 @@ export interface OwnerPrincipal {
   expiresAt?: string | null
   /**
    * Set when the caller is a third-party app's access token (api-v1 §4.10, docs/apps.md "Calling the
-   * API"): `capabilities` then come from the granted scopes only; `tokenId` is the app token's id.
+   * API"): `capabilities` then come from the granted scopes only; `tokenId` is the app token's id;
+   * `resource` the RFC 8707 audience it was issued for (null: none named; issue 36).
    */
-  app?: { appId: number; installationId: number; tokenId: number; scopes: string[] }
+  app?: { appId: number; installationId: number; tokenId: number; scopes: string[]; resource?: string | null }
 }
 
 export function createOwnerAuth(db: Db) {

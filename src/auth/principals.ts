@@ -39,6 +39,11 @@ export interface AuthInput {
   query: Readonly<Record<string, string>>
   /** Bearer token from `Authorization` (or `api_token` for owner routes), if any. */
   bearer: string | null
+  /**
+   * The RFC 8707 resource identifier of the address called (`{site_url}/mcp` for the admin MCP
+   * server); absent: the API (`{base_url}`, sockets included). App tokens bound to another resource are refused (issue 36).
+   */
+  resource?: string
 }
 
 /** Resolves a principal or null (→ 401). Lookups hit SQLite so revocations apply at once. */

@@ -47,6 +47,8 @@ export interface RawEndpoint {
   path: string
   /** The credential family the address authenticates; `none` for public servers. */
   auth: 'none' | 'owner' | 'storefront' | 'customer'
+  /** Parameters its 401 challenges add (`resource_metadata`, `scope`: RFC 9728 §5.1, issue 36). */
+  challenge?: Readonly<Record<string, string>>
   handle(call: RawCall): Promise<RawReply>
 }
 export interface RawCall {
@@ -79,6 +81,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
     router.add(fullPath(r), r)
   }
   const raws = new Map(rawEndpoints.map((e) => [e.path, e]))
+  // RFC 8707 resource identifiers, made once: the API's, and each MCP server's (its address).
+  const apiResource = `${svc.config.siteUrl}/api/v1`
+  const rawResources = new Map(rawEndpoints.map((e) => [e.path, `${svc.config.siteUrl}${e.path}`]))
   const limiter = new RateLimiter(svc.config.rateLimitPerMinute)
   // Public MCP servers: per client address (docs/mcp.md "Limits"); authenticated ones spend the token's API budget.
   const publicRawLimiter = new RateLimiter(svc.config.mcpPublicRatePerMinute)
@@ -139,6 +144,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       const ip = clientAddress(peerAddress(res), headers, svc.config.trustProxy)
       // A credential was presented and refused: its 401 says `error="invalid_token"` (RFC 6750 §3.1).
       let tokenRefused = false
+      // The address's own challenge parameters (an MCP server's protected resource metadata).
+      let challenge: Readonly<Record<string, string>> | undefined
+      // The RFC 8707 resource this address is (the API's, or an MCP server's): app tokens bound to another are refused.
+      let door = apiResource
       // Only computed when a line is written: the access log is usually off under load.
       let logPath: string | undefined
       const pathForLog = () => (logPath ??= redactPath(path))
@@ -159,7 +168,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           e = new ApiError('internal_error')
         }
         // A body deadline (408) closes: the rest of that body may still be on its way (docs/limits.md).
-        finish(e.status, JSON.stringify(e.toJSON()), errorHeaders(e, tokenRefused), closesConnection(e) ? { ...opts, close: true } : opts)
+        finish(e.status, JSON.stringify(e.toJSON()), errorHeaders(e, tokenRefused, challenge), closesConnection(e) ? { ...opts, close: true } : opts)
       }
       const rate = (d: RateDecision) => {
         baseHeaders['X-RateLimit-Limit'] = String(d.limit)
@@ -190,7 +199,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         }
         const auth = headers['authorization']
         const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : family === 'owner' ? (query['api_token'] ?? null) : null
-        const input: AuthInput = { headers, query, bearer: bearer || null }
+        const input: AuthInput = { headers, query, bearer: bearer || null, resource: door }
         const principal = (authenticators[family] as Authenticator<AuthFamily>)(input) as Principal | null
         if (!principal) {
           rate(limiter.take(`ip:${ip}`))
@@ -206,14 +215,17 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
       /** An MCP address: POST only, `Origin` checked, then the raw body to its front door. */
       function serveRaw(endpoint: RawEndpoint): void {
         timer = rawTimers.get(endpoint.path) ?? timer
+        challenge = endpoint.challenge
+        door = rawResources.get(endpoint.path)!
         if (method === 'OPTIONS') {
           baseHeaders['X-RateLimit-Limit'] = String(limiter.limit)
           return finish(204, null, { 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS, 'Access-Control-Max-Age': '600' })
         }
         if (method !== 'POST') {
           // Streamable HTTP lets a server refuse the GET event stream with 405 (MCP 2025-06-18
-          // "Listening for messages"): this server answers every message in its POST.
-          rate(limiter.take(`ip:${ip}`))
+          // "Listening for messages"): this server answers every message in its POST. SDK clients
+          // try this GET on every connection: it spends the address's MCP budget, not the API's (issue 36).
+          rate(publicRawLimiter.take(`ip:${ip}`))
           if (method !== 'GET' && method !== 'HEAD') res.onData(() => {})
           throw new ApiError('method_not_allowed', 'Send MCP messages with POST.', undefined, { Allow: 'POST, OPTIONS' })
         }

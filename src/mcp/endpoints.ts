@@ -6,10 +6,11 @@
  */
 import type { Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
-import { INVALID_REQUEST, McpServer, PARSE_ERROR, PROTOCOL_VERSIONS, type CallContext, type RpcAnswer } from './protocol.ts'
+import { INVALID_REQUEST, McpServer, PARSE_ERROR, PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, type CallContext } from './protocol.ts'
 import { MCP_SERVERS } from './servers/index.ts'
 import { rawNumericIds, stringifyAnswer } from './raw-ids.ts'
 import type { McpServerDef } from './tool.ts'
+import { challengeParams } from '../ops/protected-resources.ts'
 
 export interface McpCall {
   principal: Principal | null
@@ -27,6 +28,8 @@ export interface McpReply { status: number; body: string | null; headers?: Recor
 export interface McpEndpoint {
   path: McpServerDef['path']
   auth: McpServerDef['auth']
+  /** Its 401 challenges' `resource_metadata` and `scope` (src/ops/protected-resources.ts). */
+  challenge?: Record<string, string>
   server: McpServer
   handle(call: McpCall): Promise<McpReply>
 }
@@ -36,15 +39,17 @@ const rpcError = (code: number, message: string): string => JSON.stringify({ jso
 export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_SERVERS): McpEndpoint[] {
   return defs.map((def) => {
     const server = new McpServer(def)
+    const challenge = challengeParams(svc.config.siteUrl, def.path)
     return {
       path: def.path,
       auth: def.auth,
+      ...(challenge ? { challenge } : {}),
       server,
       async handle(call: McpCall): Promise<McpReply> {
         // Server-level admission (the admin server's plan feature, the storefront agent scope):
         // an ApiError here is the HTTP error envelope, as for a bad credential.
         def.admit?.(call.principal, svc)
-        // MCP 2025-06-18 "Protocol Version Header": an unsupported version is a 400.
+        // MCP 2025-06-18 "Protocol Version Header": an unsupported version is a 400 (any of the five is fine).
         const version = call.headers['mcp-protocol-version']
         if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
           return { status: 400, body: rpcError(INVALID_REQUEST, `Unsupported MCP-Protocol-Version ${version}; this server speaks ${PROTOCOL_VERSIONS.join(', ')}.`) }
@@ -56,7 +61,7 @@ export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_
         } catch {
           return { status: 400, body: rpcError(PARSE_ERROR, 'Parse error: the body is not JSON.') }
         }
-        const ctx: CallContext = { svc, principal: call.principal, requestId: call.requestId, ip: call.ip }
+        const ctx: CallContext = { svc, principal: call.principal, requestId: call.requestId, ip: call.ip, ...(version !== undefined ? { headerVersion: version } : {}) }
         // Numeric ids are echoed as written (JSON-RPC 2.0 §4), not as JSON.parse rounded them.
         const rawIds = rawNumericIds(text)
         if (Array.isArray(parsed)) {
@@ -75,7 +80,8 @@ export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_
         const answer = await server.answer(parsed, ctx)
         if (!answer) return { status: 202, body: null }
         // A message that is not a request at all is a 400; every other answer, errors included, is a 200 (JSON-RPC over HTTP).
-        const status = 'error' in answer && answer.error.code === INVALID_REQUEST ? 400 : 200
+        // So is a 2026-07-28 request naming a version this server does not speak (-32022).
+        const status = 'error' in answer && (answer.error.code === INVALID_REQUEST || answer.error.code === UNSUPPORTED_PROTOCOL_VERSION) ? 400 : 200
         return { status, body: stringifyAnswer(answer, rawIds[0]) }
       },
     }

@@ -1,8 +1,17 @@
 /**
- * A small JSON-RPC 2.0 core for MCP (api-v1 §4.11; MCP 2024-11-05, 2025-03-26, 2025-06-18):
- * `initialize`, `ping`, `tools/list`, `tools/call`, notifications, batches. Stateless: every POST
- * stands alone, so any process can answer it. Chosen over the SDK server after measuring
- * (DEPENDENCIES.md: ~16 µs against 200-570 µs of server CPU per call).
+ * A small JSON-RPC 2.0 core for MCP (api-v1 §4.11; MCP 2024-11-05, 2025-03-26, 2025-06-18,
+ * 2025-11-25 and 2026-07-28): `initialize`, `server/discover`, `ping`, `tools/list`, `tools/call`,
+ * `resources/list`, `resources/templates/list`, `resources/read`, `completion/complete`,
+ * notifications, batches. Stateless: every POST stands alone, so any process can answer it.
+ *
+ * Versions (issue 36; docs/mcp.md "Protocol versions"): the handshake revisions (up to 2025-11-25)
+ * negotiate in `initialize`; 2026-07-28 has no handshake: each request names its version in
+ * `_meta["io.modelcontextprotocol/protocolVersion"]`, `server/discover` says what the server is,
+ * and every result carries `resultType: "complete"`. An `initialize` asking for 2026-07-28 (or any
+ * version this server does not speak) is answered with 2025-11-25, the newest handshake revision.
+ *
+ * Chosen over the SDK server after measuring (DEPENDENCIES.md: ~16 µs against 200-570 µs of server
+ * CPU per call).
  *
  * A tool call runs exactly the op pipeline (src/ops/invoke.ts). Protocol mistakes are JSON-RPC
  * errors (-32700, -32600, -32601, -32602: unknown tool or arguments that do not validate, with
@@ -16,10 +25,21 @@ import { invoke } from '../ops/invoke.ts'
 import type { ScopeIds, ScopeNeed } from '../ops/op.ts'
 import type { Services } from '../services.ts'
 import { inputSchemaOf } from './schema.ts'
+import { jsonSchemaOf } from '../ops/json-schema.ts'
+import type { AnySchema } from '../ops/op.ts'
 import type { McpServerDef, ToolBinding } from './tool.ts'
+import { idsFrom, isTemplate, matchTemplate, MAX_COMPLETIONS, opRunner, templateVars, type ResourceBinding } from './resources.ts'
 
-export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'] as const
+/** Every revision spoken, newest first (the `MCP-Protocol-Version` header may name any). */
+export const PROTOCOL_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const
+/** Revisions without the `initialize` handshake: the version travels in each request's `_meta`. */
+export const STATELESS_VERSIONS: readonly string[] = ['2026-07-28']
+/** Revisions `initialize` negotiates, newest first. */
+export const HANDSHAKE_VERSIONS: readonly string[] = PROTOCOL_VERSIONS.filter((v) => !STATELESS_VERSIONS.includes(v))
 export const LATEST_PROTOCOL_VERSION = PROTOCOL_VERSIONS[0]
+export const LATEST_HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[0]!
+/** `_meta` keys of a 2026-07-28 request. */
+export const META_VERSION = 'io.modelcontextprotocol/protocolVersion'
 const SERVER_VERSION = '1.0.0'
 
 export const PARSE_ERROR = -32700
@@ -27,6 +47,10 @@ export const INVALID_REQUEST = -32600
 export const METHOD_NOT_FOUND = -32601
 export const INVALID_PARAMS = -32602
 export const INTERNAL_ERROR = -32603
+/** MCP "Resources": the URI names nothing this caller can read. */
+export const RESOURCE_NOT_FOUND = -32002
+/** MCP 2026-07-28: the request's `_meta` names a version this server does not speak (`data: {supported, requested}`). */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 /** A JSON-RPC error answer. */
 export class RpcError extends Error {
@@ -44,6 +68,8 @@ export interface CallContext {
   principal: Principal | null
   requestId: string
   ip: string
+  /** The `MCP-Protocol-Version` header, when sent (a 2026-07-28 request's `_meta` must agree with it). */
+  headerVersion?: string
 }
 
 interface ToolEntry { binding: ToolBinding; descriptor: Record<string, unknown> }
@@ -63,14 +89,28 @@ export class McpServer {
     return this.tools.size
   }
 
-  /** May this caller use the tool? The same check the op pipeline makes first. */
-  private allowed(entry: ToolEntry, principal: Principal | null): boolean {
+  /** What `initialize` and `server/discover` declare. */
+  get capabilities(): Record<string, unknown> {
+    return {
+      tools: { listChanged: false },
+      ...(this.def.resources?.length ? { resources: { listChanged: false, subscribe: false } } : {}),
+      ...(this.def.completions && Object.keys(this.def.completions).length ? { completions: {} } : {}),
+    }
+  }
+
+  /** May this caller use the tool (or resource)? The same check the op pipeline makes first. */
+  private allowed(entry: { binding: { op: ToolBinding['op'] } }, principal: Principal | null): boolean {
     try {
       authorize(principal, entry.binding.op.access)
       return true
     } catch {
       return false
     }
+  }
+
+  /** The resources this caller may read, as tools/list shows the tools it may call. */
+  private visibleResources(principal: Principal | null): ResourceBinding[] {
+    return this.def.resources!.filter((b) => this.allowed({ binding: b }, principal))
   }
 
   /** Answer one parsed JSON-RPC message; null for notifications and client responses (nothing to say). */
@@ -89,7 +129,10 @@ export class McpServer {
       return null // a notification (notifications/initialized, notifications/cancelled, …): nothing to do
     }
     try {
-      return { jsonrpc: '2.0', id, result: await this.dispatch(m.method, m.params, ctx) }
+      const stateless = statelessVersion(m.params, ctx)
+      const result = await this.dispatch(m.method, m.params, ctx)
+      // 2026-07-28: every result says it is complete (no input is asked back: this server never needs any).
+      return { jsonrpc: '2.0', id, result: stateless || m.method === 'server/discover' ? { ...(result as object), resultType: 'complete' } : result }
     } catch (err) {
       if (err instanceof RpcError) return fail(id, err)
       ctx.svc.log.error({ err, reqId: ctx.requestId, method: m.method }, 'MCP method failed')
@@ -104,23 +147,102 @@ export class McpServer {
     const p = (params ?? {}) as Record<string, unknown>
     switch (method) {
       case 'initialize': return this.initialize(p)
+      case 'server/discover': return this.discover()
       case 'ping': return {}
       case 'tools/list': return { tools: [...this.tools.values()].filter((t) => this.allowed(t, ctx.principal)).map((t) => t.descriptor) }
       case 'tools/call': return this.call(p, ctx)
-      default: throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}.`)
+      case 'resources/list': return this.def.resources ? this.listResources(ctx) : notFound(method)
+      case 'resources/templates/list': return this.def.resources ? this.listTemplates(ctx) : notFound(method)
+      case 'resources/read': return this.def.resources ? this.readResource(p, ctx) : notFound(method)
+      case 'completion/complete': return this.def.completions ? this.complete(p, ctx) : notFound(method)
+      default: return notFound(method)
     }
+  }
+
+  private get serverInfo() {
+    return { name: this.def.name, title: this.def.title, version: SERVER_VERSION }
   }
 
   private initialize(p: Record<string, unknown>) {
     const asked = p.protocolVersion
-    // Echo a version we speak; answer our newest otherwise and let the client decide (MCP "Version Negotiation").
-    const protocolVersion = typeof asked === 'string' && (PROTOCOL_VERSIONS as readonly string[]).includes(asked) ? asked : LATEST_PROTOCOL_VERSION
-    return {
-      protocolVersion,
-      capabilities: { tools: { listChanged: false } },
-      serverInfo: { name: this.def.name, title: this.def.title, version: SERVER_VERSION },
-      instructions: this.def.instructions,
+    // Echo a handshake version we speak; answer our newest handshake version otherwise and let the
+    // client decide (MCP "Version Negotiation"). 2026-07-28 has no handshake: a client offering it
+    // here is also offered 2025-11-25.
+    const protocolVersion = typeof asked === 'string' && HANDSHAKE_VERSIONS.includes(asked) ? asked : LATEST_HANDSHAKE_VERSION
+    return { protocolVersion, capabilities: this.capabilities, serverInfo: this.serverInfo, instructions: this.def.instructions }
+  }
+
+  /** MCP 2026-07-28 `server/discover`: the stateless revisions spoken, capabilities, identity, instructions. */
+  private discover() {
+    return { supportedVersions: [...STATELESS_VERSIONS], capabilities: this.capabilities, serverInfo: this.serverInfo, instructions: this.def.instructions }
+  }
+
+  private async listResources(ctx: CallContext) {
+    const run = opRunner(ctx)
+    const out: Array<Record<string, unknown>> = []
+    for (const b of this.visibleResources(ctx.principal)) {
+      if (!isTemplate(b.uriTemplate) && !b.list) { out.push({ uri: b.uriTemplate, name: b.name, title: b.title, description: b.description, mimeType: b.mimeType }); continue }
+      if (!b.list) continue
+      try {
+        for (const e of await b.list(run)) out.push({ mimeType: b.mimeType, ...e })
+      } catch (err) {
+        // What the caller may not list (a token without the capability) is left out, as its tools are.
+        if (!(err instanceof ApiError)) throw err
+      }
     }
+    return { resources: out }
+  }
+
+  private listTemplates(ctx: CallContext) {
+    return {
+      resourceTemplates: this.visibleResources(ctx.principal).filter((b) => isTemplate(b.uriTemplate))
+        .map((b) => ({ uriTemplate: b.uriTemplate, name: b.name, title: b.title, description: b.description, mimeType: b.mimeType })),
+    }
+  }
+
+  private async readResource(p: Record<string, unknown>, ctx: CallContext) {
+    const uri = p.uri
+    if (typeof uri !== 'string' || uri.length > 2000) throw new RpcError(INVALID_PARAMS, 'Invalid params: "uri" must be a string.')
+    let found: { b: ResourceBinding; vars: Record<string, string> } | undefined
+    for (const b of this.def.resources!) {
+      const vars = matchTemplate(b.uriTemplate, uri)
+      if (vars) { found = { b, vars }; break }
+    }
+    if (!found) throw new RpcError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}.`, { uri })
+    const { b, vars } = found
+    try {
+      const value = await opRunner(ctx)(b.op, idsFrom(b, vars), b.input?.(vars))
+      return { contents: [{ uri, mimeType: b.mimeType, text: b.text ? b.text(value, vars) : JSON.stringify(value) }] }
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err
+      // Someone else's store reads as missing, exactly as its tools answer not_found; so does a URI
+      // whose variables are no ids at all (the op refuses them as input).
+      const { code, reason, message } = err.toJSON()
+      const missing = err.status === 404 || err.status === 422
+      throw new RpcError(missing ? RESOURCE_NOT_FOUND : INVALID_PARAMS, missing ? `Resource not found: ${uri}.` : message, { uri, code, reason })
+    }
+  }
+
+  /** `completion/complete` for a resource template's argument: values the caller may use, through the ops. */
+  private async complete(p: Record<string, unknown>, ctx: CallContext) {
+    const ref = p.ref as { type?: unknown; uri?: unknown } | undefined
+    const arg = p.argument as { name?: unknown; value?: unknown } | undefined
+    if (!ref || typeof ref !== 'object' || !arg || typeof arg !== 'object' || typeof arg.name !== 'string' || typeof arg.value !== 'string') {
+      throw new RpcError(INVALID_PARAMS, 'Invalid params: "ref" and "argument" {name, value} are required.')
+    }
+    if (ref.type !== 'ref/resource' && ref.type !== 'ref/prompt') throw new RpcError(INVALID_PARAMS, 'Invalid params: "ref.type" is ref/resource or ref/prompt.')
+    // Nothing to offer (a prompt: this server has none; a template or argument it does not have): no values.
+    const template = ref.type === 'ref/resource' ? this.def.resources?.find((b) => b.uriTemplate === ref.uri) : undefined
+    const completer = template && templateVars(template.uriTemplate).includes(arg.name) ? this.def.completions![arg.name] : undefined
+    const context = ((p.context as { arguments?: unknown } | undefined)?.arguments ?? {}) as Record<string, unknown>
+    const known = Object.fromEntries(Object.entries(context).filter(([, v]) => typeof v === 'string')) as Record<string, string>
+    let values: string[] = []
+    try {
+      values = completer ? await completer(opRunner(ctx), arg.value.slice(0, 200), known) : []
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err // what the caller may not see completes to nothing
+    }
+    return { completion: { values: values.slice(0, MAX_COMPLETIONS), total: values.length, hasMore: false } }
   }
 
   private async call(p: Record<string, unknown>, ctx: CallContext) {
@@ -141,10 +263,32 @@ export class McpServer {
       })
       return toolResult(b.op.empty ? { ok: true } : b.result ? b.result(value) : value)
     } catch (err) {
-      if (err instanceof ApiError) return toolError(err)
+      // A tool that declares an output schema sends its error body as text only: `structuredContent`
+      // must match the schema (clients check it, errors included).
+      if (err instanceof ApiError) return toolError(err, !('outputSchema' in entry.descriptor))
       throw err
     }
   }
+}
+
+const notFound = (method: string): never => { throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}.`) }
+
+/**
+ * The 2026-07-28 version a request names in `_meta`, checked (null: a handshake-era request). A
+ * version this server does not speak is -32022 with what it does; a `MCP-Protocol-Version` header
+ * that disagrees with `_meta` is -32600.
+ */
+function statelessVersion(params: unknown, ctx: CallContext): string | null {
+  const meta = params && typeof params === 'object' ? (params as { _meta?: unknown })._meta : undefined
+  const asked = meta && typeof meta === 'object' ? (meta as Record<string, unknown>)[META_VERSION] : undefined
+  if (asked === undefined) return null
+  if (typeof asked !== 'string' || !STATELESS_VERSIONS.includes(asked)) {
+    throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${String(asked)}.`, { supported: [...STATELESS_VERSIONS], requested: String(asked) })
+  }
+  if (ctx.headerVersion !== undefined && ctx.headerVersion !== asked) {
+    throw new RpcError(INVALID_REQUEST, `Invalid Request: the MCP-Protocol-Version header (${ctx.headerVersion}) differs from _meta (${asked}).`)
+  }
+  return asked
 }
 
 /** Scope-id arguments must be positive integers: anything else is a bad argument (-32602), not a lookup. */
@@ -170,11 +314,15 @@ function describe(b: ToolBinding): Record<string, unknown> {
   const op = b.op
   const description = b.description ?? [op.summary, op.description].filter(Boolean).join('. ')
   const readOnly = b.readOnly ?? false
+  // Structured output (2025-06-18 and later): the op's output schema when its results are objects,
+  // which is when `structuredContent` is sent (arrays travel as text only).
+  const output = !op.empty && !b.result && op.output ? jsonSchemaOf(op.output as AnySchema) : null
   return {
     name: b.name,
     title: op.summary,
     description,
     inputSchema: inputSchemaOf(b),
+    ...(output?.type === 'object' ? { outputSchema: output } : {}),
     annotations: { title: op.summary, readOnlyHint: readOnly, ...(readOnly ? {} : { destructiveHint: /delete/i.test(b.name), idempotentHint: false }), openWorldHint: false },
   }
 }
@@ -188,9 +336,9 @@ function toolResult(value: unknown) {
 }
 
 /** A domain failure: the §7 envelope (`code`, `reason`, `message`, …) exactly as the HTTP API would answer it. */
-export function toolError(e: ApiError) {
+export function toolError(e: ApiError, structured = true) {
   const body = e.toJSON()
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true }
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], ...(structured ? { structuredContent: body } : {}), isError: true }
 }
 
 function validId(id: unknown): Id | undefined {

@@ -7,6 +7,7 @@
 import type { Principal } from '../auth/principals.ts'
 import type { JsonSchema, Op, ScopeNeed } from '../ops/op.ts'
 import type { Services } from '../services.ts'
+import type { Completer, ResourceBinding } from './resources.ts'
 
 export type { JsonSchema }
 
@@ -53,4 +54,8 @@ export interface McpServerDef {
    */
   admit?: (principal: Principal | null, svc: Services) => void
   tools: ToolBinding[]
+  /** Resources and templates (MCP "Resources"), read through their ops; declares the `resources` capability. */
+  resources?: ResourceBinding[]
+  /** Completions per argument name of a resource template (MCP "Completion"); declares `completions`. */
+  completions?: Record<string, Completer>
 }

@@ -67,18 +67,20 @@ export const API_REALM = 'api'
 
 /**
  * A Bearer challenge (RFC 6750 §3): `error="invalid_token"` when a token was presented and refused;
- * none when no credential (or another scheme) was sent, as §3.1 asks.
+ * none when no credential (or another scheme) was sent, as §3.1 asks. `params` adds more, e.g. an
+ * MCP server's `resource_metadata` (RFC 9728 §5.1) and `scope` (issue 36).
  */
-export const bearerChallenge = (realm: string, tokenRefused: boolean): string =>
-  `Bearer realm="${realm}"${tokenRefused ? ', error="invalid_token"' : ''}`
+export const bearerChallenge = (realm: string, tokenRefused: boolean, params: Readonly<Record<string, string>> = {}): string =>
+  `Bearer realm="${realm}"${tokenRefused ? ', error="invalid_token"' : ''}${Object.entries(params).map(([k, v]) => `, ${k}="${v.replace(/["\\]/g, '')}"`).join('')}`
 
 /**
  * The headers of an error answer (HTTP door and refused socket upgrades): the error's own, and on
- * every 401 a `WWW-Authenticate` challenge (RFC 9110 §11.6.1), unless the error brings its own.
+ * every 401 a `WWW-Authenticate` challenge (RFC 9110 §11.6.1), unless the error brings its own;
+ * `params` are the address's own challenge parameters (an MCP server's protected resource metadata).
  */
-export function errorHeaders(e: ApiError, tokenRefused: boolean): Record<string, string> {
+export function errorHeaders(e: ApiError, tokenRefused: boolean, params?: Readonly<Record<string, string>>): Record<string, string> {
   if (e.status !== 401 || e.headers?.['WWW-Authenticate'] !== undefined) return e.headers ?? {}
-  return { ...e.headers, 'WWW-Authenticate': bearerChallenge(API_REALM, tokenRefused) }
+  return { ...e.headers, 'WWW-Authenticate': bearerChallenge(API_REALM, tokenRefused, params) }
 }
 
 const STATUS_TEXT: Record<number, string> = {

@@ -18,13 +18,15 @@ import type { Pending } from '../storage/webhooks.ts'
 const tag = 'Apps'
 
 const InstallationSchema = {
-  type: 'object', required: ['id', 'app_id', 'app_name', 'scopes', 'pricing', 'price', 'currency', 'status', 'installed_at', 'uninstalled_at', 'embed_url'],
+  type: 'object', required: ['id', 'app_id', 'app_name', 'scopes', 'pricing', 'price', 'currency', 'status', 'installed_at', 'uninstalled_at', 'embed_url', 'kind', 'client_uri'],
   properties: {
     id: { type: 'integer' }, app_id: { type: 'integer' }, app_name: { type: 'string' },
     scopes: { type: 'array', items: { type: 'string' } },
     pricing: { type: 'string', enum: ['free', 'recurring', 'usage'] }, price: { type: 'number' }, currency: { type: 'string' },
     status: { type: 'string', enum: ['active', 'uninstalled'] }, installed_at: { type: 'string' }, uninstalled_at: { type: ['string', 'null'] },
     embed_url: { type: ['string', 'null'], description: 'When set, the dashboard opens the app at `{site_url}/apps/{app_id}/embed`' },
+    kind: { type: 'string', enum: ['app', 'agent'], description: '`agent`: an AI agent that registered itself and got the owner\'s consent (docs/mcp.md "Authorization")' },
+    client_uri: { type: ['string', 'null'], description: 'Agents: the client id metadata document it is known by, or the home page it registered' },
   },
 }
 
@@ -33,6 +35,7 @@ function view(db: Parameters<typeof appById>[0], i: InstallationRow) {
   return {
     id: i.id, app_id: i.app_id, app_name: app?.name ?? '', scopes: i.scopes, pricing: i.terms.pricing, price: fromCents(i.terms.price),
     currency: i.terms.currency, status: i.status, installed_at: i.installed_at, uninstalled_at: i.uninstalled_at, embed_url: app?.embed_url ?? null,
+    kind: app?.kind ?? 'app', client_uri: app?.kind === 'agent' ? (app.metadata_url ?? (app.description || null)) : null,
   }
 }
 

@@ -74,6 +74,21 @@ type AppPatchT = v.InferOutput<typeof AppPatch>
 type UrlChecks = { allowLoopback: boolean }
 
 /**
+ * What is wrong with a redirect URI (none: []): absolute, `https` (plain `http` only to a loopback
+ * host, RFC 8252 §7.3), no fragment, no credentials. Apps and agent clients (src/ops/agent-clients.ts) alike.
+ */
+export function redirectUriProblems(u: string): string[] {
+  let url: URL
+  try { url = new URL(u) } catch { return ['Not a valid absolute URL.'] }
+  const out: string[] = []
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) out.push('Use an https URL (http only to localhost).')
+  if (url.hash || u.includes('#')) out.push('A redirect URI must not have a fragment (RFC 6749 §3.1.2).')
+  if (url.username || url.password) out.push('The URL must not contain credentials.')
+  return out
+}
+
+/**
  * Rules a schema cannot say: redirect URIs are absolute `https` (plain `http` only to a loopback
  * host, RFC 8252 §7.3) without fragment, compared exactly at authorization; the icon and embed URLs
  * are `https`; the webhook URL follows the webhook endpoints' SSRF rules (docs/webhooks.md), and the
@@ -83,15 +98,7 @@ type UrlChecks = { allowLoopback: boolean }
 export function checkAppFields(f: AppPatchT, cur: AppTerms | null, c: UrlChecks): void {
   const errors: Record<string, string[]> = {}
   const add = (k: string, m: string) => { (errors[k] ??= []).push(m) }
-  f.redirect_uris?.forEach((u, i) => {
-    let url: URL | null = null
-    try { url = new URL(u) } catch { add(`redirect_uris.${i}`, 'Not a valid absolute URL.') }
-    if (!url) return
-    const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) add(`redirect_uris.${i}`, 'Use an https URL (http only to localhost).')
-    if (url.hash || u.includes('#')) add(`redirect_uris.${i}`, 'A redirect URI must not have a fragment (RFC 6749 §3.1.2).')
-    if (url.username || url.password) add(`redirect_uris.${i}`, 'The URL must not contain credentials.')
-  })
+  f.redirect_uris?.forEach((u, i) => { for (const m of redirectUriProblems(u)) add(`redirect_uris.${i}`, m) })
   for (const k of ['icon_url', 'embed_url'] as const) {
     const u = f[k]
     if (u == null) continue

@@ -16,6 +16,10 @@
  *   installs nothing and the token address refuses both grants with `invalid_grant` (details name
  *   the feature), spending no refresh token and revoking nothing, so the grant works again, as it
  *   was, once the feature is back (issue 31 item 3).
+ * - AI agents are public clients (src/ops/agent-clients.ts, issue 36): no secret, PKCE S256 required.
+ * - Audience (RFC 8707): an authorization or token request may name the `resource` the token is for,
+ *   `{site_url}/mcp` or `{base_url}`; the token then works there only (src/auth/app-tokens.ts
+ *   `audienceAccepts`). Refreshes keep the grant's resource.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Services } from '../services.ts'
@@ -43,6 +47,8 @@ export interface AuthorizeParams {
   state?: string | undefined
   code_challenge?: string | undefined
   code_challenge_method?: string | undefined
+  /** RFC 8707 resource indicator: the address the token will be used at. */
+  resource?: string | undefined
 }
 
 /** A request that is fine: what the consent page shows and the approval installs. */
@@ -53,6 +59,8 @@ export interface AuthorizeRequest {
   scopes: string[]
   state: string | null
   codeChallenge: string | null
+  /** The resource (RFC 8707) named, normalized; null when none was. */
+  resource: string | null
 }
 
 /** The outcome: consent to show, an error page (client or redirect URI unusable), or a redirect back to the app. */
@@ -70,6 +78,18 @@ export function redirectTo(issuer: string, redirectUri: string, params: Record<s
 }
 
 const VERIFIER_OR_CHALLENGE = /^[A-Za-z0-9\-._~]{43,128}$/
+
+/**
+ * The resource identifiers tokens can be bound to (RFC 8707): the admin MCP server and the API.
+ * A trailing slash is ignored; anything else is refused (`invalid_target`).
+ */
+export function tokenResources(siteUrl: string): string[] {
+  return [`${siteUrl}/mcp`, `${siteUrl}/api/v1`]
+}
+export function normalizeResource(siteUrl: string, raw: string): string | null {
+  const r = raw.replace(/\/+$/, '')
+  return tokenResources(siteUrl).includes(r) ? r : null
+}
 
 /** Check an authorization request (RFC 6749 §4.1.1, §4.1.2.1). */
 export function checkAuthorize(svc: Services, p: AuthorizeParams): Checked {
@@ -93,8 +113,16 @@ export function checkAuthorize(svc: Services, p: AuthorizeParams): Checked {
     if (p.code_challenge_method !== 'S256') return back('invalid_request', 'Use code_challenge_method=S256 (plain is not accepted).')
     if (!p.code_challenge || !VERIFIER_OR_CHALLENGE.test(p.code_challenge)) return back('invalid_request', 'code_challenge must be the base64url SHA-256 of the verifier.')
     codeChallenge = p.code_challenge
+  } else if (app.kind === 'agent') {
+    // A public client has no secret: PKCE is what binds the code to the one who asked for it.
+    return back('invalid_request', 'Agents are public clients: send code_challenge with code_challenge_method=S256.')
   }
-  return { kind: 'ok', req: { app, terms, redirectUri: p.redirect_uri, scopes, state, codeChallenge } }
+  let resource: string | null = null
+  if (p.resource !== undefined) {
+    resource = normalizeResource(svc.config.siteUrl, p.resource)
+    if (!resource) return back('invalid_target', `Tokens are issued for ${tokenResources(svc.config.siteUrl).join(' or ')} only.`)
+  }
+  return { kind: 'ok', req: { app, terms, redirectUri: p.redirect_uri, scopes, state, codeChallenge, resource } }
 }
 
 /** Deny: back to the app with `access_denied`. */
@@ -121,7 +149,7 @@ export async function approve(svc: Services, ownerId: number, req: AuthorizeRequ
     chargeAtInstall(db, inst, new Date(now))
     insertCode(db, {
       hash: sha256Hex(code), appId: req.app.id, installationId: inst.id, redirectUri: req.redirectUri, scopes: req.scopes,
-      codeChallenge: req.codeChallenge, at, expiresAt: nowIso(now + CODE_TTL_MS),
+      codeChallenge: req.codeChallenge, at, expiresAt: nowIso(now + CODE_TTL_MS), resource: req.resource,
     })
     return inst
   })
@@ -137,7 +165,7 @@ export const installedAlready = (svc: Services, appId: number, ownerId: number):
 /** An RFC 6749 §5.2 error (the token address answers it with `error` and `error_description`). */
 export class OAuthError extends Error {
   constructor(
-    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_scope',
+    readonly error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type' | 'invalid_scope' | 'invalid_target',
     message: string,
     readonly basic = false,
     /** Machine-readable facts, sent as `details` (the plan's refusal: `{feature, plan}`). */
@@ -168,6 +196,11 @@ function clientOf(svc: Services, form: URLSearchParams, authorization: string | 
     secret = dec(raw.slice(i + 1))
   }
   const app = id ? appByClientId(svc.db, id) : null
+  // A public agent client authenticates with nothing but its id; PKCE (required for it) does the rest.
+  if (app?.kind === 'agent') {
+    if (secret !== null || basic) throw new OAuthError('invalid_client', 'This client is public: send client_id without a secret.', basic)
+    return app
+  }
   const a = Buffer.from(sha256Hex(secret ?? ''), 'hex')
   const b = Buffer.from(sha256Hex(app?.client_secret ?? randomBytes(16).toString('hex')), 'hex')
   // Compared as digests in constant time, whether or not the client exists.
@@ -197,7 +230,7 @@ function answer(t: IssuedAppTokens, scopes: string[]): TokenAnswer {
 }
 
 /** Inside a write: redeem a code. The code is burned first, so the checks below cannot be retried. */
-function redeemCode(db: Db, app: AppRow, form: URLSearchParams): Redeemed {
+function redeemCode(db: Db, site: string, app: AppRow, form: URLSearchParams): Redeemed {
   const raw = form.get('code')
   if (!raw) return { err: new OAuthError('invalid_request', 'Missing code.') }
   const code = codeByHash(db, sha256Hex(raw))
@@ -221,11 +254,13 @@ function redeemCode(db: Db, app: AppRow, form: URLSearchParams): Redeemed {
   if (!inst || inst.status !== 'active') return { err: new OAuthError('invalid_grant', 'The app is no longer installed.') }
   const refused = notInPlan(db, inst.owner_id)
   if (refused) return { err: refused }
-  return { ok: answer(issueAppTokens(db, inst.id, code.id, code.scopes, now), code.scopes) }
+  const resource = targetOf(site, form, code.resource)
+  if ('err' in resource) return resource
+  return { ok: answer(issueAppTokens(db, inst.id, code.id, code.scopes, now, resource.ok), code.scopes) }
 }
 
 /** Inside a write: rotate a refresh token; reuse of a rotated one revokes the grant. */
-function rotateRefresh(db: Db, app: AppRow, form: URLSearchParams): Redeemed {
+function rotateRefresh(db: Db, site: string, app: AppRow, form: URLSearchParams): Redeemed {
   const raw = form.get('refresh_token')
   if (!raw) return { err: new OAuthError('invalid_request', 'Missing refresh_token.') }
   const row = appTokenByHash(db, sha256Hex(raw))
@@ -237,6 +272,9 @@ function rotateRefresh(db: Db, app: AppRow, form: URLSearchParams): Redeemed {
   // a token already used still goes on to the reuse detection below.
   const refused = row.used_at === null && inst.status === 'active' ? notInPlan(db, inst.owner_id) : null
   if (refused) return { err: refused }
+  // Checked before the token is spent too: asking another audience is a mistake to correct, not an attack.
+  const resource = targetOf(site, form, row.resource)
+  if ('err' in resource) return resource
   if (!useRefreshToken(db, row.id, nowIso(now))) {
     revokeGrantTokens(db, row.grant_id, nowIso(now))
     return { err: new OAuthError('invalid_grant', 'The refresh token was already used; every token of this grant is revoked.') }
@@ -249,7 +287,20 @@ function rotateRefresh(db: Db, app: AppRow, form: URLSearchParams): Redeemed {
   const beyond = asked.filter((s) => !held.includes(s))
   if (beyond.length) return { err: new OAuthError('invalid_scope', `Not granted: ${beyond.join(' ')}.`) }
   const scopes = normalizeScopes(asked.length ? asked : held)
-  return { ok: answer(issueAppTokens(db, inst.id, row.grant_id, scopes, now), scopes) }
+  return { ok: answer(issueAppTokens(db, inst.id, row.grant_id, scopes, now, resource.ok), scopes) }
+}
+
+/**
+ * The token's audience (RFC 8707 §2.2): the grant's resource; a `resource` in the token request
+ * must be that one, or may name one when the grant had none.
+ */
+function targetOf(site: string, form: URLSearchParams, granted: string | null): { ok: string | null } | { err: OAuthError } {
+  const asked = form.getAll('resource')
+  if (asked.length === 0) return { ok: granted }
+  const r = asked.length === 1 ? normalizeResource(site, asked[0]!) : null
+  if (!r) return { err: new OAuthError('invalid_target', `Name one resource: ${tokenResources(site).join(' or ')}.`) }
+  if (granted !== null && r !== granted) return { err: new OAuthError('invalid_target', `This grant is for ${granted}.`) }
+  return { ok: r }
 }
 
 /** `POST {site_url}/oauth/token`: authenticate the client, then the grant. Throws OAuthError. */
@@ -260,7 +311,7 @@ export async function exchangeToken(svc: Services, form: URLSearchParams, author
   const app = clientOf(svc, form, authorization)
   // One transaction: the burn (or rotation) and what follows are durable together, and an
   // error answer still keeps the code burned.
-  const r = await svc.committer.write((db) => (grant === 'authorization_code' ? redeemCode(db, app, form) : rotateRefresh(db, app, form)))
+  const r = await svc.committer.write((db) => (grant === 'authorization_code' ? redeemCode(db, svc.config.siteUrl, app, form) : rotateRefresh(db, svc.config.siteUrl, app, form)))
   if ('err' in r) throw r.err
   return r.ok
 }

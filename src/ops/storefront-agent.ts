@@ -20,6 +20,7 @@ import { basePrepMinutes, integrationStatus } from '../domain/integration.ts'
 import { integrationRow } from '../storage/staff.ts'
 import { itemView, parseSettings, soldOut, storeUrl, type StoreRow } from '../storage/stores.ts'
 import { trackingView } from '../storage/tracking.ts'
+import { searchMenu } from '../storage/menu-search.ts'
 import { nowIso } from '../storage/db.ts'
 import type { OpCtx } from './op.ts'
 import type { OrderRow } from '../storage/orders.ts'
@@ -126,7 +127,7 @@ const SEARCH_MAX = 50
 export const searchStorefrontMenu = defineOp({
   id: 'storefront.menu.search', tag, access: read, scope: ['store'],
   summary: 'Search the menu by words, dietary needs and a price ceiling',
-  description: `\`query\` matches words of an item's name or description (every word must match, any case); \`dietary\` lists needs every result meets (${DIETARY.join(', ')}); \`max_price\` keeps items whose lowest price (base or a variation) is at most that; sold-out items are left out unless \`include_sold_out\`. At most ${SEARCH_MAX} results, in menu order, each with its category and \`from_price\`.`,
+  description: `\`query\` matches words of an item's name, category and description exactly as the public catalog's item search does (src/storage/menu-search.ts: every word must match, case and accents ignored, English stems; when whole words find nothing, the last word, 3+ letters, also as a prefix), best first: name matches, then category, then anywhere, shortest names first; without \`query\`, every item in menu order. \`dietary\` lists needs every result meets (${DIETARY.join(', ')}); \`max_price\` keeps items whose lowest price (base or a variation) is at most that; sold-out items are left out unless \`include_sold_out\`. At most ${SEARCH_MAX} results, each with its category and \`from_price\`.`,
   input: v.object({
     query: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(100))),
     dietary: v.optional(v.pipe(v.array(v.picklist(DIETARY)), v.maxLength(DIETARY.length))),
@@ -140,23 +141,17 @@ export const searchStorefrontMenu = defineOp({
     const menu = ctx.svc.stores.menu(store.id)
     const vertical = verticalOf(store.store_type)
     const categories = new Map(menu.categories.map((c) => [c.id, c]))
-    const words = (q.query ?? '').toLowerCase().split(/\s+/).filter(Boolean)
     const ceiling = q.max_price === undefined ? null : toCents(q.max_price)
-    const out = []
-    for (const i of menu.items) {
-      if (out.length >= SEARCH_MAX) break
-      if (!q.include_sold_out && soldOut(i, menu.variants.get(i.id))) continue
-      if (q.category_id !== undefined && i.category_id !== q.category_id) continue
-      const text = `${i.name} ${i.description}`.toLowerCase()
-      if (!words.every((w) => text.includes(w))) continue
-      if (q.dietary?.some((d) => (d === 'vegan' ? i.is_vegan : i.is_halal) !== 1)) continue
-      const variants = menu.variants.get(i.id) ?? []
-      const from = Math.min(i.price, ...variants.map((x) => x.price ?? i.price))
-      if (ceiling !== null && from > ceiling) continue
+    const fromPrice = (i: (typeof menu.items)[number]) => Math.min(i.price, ...(menu.variants.get(i.id) ?? []).map((x) => x.price ?? i.price))
+    const keep = (i: (typeof menu.items)[number]) =>
+      (q.include_sold_out || !soldOut(i, menu.variants.get(i.id))) && (q.category_id === undefined || i.category_id === q.category_id)
+      && !q.dietary?.some((d) => (d === 'vegan' ? i.is_vegan : i.is_halal) !== 1) && (ceiling === null || fromPrice(i) <= ceiling)
+    // One search with the catalog (issue 36 item 6); no words: the menu as it is, filtered.
+    const hits = (q.query ?? '').trim() ? searchMenu(store.id, menu, q.query!, q.dietary ?? [], keep) : menu.items.filter(keep)
+    return hits.slice(0, SEARCH_MAX).map((i) => {
       const c = categories.get(i.category_id)
-      out.push({ ...itemView(i, vertical, variants, menu.extras.get(i.id)), category: { id: i.category_id, name: c?.name ?? '' }, from_price: fromCents(from) })
-    }
-    return out
+      return { ...itemView(i, vertical, menu.variants.get(i.id) ?? [], menu.extras.get(i.id)), category: { id: i.category_id, name: c?.name ?? '' }, from_price: fromCents(fromPrice(i)) }
+    })
   },
 })
 

@@ -12,7 +12,8 @@ export type AppStatus = 'draft' | 'in_review' | 'published'
 
 export interface AppRow {
   id: number
-  developer_id: number
+  /** The developer account; null for an agent client, which registered itself (issue 36). */
+  developer_id: number | null
   name: string
   description: string
   icon_url: string | null
@@ -33,6 +34,10 @@ export interface AppRow {
   published_at: string | null
   created_at: string
   updated_at: string
+  /** `app`: registered by a developer; `agent`: an AI agent's own registration (033_agent_clients.sql). */
+  kind: 'app' | 'agent'
+  /** An agent known by its client ID metadata document: the document's https address (= client_id). */
+  metadata_url: string | null
 }
 
 export interface InstallationRow {
@@ -52,7 +57,7 @@ interface RawApp extends Omit<AppRow, 'webhook_events' | 'redirect_uris' | 'term
 interface RawInstallation extends Omit<InstallationRow, 'scopes' | 'terms'> { scopes: string; terms: string }
 
 const APP_COLS = `id, developer_id, name, description, icon_url, embed_url, webhook_url, webhook_events, redirect_uris,
-  client_id, client_secret, webhook_secret, status, terms, published_terms, published_at, created_at, updated_at`
+  client_id, client_secret, webhook_secret, status, terms, published_terms, published_at, created_at, updated_at, kind, metadata_url`
 const INST_COLS = 'id, app_id, owner_id, scopes, terms, status, installed_at, uninstalled_at'
 
 function toApp(r: RawApp | undefined): AppRow | null {
@@ -92,7 +97,7 @@ export const appsByDeveloper = (db: Db, developerId: number): AppRow[] =>
  * stays listed with its last published terms (§9 rule 4).
  */
 export const publishedApps = (db: Db, limit = 200, afterId = 0): AppRow[] =>
-  stmt<[number, number], RawApp>(db, `SELECT ${APP_COLS} FROM apps WHERE published_terms IS NOT NULL AND id > ? ORDER BY id LIMIT ?`)
+  stmt<[number, number], RawApp>(db, `SELECT ${APP_COLS} FROM apps WHERE published_terms IS NOT NULL AND kind = 'app' AND id > ? ORDER BY id LIMIT ?`)
     .all(afterId, limit).map((r) => toApp(r)!)
 
 export interface NewApp {
@@ -119,6 +124,40 @@ export function createApp(db: Db, a: NewApp, at: string): AppRow {
     JSON.stringify(a.webhookEvents ?? []), JSON.stringify(a.redirectUris), a.clientId, a.clientSecret, a.webhookSecret,
     JSON.stringify(a.terms), at, at).lastInsertRowid)
   return appById(db, id)!
+}
+
+/** An agent client as it registered itself (RFC 7591 or a client ID metadata document). */
+export interface NewAgentClient {
+  clientId: string
+  name: string
+  description: string
+  iconUrl: string | null
+  redirectUris: string[]
+  /** A random value nobody is told: agent clients are public (no secret authenticates them). */
+  clientSecret: string
+  webhookSecret: string
+  terms: AppTerms
+  metadataUrl: string | null
+}
+
+/**
+ * Inside a write: register an agent client, or (same `client_id`, a metadata document fetched
+ * again) refresh what it says of itself. Published at once with its terms, never listed.
+ */
+export function upsertAgentClient(db: Db, a: NewAgentClient, at: string): AppRow {
+  const cur = appByClientId(db, a.clientId)
+  if (cur) {
+    stmt(db, 'UPDATE apps SET name = ?, description = ?, icon_url = ?, redirect_uris = ?, updated_at = ? WHERE id = ?')
+      .run(a.name, a.description, a.iconUrl, JSON.stringify(a.redirectUris), at, cur.id)
+    return appById(db, cur.id)!
+  }
+  const terms = JSON.stringify(a.terms)
+  stmt(db, `INSERT INTO apps (developer_id, name, description, icon_url, redirect_uris, client_id, client_secret, webhook_secret,
+      status, terms, published_terms, published_at, created_at, updated_at, kind, metadata_url)
+    VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, 'published', ?, ?, ?, ?, ?, 'agent', ?)`).run(
+    a.name, a.description, a.iconUrl, JSON.stringify(a.redirectUris), a.clientId, a.clientSecret, a.webhookSecret,
+    terms, terms, at, at, at, a.metadataUrl)
+  return appByClientId(db, a.clientId)!
 }
 
 /** Metadata: published at once whatever the review state (§9 rule 4). */
@@ -202,17 +241,19 @@ export const markUninstalled = (db: Db, installationId: number, at: string): boo
 export interface OAuthCodeRow {
   id: number; code_hash: string; app_id: number; installation_id: number; redirect_uri: string
   scopes: string[]; code_challenge: string | null; created_at: string; expires_at: string; used_at: string | null
+  /** RFC 8707: the resource the authorization request named, or null. */
+  resource: string | null
 }
 
 /** Inside a write: store a new code (its SHA-256). */
-export function insertCode(db: Db, c: { hash: string; appId: number; installationId: number; redirectUri: string; scopes: string[]; codeChallenge: string | null; at: string; expiresAt: string }): number {
-  return Number(stmt(db, `INSERT INTO oauth_codes (code_hash, app_id, installation_id, redirect_uri, scopes, code_challenge, created_at, expires_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(c.hash, c.appId, c.installationId, c.redirectUri, JSON.stringify(c.scopes), c.codeChallenge, c.at, c.expiresAt).lastInsertRowid)
+export function insertCode(db: Db, c: { hash: string; appId: number; installationId: number; redirectUri: string; scopes: string[]; codeChallenge: string | null; at: string; expiresAt: string; resource?: string | null }): number {
+  return Number(stmt(db, `INSERT INTO oauth_codes (code_hash, app_id, installation_id, redirect_uri, scopes, code_challenge, created_at, expires_at, resource)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(c.hash, c.appId, c.installationId, c.redirectUri, JSON.stringify(c.scopes), c.codeChallenge, c.at, c.expiresAt, c.resource ?? null).lastInsertRowid)
 }
 
 export function codeByHash(db: Db, hash: string): OAuthCodeRow | null {
   const r = stmt<[string], Omit<OAuthCodeRow, 'scopes'> & { scopes: string }>(db,
-    'SELECT id, code_hash, app_id, installation_id, redirect_uri, scopes, code_challenge, created_at, expires_at, used_at FROM oauth_codes WHERE code_hash = ?').get(hash)
+    'SELECT id, code_hash, app_id, installation_id, redirect_uri, scopes, code_challenge, created_at, expires_at, used_at, resource FROM oauth_codes WHERE code_hash = ?').get(hash)
   return r ? { ...r, scopes: JSON.parse(r.scopes) } : null
 }
 
@@ -225,8 +266,10 @@ export const burnCode = (db: Db, id: number, at: string): boolean =>
 export interface AppTokenRow {
   id: number; kind: 'access' | 'refresh'; installation_id: number; grant_id: number; scopes: string[]
   created_at: string; expires_at: string | null; used_at: string | null; revoked_at: string | null
+  /** RFC 8707 audience: the address the token was issued for, or null (any of the account's doors, as before). */
+  resource: string | null
 }
-const TOKEN_COLS = 'id, kind, installation_id, grant_id, scopes, created_at, expires_at, used_at, revoked_at'
+const TOKEN_COLS = 'id, kind, installation_id, grant_id, scopes, created_at, expires_at, used_at, revoked_at, resource'
 
 export function appTokenByHash(db: Db, hash: string): AppTokenRow | null {
   const r = stmt<[string], Omit<AppTokenRow, 'scopes'> & { scopes: string }>(db, `SELECT ${TOKEN_COLS} FROM app_tokens WHERE token_hash = ?`).get(hash)
@@ -235,22 +278,22 @@ export function appTokenByHash(db: Db, hash: string): AppTokenRow | null {
 
 /** An unrevoked access token of an active installation, read in one query (every API call of an app resolves one). */
 export interface LiveAppAccess {
-  id: number; scopes: string[]; expires_at: string | null
+  id: number; scopes: string[]; expires_at: string | null; resource: string | null
   installation_id: number; owner_id: number; app_id: number; installation_scopes: string[]
 }
 
 export function liveAppAccess(db: Db, hash: string): LiveAppAccess | null {
   const r = stmt<[string], Omit<LiveAppAccess, 'scopes' | 'installation_scopes'> & { scopes: string; installation_scopes: string }>(db,
-    `SELECT t.id, t.scopes, t.expires_at, i.id AS installation_id, i.owner_id, i.app_id, i.scopes AS installation_scopes
+    `SELECT t.id, t.scopes, t.expires_at, t.resource, i.id AS installation_id, i.owner_id, i.app_id, i.scopes AS installation_scopes
        FROM app_tokens t JOIN app_installations i ON i.id = t.installation_id
       WHERE t.token_hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND i.status = 'active'`).get(hash)
   return r ? { ...r, scopes: JSON.parse(r.scopes), installation_scopes: JSON.parse(r.installation_scopes) } : null
 }
 
 /** Inside a write: store a token's SHA-256. */
-export function insertAppToken(db: Db, t: { hash: string; kind: 'access' | 'refresh'; installationId: number; grantId: number; scopes: string[]; at: string; expiresAt: string | null }): number {
-  return Number(stmt(db, `INSERT INTO app_tokens (token_hash, kind, installation_id, grant_id, scopes, created_at, expires_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`).run(t.hash, t.kind, t.installationId, t.grantId, JSON.stringify(t.scopes), t.at, t.expiresAt).lastInsertRowid)
+export function insertAppToken(db: Db, t: { hash: string; kind: 'access' | 'refresh'; installationId: number; grantId: number; scopes: string[]; at: string; expiresAt: string | null; resource: string | null }): number {
+  return Number(stmt(db, `INSERT INTO app_tokens (token_hash, kind, installation_id, grant_id, scopes, created_at, expires_at, resource)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`).run(t.hash, t.kind, t.installationId, t.grantId, JSON.stringify(t.scopes), t.at, t.expiresAt, t.resource).lastInsertRowid)
 }
 
 /** Inside a write: mark a refresh token used (rotation); false when it was used already (reuse). */

@@ -86,6 +86,50 @@ const and = (parts: Array<string | null>): string | null => {
   return kept.length ? kept.join(' AND ') : null
 }
 
+/**
+ * The item search both the catalog (every listed store, `catalog_items_fts`) and a store's own
+ * menu search (src/storage/menu-search.ts, the storefront's `search_menu`) run, so they agree
+ * (issue 36 item 6): the same words, FTS5 expressions and tokenizer, tiers, prefix fallback and
+ * ranking; only the index differs. `newest(match, limit)` reads an index's newest matches.
+ */
+export const ITEM_COLUMNS = 'name, description, category, tags, city'
+export const ITEM_TOKENIZER = `tokenize = 'porter unicode61 remove_diacritics 2', prefix = '3'`
+/** Tiers by field: every word in the name, then in the category, then anywhere (description too). */
+const ITEM_TIERS = [['name'], ['category'], ['name', 'description', 'category']]
+/** The FTS5 `tags` of an item: its dietary flags. */
+export const itemTags = (i: { is_vegan: number; is_halal: number }): string => `${i.is_vegan ? 'vegan ' : ''}${i.is_halal ? 'halal' : ''}`.trim()
+
+export interface ItemQuery { query: string; dietary: readonly Dietary[]; city?: string | null | undefined }
+
+/**
+ * Candidate ids per tier (best tier first), each without the ids of a better tier. Once the
+ * better tiers hold a window's worth, the worse ones are not read: they would only add matches
+ * ranked below those, and on common words they are the costly intersections. Whole words first;
+ * when they find nothing, the last word (3+ letters) as a prefix. Empty when the text has no words.
+ */
+export function itemCandidates(newest: (match: string, limit: number) => number[], s: ItemQuery): number[][] {
+  const city = s.city ? cityMatch(s.city) : null
+  if (!words(s.query).length || (s.city && !city)) return []
+  const filters = [city, ...s.dietary.map((d) => `tags : ${d}`)]
+  const tiers = (prefix: boolean) => ITEM_TIERS.map((cols) => and([textMatch(s.query, cols, prefix), ...filters])!)
+  const read = (matches: string[]) => {
+    const seen = new Set<number>()
+    const out: number[][] = []
+    for (const match of matches) {
+      if (seen.size >= TIER_WINDOW) break
+      out.push(newest(match, TIER_WINDOW).filter((id) => !seen.has(id) && seen.add(id)))
+    }
+    return out
+  }
+  const found = read(tiers(false))
+  return found.every((t) => t.length === 0) && extendable(s.query) ? read(tiers(true)) : found
+}
+
+/** Rank candidates: tier by tier, the shortest names first (the closest matches), then the newest; ids without a row (filtered out) drop. */
+export function rankCandidates<R extends { id: number; name_len: number }>(found: number[][], rows: Map<number, R>): R[] {
+  return found.flatMap((tier) => tier.flatMap((id) => rows.get(id) ?? []).sort((a, b) => a.name_len - b.name_len || b.id - a.id))
+}
+
 export interface StoreSearch { keyword?: string | undefined; city?: string | undefined; limit: number; offset: number }
 export interface ItemSearch { query: string; dietary: Dietary[]; maxPrice: number | null; city?: string | undefined }
 /** A ranked item match: what grouping needs; the rest is read for the items shown only. */
@@ -141,21 +185,6 @@ export function createCatalogQueries(db: Db) {
     ),
   }
 
-  /**
-   * Candidate ids per tier (best tier first), each without the ids of a better tier. Once the
-   * better tiers hold a window's worth, the worse ones are not read: they would only add matches
-   * ranked below those, and on common words they are the costly intersections.
-   */
-  function candidates(tiers: string[]): number[][] {
-    const seen = new Set<number>()
-    const out: number[][] = []
-    for (const match of tiers) {
-      if (seen.size >= TIER_WINDOW) break
-      out.push(q.itemsNewest.all(match, TIER_WINDOW).filter((id) => !seen.has(id) && seen.add(id)))
-    }
-    return out
-  }
-
   function storesFor(s: StoreSearch, prefix: boolean): CatalogStoreRow[] {
     const text = s.keyword ? textMatch(s.keyword, ['title', 'kind', 'categories'], prefix) : null
     const city = s.city ? cityMatch(s.city) : null
@@ -205,20 +234,12 @@ export function createCatalogQueries(db: Db) {
      * variation). Whole words first; when they find nothing, the last word as a prefix.
      */
     searchItems(s: ItemSearch): ItemHit[] {
-      const city = s.city ? cityMatch(s.city) : null
-      if (!words(s.query).length || (s.city && !city)) return []
-      const filters = [city, ...s.dietary.map((d) => `tags : ${d}`)]
-      const tiers = (prefix: boolean) => [['name'], ['category'], ['name', 'description', 'category']]
-        .map((cols) => and([textMatch(s.query, cols, prefix), ...filters])!)
-      let found = candidates(tiers(false))
-      if (found.every((t) => t.length === 0) && extendable(s.query)) found = candidates(tiers(true))
+      const found = itemCandidates((match, limit) => q.itemsNewest.all(match, limit), s)
       const all = found.flat()
       if (all.length === 0) return []
       const ids = JSON.stringify(all)
       const rows = new Map((s.maxPrice === null ? q.itemStores.all(ids) : q.itemStoresUnder.all(ids, s.maxPrice)).map((r) => [r.id, r]))
-      return found.flatMap((tier) => tier.flatMap((id) => rows.get(id) ?? [])
-        .sort((a, b) => a.name_len - b.name_len || b.id - a.id)
-        .map((r) => ({ id: r.id, store_id: r.store_id })))
+      return rankCandidates(found, rows).map((r) => ({ id: r.id, store_id: r.store_id }))
     },
 
     /** The items to show, by id. */

@@ -136,6 +136,10 @@ export function pruneRules(db: Db, now: Date, r: Retention, chunk = PRUNE_CHUNK)
     ['app_tokens', 'DELETE FROM app_tokens WHERE expires_at < ? OR revoked_at < ?', [sessions, sessions]],
     ['app_session_tokens', 'DELETE FROM app_session_tokens WHERE expires_at < ? OR revoked_at < ?', [sessions, sessions]],
     ['oauth_codes', 'DELETE FROM oauth_codes WHERE expires_at < ? AND NOT EXISTS (SELECT 1 FROM app_tokens t WHERE t.grant_id = oauth_codes.id)', [sessions]],
+    // Agent clients that registered themselves (RFC 7591) and were never consented to by anyone
+    // (issue 36): registration is open, so what no owner took up goes after the session retention.
+    ['apps', `DELETE FROM apps WHERE kind = 'agent' AND updated_at < ?
+      AND NOT EXISTS (SELECT 1 FROM app_installations i WHERE i.app_id = apps.id)`, [sessions]],
   ]
   return rules
 }

@@ -87,7 +87,7 @@ export function signedIn(db: Db, ownerId: number): { cookie: string; csrf: strin
   return { cookie: `dsid=${raw}`, csrf, sessionId }
 }
 
-export type AuthorizeQuery = Partial<Record<'response_type' | 'client_id' | 'redirect_uri' | 'scope' | 'state' | 'code_challenge' | 'code_challenge_method', string>>
+export type AuthorizeQuery = Partial<Record<'response_type' | 'client_id' | 'redirect_uri' | 'scope' | 'state' | 'code_challenge' | 'code_challenge_method' | 'resource', string>>
 
 /** GET the consent page (no redirects followed). */
 export const consentPage = (site: string, who: { cookie: string } | null, q: AuthorizeQuery): Promise<Response> =>

@@ -55,15 +55,25 @@ export interface ConsentView {
   reinstall: boolean
   /** Set when the account cannot install (the plan message): no approve button then. */
   refusal?: string | null
+  /**
+   * An AI agent (issue 36): who vouches for its name (the host of its client ID metadata document,
+   * null when it registered itself) and the server its token will be for (RFC 8707 resource).
+   */
+  agent?: { verifiedBy: string | null; resource: string | null } | null
 }
 
 export function consentPage(v: ConsentView): Reply {
   const hidden = Object.entries(v.fields).map(([k, val]) => `<input type="hidden" name="${esc(k)}" value="${esc(val)}">`).join('')
   const scopes = v.scopes.map((s) => `<li><code>${esc(s)}</code>: ${esc(isAppScope(s) ? SCOPE_TEXT[s] : s)}</li>`).join('')
-  const body = `<p><strong>${esc(v.appName)}</strong> ${v.reinstall ? 'asks to update its access to' : 'asks to be installed in'} your account.</p>
-${v.description ? `<p>${esc(v.description)}</p>` : ''}
+  const a = v.agent
+  const intro = a
+    ? `<p>The AI agent <strong>${esc(v.appName)}</strong> ${v.reinstall ? 'asks to update its access to' : 'asks for access to'} your account${a.resource ? ` through <code>${esc(a.resource)}</code>` : ''}.</p>
+<p class="agent-origin">${a.verifiedBy ? `Its name is published by <strong>${esc(a.verifiedBy)}</strong>.` : 'It registered itself: its name is not verified.'} After you approve, you are sent back to <strong>${esc(v.redirectOrigin)}</strong>. You can revoke its access at any time on the dashboard's Apps page.</p>`
+    : `<p><strong>${esc(v.appName)}</strong> ${v.reinstall ? 'asks to update its access to' : 'asks to be installed in'} your account.</p>
+${v.description ? `<p>${esc(v.description)}</p>` : ''}`
+  const body = `${intro}
 <h2>It will be able to</h2><ul>${scopes}</ul>
-<h2>Price</h2><p class="price">${esc(priceText(v.terms))}</p>
+${a ? '' : `<h2>Price</h2><p class="price">${esc(priceText(v.terms))}</p>`}
 ${v.refusal ? `<p class="error" role="alert">${esc(v.refusal)}</p>` : ''}
 <form method="post" action="/oauth/authorize">${csrfField({ csrf: v.csrf })}${hidden}
 <div class="actions">${v.refusal ? '' : '<button class="approve" type="submit" name="decision" value="approve">Approve</button>'}

@@ -20,6 +20,9 @@ import { KITCHEN_STATUSES } from '../../domain/order-state.ts'
 import { getStoreSettings, updateBusinessHours } from '../../ops/store-settings.ts'
 import { getDeliveryZones, setDeliveryZones } from '../../ops/delivery-zones.ts'
 import { inputSchemaOf } from '../schema.ts'
+import { challengeParams } from '../../ops/protected-resources.ts'
+import { adminCompletions, adminResources } from './admin-resources.ts'
+import { API_REALM, bearerChallenge } from '../../net/respond.ts'
 import { tool, type McpServerDef, type ToolBinding } from '../tool.ts'
 
 const store = { store: 'restaurant_id' } as const
@@ -152,8 +155,16 @@ export const adminServer: McpServerDef = {
     if (principal?.kind !== 'owner') throw new ApiError('unauthenticated')
     // A third-party app's token opens this server only with the mcp:use scope (docs/apps.md
     // "Calling the API"); its tools are then those its other scopes' capabilities reach.
-    if (principal.app && !principal.app.scopes.includes('mcp:use')) throw new ApiError('forbidden', 'This app token was not granted the mcp:use scope.')
+    // RFC 6750 §3.1 `insufficient_scope`, naming what to ask for and where to learn how (MCP 2025-11-25 "Scope Challenge Handling").
+    if (principal.app && !principal.app.scopes.includes('mcp:use')) {
+      const params = challengeParams(svc.config.siteUrl, '/mcp') ?? {}
+      const scope = [...new Set(['mcp:use', ...principal.app.scopes])].join(' ')
+      throw new ApiError('forbidden', 'This app token was not granted the mcp:use scope.', undefined,
+        { 'WWW-Authenticate': bearerChallenge(API_REALM, false, { error: 'insufficient_scope', scope, resource_metadata: params.resource_metadata ?? '' }) })
+    }
     requireFeature(svc.db, principal.ownerId, 'mcp')
   },
   tools: adminTools,
+  resources: adminResources,
+  completions: adminCompletions,
 }

@@ -5,6 +5,12 @@
  */
 import * as dev from '../../ops/dev.ts'
 import { tool, type McpServerDef } from '../tool.ts'
+import { startingWith, type RunOp } from '../resources.ts'
+
+/** The product docs' names (`README.md`, `docs/<name>.md`, `openapi.json`), as learn_platform lists them. */
+const docList = async (run: RunOp): Promise<string[]> => ((await run(dev.learnPlatform, {})) as { docs: string[] }).docs
+/** `docs/themes.md` is addressed as `dispatch://docs/themes.md` (one path segment). */
+const docUri = (name: string): string => `dispatch://docs/${name.replace(/^docs\//, '')}`
 
 export const devServer: McpServerDef = {
   path: '/mcp/dev',
@@ -51,4 +57,14 @@ export const devServer: McpServerDef = {
       } },
     }),
   ],
+  // The docs as resources (issue 36 item 4): the same reads as search_docs / fetch_full_doc.
+  resources: [{
+    uriTemplate: 'dispatch://docs/{name}', name: 'doc', title: 'A product doc', mimeType: 'text/markdown',
+    description: 'One whole doc: README.md, a docs page by file name (themes.md) or openapi.json. As fetch_full_doc.',
+    op: dev.fetchDocOp, input: (vars) => ({ path: vars.name }), text: (doc) => (doc as { content: string }).content,
+    list: async (run) => (await docList(run)).map((name) => ({ uri: docUri(name), name, title: name, mimeType: name.endsWith('.json') ? 'application/json' : 'text/markdown' })),
+  }],
+  completions: {
+    name: async (run, value) => startingWith((await docList(run)).map((n) => n.replace(/^docs\//, '')), value),
+  },
 }

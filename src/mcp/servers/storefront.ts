@@ -9,6 +9,9 @@ import { ApiError } from '../../errors.ts'
 import * as storefront from '../../ops/storefront.ts'
 import * as agent from '../../ops/storefront-agent.ts'
 import { tool, type McpServerDef } from '../tool.ts'
+import { startingWith } from '../resources.ts'
+
+type MenuView = Array<{ items: Array<{ id: number }> }>
 
 export const storefrontServer: McpServerDef = {
   path: '/mcp/storefront',
@@ -45,4 +48,25 @@ export const storefrontServer: McpServerDef = {
     tool(agent.trackStorefrontOrder, { name: 'track_order', readOnly: true }),
     tool(agent.getStorefrontOrder, { name: 'get_order', readOnly: true }),
   ],
+  // The store's menu and facts as resources, read through the same operations as the tools (issue 36 item 4).
+  resources: [
+    {
+      uriTemplate: 'dispatch://store/menu', name: 'menu', title: 'The store\'s menu', mimeType: 'application/json',
+      description: 'Categories with their items, variations and grouped extras; sold-out items flagged. As get_menu.',
+      op: storefront.getStorefrontMenu,
+    },
+    {
+      uriTemplate: 'dispatch://store/info', name: 'store-info', title: 'About the store', mimeType: 'application/json',
+      description: 'Name, address, whether it is open now, how to order. As get_store_info.',
+      op: agent.getStoreInfo,
+    },
+    {
+      uriTemplate: 'dispatch://store/items/{item_id}', name: 'item', title: 'One menu item', mimeType: 'application/json',
+      description: 'An item with its variations and extras grouped as the storefront shows them. As get_item.',
+      op: agent.getStorefrontItem, input: (vars) => ({ item_id: /^[1-9]\d{0,15}$/.test(vars.item_id ?? '') ? Number(vars.item_id) : 0 }),
+    },
+  ],
+  completions: {
+    item_id: async (run, value) => startingWith(((await run(storefront.getStorefrontMenu, {})) as MenuView).flatMap((c) => c.items.map((i) => String(i.id))), value),
+  },
 }

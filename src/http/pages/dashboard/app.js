@@ -584,13 +584,13 @@ async function appsPage() {
     const [installed, market] = await Promise.all([api('GET', '/apps/installations'), api('GET', '/apps')])
     const mine = new Set(installed.map((i) => i.app_id))
     const rows = installed.map((i) => h('tr', { data: { installationId: i.id, appId: i.app_id } },
-      h('td', { text: i.app_name }), h('td', { text: priceText(i) }), h('td', { text: i.scopes.join(' ') }), h('td', { text: when(i.installed_at) }),
+      h('td', {}, h('span', { text: i.app_name }), i.kind === 'agent' ? h('span', { class: 'muted', text: ` (AI agent${i.client_uri ? `, ${i.client_uri}` : ''})` }) : null), h('td', { text: priceText(i) }), h('td', { text: i.scopes.join(' ') }), h('td', { text: when(i.installed_at) }),
       h('td', {},
         i.embed_url ? h('a', { href: `${SITE}/apps/${i.app_id}/embed${store ? `?store=${store.id}` : ''}`, text: 'Open' }) : null, ' ',
         h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
-          if (!confirm(`Uninstall ${i.app_name}? Its access ends at once.`)) return
-          await api('DELETE', `/apps/installations/${i.id}`); say(`${i.app_name} uninstalled.`); await draw()
-        }) }, text: 'Uninstall' }))))
+          if (!confirm(`${i.kind === 'agent' ? 'Revoke' : 'Uninstall'} ${i.app_name}? Its access ends at once.`)) return
+          await api('DELETE', `/apps/installations/${i.id}`); say(`${i.app_name} ${i.kind === 'agent' ? 'revoked' : 'uninstalled'}.`); await draw()
+        }) }, text: i.kind === 'agent' ? 'Revoke' : 'Uninstall' }))))
     const listing = market.map((a) => h('tr', { data: { appId: a.id } },
       h('td', {}, h('strong', { text: a.name }), a.description ? h('p', { class: 'muted', text: a.description }) : null),
       h('td', { text: priceText(a) }), h('td', { text: a.scopes.join(' ') }),
