@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto'
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
-import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
@@ -308,14 +307,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           }
           // Per address and store: `{id}` of the API routes, `{slug}` of the store website's pages.
           if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${params.id ?? params.slug ?? ''}`))
-          if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
-            throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
-          }
-          // Staff permissions and storefront scopes (api-v1 §4.3, §4.7, §5): missing → 403.
-          if (route.permission && (principal?.kind === 'staff' || principal?.kind === 'storefront')) {
-            const held: readonly string[] = principal.kind === 'staff' ? principal.permissions : principal.scopes
-            if (!held.includes(route.permission)) throw new ApiError('forbidden', `This ${principal.kind} token needs the ${route.permission} permission.`)
-          }
+          // Capabilities, permissions and scopes (api-v1 §5) are the policy's (src/auth/policy.ts
+          // `authorize`): a bound operation's in `invoke`, a plain route's handler calls it itself.
           for (const [name, value] of Object.entries(params)) {
             // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
             if (isIdParam(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
