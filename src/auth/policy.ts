@@ -71,6 +71,9 @@ export function authorize(principal: Principal | null, access: Access): void {
     case 'shell':
       if (access.shell) return
       break
+    case 'session':
+      if (access.session) return
+      break
   }
   throw new ApiError('forbidden', `A ${principal.kind} token cannot do this.`)
 }

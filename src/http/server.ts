@@ -21,6 +21,7 @@ import { isIdParam, Reply, type Route } from './route.ts'
 import { runBound } from './op-pipeline.ts'
 import { validate } from '../ops/validate.ts'
 import { inputSource, type BoundRoute } from './bind.ts'
+import { runForm, type FormRoute } from './form.ts'
 import { checkSessionWrite, csrfMatches, csrfRefused, CSRF_FIELD, signInLocation } from './session-gate.ts'
 
 export const API_PREFIX = '/api/v1'
@@ -324,9 +325,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
               if (buf.length === 0) return undefined
               return parseJsonBody(buf) // 400 for a shape past JSON_SHAPE, before JSON.parse
             })
-          // Only a form body can still bring the CSRF token; any other path runs without reading one.
+          // Only a form body can still bring the CSRF token, a form bound to an operation's as any
+          // other's (read below, before anything runs); any other path runs without reading one.
           const formRead = route.form && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE'
-          if (csrfPending && (!formRead || route.op)) throw csrfRefused()
+          if (csrfPending && !formRead) throw csrfRefused()
           if (route.op && route.binding) {
             // A bound operation: authorize → resolve scope (404) → read and validate input (422) → run.
             // Drain a body the operation does not read so uWS can reuse the connection.
@@ -365,7 +367,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
                 if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
                 const form = parseFormBody(buf)
                 if (csrfPending && !(principal?.kind === 'session' && csrfMatches(principal.csrf, form.get(CSRF_FIELD)))) throw csrfRefused()
-                run(form)
+                if (!isFormRoute(route)) return run(form)
+                // A form bound to an operation (src/http/form.ts): the one pipeline, then its page.
+                return runForm(route, { svc, principal, params, form, headers, requestId, ip })
+                  .then((out) => finish(out.status, out.body == null ? null : (out.body as string), out.headers, { contentType: out.contentType }))
               })
               .catch(guard(fail))
             return
@@ -382,6 +387,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
   return { router, routes }
 }
+
+const isFormRoute = (r: Route): r is Route & FormRoute => 'formBinding' in r && r.op !== undefined
 
 function stripAuthQuery(q: Record<string, string>): Record<string, string> {
   if (!('api_token' in q)) return q

@@ -50,6 +50,7 @@ import { refundOps } from './refunds.ts'
 import { reservationOps } from './reservations.ts'
 import { tableOps } from './tables.ts'
 import { customerReservationOps } from './customer-reservations.ts'
+import { ownerSecurityOps } from './owner-security.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -64,6 +65,7 @@ export const ALL_OPS: readonly Op[] = [
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
+  ...ownerSecurityOps,
   ...storeSettingsOps,
   ...storeThemeOps,
   ...catalogOps,

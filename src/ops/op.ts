@@ -39,6 +39,8 @@ export interface Access {
   driver?: true
   /** Shell tokens of the owner's mobile app (api-v1 §4.9): limited to the token's own account and device. */
   shell?: true
+  /** The owner's web session (the dashboard's site pages, bound as forms): limited to the session's own account. */
+  session?: true
   /** No credential at all (public menu, tracking, sign-in). */
   public?: true
 }

@@ -8,11 +8,16 @@
  */
 import * as v from 'valibot'
 import { Reply, route, type Ctx } from '../route.ts'
+import { form, type FormRequest } from '../form.ts'
+import * as security from '../../ops/owner-security.ts'
+import type { SecurityDone } from '../../ops/owner-security.ts'
+import type { Op } from '../../ops/op.ts'
+import type { SessionPrincipal } from '../../auth/principals.ts'
 import { ApiError } from '../../errors.ts'
 import { ownerById } from '../../storage/owners.ts'
-import { endOwnerSession, issueSessionApiToken, listOwnerSessions, revokeOwnerSession, sessionCookie, startOwnerSession } from '../../ops/owner-sessions.ts'
+import { endOwnerSession, issueSessionApiToken, listOwnerSessions, sessionCookie, startOwnerSession } from '../../ops/owner-sessions.ts'
 import {
-  beginTwoFactor, checkOwnerPassword, confirmTwoFactor, disableTwoFactor, requestPasswordReset, resetLinkLive, resetPassword, signUpOwner, twoFactorState, verifyOwnerEmail,
+  checkOwnerPassword, requestPasswordReset, resetLinkLive, resetPassword, signUpOwner, twoFactorState, verifyOwnerEmail,
 } from '../../ops/owner-auth.ts'
 import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
@@ -59,23 +64,20 @@ function currentSessionId(ctx: FormCtx): number | null {
   } catch { return null }
 }
 
-async function securityPage(ctx: SessionCtx, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
+async function securityPage(ctx: Pick<SessionCtx, 'svc' | 'principal'>, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
   const { ownerId, sessionId, csrf } = ctx.principal
   return authPage(status, 'Account security', securityBody({
     csrf, email: ownerById(ctx.svc.db, ownerId)?.email ?? '', sessions: listOwnerSessions(ctx.svc, ownerId, sessionId), twoFactor: twoFactorState(ctx.svc, ownerId), ...msg,
   }), extra)
 }
 
-/** Runs a security-page action; a refusal (wrong code, …) shows the page again with the reason. */
-async function securityAction(ctx: SessionCtx, act: () => Promise<void>, ok: string): Promise<Reply> {
-  try {
-    await act()
-  } catch (e) {
-    if (shownOnPage(e)) return securityPage(ctx, e.status, { error: e.message })
-    throw e
-  }
-  return securityPage(ctx, 200, { ok })
-}
+/** A security-page action bound as a form: the page again with the outcome, or with the refusal (wrong code, …). */
+const securityForm = (op: Op<any, SecurityDone>, path: string, summary: string, pageErrors: Record<number, string>, ok: string) => form(op, {
+  path, auth: 'session', summary, pageErrors,
+  fields: { code: 'code' },
+  success: (_done, req) => securityPage(req as FormRequest<SessionPrincipal>, 200, { ok }),
+  failure: (_errors, req, e) => securityPage(req as FormRequest<SessionPrincipal>, e.status, { error: e.message }),
+})
 
 export const ownerAuthRoutes = [
   route({
@@ -203,40 +205,19 @@ export const ownerAuthRoutes = [
     summary: 'The owner\'s sessions (sign out any of them) and two-factor sign-in',
     handler: (ctx) => securityPage(ctx as SessionCtx),
   }),
-  route({
-    method: 'POST', path: '/account/sessions/{id}/revoke', site: true, auth: 'session', tag, produces: HTML, form: true,
+  form(security.revokeSession, {
+    path: '/account/sessions/{id}/revoke', auth: 'session', fields: {}, params: { id: 'session_id' },
     summary: 'Ends one of the account\'s sessions and its API tokens (another account\'s: 404)',
     pageErrors: { 404: 'no such session of this account' },
-    handler: async (ctx) => {
-      const id = Number(ctx.params.id)
-      try {
-        await revokeOwnerSession(ctx.svc, ctx.principal.ownerId, id)
-      } catch (e) {
-        if (e instanceof ApiError && e.code === 'not_found') return securityPage(ctx as SessionCtx, 404, { error: 'That session does not exist or has ended.' })
-        throw e
-      }
-      if (id === ctx.principal.sessionId) return see('/login', sessionCookie(ctx.svc, null))
-      return see('/account/security')
+    success: (done, req) => (done.ended_own_session ? see('/login', sessionCookie(req.svc, null)) : see('/account/security')),
+    failure: (_errors, req, e) => {
+      if (e.code === 'not_found') return securityPage(req as FormRequest<SessionPrincipal>, 404, { error: 'That session does not exist or has ended.' })
+      throw e
     },
   }),
-  route({
-    method: 'POST', path: '/account/two-factor/start', site: true, auth: 'session', tag, produces: HTML, form: true,
-    summary: 'Starts two-factor enrolment: shows a new TOTP key',
-    pageErrors: { 409: 'two-factor sign-in is on already' },
-    handler: (ctx) => securityAction(ctx as SessionCtx, () => beginTwoFactor(ctx.svc, ctx.principal.ownerId), 'Add the key to your app and enter its code.'),
-  }),
-  route({
-    method: 'POST', path: '/account/two-factor/confirm', site: true, auth: 'session', tag, produces: HTML, form: true,
-    summary: 'Turns two-factor sign-in on with a code of the new key',
-    pageErrors: { 409: 'no enrolment started', 422: 'wrong code' },
-    handler: (ctx) => securityAction(ctx as SessionCtx, () => confirmTwoFactor(ctx.svc, ctx.principal.ownerId, formOf(ctx).get('code') ?? ''), 'Two-factor sign-in is on.'),
-  }),
-  route({
-    method: 'POST', path: '/account/two-factor/disable', site: true, auth: 'session', tag, produces: HTML, form: true,
-    summary: 'Turns two-factor sign-in off (needs a current code)',
-    pageErrors: { 409: 'two-factor is off', 422: 'wrong code' },
-    handler: (ctx) => securityAction(ctx as SessionCtx, () => disableTwoFactor(ctx.svc, ctx.principal.ownerId, formOf(ctx).get('code') ?? ''), 'Two-factor sign-in is off.'),
-  }),
+  securityForm(security.startTwoFactor, '/account/two-factor/start', 'Starts two-factor enrolment: shows a new TOTP key', { 409: 'two-factor sign-in is on already' }, 'Add the key to your app and enter its code.'),
+  securityForm(security.confirmTwoFactorOp, '/account/two-factor/confirm', 'Turns two-factor sign-in on with a code of the new key', { 409: 'no enrolment started', 422: 'wrong code' }, 'Two-factor sign-in is on.'),
+  securityForm(security.disableTwoFactorOp, '/account/two-factor/disable', 'Turns two-factor sign-in off (needs a current code)', { 409: 'two-factor is off', 422: 'wrong code' }, 'Two-factor sign-in is off.'),
   route({
     method: 'POST', path: '/dashboard/api-token', site: true, auth: 'session', tag,
     summary: 'A short-lived API token for the signed-in dashboard (15 min, capabilities *)',

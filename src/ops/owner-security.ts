@@ -1,0 +1,61 @@
+/**
+ * The owner's account security (issue 14; docs/dashboard.md "Account security") as operations of the
+ * web session family (issue 33 item 1): sign out one of the account's sessions, and turn two-factor
+ * sign-in on or off. The security page binds each as a form (src/http/routes/owner-auth.ts); the
+ * session is the account, so there is no scope to resolve and another account's session is a 404.
+ */
+import * as v from 'valibot'
+import { defineOp, type OpCtx } from './op.ts'
+import type { SessionPrincipal } from '../auth/owner-sessions.ts'
+import { revokeOwnerSession } from './owner-sessions.ts'
+import { beginTwoFactor, confirmTwoFactor, disableTwoFactor } from './owner-auth.ts'
+
+const tag = 'Owner sign-in'
+const access = { session: true } as const
+const sessionOf = (ctx: OpCtx): SessionPrincipal => ctx.principal as SessionPrincipal
+const Code = v.object({ code: v.string() })
+
+/** What a security action answers: which session it was taken from (a revoked own session signs the browser out). */
+export interface SecurityDone { session_id: number; ended_own_session: boolean }
+
+export const revokeSession = defineOp({
+  id: 'owner.sessions.revoke', tag, summary: 'Ends one of the account\'s sessions and its API tokens (another account\'s: 404)',
+  access, scope: [], input: v.object({ session_id: v.number() }),
+  run: async (ctx, { session_id }): Promise<SecurityDone> => {
+    const p = sessionOf(ctx)
+    await revokeOwnerSession(ctx.svc, p.ownerId, session_id)
+    return { session_id: p.sessionId, ended_own_session: session_id === p.sessionId }
+  },
+})
+
+export const startTwoFactor = defineOp({
+  id: 'owner.two_factor.start', tag, summary: 'Starts two-factor enrolment: a new TOTP key to confirm',
+  access, scope: [],
+  run: async (ctx): Promise<SecurityDone> => {
+    const p = sessionOf(ctx)
+    await beginTwoFactor(ctx.svc, p.ownerId)
+    return { session_id: p.sessionId, ended_own_session: false }
+  },
+})
+
+export const confirmTwoFactorOp = defineOp({
+  id: 'owner.two_factor.confirm', tag, summary: 'Turns two-factor sign-in on with a code of the new key',
+  access, scope: [], input: Code,
+  run: async (ctx, { code }): Promise<SecurityDone> => {
+    const p = sessionOf(ctx)
+    await confirmTwoFactor(ctx.svc, p.ownerId, code)
+    return { session_id: p.sessionId, ended_own_session: false }
+  },
+})
+
+export const disableTwoFactorOp = defineOp({
+  id: 'owner.two_factor.disable', tag, summary: 'Turns two-factor sign-in off (needs a current code)',
+  access, scope: [], input: Code,
+  run: async (ctx, { code }): Promise<SecurityDone> => {
+    const p = sessionOf(ctx)
+    await disableTwoFactor(ctx.svc, p.ownerId, code)
+    return { session_id: p.sessionId, ended_own_session: false }
+  },
+})
+
+export const ownerSecurityOps = [revokeSession, startTwoFactor, confirmTwoFactorOp, disableTwoFactorOp]
