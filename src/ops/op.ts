@@ -41,6 +41,8 @@ export interface Access {
   shell?: true
   /** The owner's web session (the dashboard's site pages, bound as forms): limited to the session's own account. */
   session?: true
+  /** A visitor of the store's own website (src/auth/visitor.ts): no token, limited to that store. */
+  visitor?: true
   /** No credential at all (public menu, tracking, sign-in). */
   public?: true
 }

@@ -13,8 +13,7 @@ import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import { soldOut, storeUrl } from '../storage/stores.ts'
 import type { CustomerPrincipal } from '../auth/customer.ts'
-import type { StorefrontPrincipal } from '../auth/storefront.ts'
-import type { Principal } from '../auth/principals.ts'
+import type { Principal, VisitorPrincipal } from '../auth/principals.ts'
 import { ApiError, WHOLE_REQUEST } from '../errors.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { customerAddresses, customers } from '../storage/customers.ts'
@@ -31,8 +30,9 @@ import type { ThemeContext } from '../themes/render.ts'
 import type { TemplateName } from '../themes/reference.ts'
 import type { WebCart } from './website-cart.ts'
 
-/** The visitor as the website knows them: their CSRF token, their cart, and the customer if signed in. */
+/** The visitor as the website knows them: the policy's visitor principal, their CSRF token, their cart, and the customer if signed in. */
 export interface Visitor {
+  guest: VisitorPrincipal
   csrf: string
   cart: WebCart
   customer: CustomerPrincipal | null
@@ -59,9 +59,6 @@ export function sitePaths(svc: Services, store: StoreRow) {
 /** api-v1 §2.4: a guest (no account) orders as the storefront does: takeaway or on-table, where the store offers it. */
 const modesFor = (store: StoreRow, customer: CustomerPrincipal | null): string[] =>
   customer ? [...verticalOf(store.store_type).fulfillment_modes] : storefrontTypes(store)
-
-/** The store's own website acts as its storefront (api-v1 §4.3) without a token row: id 0, the two storefront scopes. */
-const websitePrincipal = (store: StoreRow): StorefrontPrincipal => ({ kind: 'storefront', tokenId: 0, storeId: store.id, ownerId: store.owner_id, scopes: ['menu:read', 'order:write'] })
 
 /** The customer a cookie's token names, at this store only (a token of another store is no one here). */
 export function customerFromToken(svc: Services, store: StoreRow, token: string | undefined): CustomerPrincipal | null {
@@ -292,7 +289,7 @@ export async function placeWebsiteOrder(svc: Services, store: StoreRow, visitor:
   const viaStorefront = !visitor.customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
   let order: { track_url: string }
   if (viaStorefront) {
-    order = await run(svc, createStorefrontOrder, websitePrincipal(store), store, { ...common, coupon_code: coupon }, caller) as { track_url: string }
+    order = await run(svc, createStorefrontOrder, visitor.guest, store, { ...common, coupon_code: coupon }, caller) as { track_url: string }
   } else {
     if (coupon !== null) throw new ApiError('validation_failed', undefined, { coupon_code: ['Coupons apply to takeaway and table orders for now; remove the code to order this way.'] })
     const addressId = text(form, 'address_id')

@@ -13,8 +13,11 @@ import { customers, customerAddresses } from '../../storage/customers.ts'
 import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
+import { STOREFRONT_LIMITS } from '../../ops/storefront.ts'
 import { esc } from '../pages/html.ts'
 import { csrfMatches, fromSite } from '../session-gate.ts'
+import { admitVisitor } from '../../auth/policy.ts'
+import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
   createAccount, customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, removeAddress, renderWebsitePage, saveAddress,
   sendSignInCode, signInWithCode, signInWithPassword, signOut, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
@@ -57,7 +60,7 @@ function cookie(svc: Services, store: StoreRow, name: string, value: string | nu
 
 interface Request { svc: Services; store: StoreRow; visitor: Visitor; cookies: Record<string, string>; setCookies: string[]; caller: Caller }
 
-function visitorOf(svc: Services, store: StoreRow, headers: Readonly<Record<string, string>>, requestId: string, ip: string): Request {
+function visitorOf(svc: Services, { store, guest }: { store: StoreRow; guest: VisitorPrincipal }, headers: Readonly<Record<string, string>>, requestId: string, ip: string): Request {
   const cookies = cookiesOf(headers)
   const setCookies: string[] = []
   let csrf = cookies[COOKIE.csrf]
@@ -66,7 +69,7 @@ function visitorOf(svc: Services, store: StoreRow, headers: Readonly<Record<stri
     setCookies.push(cookie(svc, store, COOKIE.csrf, csrf, 60 * 60 * 24 * 365))
   }
   const customer = customerFromToken(svc, store, cookies[COOKIE.customer])
-  return { svc, store, cookies, setCookies, caller: { requestId, ip }, visitor: { csrf, cart: decodeCart(cookies[COOKIE.cart]), customer } }
+  return { svc, store, cookies, setCookies, caller: { requestId, ip }, visitor: { guest, csrf, cart: decodeCart(cookies[COOKIE.cart]), customer } }
 }
 
 /**
@@ -131,26 +134,31 @@ const redirect = (r: Request, to: string, cookies: string[] = []): Reply =>
 
 const plainHeaders = () => ({ ...pageHeaders(newNonce(), newNonce()), 'Cache-Control': 'no-store' })
 
-/** The store of the address, or the page a browser gets instead (unknown: 404; suspended account: 403). */
-function storeOr(svc: Services, slug: string | undefined): StoreRow | Reply {
+/** The store of the address and its visitor, or the page a browser gets instead (unknown: 404; suspended account: 403). */
+function storeOr(svc: Services, slug: string | undefined): { store: StoreRow; guest: VisitorPrincipal } | Reply {
   const store = svc.stores.bySlug(slug ?? '')
   if (!store) return new Reply(404, plainPage('Store not found', '<p>No store has this address. Check the link you were given.</p>'), plainHeaders(), HTML)
-  // A suspended account's store (docs/billing.md "Suspension"): its data is kept, the page says it is unavailable.
-  if (svc.accounts.suspended(store.owner_id)) return new Reply(403, plainPage('This store is unavailable', '<p>This store is not taking visitors or orders at the moment. Please try again later.</p>'), plainHeaders(), HTML)
-  return store
+  // The policy admits the visitor (src/auth/policy.ts): a suspended account's store (docs/billing.md
+  // "Suspension") keeps its data, and the page says it is unavailable.
+  try {
+    return { store, guest: admitVisitor(svc, store) }
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'account_suspended') throw err
+    return new Reply(403, plainPage('This store is unavailable', '<p>This store is not taking visitors or orders at the moment. Please try again later.</p>'), plainHeaders(), HTML)
+  }
 }
 
 type AnyCtx = Ctx<'none', undefined, URLSearchParams | undefined>
 
 /** Common to every handler: the store (or its error page), the visitor, and for posts the CSRF check. */
 function withVisitor(ctx: AnyCtx, then: (r: Request, form: Record<string, string>) => Reply | Promise<Reply>): Reply | Promise<Reply> {
-  const store = storeOr(ctx.svc, ctx.params.slug)
-  if (store instanceof Reply) return store
-  const r = visitorOf(ctx.svc, store, ctx.headers, ctx.requestId, ctx.ip)
+  const admitted = storeOr(ctx.svc, ctx.params.slug)
+  if (admitted instanceof Reply) return admitted
+  const r = visitorOf(ctx.svc, admitted, ctx.headers, ctx.requestId, ctx.ip)
   const body = ctx.body
   if (body) {
     if (!csrfOk(r, ctx.headers, body)) {
-      return new Reply(403, plainPage('This form has expired', `<p>For your safety the form was not sent. <a href="${esc(sitePaths(ctx.svc, store).home)}">Go back to the store</a> and try again.</p>`), plainHeaders(), HTML)
+      return new Reply(403, plainPage('This form has expired', `<p>For your safety the form was not sent. <a href="${esc(sitePaths(ctx.svc, admitted.store).home)}">Go back to the store</a> and try again.</p>`), plainHeaders(), HTML)
     }
   }
   return then(r, body ? Object.fromEntries(body) : {})
@@ -231,11 +239,11 @@ export const websiteRoutes: Route[] = [
     const op = f.op ?? 'add'
     if (op === 'remove') return redirect(r, paths.cart, [setCart(r, removeLine(r.visitor.cart, Number(f.line)))])
     if (op === 'coupon') {
-      const code = (f.coupon_code ?? '').trim().slice(0, 40)
+      const code = (f.coupon_code ?? '').trim().slice(0, STOREFRONT_LIMITS.couponCode)
       return redirect(r, paths.cart, [setCart(r, { ...r.visitor.cart, coupon: code || null })])
     }
     const itemId = posIntOrNull(f.item_id)
-    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), 30)
+    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), STOREFRONT_LIMITS.perLine)
     const line = { item_id: itemId ?? 0, quantity: Math.trunc(quantity), variation: posIntOrNull(f.variation_id), extras: ctx.body!.getAll('extra_ids').map(posIntOrNull).filter((x): x is number => x !== null) }
     // Sold out, unknown, or a variation the item does not offer: refused here, as checkout would.
     const problem = itemId === null ? 'Choose an item.' : lineProblem(r.svc, r.store, line)
