@@ -52,6 +52,8 @@ export function authorize(principal: Principal | null, access: Access): void {
   switch (principal.kind) {
     case 'owner':
       if (!access.owner) break
+      // A third-party app's token also needs the granted scope the operation names (docs/apps.md "Calling the API").
+      if (access.appScope && principal.app && !principal.app.scopes.includes(access.appScope)) throw new ApiError('forbidden', `This app token was not granted the ${access.appScope} scope.`)
       if (access.owner === 'any' || grants(principal.capabilities, access.owner)) return
       throw new ApiError('forbidden', `This token needs the ${access.owner} capability.`)
     case 'staff':

@@ -8,6 +8,7 @@ import type { Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { INVALID_REQUEST, McpServer, PARSE_ERROR, PROTOCOL_VERSIONS, type CallContext, type RpcAnswer } from './protocol.ts'
 import { MCP_SERVERS } from './servers/index.ts'
+import { invoke } from '../ops/invoke.ts'
 import { rawNumericIds, stringifyAnswer } from './raw-ids.ts'
 import type { McpServerDef } from './tool.ts'
 
@@ -43,7 +44,7 @@ export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_
       async handle(call: McpCall): Promise<McpReply> {
         // Server-level admission (the admin server's plan feature, the storefront agent scope):
         // an ApiError here is the HTTP error envelope, as for a bad credential.
-        def.admit?.(call.principal, svc)
+        if (def.admission) await invoke(def.admission, { svc, principal: call.principal, ids: {}, where: 'arguments', read: () => undefined, requestId: call.requestId, ip: call.ip })
         // MCP 2025-06-18 "Protocol Version Header": an unsupported version is a 400.
         const version = call.headers['mcp-protocol-version']
         if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {

@@ -8,7 +8,7 @@
  */
 import type { Op } from '../../ops/op.ts'
 import { ApiError } from '../../errors.ts'
-import { requireFeature } from '../../storage/entitlements.ts'
+import { adminAdmission } from '../../ops/mcp-admission.ts'
 import { getMenu, listStores, salesReport } from '../../ops/stores.ts'
 import { listCategories } from '../../ops/menu-read.ts'
 import * as menu from '../../ops/menu.ts'
@@ -138,13 +138,8 @@ export const adminServer: McpServerDef = {
   title: 'Restaurant admin',
   instructions: 'Run your restaurants: menus, orders, customers, coupons, opening hours and sales. Call list_restaurants first; every other tool takes a restaurant_id from it. Amounts are decimals in the store currency. Failures come back as results with isError and the API error envelope: `code` (not_found for anything that is not yours, validation_failed with field errors, forbidden, …) and the finer `reason` (plan_limit_reached, feature_not_in_plan, category_not_empty, …).',
   auth: 'owner',
-  // The plan decides whether an account may use MCP at all (docs/billing.md "Plans and entitlements").
-  admit: (principal, svc) => {
-    if (principal?.kind !== 'owner') throw new ApiError('unauthenticated')
-    // A third-party app's token opens this server only with the mcp:use scope (docs/apps.md
-    // "Calling the API"); its tools are then those its other scopes' capabilities reach.
-    if (principal.app && !principal.app.scopes.includes('mcp:use')) throw new ApiError('forbidden', 'This app token was not granted the mcp:use scope.')
-    requireFeature(svc.db, principal.ownerId, 'mcp')
-  },
+  // The plan decides whether an account may use MCP at all (docs/billing.md "Plans and entitlements");
+  // a third-party app's token opens this server only with the mcp:use scope (docs/apps.md "Calling the API").
+  admission: adminAdmission,
   tools: adminTools,
 }
