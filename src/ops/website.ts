@@ -101,6 +101,16 @@ function menuObject(svc: Services, store: StoreRow) {
   return { categories, items, url: paths.menu }
 }
 
+/** The draft of these lines, or null when they cannot be ordered as they are (sold out, unknown, …). */
+function draftOrNull(svc: Services, store: StoreRow, type: string, items: Array<{ item_id: number; quantity: number; variation: number | null; extras: number[] }>, now: string) {
+  try {
+    return draftCart(svc, store, { type, items }, now)
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err
+    return null
+  }
+}
+
 /** A type the cart can be priced as with no extra details (no table, no address). */
 function pricingType(store: StoreRow): string {
   const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
@@ -115,21 +125,22 @@ export function pricedCart(svc: Services, store: StoreRow, cart: WebCart) {
   const now = new Date().toISOString()
   const type = pricingType(store)
   const problems: string[] = []
-  const ok = cart.lines.filter((l) => {
-    try {
-      draftCart(svc, store, { type, items: [{ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }] }, now)
-      return true
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err
+  const itemsOf = (lines: WebCart['lines']) => lines.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }))
+  // One pricing of the whole cart; only a cart that no longer prices is priced line by line, to leave out what cannot be ordered.
+  let draft = cart.lines.length === 0 ? null : draftOrNull(svc, store, type, itemsOf(cart.lines), now)
+  let ok = cart.lines
+  if (!draft && cart.lines.length > 0) {
+    ok = cart.lines.filter((l) => {
+      if (draftOrNull(svc, store, type, itemsOf([l]), now)) return true
       const name = svc.stores.menu(store.id).items.find((i) => i.id === l.item_id)?.name
       problems.push(name ? `${name} is no longer available and was left out.` : 'An item is no longer on the menu and was left out.')
       return false
-    }
-  })
+    })
+    if (ok.length > 0) draft = draftCart(svc, store, { type, items: itemsOf(ok) }, now)
+  }
   const paths = sitePaths(svc, store)
   const empty = { lines: [], item_count: 0, subtotal: 0, discount: 0, total: 0, coupon: null, min_age: null, url: paths.cart, checkout_url: paths.checkout }
-  if (ok.length === 0) return { object: empty, problems, lines: ok }
-  let draft = draftCart(svc, store, { type, items: ok.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras })) }, now)
+  if (!draft) return { object: empty, problems, lines: ok }
   let coupon: string | null = null
   if (cart.coupon) {
     const c = couponOnDraft(svc, store, draft, cart.coupon, now)
