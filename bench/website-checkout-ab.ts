@@ -1,0 +1,83 @@
+/**
+ * Same-run A/B of the store website's checkout (issue 33): `node --import tsx bench/website-checkout-ab.ts <treeA> <treeB> [rounds] [seconds]`.
+ * As bench/orders-ab.ts, but each request is the browser's checkout form post: `POST /s/{slug}/checkout`
+ * (urlencoded, the visitor's CSRF cookie and field, a cart cookie of one to three lines of the demo
+ * menu, same-origin `Origin`), answered 303 to the tracking page. The carts carry no id, so no post
+ * is an idempotent replay of another. Prints per round the checkouts/s and the server's user and
+ * system CPU per checkout, then the medians. Run it under the bench lock:
+ * `flock /tmp/bench.lock node --import tsx bench/website-checkout-ab.ts …`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import Database from 'better-sqlite3'
+import { cpuSplit, startApp, seedDemo, type Server } from './lib/proc.ts'
+import { runBenchLoad } from './lib/raw-load.ts'
+import { readMenu } from './orders.ts'
+import { rng } from './lib/rng.ts'
+
+interface Demo { store: { id: number } }
+
+const [a, b] = [process.argv[2], process.argv[3]].map((p) => resolve(p ?? '.'))
+const rounds = Number(process.argv[4] ?? 4)
+const seconds = Number(process.argv[5] ?? 4)
+const dir = mkdtempSync(join(process.env.BENCH_DB_DIR ?? tmpdir(), 'website-ab-'))
+const servers: Server[] = []
+const CSRF = 'benchcsrftokenbenchcsrftoken0123456789'
+
+/** Checkout posts over the demo menu: plain items (no required choices), one to three lines each. */
+function checkouts(dbPath: string, storeId: number, site: string, count = 64) {
+  const db = new Database(dbPath, { readonly: true })
+  const slug = db.prepare('SELECT slug FROM stores WHERE id = ?').pluck().get(storeId) as string
+  db.close()
+  const items = readMenu(dbPath, storeId).filter((i) => i.variants.length === 0)
+  const rand = rng(7)
+  const body = new URLSearchParams({ csrf: CSRF, type: 'takeaway', customer_name: 'Bench', customer_phone: '+15550001111' }).toString()
+  return Array.from({ length: count }, () => {
+    const lines = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => [items[Math.floor(rand() * items.length)]!.id, 1 + Math.floor(rand() * 2), null, []])
+    const cart = Buffer.from(JSON.stringify({ l: lines, c: null })).toString('base64url')
+    return {
+      method: 'POST' as const, path: `/s/${slug}/checkout`, body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: site, cookie: `csrf=${CSRF}; cart=${cart}` },
+    }
+  })
+}
+
+try {
+  const targets = []
+  for (const [name, tree] of [['A', a!], ['B', b!]] as const) {
+    const dbPath = join(dir, `${name}.db`)
+    const demo = await seedDemo<Demo>(dbPath, tree)
+    // Around the clock: the demo store's hours must not close the checkout mid-run.
+    const db = new Database(dbPath)
+    db.prepare("UPDATE stores SET settings = json_set(COALESCE(settings, '{}'), '$.business_hours', json('null')) WHERE id = ?").run(demo.store.id)
+    db.close()
+    const server = await startApp(dbPath, tree, { GROUP_COMMIT: '1' })
+    servers.push(server)
+    targets.push({ name, tree, server, requests: checkouts(dbPath, demo.store.id, server.url), rows: [] as Array<{ rate: number; user: number; sys: number }> })
+  }
+  const seen = new Map<number, number>()
+  const counted = <T extends object>(rs: T[]) => rs.map((r) => Object.assign({}, r, { onId: (status: number) => seen.set(status, (seen.get(status) ?? 0) + 1) }))
+  for (const t of targets) await runBenchLoad({ url: t.server.url, requests: counted(t.requests), connections: 32, durationSec: 2 })
+  for (const [status, n] of seen) if (status !== 303) throw new Error(`warm-up: ${n} answers ${status} (a checkout answers 303)`)
+  for (let r = 0; r < rounds; r++) {
+    for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
+      seen.clear()
+      const c0 = cpuSplit(t.server.proc.pid!)
+      const l = await runBenchLoad({ url: t.server.url, requests: counted(t.requests), connections: 32, durationSec: seconds })
+      const c1 = cpuSplit(t.server.proc.pid!)
+      const ok = seen.get(303) ?? 0
+      if (ok === 0 || l.errors > 0 || seen.size > 1) throw new Error(`${t.name}: ${JSON.stringify([...seen])}, ${l.errors} errors`)
+      const row = { rate: ok / l.durationSec, user: ((c1.user - c0.user) / ok) * 1e6, sys: ((c1.sys - c0.sys) / ok) * 1e6 }
+      t.rows.push(row)
+      console.log(`round ${r + 1} ${t.name}: ${Math.round(row.rate)} checkouts/s, ${(row.user + row.sys).toFixed(0)} µs/checkout (user ${row.user.toFixed(0)}, sys ${row.sys.toFixed(0)}), p99 ${l.p99.toFixed(1)} ms`)
+    }
+  }
+  const med = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2 }
+  for (const t of targets) {
+    console.log(`${t.name} ${t.tree}: median ${Math.round(med(t.rows.map((x) => x.rate)))} checkouts/s, ${med(t.rows.map((x) => x.user + x.sys)).toFixed(0)} µs/checkout (user ${med(t.rows.map((x) => x.user)).toFixed(0)}, sys ${med(t.rows.map((x) => x.sys)).toFixed(0)})`)
+  }
+} finally {
+  for (const s of servers) await s.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
