@@ -10,7 +10,7 @@
 import type { AuthFamily, Principal } from '../auth/principals.ts'
 import { ApiError, WHOLE_REQUEST } from '../errors.ts'
 import { invoke } from '../ops/invoke.ts'
-import type { Op, ScopeNeed } from '../ops/op.ts'
+import type { Op, ScopeIds, ScopeNeed } from '../ops/op.ts'
 import type { Services } from '../services.ts'
 import { scopeIdsOf, type Binding } from './bind.ts'
 import { Reply, type Route } from './route.ts'
@@ -29,6 +29,15 @@ export interface FormRequest<P extends Principal | null = Principal | null> {
   headers: Readonly<Record<string, string>>
   requestId: string
   ip: string
+  /** What the binding's `admit` found for its callbacks (the store website: its store and visitor). */
+  state?: unknown
+}
+
+/** Who a page's form acts as, when the page decides it (see FormBinding.admit). */
+export interface Admitted {
+  principal: Principal | null
+  ids?: ScopeIds
+  state?: unknown
 }
 
 export interface FormBinding<O = unknown> {
@@ -45,15 +54,23 @@ export interface FormBinding<O = unknown> {
   fields: Record<string, string> | ((req: FormRequest) => unknown)
   /** Path parameters copied into the input (ids as numbers), as in `bind`. */
   params?: Record<string, string>
+  /**
+   * Pages whose visitors no request header authenticates (the store website: its store by `{slug}`,
+   * its cookie double-submit CSRF, the signed-in customer or the policy's visitor): the principal and
+   * scope ids the operation runs as, or the page to answer instead, and then nothing runs.
+   */
+  admit?: (req: FormRequest) => Admitted | Reply
   /** Where the browser goes once the operation succeeded (a 303), or the page to answer with. */
   success: (value: O, req: FormRequest) => Reply | Promise<Reply>
   /**
-   * The page again with what to fix: the operation's refusal (4xx but 401 and 429, which the
-   * pipeline answers) as field messages, and the error for its status.
+   * The page again with what to fix: the operation's refusal (any 4xx; rethrow it to have the
+   * pipeline answer the error envelope instead) as field messages, and the error for its status.
    */
   failure: (errors: FormError[], req: FormRequest, err: ApiError) => Reply | Promise<Reply>
   summary?: string
   description?: string
+  /** The OpenAPI tag when it is the page's rather than the operation's. */
+  tag?: string
   /** A tighter per-route limit per client address (api-v1 §8 sign-in limits), as in `bind`. */
   rateLimit?: { perMinute: number }
   /** The statuses the page answers itself, for OpenAPI (see Route.pageErrors). */
@@ -88,7 +105,7 @@ function inputOfForm(b: FormBinding, req: FormRequest): unknown {
 /** Make a route-table entry that runs `op` from an HTML form (the pipeline recognises `formBinding`). */
 export function form<I, O>(op: Op<I, O>, b: FormBinding<O>): Route & FormRoute {
   return {
-    method: 'POST', path: b.path, site: true, tag: op.tag, summary: b.summary ?? op.summary,
+    method: 'POST', path: b.path, site: true, tag: b.tag ?? op.tag, summary: b.summary ?? op.summary,
     description: b.description ?? `An HTML form post (\`application/x-www-form-urlencoded\`) running the operation \`${op.id}\`; answers 303 on success, or the page again with what to fix.`,
     auth: b.auth, produces: HTML, form: true,
     ...(b.rateLimit ? { rateLimit: b.rateLimit } : {}),
@@ -101,13 +118,20 @@ export function form<I, O>(op: Op<I, O>, b: FormBinding<O>): Route & FormRoute {
   }
 }
 
-/** A refusal the page shows itself; 401 and 429 (and 5xx) are the pipeline's to answer. */
-const shownOnPage = (err: unknown): err is ApiError => err instanceof ApiError && err.status < 500 && err.status !== 401 && err.status !== 429
+/** A refusal the page shows itself; a 5xx (a bug, an outage) is the pipeline's to answer. */
+const shownOnPage = (err: unknown): err is ApiError => err instanceof ApiError && err.status < 500
 
 /** Run a form route's operation: the success page or redirect, or the page again with the refusal. */
-export async function runForm(route: Route & FormRoute, req: FormRequest): Promise<Reply> {
+export async function runForm(route: Route & FormRoute, request: FormRequest): Promise<Reply> {
   const b = route.formBinding
-  const ids = scopeIdsOf({ ids: b.ids } as Binding, req.params)
+  let req = request
+  let ids = scopeIdsOf({ ids: b.ids } as Binding, req.params)
+  if (b.admit) {
+    const admitted = b.admit(req)
+    if (admitted instanceof Reply) return admitted
+    req = Object.assign({}, req, { principal: admitted.principal, state: admitted.state })
+    if (admitted.ids) ids = admitted.ids
+  }
   try {
     const { value } = await invoke(route.op, { svc: req.svc, principal: req.principal, ids, where: 'body', read: () => inputOfForm(b, req), requestId: req.requestId, ip: req.ip })
     return await b.success(value, req)

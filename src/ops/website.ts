@@ -21,8 +21,6 @@ import { settingsView } from './store-settings.ts'
 import { couponOnDraft, draftCart } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
-import { login, register, requestOtp, verifyOtp } from './customer-auth.ts'
-import { createAddress, deleteAddress, logout } from './customers.ts'
 import { invoke } from './invoke.ts'
 import type { Op } from './op.ts'
 import { drawPage, storeThemeFor, reportRenderProblems } from './store-theme.ts'
@@ -309,40 +307,4 @@ export async function placeWebsiteOrder(svc: Services, store: StoreRow, visitor:
     order = await run(svc, createCustomerOrder, visitor.customer, store, input, caller) as { track_url: string }
   }
   return order.track_url
-}
-
-// ---- customer sign-in and addresses ------------------------------------------------------------------
-
-/** The device name of website sign-ins: signing in again in a browser replaces that browser's token only. */
-const DEVICE = 'website'
-
-export async function signInWithPassword(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
-  const r = await run(svc, login, null, store, { email: form.email ?? '', password: form.password ?? '', device: DEVICE }, caller) as { token: string }
-  return r.token
-}
-
-export async function createAccount(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
-  const r = await run(svc, register, null, store, { name: form.name ?? '', email: form.email ?? '', password: form.password ?? '', device: DEVICE }, caller) as { token: string }
-  return r.token
-}
-
-export async function sendSignInCode(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<void> {
-  await run(svc, requestOtp, null, store, { phone: form.phone ?? '' }, caller)
-}
-
-export async function signInWithCode(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
-  const r = await run(svc, verifyOtp, null, store, { phone: form.phone ?? '', code: (form.code ?? '').trim(), device: DEVICE }, caller) as { token: string }
-  return r.token
-}
-
-export async function saveAddress(svc: Services, store: StoreRow, customer: CustomerPrincipal, form: Record<string, string>, caller: Caller): Promise<void> {
-  await run(svc, createAddress, customer, store, { label: text(form, 'label'), address: form.address ?? '', notes: text(form, 'notes'), is_default: form.is_default === 'on' }, caller)
-}
-
-export async function removeAddress(svc: Services, store: StoreRow, customer: CustomerPrincipal, addressId: number, caller: Caller): Promise<void> {
-  await run(svc, deleteAddress, customer, store, { address_id: addressId }, caller)
-}
-
-export async function signOut(svc: Services, store: StoreRow, customer: CustomerPrincipal, caller: Caller): Promise<void> {
-  await run(svc, logout, customer, store, undefined, caller)
 }

@@ -9,7 +9,7 @@ import { Reply, route, type Ctx, type Route } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
 import type { StoreRow } from '../../storage/stores.ts'
-import { customers, customerAddresses } from '../../storage/customers.ts'
+import { customers as customerRows, customerAddresses } from '../../storage/customers.ts'
 import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
@@ -19,9 +19,12 @@ import { csrfMatches, fromSite } from '../session-gate.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
-  createAccount, customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, removeAddress, renderWebsitePage, saveAddress,
-  sendSignInCode, signInWithCode, signInWithPassword, signOut, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
+  customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, renderWebsitePage, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
 } from '../../ops/website.ts'
+import { form, type Admitted, type FormRequest } from '../form.ts'
+import type { Op } from '../../ops/op.ts'
+import * as customerAuth from '../../ops/customer-auth.ts'
+import * as customers from '../../ops/customers.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json'
@@ -156,12 +159,46 @@ function withVisitor(ctx: AnyCtx, then: (r: Request, form: Record<string, string
   if (admitted instanceof Reply) return admitted
   const r = visitorOf(ctx.svc, admitted, ctx.headers, ctx.requestId, ctx.ip)
   const body = ctx.body
-  if (body) {
-    if (!csrfOk(r, ctx.headers, body)) {
-      return new Reply(403, plainPage('This form has expired', `<p>For your safety the form was not sent. <a href="${esc(sitePaths(ctx.svc, admitted.store).home)}">Go back to the store</a> and try again.</p>`), plainHeaders(), HTML)
-    }
-  }
+  if (body && !csrfOk(r, ctx.headers, body)) return expired(r)
   return then(r, body ? Object.fromEntries(body) : {})
+}
+
+/** A post without the visitor's CSRF token, or from another site: nothing happens. */
+const expired = (r: Request): Reply =>
+  new Reply(403, plainPage('This form has expired', `<p>For your safety the form was not sent. <a href="${esc(sitePaths(r.svc, r.store).home)}">Go back to the store</a> and try again.</p>`), plainHeaders(), HTML)
+
+/**
+ * Who a website form acts as (src/http/form.ts `admit`): the store of `{slug}` (or its 404/403 page),
+ * the visitor, the CSRF check; with `signedOut`, the signed-in customer (else that page instead).
+ * The sign-ins act as no one (public operations of the store).
+ */
+const admitWebsite = (signedOut?: (r: Request) => Reply) => (req: FormRequest): Admitted | Reply => {
+  const admitted = storeOr(req.svc, req.params.slug)
+  if (admitted instanceof Reply) return admitted
+  const r = visitorOf(req.svc, admitted, req.headers, req.requestId, req.ip)
+  if (!csrfOk(r, req.headers, req.form)) return expired(r)
+  if (signedOut && !r.visitor.customer) return signedOut(r)
+  return { principal: signedOut ? r.visitor.customer : null, ids: { store: r.store.id }, state: r }
+}
+
+type Fields = Record<string, string>
+
+/** A website form bound to an operation: the page's own 303 or page again, with the fields as posted. */
+function websiteForm<O>(op: Op<any, O>, path: string, summary: string, b: {
+  admit: (req: FormRequest) => Admitted | Reply
+  input: (f: Fields, req: FormRequest) => unknown
+  success: (value: O, r: Request, f: Fields, h: Readonly<Record<string, string>>) => Reply | Promise<Reply>
+  failure: (r: Request, err: ApiError, f: Fields, h: Readonly<Record<string, string>>) => Reply | Promise<Reply>
+  rateLimit?: { perMinute: number }
+}): Route {
+  const fields = (req: FormRequest): Fields => Object.fromEntries(req.form)
+  return form(op, {
+    path: `/s/{slug}${path}`, auth: 'none', tag, summary, description: POST_DESCRIPTION, pageErrors: POST_PAGE_ERRORS, admit: b.admit,
+    ...(b.rateLimit ? { rateLimit: b.rateLimit } : {}),
+    fields: (req) => b.input(fields(req), req),
+    success: (value, req) => b.success(value, req.state as Request, fields(req), req.headers),
+    failure: (_errors, req, err) => b.failure(req.state as Request, err, fields(req), req.headers),
+  }) as Route
 }
 
 const page = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>, extra: Partial<Route> = {}): Route =>
@@ -171,14 +208,16 @@ const page = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | P
     ...extra, handler: handler as never,
   }) as Route
 
+const POST_DESCRIPTION = 'An HTML form post (`application/x-www-form-urlencoded`) with the `csrf` field of the page; answers 303 to the next page, or the page again with what to fix (422).'
+const POST_PAGE_ERRORS = {
+  403: 'The post did not come from the store\'s own page (Origin/Referer or the csrf field): nothing happens.', 404: 'No store has this address.',
+  422: 'Refused (an invalid field, a sold-out item, a wrong password or code, …): the page again, saying what to fix.',
+}
+
 const post = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>, extra: Partial<Route> = {}): Route =>
   route({
     method: 'POST', path: `/s/{slug}${path}`, site: true, tag, summary, auth: 'none', produces: HTML, form: true,
-    description: 'An HTML form post (`application/x-www-form-urlencoded`) with the `csrf` field of the page; answers 303 to the next page, or the page again with what to fix (422).',
-    pageErrors: {
-      403: 'The post did not come from the store\'s own page (Origin/Referer or the csrf field): nothing happens.', 404: 'No store has this address.',
-      422: 'Refused (an invalid field, a sold-out item, a wrong password or code, …): the page again, saying what to fix.',
-    },
+    description: POST_DESCRIPTION, pageErrors: POST_PAGE_ERRORS,
     ...extra, handler: handler as never,
   }) as Route
 
@@ -189,6 +228,11 @@ const refusal = (err: unknown): FormError[] => {
   throw err
 }
 
+/** The device name of website sign-ins: signing in again in a browser replaces that browser's token only. */
+const DEVICE = 'website'
+const toSignIn = (r: Request): Reply => redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
+const text = (s: string | undefined): string | null => (s?.trim() ? s.trim() : null)
+
 const setCart = (r: Request, cart: WebCart) => cookie(r.svc, r.store, COOKIE.cart, cart.lines.length || cart.coupon ? encodeCart(cart) : null)
 const wantsJson = (h: Readonly<Record<string, string>>) => (h.accept ?? '').includes(JSON_TYPE)
 const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null)
@@ -196,7 +240,7 @@ const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) 
 // ---- pages --------------------------------------------------------------------------------------------------
 
 function accountView(r: Request) {
-  const c = customers.byId(r.svc.db, r.visitor.customer!.customerId)!
+  const c = customerRows.byId(r.svc.db, r.visitor.customer!.customerId)!
   const addresses = customerAddresses.list(r.svc.db, c.id).map((a) => ({ id: a.id, label: a.label, address: a.address, is_default: a.is_default === 1 }))
   return { name: c.name, email: c.email, phone: c.phone, addresses }
 }
@@ -269,64 +313,47 @@ export const websiteRoutes: Route[] = [
     }
   })),
 
-  post('/account/login', 'Sign in with email and password (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const token = await signInWithPassword(r.svc, r.store, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err))
-    }
-  }), { rateLimit: { perMinute: 10 } }),
-
-  post('/account/register', 'Create a customer account with email and password (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const token = await createAccount(r.svc, r.store, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err))
-    }
-  }), { rateLimit: { perMinute: 10 } }),
-
-  post('/account/otp', 'Text a sign-in code to a phone (6 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      await sendSignInCode(r.svc, r.store, f, r.caller)
-      return loginPage(r, ctx.headers, 200, [], f.phone, 'We sent you a code. It expires in 5 minutes.')
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err))
-    }
-  }), { rateLimit: { perMinute: 6 } }),
-
-  post('/account/otp/verify', 'Sign in with the SMS code (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const token = await signInWithCode(r.svc, r.store, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err), f.phone)
-    }
-  }), { rateLimit: { perMinute: 10 } }),
-
-  post('/account/addresses', 'Save a delivery address', async (ctx) => withVisitor(ctx, async (r, f) => {
-    if (!r.visitor.customer) return redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
-    try {
-      await saveAddress(r.svc, r.store, r.visitor.customer, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).account)
-    } catch (err) {
-      return accountPage(r, ctx.headers, 422, refusal(err))
-    }
-  })),
-
-  post('/account/addresses/{address}/delete', 'Delete a saved address', async (ctx) => withVisitor(ctx, async (r) => {
-    if (!r.visitor.customer) return redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
-    try {
-      await removeAddress(r.svc, r.store, r.visitor.customer, posIntOrNull(ctx.params.address) ?? 0, r.caller)
-    } catch (err) {
-      return accountPage(r, ctx.headers, 404, refusal(err))
-    }
-    return redirect(r, sitePaths(r.svc, r.store).account)
-  })),
-
-  post('/account/logout', 'Sign out of this browser', async (ctx) => withVisitor(ctx, async (r) => {
-    if (r.visitor.customer) await signOut(r.svc, r.store, r.visitor.customer, r.caller)
-    return redirect(r, sitePaths(r.svc, r.store).home, [cookie(r.svc, r.store, COOKIE.customer, null)])
-  })),
+  websiteForm(customerAuth.login, '/account/login', 'Sign in with email and password (10 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 10 },
+    input: (f) => ({ email: f.email ?? '', password: f.password ?? '', device: DEVICE }),
+    success: (out, r) => redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, out.token)]),
+    failure: (r, err, _f, h) => loginPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customerAuth.register, '/account/register', 'Create a customer account with email and password (10 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 10 },
+    input: (f) => ({ name: f.name ?? '', email: f.email ?? '', password: f.password ?? '', device: DEVICE }),
+    success: (out, r) => redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, out.token)]),
+    failure: (r, err, _f, h) => loginPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customerAuth.requestOtp, '/account/otp', 'Text a sign-in code to a phone (6 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 6 },
+    input: (f) => ({ phone: f.phone ?? '' }),
+    success: (_out, r, f, h) => loginPage(r, h, 200, [], f.phone, 'We sent you a code. It expires in 5 minutes.'),
+    failure: (r, err, _f, h) => loginPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customerAuth.verifyOtp, '/account/otp/verify', 'Sign in with the SMS code (10 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 10 },
+    input: (f) => ({ phone: f.phone ?? '', code: (f.code ?? '').trim(), device: DEVICE }),
+    success: (out, r) => redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, out.token)]),
+    failure: (r, err, f, h) => loginPage(r, h, 422, refusal(err), f.phone),
+  }),
+  websiteForm(customers.createAddress, '/account/addresses', 'Save a delivery address', {
+    admit: admitWebsite(toSignIn),
+    input: (f) => ({ label: text(f.label), address: f.address ?? '', notes: text(f.notes), is_default: f.is_default === 'on' }),
+    success: (_out, r) => redirect(r, sitePaths(r.svc, r.store).account),
+    failure: (r, err, _f, h) => accountPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customers.deleteAddress, '/account/addresses/{address}/delete', 'Delete a saved address', {
+    admit: admitWebsite(toSignIn),
+    input: (_f, req) => ({ address_id: posIntOrNull(req.params.address) ?? 0 }),
+    success: (_out, r) => redirect(r, sitePaths(r.svc, r.store).account),
+    failure: (r, err, _f, h) => accountPage(r, h, 404, refusal(err)),
+  }),
+  websiteForm(customers.logout, '/account/logout', 'Sign out of this browser', {
+    // Signed out already: only the cookie is cleared.
+    admit: admitWebsite((r) => redirect(r, sitePaths(r.svc, r.store).home, [cookie(r.svc, r.store, COOKIE.customer, null)])),
+    input: () => undefined,
+    success: (_out, r) => redirect(r, sitePaths(r.svc, r.store).home, [cookie(r.svc, r.store, COOKIE.customer, null)]),
+    failure: (_r, err) => { throw err },
+  }),
 ]
