@@ -25,6 +25,19 @@ t.test('the account security forms are bindings of the session-family operations
   }
 })
 
+t.test('the sign-up, password and store website forms are bindings of their operations', async (t) => {
+  const bound = (path: string) => liveRoutes().find((r) => r.method === 'POST' && r.site && r.path === path)
+  for (const [path, id] of [
+    ['/signup', 'owner.sign_up'], ['/forgot-password', 'owner.password.forgot'], ['/reset-password/{token}', 'owner.password.reset'],
+    ['/s/{slug}/account/login', 'customer.auth.login'], ['/s/{slug}/account/register', 'customer.auth.register'],
+    ['/s/{slug}/account/otp', 'customer.auth.otp.request'], ['/s/{slug}/account/otp/verify', 'customer.auth.otp.verify'],
+    ['/s/{slug}/account/addresses', 'customer.addresses.create'], ['/s/{slug}/account/addresses/{address}/delete', 'customer.addresses.delete'],
+    ['/s/{slug}/account/logout', 'customer.logout'],
+  ] as const) {
+    t.equal(bound(path)?.op?.id, id, `${path} runs ${id}`)
+  }
+})
+
 t.test('a form bound to an operation takes the CSRF token from its body; without it nothing runs', async (t) => {
   const s = await startServer()
   t.teardown(() => s.close())

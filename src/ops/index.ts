@@ -51,6 +51,7 @@ import { reservationOps } from './reservations.ts'
 import { tableOps } from './tables.ts'
 import { customerReservationOps } from './customer-reservations.ts'
 import { ownerSecurityOps } from './owner-security.ts'
+import { ownerSignUpOps } from './owner-signup.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -65,7 +66,7 @@ export const ALL_OPS: readonly Op[] = [
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
-  ...ownerSecurityOps,
+  ...ownerSecurityOps, ...ownerSignUpOps,
   ...storeSettingsOps,
   ...storeThemeOps,
   ...catalogOps,

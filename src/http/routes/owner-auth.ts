@@ -8,7 +8,8 @@
  */
 import * as v from 'valibot'
 import { Reply, route, type Ctx } from '../route.ts'
-import { form, type FormRequest } from '../form.ts'
+import { form, type Admitted, type FormRequest } from '../form.ts'
+import * as site from '../../ops/owner-signup.ts'
 import * as security from '../../ops/owner-security.ts'
 import type { SecurityDone } from '../../ops/owner-security.ts'
 import type { Op } from '../../ops/op.ts'
@@ -17,7 +18,7 @@ import { ApiError } from '../../errors.ts'
 import { ownerById } from '../../storage/owners.ts'
 import { endOwnerSession, issueSessionApiToken, listOwnerSessions, sessionCookie, startOwnerSession } from '../../ops/owner-sessions.ts'
 import {
-  checkOwnerPassword, requestPasswordReset, resetLinkLive, resetPassword, signUpOwner, twoFactorState, verifyOwnerEmail,
+  checkOwnerPassword, resetLinkLive, twoFactorState, verifyOwnerEmail,
 } from '../../ops/owner-auth.ts'
 import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
@@ -71,6 +72,9 @@ async function securityPage(ctx: Pick<SessionCtx, 'svc' | 'principal'>, status =
   }), extra)
 }
 
+/** The sign-up and password forms act as no one, and only from this site's own pages (login CSRF, src/http/session-gate.ts `fromSite`). */
+const fromThisSite = (req: FormRequest): Admitted | Reply => (fromSite(req.svc.config.siteUrl, req.headers) ? { principal: null } : refusedForm())
+
 /** A security-page action bound as a form: the page again with the outcome, or with the refusal (wrong code, …). */
 const securityForm = (op: Op<any, SecurityDone>, path: string, summary: string, pageErrors: Record<number, string>, ok: string) => form(op, {
   path, auth: 'session', summary, pageErrors,
@@ -122,23 +126,14 @@ export const ownerAuthRoutes = [
     summary: 'The owner sign-up page',
     handler: () => authPage(200, 'Create your account', signUpBody({})),
   }),
-  route({
-    method: 'POST', path: '/signup', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.signUp, {
+    path: '/signup', auth: 'none', admit: fromThisSite,
     summary: 'Sign up: creates the account and mails a verification link',
     description: 'Form fields `name`, `email`, `password` (10 characters or more). The answer is the same whether or not the address already has an account (that address gets a mail saying so).',
     pageErrors: { 403: 'not from this site', 422: 'invalid email or password', 429: 'too many attempts' },
-    handler: async (ctx) => {
-      const f = formOf(ctx)
-      const input = { name: f.get('name') ?? '', email: f.get('email') ?? '', password: f.get('password') ?? '' }
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      try {
-        const { email } = await signUpOwner(ctx.svc, input, ctx.ip)
-        return authPage(200, 'Check your email', checkMailBody(email))
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        return authPage(e.status, 'Create your account', signUpBody({ name: input.name, email: input.email, error: pageMessage(e) }), errorHeaders(e))
-      }
-    },
+    fields: { name: 'name', email: 'email', password: 'password' },
+    success: ({ email }) => authPage(200, 'Check your email', checkMailBody(email)),
+    failure: (_errors, req, e) => authPage(e.status, 'Create your account', signUpBody({ name: req.form.get('name') ?? '', email: req.form.get('email') ?? '', error: pageMessage(e) }), errorHeaders(e)),
   }),
   route({
     method: 'GET', path: '/verify-email/{token}', site: true, auth: 'none', tag, produces: HTML,
@@ -155,22 +150,14 @@ export const ownerAuthRoutes = [
     summary: 'The forgotten-password page: asks for the address to mail a reset link to',
     handler: () => authPage(200, 'Forgot your password?', forgotBody({})),
   }),
-  route({
-    method: 'POST', path: '/forgot-password', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.forgotPassword, {
+    path: '/forgot-password', auth: 'none', admit: fromThisSite,
     summary: 'Mails a one-time link to set a new password (same answer whether or not the address has an account)',
     description: 'Form field `email`. The link `{site_url}/reset-password/{token}` works once, for one hour; at most three links an hour per account; 10 requests a minute per client address (429). Docs: docs/dashboard.md "Forgotten password".',
     pageErrors: { 403: 'not from this site', 422: 'not an email address', 429: 'too many requests' },
-    handler: async (ctx) => {
-      const email = formOf(ctx).get('email') ?? ''
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      try {
-        await requestPasswordReset(ctx.svc, { email }, ctx.ip)
-        return authPage(200, 'Check your email', resetSentBody(email.trim()))
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        return authPage(e.status, 'Forgot your password?', forgotBody({ email, error: pageMessage(e) }), errorHeaders(e))
-      }
-    },
+    fields: { email: 'email' },
+    success: (_sent, req) => authPage(200, 'Check your email', resetSentBody((req.form.get('email') ?? '').trim())),
+    failure: (_errors, req, e) => authPage(e.status, 'Forgot your password?', forgotBody({ email: req.form.get('email') ?? '', error: pageMessage(e) }), errorHeaders(e)),
   }),
   route({
     method: 'GET', path: '/reset-password/{token}', site: true, auth: 'none', tag, produces: HTML,
@@ -182,23 +169,14 @@ export const ownerAuthRoutes = [
       return authPage(200, 'Set a new password', resetBody(token))
     },
   }),
-  route({
-    method: 'POST', path: '/reset-password/{token}', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.setPassword, {
+    path: '/reset-password/{token}', auth: 'none', admit: fromThisSite,
     summary: 'Sets the new password with a reset link: uses the link, ends every session of the account',
     description: 'Form field `password` (10 characters or more). The address counts as confirmed; the account\'s web sessions and their API tokens end; then sign in at /login.',
     pageErrors: { 403: 'not from this site', 404: 'unknown, used or expired link', 422: 'password too short or too long' },
-    handler: async (ctx) => {
-      const token = ctx.params.token ?? ''
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      try {
-        await resetPassword(ctx.svc, token, { password: formOf(ctx).get('password') ?? '' })
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        if (e.code === 'not_found') return authPage(404, 'This link does not work', deadResetLink)
-        return authPage(e.status, 'Set a new password', resetBody(token, pageMessage(e)))
-      }
-      return authPage(200, 'Password changed', '<p class="ok" role="status">Your new password is set and every session of the account has ended. <a href="/login">Sign in</a> with it.</p>')
-    },
+    fields: (req) => ({ token: req.params.token ?? '', password: req.form.get('password') ?? '' }),
+    success: () => authPage(200, 'Password changed', '<p class="ok" role="status">Your new password is set and every session of the account has ended. <a href="/login">Sign in</a> with it.</p>'),
+    failure: (_errors, req, e) => (e.code === 'not_found' ? authPage(404, 'This link does not work', deadResetLink) : authPage(e.status, 'Set a new password', resetBody(req.params.token ?? '', pageMessage(e)))),
   }),
   route({
     method: 'GET', path: '/account/security', site: true, auth: 'session', tag, produces: HTML,
