@@ -52,6 +52,7 @@ import { tableOps } from './tables.ts'
 import { customerReservationOps } from './customer-reservations.ts'
 import { ownerSecurityOps } from './owner-security.ts'
 import { ownerSignUpOps } from './owner-signup.ts'
+import { websiteCheckout } from './website.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -66,7 +67,7 @@ export const ALL_OPS: readonly Op[] = [
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
-  ...ownerSecurityOps, ...ownerSignUpOps,
+  ...ownerSecurityOps, ...ownerSignUpOps, websiteCheckout,
   ...storeSettingsOps,
   ...storeThemeOps,
   ...catalogOps,

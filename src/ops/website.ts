@@ -1,11 +1,11 @@
 /**
- * The store website (issue 15 item 2; docs/website.md): what its pages show and what its forms do.
- * Pages get the theme objects of src/themes/reference.ts built from the store, its live menu, the
- * browser's cart and the signed-in customer; forms run the EXISTING operations through the same
- * pipeline as every front door (src/ops/invoke.ts): guests order through the storefront operation
- * (`storefront.orders.create`: takeaway and on-table, coupons, 40/30 limits, hours), signed-in
- * customers through `customer.orders.create` (every mode of the store, saved addresses), sign-in
- * through the customer sign-in operations. Nothing is priced here that pricing does not price:
+ * The store website (issue 15 item 2; docs/website.md): what its pages show, and its checkout. Pages
+ * get the theme objects of src/themes/reference.ts built from the store, its live menu, the browser's
+ * cart and the signed-in customer. Its forms are bindings of operations (src/http/form.ts, issue 33):
+ * the sign-ins and addresses bind the customer operations, the checkout binds `website.checkout`
+ * below, which places the order through the storefront operation (`storefront.orders.create`: guests,
+ * takeaway and on-table, coupons, 40/30 limits, hours) or the customer one (`customer.orders.create`:
+ * every mode of the store, saved addresses). Nothing is priced here that pricing does not price:
  * carts are priced by src/ops/cart.ts, the functions the store actor prices orders with.
  */
 import { createHash } from 'node:crypto'
@@ -21,8 +21,11 @@ import { settingsView } from './store-settings.ts'
 import { couponOnDraft, draftCart } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
-import { invoke } from './invoke.ts'
-import type { Op } from './op.ts'
+import * as v from 'valibot'
+import { defineOp, Outcome, type Op, type OpCtx } from './op.ts'
+import { validate } from './validate.ts'
+import { storeOf } from './scope.ts'
+import { admitVisitor } from '../auth/policy.ts'
 import { drawPage, storeThemeFor, reportRenderProblems } from './store-theme.ts'
 import type { ThemeContext } from '../themes/render.ts'
 import type { TemplateName } from '../themes/reference.ts'
@@ -35,9 +38,6 @@ export interface Visitor {
   cart: WebCart
   customer: CustomerPrincipal | null
 }
-
-/** Where an operation call comes from (for logs and rate limits). */
-export interface Caller { requestId: string; ip: string }
 
 export interface FormError { field: string; message: string }
 
@@ -244,11 +244,17 @@ export function lineProblem(svc: Services, store: StoreRow, line: { item_id: num
   }
 }
 
-// ---- forms: operations through the one pipeline -------------------------------------------------------
+// ---- the checkout: one operation --------------------------------------------------------------------------
 
-async function run(svc: Services, op: Op, principal: Principal | null, store: StoreRow, input: unknown, caller: Caller): Promise<unknown> {
-  const r = await invoke(op, { svc, principal, ids: { store: store.id }, read: () => input, where: 'body', requestId: caller.requestId, ip: caller.ip })
-  return r.value
+/**
+ * Run `op` as part of this one (the checkout places its order through the storefront or the customer
+ * order operation): the same input validation and `run`, with the scope this operation resolved and
+ * the principal the policy decided, without going through the pipeline a second time.
+ */
+async function placeWith<O>(op: Op<any, O>, ctx: OpCtx, principal: Principal, raw: unknown): Promise<O> {
+  const input = op.input ? validate(op.input, raw, 'body') : undefined
+  const out = await op.run(Object.assign({}, ctx, { principal }), input)
+  return out instanceof Outcome ? out.value : out
 }
 
 /** Field names of the operations' errors → the checkout form's fields. */
@@ -266,45 +272,63 @@ const text = (f: Record<string, string>, k: string): string | null => {
   return s ? s : null
 }
 
+const CartLineInput = v.object({ item_id: v.number(), quantity: v.number(), variation: v.nullable(v.number()), extras: v.array(v.number()) })
+
 /**
- * Place the order of the checkout form. Guests: the storefront operation; signed-in customers: the
- * customer operation (a coupon with a takeaway or table order goes through the storefront operation,
- * the only one that redeems coupons; the order is linked to the customer by phone, src/ops/order-create.ts).
- * Returns where the customer continues: the live tracking page (`continue_url`, api-v1 §4.3).
+ * Place the order of the checkout form (docs/website.md "Checkout"), as the signed-in customer or the
+ * store website's visitor (src/auth/visitor.ts), both decided by the policy. Guests order through the
+ * storefront operation; signed-in customers through the customer operation (a coupon with a takeaway
+ * or table order goes through the storefront operation, the only one that redeems coupons, as the
+ * store's visitor; the order is linked to the customer by phone, src/ops/order-create.ts). Answers
+ * where the customer continues: the live tracking page (`continue_url`, api-v1 §4.3).
  */
-export async function placeWebsiteOrder(svc: Services, store: StoreRow, visitor: Visitor, form: Record<string, string>, caller: Caller): Promise<string> {
-  const cart = pricedCart(menuReadOnce(svc), store, visitor.cart)
-  if (cart.lines.length === 0) throw new ApiError('validation_failed', undefined, { items: ['Your cart is empty.'] })
-  const modes = modesFor(store, visitor.customer)
-  const type = text(form, 'type') ?? modes[0] ?? ''
-  if (!modes.includes(type)) {
-    throw new ApiError('validation_failed', undefined, { type: [visitor.customer || !verticalOf(store.store_type).fulfillment_modes.includes(type as never) ? 'Choose how you would like your order.' : 'Sign in to order this way (delivery and the store\'s other modes need an account).'] })
-  }
-  const tipText = text(form, 'tip')
-  const tip = tipText === null ? null : Number(tipText)
-  if (tip !== null && (!Number.isFinite(tip) || tip < 0)) throw new ApiError('validation_failed', undefined, { tip_amount: ['Enter a tip of 0 or more.'] })
-  const items = cart.lines.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }))
-  const coupon = text(form, 'coupon_code') ?? visitor.cart.coupon
-  const common = {
-    type, items, customer_name: text(form, 'customer_name'), phone: text(form, 'customer_phone'), note: text(form, 'note'), tip_amount: tip,
-    table_number: type === 'on-table' ? text(form, 'table_number') : null, source: 'website',
-    // The checkout's "I am old enough" box (issue 18 item 4): the store actor asks for it when the cart holds `min_age` items.
-    age_confirmed: form.age_confirmed === 'on',
-  }
-  // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
-  // form is another key, so fixing a refused post is never an idempotency conflict.
-  const formHash = createHash('sha256').update(JSON.stringify([common, coupon, form.address ?? '', form.address_id ?? ''])).digest('base64url').slice(0, 16)
-  if (visitor.cart.id) Object.assign(common, { client_uuid: `website-${visitor.cart.id}-${formHash}` })
-  const viaStorefront = !visitor.customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
-  let order: { track_url: string }
-  if (viaStorefront) {
-    order = await run(svc, createStorefrontOrder, visitor.guest, store, { ...common, coupon_code: coupon }, caller) as { track_url: string }
-  } else {
-    if (coupon !== null) throw new ApiError('validation_failed', undefined, { coupon_code: ['Coupons apply to takeaway and table orders for now; remove the code to order this way.'] })
-    const addressId = text(form, 'address_id')
-    const address = text(form, 'address')
-    const input = { ...common, ...(type === 'delivery' ? (address ? { address } : { address_id: addressId === null ? null : Number(addressId) }) : {}) }
-    order = await run(svc, createCustomerOrder, visitor.customer, store, input, caller) as { track_url: string }
-  }
-  return order.track_url
-}
+export const websiteCheckout = defineOp({
+  id: 'website.checkout', tag: 'Store website', summary: 'Place the order of the website cart',
+  access: { visitor: true, customer: true }, scope: ['store'],
+  input: v.object({
+    /** The checkout form's fields as posted. */
+    form: v.record(v.string(), v.string()),
+    /** The browser's cart (its cookie, src/ops/website-cart.ts). */
+    cart: v.object({ id: v.nullable(v.string()), lines: v.array(CartLineInput), coupon: v.nullable(v.string()) }),
+  }),
+  output: { type: 'object', required: ['track_url'], properties: { track_url: { type: 'string', format: 'uri' } } },
+  run: async (ctx, { form, cart: posted }) => {
+    const svc = ctx.svc
+    const store = storeOf(ctx)
+    const customer = ctx.principal?.kind === 'customer' ? ctx.principal : null
+    const cart = pricedCart(menuReadOnce(svc), store, posted)
+    if (cart.lines.length === 0) throw new ApiError('validation_failed', undefined, { items: ['Your cart is empty.'] })
+    const modes = modesFor(store, customer)
+    const type = text(form, 'type') ?? modes[0] ?? ''
+    if (!modes.includes(type)) {
+      throw new ApiError('validation_failed', undefined, { type: [customer || !verticalOf(store.store_type).fulfillment_modes.includes(type as never) ? 'Choose how you would like your order.' : 'Sign in to order this way (delivery and the store\'s other modes need an account).'] })
+    }
+    const tipText = text(form, 'tip')
+    const tip = tipText === null ? null : Number(tipText)
+    if (tip !== null && (!Number.isFinite(tip) || tip < 0)) throw new ApiError('validation_failed', undefined, { tip_amount: ['Enter a tip of 0 or more.'] })
+    const items = cart.lines.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }))
+    const coupon = text(form, 'coupon_code') ?? posted.coupon
+    const common = {
+      type, items, customer_name: text(form, 'customer_name'), phone: text(form, 'customer_phone'), note: text(form, 'note'), tip_amount: tip,
+      table_number: type === 'on-table' ? text(form, 'table_number') : null, source: 'website',
+      // The checkout's "I am old enough" box (issue 18 item 4): the store actor asks for it when the cart holds `min_age` items.
+      age_confirmed: form.age_confirmed === 'on',
+    }
+    // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
+    // form is another key, so fixing a refused post is never an idempotency conflict.
+    const formHash = createHash('sha256').update(JSON.stringify([common, coupon, form.address ?? '', form.address_id ?? ''])).digest('base64url').slice(0, 16)
+    if (posted.id) Object.assign(common, { client_uuid: `website-${posted.id}-${formHash}` })
+    const viaStorefront = !customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
+    let order: { track_url: string }
+    if (viaStorefront) {
+      order = await placeWith(createStorefrontOrder, ctx, admitVisitor(svc, store), { ...common, coupon_code: coupon })
+    } else {
+      if (coupon !== null) throw new ApiError('validation_failed', undefined, { coupon_code: ['Coupons apply to takeaway and table orders for now; remove the code to order this way.'] })
+      const addressId = text(form, 'address_id')
+      const address = text(form, 'address')
+      const input = { ...common, ...(type === 'delivery' ? (address ? { address } : { address_id: addressId === null ? null : Number(addressId) }) : {}) }
+      order = await placeWith(createCustomerOrder, ctx, customer, input)
+    }
+    return { track_url: order.track_url }
+  },
+})

@@ -19,7 +19,7 @@ import { csrfMatches, fromSite } from '../session-gate.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
-  customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, renderWebsitePage, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
+  customerFromToken, formErrors, itemExists, lineProblem, pricedCart, websiteCheckout, renderWebsitePage, sitePaths, type FormError, type PageInput, type Visitor,
 } from '../../ops/website.ts'
 import { form, type Admitted, type FormRequest } from '../form.ts'
 import type { Op } from '../../ops/op.ts'
@@ -61,9 +61,9 @@ function cookie(svc: Services, store: StoreRow, name: string, value: string | nu
 
 // ---- the visitor, CSRF ------------------------------------------------------------------------------------
 
-interface Request { svc: Services; store: StoreRow; visitor: Visitor; cookies: Record<string, string>; setCookies: string[]; caller: Caller }
+interface Request { svc: Services; store: StoreRow; visitor: Visitor; cookies: Record<string, string>; setCookies: string[] }
 
-function visitorOf(svc: Services, { store, guest }: { store: StoreRow; guest: VisitorPrincipal }, headers: Readonly<Record<string, string>>, requestId: string, ip: string): Request {
+function visitorOf(svc: Services, { store, guest }: { store: StoreRow; guest: VisitorPrincipal }, headers: Readonly<Record<string, string>>): Request {
   const cookies = cookiesOf(headers)
   const setCookies: string[] = []
   let csrf = cookies[COOKIE.csrf]
@@ -72,7 +72,7 @@ function visitorOf(svc: Services, { store, guest }: { store: StoreRow; guest: Vi
     setCookies.push(cookie(svc, store, COOKIE.csrf, csrf, 60 * 60 * 24 * 365))
   }
   const customer = customerFromToken(svc, store, cookies[COOKIE.customer])
-  return { svc, store, cookies, setCookies, caller: { requestId, ip }, visitor: { guest, csrf, cart: decodeCart(cookies[COOKIE.cart]), customer } }
+  return { svc, store, cookies, setCookies, visitor: { guest, csrf, cart: decodeCart(cookies[COOKIE.cart]), customer } }
 }
 
 /**
@@ -157,7 +157,7 @@ type AnyCtx = Ctx<'none', undefined, URLSearchParams | undefined>
 function withVisitor(ctx: AnyCtx, then: (r: Request, form: Record<string, string>) => Reply | Promise<Reply>): Reply | Promise<Reply> {
   const admitted = storeOr(ctx.svc, ctx.params.slug)
   if (admitted instanceof Reply) return admitted
-  const r = visitorOf(ctx.svc, admitted, ctx.headers, ctx.requestId, ctx.ip)
+  const r = visitorOf(ctx.svc, admitted, ctx.headers)
   const body = ctx.body
   if (body && !csrfOk(r, ctx.headers, body)) return expired(r)
   return then(r, body ? Object.fromEntries(body) : {})
@@ -169,16 +169,18 @@ const expired = (r: Request): Reply =>
 
 /**
  * Who a website form acts as (src/http/form.ts `admit`): the store of `{slug}` (or its 404/403 page),
- * the visitor, the CSRF check; with `signedOut`, the signed-in customer (else that page instead).
- * The sign-ins act as no one (public operations of the store).
+ * the visitor, the CSRF check; then no one (the sign-ins: public operations of the store), the shopper
+ * (the checkout), or the signed-in customer (else the page `as` answers instead).
  */
-const admitWebsite = (signedOut?: (r: Request) => Reply) => (req: FormRequest): Admitted | Reply => {
+const admitWebsite = (as: 'no one' | 'shopper' | ((signedOut: Request) => Reply) = 'no one') => (req: FormRequest): Admitted | Reply => {
   const admitted = storeOr(req.svc, req.params.slug)
   if (admitted instanceof Reply) return admitted
-  const r = visitorOf(req.svc, admitted, req.headers, req.requestId, req.ip)
+  const r = visitorOf(req.svc, admitted, req.headers)
   if (!csrfOk(r, req.headers, req.form)) return expired(r)
-  if (signedOut && !r.visitor.customer) return signedOut(r)
-  return { principal: signedOut ? r.visitor.customer : null, ids: { store: r.store.id }, state: r }
+  // A shopper is the signed-in customer, or else the store's visitor (the policy's, src/auth/visitor.ts).
+  if (as === 'shopper') return { principal: r.visitor.customer ?? r.visitor.guest, ids: { store: r.store.id }, state: r }
+  if (as !== 'no one' && !r.visitor.customer) return as(r)
+  return { principal: as === 'no one' ? null : r.visitor.customer, ids: { store: r.store.id }, state: r }
 }
 
 type Fields = Record<string, string>
@@ -304,14 +306,12 @@ export const websiteRoutes: Route[] = [
     return redirect(r, paths.cart, [setCart(r, added)])
   })),
 
-  post('/checkout', 'Place the order of the cart; 303 to its live tracking page `/t/{track_token}`', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const trackUrl = await placeWebsiteOrder(r.svc, r.store, r.visitor, f, r.caller)
-      return redirect(r, trackUrl, [setCart(r, EMPTY_CART)])
-    } catch (err) {
-      return checkoutPage(r, ctx.headers, 422, refusal(err), f)
-    }
-  })),
+  websiteForm(websiteCheckout, '/checkout', 'Place the order of the cart; 303 to its live tracking page `/t/{track_token}`', {
+    admit: admitWebsite('shopper'),
+    input: (f, req) => ({ form: f, cart: (req.state as Request).visitor.cart }),
+    success: (out, r) => redirect(r, out.track_url, [setCart(r, EMPTY_CART)]),
+    failure: (r, err, f, h) => checkoutPage(r, h, 422, refusal(err), f),
+  }),
 
   websiteForm(customerAuth.login, '/account/login', 'Sign in with email and password (10 per minute)', {
     admit: admitWebsite(), rateLimit: { perMinute: 10 },
