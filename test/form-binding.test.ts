@@ -25,10 +25,10 @@ t.test('the account security forms are bindings of the session-family operations
   }
 })
 
-t.test('the sign-up, password and store website forms are bindings of their operations', async (t) => {
+t.test('the OAuth consent, sign-up, password and store website forms are bindings of their operations', async (t) => {
   const bound = (path: string) => liveRoutes().find((r) => r.method === 'POST' && r.site && r.path === path)
   for (const [path, id] of [
-    ['/signup', 'owner.sign_up'], ['/forgot-password', 'owner.password.forgot'], ['/reset-password/{token}', 'owner.password.reset'],
+    ['/oauth/authorize', 'oauth.authorize.decide'], ['/signup', 'owner.sign_up'], ['/forgot-password', 'owner.password.forgot'], ['/reset-password/{token}', 'owner.password.reset'],
     ['/s/{slug}/account/login', 'customer.auth.login'], ['/s/{slug}/account/register', 'customer.auth.register'],
     ['/s/{slug}/account/otp', 'customer.auth.otp.request'], ['/s/{slug}/account/otp/verify', 'customer.auth.otp.verify'],
     ['/s/{slug}/account/addresses', 'customer.addresses.create'], ['/s/{slug}/account/addresses/{address}/delete', 'customer.addresses.delete'],
@@ -71,4 +71,18 @@ t.test('formErrors: field errors become field messages, the whole request the fo
   t.same(formErrors(new ApiError('validation_failed', undefined, { phone: ['Enter a phone.'], [WHOLE_REQUEST]: ['Try again.'] }), { phone: 'customer_phone' }),
     [{ field: 'customer_phone', message: 'Enter a phone.' }, { field: '', message: 'Try again.' }])
   t.same(formErrors(new ApiError('conflict', 'Two-factor sign-in is off.')), [{ field: '', message: 'Two-factor sign-in is off.' }])
+})
+
+t.test('the OAuth consent form reads its CSRF token from the body too (the consent page\'s failure class)', async (t) => {
+  const s = await startServer()
+  t.teardown(() => s.close())
+  const { email } = await signedUp(s)
+  const { cookie, csrf } = await session(s, email)
+  const ask = { response_type: 'code', client_id: 'no-such-client', redirect_uri: 'https://app.example/cb', decision: 'approve' }
+  const refused = await visit(s, 'POST', '/oauth/authorize', { cookie, form: ask })
+  t.equal(refused.status, 403, 'no token: 403 before the operation runs')
+  const ran = await visit(s, 'POST', '/oauth/authorize', { cookie, form: { ...ask, csrf } })
+  t.equal(ran.status, 400, 'the token in the body: the operation runs and answers its page (unknown client, never redirected)')
+  t.match(ran.text, /unknown or not published/)
+  t.equal(ran.location, null, 'not sent anywhere')
 })

@@ -53,6 +53,7 @@ import { customerReservationOps } from './customer-reservations.ts'
 import { ownerSecurityOps } from './owner-security.ts'
 import { ownerSignUpOps } from './owner-signup.ts'
 import { websiteCheckout } from './website.ts'
+import { decideConsent } from './oauth-consent.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -67,7 +68,7 @@ export const ALL_OPS: readonly Op[] = [
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
-  ...ownerSecurityOps, ...ownerSignUpOps, websiteCheckout,
+  ...ownerSecurityOps, ...ownerSignUpOps, websiteCheckout, decideConsent,
   ...storeSettingsOps,
   ...storeThemeOps,
   ...catalogOps,
