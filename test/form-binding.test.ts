@@ -25,10 +25,10 @@ t.test('the account security forms are bindings of the session-family operations
   }
 })
 
-t.test('the OAuth consent, sign-up, password and store website forms are bindings of their operations', async (t) => {
+t.test('the OAuth consent, owner sign-in and sign-up, password and store website forms are bindings of their operations', async (t) => {
   const bound = (path: string) => liveRoutes().find((r) => r.method === 'POST' && r.site && r.path === path)
   for (const [path, id] of [
-    ['/oauth/authorize', 'oauth.authorize.decide'], ['/signup', 'owner.sign_up'], ['/forgot-password', 'owner.password.forgot'], ['/reset-password/{token}', 'owner.password.reset'],
+    ['/oauth/authorize', 'oauth.authorize.decide'], ['/login', 'owner.sign_in'], ['/logout', 'owner.sign_out'], ['/signup', 'owner.sign_up'], ['/forgot-password', 'owner.password.forgot'], ['/reset-password/{token}', 'owner.password.reset'],
     ['/s/{slug}/account/login', 'customer.auth.login'], ['/s/{slug}/account/register', 'customer.auth.register'],
     ['/s/{slug}/account/otp', 'customer.auth.otp.request'], ['/s/{slug}/account/otp/verify', 'customer.auth.otp.verify'],
     ['/s/{slug}/account/addresses', 'customer.addresses.create'], ['/s/{slug}/account/addresses/{address}/delete', 'customer.addresses.delete'],

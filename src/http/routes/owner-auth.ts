@@ -16,9 +16,9 @@ import type { Op } from '../../ops/op.ts'
 import type { SessionPrincipal } from '../../auth/principals.ts'
 import { ApiError } from '../../errors.ts'
 import { ownerById } from '../../storage/owners.ts'
-import { endOwnerSession, issueSessionApiToken, listOwnerSessions, sessionCookie, startOwnerSession } from '../../ops/owner-sessions.ts'
+import { issueSessionApiToken, listOwnerSessions, sessionCookie } from '../../ops/owner-sessions.ts'
 import {
-  checkOwnerPassword, resetLinkLive, twoFactorState, verifyOwnerEmail,
+  resetLinkLive, twoFactorState, verifyOwnerEmail,
 } from '../../ops/owner-auth.ts'
 import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
@@ -42,28 +42,13 @@ const refusedForm = () => authPage(403, 'This form has expired', '<p>For your sa
 /** An ApiError as the page's own status, message and (for 429) Retry-After. */
 const errorHeaders = (e: ApiError): Record<string, string> => e.headers ?? {}
 
-/** A refusal a form page shows itself (anything else, a 5xx or a bug, goes to the error path). */
-const shownOnPage = (e: unknown): e is ApiError => e instanceof ApiError && e.status < 500
-
 /** What a refused form tells the person: the field messages when there are some, else the message. */
 const pageMessage = (e: ApiError): string =>
   (e.details && typeof e.details === 'object' ? Object.values(e.details as Record<string, string[]>).flat().join(' ') : '') || e.message
 
-type FormCtx = Ctx<'none', any, any>
-
 const deadResetLink = '<p>It was used already or has expired. <a href="/forgot-password">Ask for a new one</a>.</p>'
 
-/** Form routes (`form: true`) get the posted fields as URLSearchParams (src/http/server.ts). */
-const formOf = (ctx: { body: unknown }): URLSearchParams => (ctx.body instanceof URLSearchParams ? ctx.body : new URLSearchParams())
 type SessionCtx = Ctx<'session', undefined, URLSearchParams | undefined>
-
-/** The session (if any) a sign-in replaces: ended, so one browser holds one session (rotation). */
-function currentSessionId(ctx: FormCtx): number | null {
-  try {
-    const p = ctx.svc.auth.session({ headers: ctx.headers, query: {}, bearer: null })
-    return p ? p.sessionId : null
-  } catch { return null }
-}
 
 async function securityPage(ctx: Pick<SessionCtx, 'svc' | 'principal'>, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
   const { ownerId, sessionId, csrf } = ctx.principal
@@ -72,7 +57,7 @@ async function securityPage(ctx: Pick<SessionCtx, 'svc' | 'principal'>, status =
   }), extra)
 }
 
-/** The sign-up and password forms act as no one, and only from this site's own pages (login CSRF, src/http/session-gate.ts `fromSite`). */
+/** The sign-in, sign-up and password forms act as no one, and only from this site's own pages (login CSRF, src/http/session-gate.ts `fromSite`). */
 const fromThisSite = (req: FormRequest): Admitted | Reply => (fromSite(req.svc.config.siteUrl, req.headers) ? { principal: null } : refusedForm())
 
 /** A security-page action bound as a form: the page again with the outcome, or with the refusal (wrong code, …). */
@@ -90,36 +75,27 @@ export const ownerAuthRoutes = [
     query: v.object({ next: v.optional(v.pipe(v.string(), v.maxLength(2000))) }),
     handler: (ctx) => authPage(200, 'Sign in', loginBody({ next: ctx.query.next })),
   }),
-  route({
-    method: 'POST', path: '/login', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.signIn, {
+    path: '/login', auth: 'none', admit: fromThisSite,
     summary: 'Sign in: starts a web session (cookie `dsid`) and goes back to `next`',
     description: 'Form fields `email`, `password`, `otp` (when two-factor is on), `next`. Limits: 10 attempts a minute per address, 5 failures per account in 15 minutes (429). A session cookie sent along is ended and replaced (docs/dashboard.md "Signing in").',
     pageErrors: { 401: 'wrong email or password, or the two-factor code is needed', 403: 'not from this site, account suspended, or email not confirmed', 422: 'wrong two-factor code', 429: 'too many attempts' },
-    handler: async (ctx) => {
-      const f = formOf(ctx)
-      const form: LoginForm = { email: f.get('email') ?? '', next: f.get('next') ?? '' }
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      let ownerId: number
-      try {
-        ({ ownerId } = await checkOwnerPassword(ctx.svc, { email: form.email!, password: f.get('password') ?? '', otp: f.get('otp') || undefined }, ctx.ip))
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        const askOtp = e.code === 'two_factor_required' || e.code === 'otp_invalid'
-        return authPage(e.status, 'Sign in', loginBody({ ...form, askOtp, error: e.message }), errorHeaders(e))
-      }
-      const previous = currentSessionId(ctx)
-      if (previous !== null) await endOwnerSession(ctx.svc, previous)
-      const { setCookie } = await startOwnerSession(ctx.svc, ownerId, { ip: ctx.ip, userAgent: ctx.headers['user-agent'] ?? '', via: 'password' })
-      return see(safeNext(form.next), setCookie)
+    fields: (req) => ({
+      email: req.form.get('email') ?? '', password: req.form.get('password') ?? '', ...(req.form.get('otp') ? { otp: req.form.get('otp')! } : {}),
+      cookie: req.headers.cookie ?? '', user_agent: req.headers['user-agent'] ?? '',
+    }),
+    success: ({ set_cookie }, req) => see(safeNext(req.form.get('next') ?? ''), set_cookie),
+    failure: (_errors, req, e) => {
+      const askOtp = e.code === 'two_factor_required' || e.code === 'otp_invalid'
+      const form: LoginForm = { email: req.form.get('email') ?? '', next: req.form.get('next') ?? '' }
+      return authPage(e.status, 'Sign in', loginBody({ ...form, askOtp, error: e.message }), errorHeaders(e))
     },
   }),
-  route({
-    method: 'POST', path: '/logout', site: true, auth: 'session', tag, produces: HTML, form: true,
+  form(site.signOut, {
+    path: '/logout', auth: 'session', fields: {},
     summary: 'Sign out: ends this web session and its API tokens',
-    handler: async (ctx) => {
-      await endOwnerSession(ctx.svc, ctx.principal.sessionId)
-      return see('/login', sessionCookie(ctx.svc, null))
-    },
+    success: (_done, req) => see('/login', sessionCookie(req.svc, null)),
+    failure: (_errors, _req, e) => { throw e },
   }),
   route({
     method: 'GET', path: '/signup', site: true, auth: 'none', tag, produces: HTML,
