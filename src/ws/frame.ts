@@ -8,6 +8,8 @@
  */
 import type { Principal } from '../auth/principals.ts'
 import { invoke } from '../ops/invoke.ts'
+import { authorize } from '../auth/policy.ts'
+import { validate } from '../ops/validate.ts'
 import type { Op, ScopeIds } from '../ops/op.ts'
 import type { Services } from '../services.ts'
 
@@ -48,4 +50,15 @@ export async function runFrame<O>(bound: BoundFrame<O>, call: FrameCall): Promis
     svc: call.svc, principal: call.principal, ids: call.ids, where: 'body', read: () => bound.input(call.frame), requestId: `ws:${bound.type}`, ip: call.ip,
   })
   return value as O
+}
+
+/**
+ * Admit a frame whose operation the socket runs in batches (driver positions: the latest position
+ * per driver per turn becomes one message to the driver's actor, the operation's message): the
+ * operation's policy and input, frame by frame, without running it. Answers the validated input, or
+ * throws the ApiError to answer as an `error` frame.
+ */
+export function admitFrame<I>(bound: BoundFrame<unknown>, principal: Principal, frame: Readonly<Record<string, unknown>>): I {
+  authorize(principal, bound.op.access)
+  return (bound.op.input ? validate(bound.op.input, bound.input(frame), 'body') : undefined) as I
 }

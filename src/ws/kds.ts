@@ -53,6 +53,8 @@ const STATION_RE = /^[^\u0000-\u001f]{1,40}$/
 /** The frames a kitchen screen sends: the kitchen operations, bound (src/ws/frame.ts). */
 const BUMP = frame(bumpItem, { type: 'bump', input: (f) => ({ item_id: f.item_id }) })
 const RECALL = frame(recallItem, { type: 'recall', input: (f) => ({ item_id: f.item_id }) })
+/** The frames this socket binds (for tests and docs). */
+export const kdsFrames = { bump: BUMP, recall: RECALL }
 
 export const kdsTopic = (storeId: number, station: string | null): string =>
   station === null ? `kds/${storeId}/*` : `kds/${storeId}/st/${encodeURIComponent(station)}`
