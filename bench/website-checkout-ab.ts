@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { cpuSplit, startApp, seedDemo, type Server } from './lib/proc.ts'
+import { startApp, seedDemo, type Server } from './lib/proc.ts'
+import { alternate } from './lib/ab.ts'
 import { runBenchLoad } from './lib/raw-load.ts'
 import { readMenu } from './orders.ts'
 import { rng } from './lib/rng.ts'
@@ -56,27 +57,17 @@ try {
     servers.push(server)
     targets.push({ name, tree, server, requests: checkouts(dbPath, demo.store.id, server.url), rows: [] as Array<{ rate: number; user: number; sys: number }> })
   }
-  const seen = new Map<number, number>()
-  const counted = <T extends object>(rs: T[]) => rs.map((r) => Object.assign({}, r, { onId: (status: number) => seen.set(status, (seen.get(status) ?? 0) + 1) }))
-  for (const t of targets) await runBenchLoad({ url: t.server.url, requests: counted(t.requests), connections: 32, durationSec: 2 })
-  for (const [status, n] of seen) if (status !== 303) throw new Error(`warm-up: ${n} answers ${status} (a checkout answers 303)`)
-  for (let r = 0; r < rounds; r++) {
-    for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
-      seen.clear()
-      const c0 = cpuSplit(t.server.proc.pid!)
-      const l = await runBenchLoad({ url: t.server.url, requests: counted(t.requests), connections: 32, durationSec: seconds })
-      const c1 = cpuSplit(t.server.proc.pid!)
-      const ok = seen.get(303) ?? 0
-      if (ok === 0 || l.errors > 0 || seen.size > 1) throw new Error(`${t.name}: ${JSON.stringify([...seen])}, ${l.errors} errors`)
-      const row = { rate: ok / l.durationSec, user: ((c1.user - c0.user) / ok) * 1e6, sys: ((c1.sys - c0.sys) / ok) * 1e6 }
-      t.rows.push(row)
-      console.log(`round ${r + 1} ${t.name}: ${Math.round(row.rate)} checkouts/s, ${(row.user + row.sys).toFixed(0)} µs/checkout (user ${row.user.toFixed(0)}, sys ${row.sys.toFixed(0)}), p99 ${l.p99.toFixed(1)} ms`)
-    }
-  }
-  const med = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2 }
+  // Warm both (the first orders of a database cost more).
   for (const t of targets) {
-    console.log(`${t.name} ${t.tree}: median ${Math.round(med(t.rows.map((x) => x.rate)))} checkouts/s, ${med(t.rows.map((x) => x.user + x.sys)).toFixed(0)} µs/checkout (user ${med(t.rows.map((x) => x.user)).toFixed(0)}, sys ${med(t.rows.map((x) => x.sys)).toFixed(0)})`)
+    const l = await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 32, durationSec: 2 })
+    if (!l.statuses['303']) throw new Error(`warm-up: ${JSON.stringify(l.statuses)} (a checkout answers 303)`)
   }
+  await alternate(targets, rounds, 'checkout', async (t) => {
+    const l = await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 32, durationSec: seconds })
+    const ok = l.statuses['303'] ?? 0
+    if (ok === 0 || l.errors > 0 || Object.keys(l.statuses).some((st) => st !== '303')) throw new Error(`${t.name}: ${JSON.stringify(l.statuses)}, ${l.errors} errors`)
+    return { ok, load: l }
+  })
 } finally {
   for (const s of servers) await s.stop()
   rmSync(dir, { recursive: true, force: true })

@@ -9,6 +9,7 @@ import { defineOp, type OpCtx } from './op.ts'
 import type { SessionPrincipal } from '../auth/owner-sessions.ts'
 import { revokeOwnerSession } from './owner-sessions.ts'
 import { beginTwoFactor, confirmTwoFactor, disableTwoFactor } from './owner-auth.ts'
+import type { Services } from '../services.ts'
 
 const tag = 'Owner sign-in'
 const access = { session: true } as const
@@ -28,34 +29,18 @@ export const revokeSession = defineOp({
   },
 })
 
-export const startTwoFactor = defineOp({
-  id: 'owner.two_factor.start', tag, summary: 'Starts two-factor enrolment: a new TOTP key to confirm',
-  access, scope: [],
-  run: async (ctx): Promise<SecurityDone> => {
+/** A two-factor action of the session's account: `act` with the posted code (none for the start). */
+const twoFactorOp = (id: string, summary: string, act: (svc: Services, ownerId: number, code: string) => Promise<void>) => defineOp({
+  id, tag, summary, access, scope: [], input: Code,
+  run: async (ctx, { code }): Promise<SecurityDone> => {
     const p = sessionOf(ctx)
-    await beginTwoFactor(ctx.svc, p.ownerId)
+    await act(ctx.svc, p.ownerId, code)
     return { session_id: p.sessionId, ended_own_session: false }
   },
 })
 
-export const confirmTwoFactorOp = defineOp({
-  id: 'owner.two_factor.confirm', tag, summary: 'Turns two-factor sign-in on with a code of the new key',
-  access, scope: [], input: Code,
-  run: async (ctx, { code }): Promise<SecurityDone> => {
-    const p = sessionOf(ctx)
-    await confirmTwoFactor(ctx.svc, p.ownerId, code)
-    return { session_id: p.sessionId, ended_own_session: false }
-  },
-})
-
-export const disableTwoFactorOp = defineOp({
-  id: 'owner.two_factor.disable', tag, summary: 'Turns two-factor sign-in off (needs a current code)',
-  access, scope: [], input: Code,
-  run: async (ctx, { code }): Promise<SecurityDone> => {
-    const p = sessionOf(ctx)
-    await disableTwoFactor(ctx.svc, p.ownerId, code)
-    return { session_id: p.sessionId, ended_own_session: false }
-  },
-})
+export const startTwoFactor = twoFactorOp('owner.two_factor.start', 'Starts two-factor enrolment: a new TOTP key to confirm', (svc, ownerId) => beginTwoFactor(svc, ownerId))
+export const confirmTwoFactorOp = twoFactorOp('owner.two_factor.confirm', 'Turns two-factor sign-in on with a code of the new key', confirmTwoFactor)
+export const disableTwoFactorOp = twoFactorOp('owner.two_factor.disable', 'Turns two-factor sign-in off (needs a current code)', disableTwoFactor)
 
 export const ownerSecurityOps = [revokeSession, startTwoFactor, confirmTwoFactorOp, disableTwoFactorOp]
