@@ -11,7 +11,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { cpuSplit, startApp, seedDemo, type Server } from './lib/proc.ts'
+import { startApp, seedDemo, type Server } from './lib/proc.ts'
+import { alternate } from './lib/ab.ts'
 import { runBenchLoad } from './lib/raw-load.ts'
 import { orderBodies, readMenu } from './orders.ts'
 
@@ -38,21 +39,11 @@ try {
     targets.push({ name, tree, server, requests, rows: [] as Array<{ rate: number; user: number; sys: number }> })
   }
   for (const t of targets) await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: 2 })
-  for (let r = 0; r < rounds; r++) {
-    for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
-      const c0 = cpuSplit(t.server.proc.pid!)
-      const l = await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: seconds })
-      const c1 = cpuSplit(t.server.proc.pid!)
-      if (l.non2xx > 0 || l.errors > 0) throw new Error(`${t.name}: ${l.non2xx} non-2xx, ${l.errors} errors`)
-      const row = { rate: l.ok2xx / l.durationSec, user: ((c1.user - c0.user) / l.ok2xx) * 1e6, sys: ((c1.sys - c0.sys) / l.ok2xx) * 1e6 }
-      t.rows.push(row)
-      console.log(`round ${r + 1} ${t.name}: ${Math.round(row.rate)} orders/s, ${(row.user + row.sys).toFixed(0)} µs/order (user ${row.user.toFixed(0)}, sys ${row.sys.toFixed(0)}), p99 ${l.p99.toFixed(1)} ms`)
-    }
-  }
-  const med = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2 }
-  for (const t of targets) {
-    console.log(`${t.name} ${t.tree}: median ${Math.round(med(t.rows.map((x) => x.rate)))} orders/s, ${med(t.rows.map((x) => x.user + x.sys)).toFixed(0)} µs/order (user ${med(t.rows.map((x) => x.user)).toFixed(0)}, sys ${med(t.rows.map((x) => x.sys)).toFixed(0)})`)
-  }
+  await alternate(targets, rounds, 'order', async (t) => {
+    const l = await runBenchLoad({ url: t.server.url, requests: t.requests, connections: 64, durationSec: seconds })
+    if (l.non2xx > 0 || l.errors > 0) throw new Error(`${t.name}: ${l.non2xx} non-2xx, ${l.errors} errors`)
+    return { ok: l.ok2xx, load: l }
+  })
 } finally {
   for (const s of servers) await s.stop()
   rmSync(dir, { recursive: true, force: true })

@@ -2,7 +2,7 @@
  * The store actor's coupons (ARCHITECTURE 3: a store actor owns its coupons). Create, update and
  * delete are store-actor messages, so they are serialised with each other and with the orders
  * that redeem the coupon: a PUT queued behind a DELETE finds no coupon and answers 404, never a
- * 500 (issue 10 #5). The decisions are pure (`reduceCoupon`, `priceCoupon`; the rules are in
+ * 500 (issue 10 #5). The decisions are pure (`reduceCoupon`; the rules, and `priceCoupon` for orders, are in
  * domain/coupons.ts); the shell applies the writes (`applyCouponEffect`), each durable before its
  * reply (ARCHITECTURE 5); the SQL is in storage/coupons.ts.
  */
@@ -10,9 +10,8 @@ import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
 import { ApiError, notFound, type FieldErrors } from '../errors.ts'
 import { applyCoupon, editCoupon, type CouponFields, type CouponSettings } from '../domain/coupons.ts'
-import type { OrderDraft } from '../domain/orders.ts'
 import type { Committer } from '../storage/commit.ts'
-import { couponOf, couponWrites, isDuplicateCode, type CouponRow } from '../storage/coupons.ts'
+import { couponWrites, isDuplicateCode, type CouponRow } from '../storage/coupons.ts'
 import type { Logger } from '../log.ts'
 
 /** The store actor's coupon messages (part of StoreMsg). */
@@ -57,19 +56,6 @@ export function reduceCoupon(msg: CouponMsg, current: CouponRow | undefined): Co
       return never
     }
   }
-}
-
-export type CouponPricing = { ok: true; draft: OrderDraft; couponId: number } | { ok: false; errors: FieldErrors }
-
-/**
- * Pure: coupon `row` (found by the order's code, read in the actor's turn; undefined: no such
- * code) priced into `draft` (docs/storefront.md "Coupons"). The discount never touches the tip.
- */
-export function priceCoupon(draft: OrderDraft, row: CouponRow | undefined, now: string): CouponPricing {
-  if (!row) return { ok: false, errors: { coupon_code: ['This coupon does not exist.'] } }
-  const r = applyCoupon(couponOf(row), draft.subtotal, now)
-  if (!r.ok) return { ok: false, errors: { coupon_code: [r.reason] } }
-  return { ok: true, draft: { ...draft, coupon_code: row.code, discount: r.discount, total: draft.subtotal - r.discount + draft.tip_amount }, couponId: row.id }
 }
 
 /**

@@ -22,7 +22,8 @@ import { nowIso } from '../storage/db.ts'
 import { parseSettings, pricingIndex, withItemChanged, writeStoreSettings, type StoreMenu, type StoreFields, type StoreQueries, type StoreRow } from '../storage/stores.ts'
 import { closedNotice } from '../domain/business-hours.ts'
 import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
-import { couponReads, couponWrites, type CouponRow } from '../storage/coupons.ts'
+import { couponReads, couponWrites, foundCoupon, type CouponRow } from '../storage/coupons.ts'
+import { priceCoupon } from '../domain/coupons.ts'
 import { applyMenuOp, type MenuChange, type MenuOp } from '../storage/menu.ts'
 import { allocateStock, withMoves, type StockLine, type StockMove } from '../domain/stock.ts'
 import { localDay, timeZoneOf } from '../domain/business-hours.ts'
@@ -34,7 +35,7 @@ import type { Booked } from '../domain/fulfillment.ts'
 import type { EventRouter } from './event-router.ts'
 import type { Logger } from '../log.ts'
 import type { Services } from '../services.ts'
-import { applyCouponEffect, priceCoupon, reduceCoupon, redemptionRefused, type CouponEffect, type CouponMsg } from './store-coupons.ts'
+import { applyCouponEffect, reduceCoupon, redemptionRefused, type CouponEffect, type CouponMsg } from './store-coupons.ts'
 import { withDelivery } from './store-delivery.ts'
 import { applyReservationMsg, type ReservationMsg } from './store-reservations.ts'
 
@@ -217,7 +218,7 @@ function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order
   let draft = drafted.draft
   let couponId: number | null = null
   if (msg.couponCode !== null) {
-    const priced = priceCoupon(draft, ctx.coupon, now)
+    const priced = priceCoupon(draft, foundCoupon(ctx.coupon), now)
     if (!priced.ok) return refuse(s, invalid(priced.errors))
     ;({ draft, couponId } = priced)
   }

@@ -6,7 +6,7 @@
  */
 import { ApiError, notFound } from '../errors.ts'
 import { grants } from '../domain/capabilities.ts'
-import type { Principal } from './principals.ts'
+import type { Principal, VisitorPrincipal } from './principals.ts'
 import { storeUnavailable } from './suspension.ts'
 import type { Access, Scope, ScopeIds, ScopeNeed } from '../ops/op.ts'
 import type { StoreRow } from '../storage/stores.ts'
@@ -52,6 +52,8 @@ export function authorize(principal: Principal | null, access: Access): void {
   switch (principal.kind) {
     case 'owner':
       if (!access.owner) break
+      // A third-party app's token also needs the granted scope the operation names (docs/apps.md "Calling the API").
+      if (access.appScope && principal.app && !principal.app.scopes.includes(access.appScope)) throw new ApiError('forbidden', `This app token was not granted the ${access.appScope} scope.`)
       if (access.owner === 'any' || grants(principal.capabilities, access.owner)) return
       throw new ApiError('forbidden', `This token needs the ${access.owner} capability.`)
     case 'staff':
@@ -71,6 +73,12 @@ export function authorize(principal: Principal | null, access: Access): void {
     case 'shell':
       if (access.shell) return
       break
+    case 'session':
+      if (access.session) return
+      break
+    case 'visitor':
+      if (access.visitor) return
+      break
   }
   throw new ApiError('forbidden', `A ${principal.kind} token cannot do this.`)
 }
@@ -85,10 +93,21 @@ function resolveStore(reader: ScopeReader, principal: Principal | null, raw: str
   else if (principal.kind === 'driver' || !('storeId' in principal)) store = undefined
   else if (id === null || id === principal.storeId) store = reader.stores.byId(principal.storeId)
   if (!store) throw notFound('restaurant')
-  // Public routes of a suspended account's store (menu, sign-ins) say it is unavailable; tokens of
-  // that account never get here (their authenticators refuse them first, src/auth/suspension.ts).
-  if (!principal && reader.accounts?.suspended(store.owner_id)) throw storeUnavailable()
+  // Public routes of a suspended account's store (menu, sign-ins) and its website's visitors say it
+  // is unavailable; tokens of that account never get here (their authenticators refuse them first,
+  // src/auth/suspension.ts).
+  if ((!principal || principal.kind === 'visitor') && reader.accounts?.suspended(store.owner_id)) throw storeUnavailable()
   return store
+}
+
+/**
+ * The visitor of a store's own website (src/auth/visitor.ts): the website's pages and forms act as
+ * this principal. A suspended account's website admits no one: 403 `account_suspended` ("This store
+ * is unavailable"), which the website answers as its own page.
+ */
+export function admitVisitor(reader: ScopeReader, store: StoreRow): VisitorPrincipal {
+  if (reader.accounts?.suspended(store.owner_id)) throw storeUnavailable()
+  return { kind: 'visitor', storeId: store.id, ownerId: store.owner_id }
 }
 
 function resolveOrder(reader: ScopeReader, principal: Principal | null, store: StoreRow, raw: string | number | undefined): OrderRow {

@@ -6,12 +6,14 @@ import type { CustomerPrincipal } from './customer.ts'
 import type { StorefrontPrincipal } from './storefront.ts'
 import type { SessionPrincipal } from './owner-sessions.ts'
 import type { ShellPrincipal } from './shell.ts'
+import type { VisitorPrincipal } from './visitor.ts'
 
 export type { OwnerPrincipal }
 export type { DriverPrincipal }
 export type { StaffPrincipal, CustomerPrincipal, StorefrontPrincipal }
 export type { SessionPrincipal }
 export type { ShellPrincipal }
+export type { VisitorPrincipal }
 
 /** Maps each auth family a route can declare to the principal its handler receives. */
 export interface PrincipalMap {
@@ -31,7 +33,8 @@ export interface PrincipalMap {
   shell: ShellPrincipal
 }
 export type AuthFamily = keyof PrincipalMap
-export type Principal = Exclude<PrincipalMap[AuthFamily], null>
+/** Every principal: one per auth family, and the store website's visitor, whom no request header authenticates (src/auth/visitor.ts). */
+export type Principal = Exclude<PrincipalMap[AuthFamily], null> | VisitorPrincipal
 
 /** What an authenticator sees of the request: copied synchronously from uWS. */
 export interface AuthInput {
@@ -62,5 +65,6 @@ export function principalKey(p: Principal): string {
     case 'storefront': return `storefront-token:${p.tokenId}`
     case 'session': return `owner-session:${p.sessionId}`
     case 'shell': return `shell-token:${p.tokenId}`
+    case 'visitor': return `visitor:${p.storeId}`
   }
 }

@@ -4,6 +4,8 @@
  * never touches the tip) and the rules of a manager's edit.
  */
 import { hasAtMostTwoDecimals, toCents } from './money.ts'
+import type { FieldErrors } from '../errors.ts'
+import type { OrderDraft } from './orders.ts'
 
 export const COUPON_KINDS = ['percent', 'fixed'] as const
 export type CouponKind = (typeof COUPON_KINDS)[number]
@@ -86,4 +88,21 @@ export function editCoupon(current: CouponSettings | null, input: CouponFields):
       active: input.active ?? current?.active ?? true,
     },
   }
+}
+
+/** A coupon as an order finds it by its code: the rules plus the row's id (the redemption names it). */
+export interface FoundCoupon extends Coupon { id: number }
+
+export type CouponPricing = { ok: true; draft: OrderDraft; couponId: number } | { ok: false; errors: FieldErrors }
+
+/**
+ * The one pricing of a coupon into an order draft, for the store actor's orders and for every priced
+ * cart (src/ops/cart.ts): `found` is the coupon the order's code names (undefined: no such code).
+ * The discount never touches the tip.
+ */
+export function priceCoupon(draft: OrderDraft, found: FoundCoupon | undefined, now: string): CouponPricing {
+  if (!found) return { ok: false, errors: { coupon_code: ['This coupon does not exist.'] } }
+  const r = applyCoupon(found, draft.subtotal, now)
+  if (!r.ok) return { ok: false, errors: { coupon_code: [r.reason] } }
+  return { ok: true, draft: { ...draft, coupon_code: found.code, discount: r.discount, total: draft.subtotal - r.discount + draft.tip_amount }, couponId: found.id }
 }

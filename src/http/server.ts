@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto'
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
-import { grants } from '../domain/capabilities.ts'
 import { principalKey, type AuthFamily, type AuthInput, type Authenticator, type Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
@@ -22,6 +21,7 @@ import { isIdParam, Reply, type Route } from './route.ts'
 import { runBound } from './op-pipeline.ts'
 import { validate } from '../ops/validate.ts'
 import { inputSource, type BoundRoute } from './bind.ts'
+import { runForm, type FormRoute } from './form.ts'
 import { checkSessionWrite, csrfMatches, csrfRefused, CSRF_FIELD, signInLocation } from './session-gate.ts'
 
 export const API_PREFIX = '/api/v1'
@@ -320,14 +320,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           }
           // Per address and store: `{id}` of the API routes, `{slug}` of the store website's pages.
           if (route.rateLimit) rate(routeLimiter(route.rateLimit.perMinute).take(`${route.method} ${route.path}|${ip}|${params.id ?? params.slug ?? ''}`))
-          if (route.capability && principal?.kind === 'owner' && !grants(principal.capabilities, route.capability)) {
-            throw new ApiError('forbidden', `This token needs the ${route.capability} capability.`)
-          }
-          // Staff permissions and storefront scopes (api-v1 §4.3, §4.7, §5): missing → 403.
-          if (route.permission && (principal?.kind === 'staff' || principal?.kind === 'storefront')) {
-            const held: readonly string[] = principal.kind === 'staff' ? principal.permissions : principal.scopes
-            if (!held.includes(route.permission)) throw new ApiError('forbidden', `This ${principal.kind} token needs the ${route.permission} permission.`)
-          }
+          // Capabilities, permissions and scopes (api-v1 §5) are the policy's (src/auth/policy.ts
+          // `authorize`): a bound operation's in `invoke`, a plain route's handler calls it itself.
           for (const [name, value] of Object.entries(params)) {
             // An id that cannot exist is simply not found (api-v1 §7), never a validation error.
             if (isIdParam(name) && !/^[1-9]\d{0,15}$/.test(value)) throw new ApiError('not_found')
@@ -343,9 +337,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
               if (buf.length === 0) return undefined
               return parseJsonBody(buf) // 400 for a shape past JSON_SHAPE, before JSON.parse
             })
-          // Only a form body can still bring the CSRF token; any other path runs without reading one.
+          // Only a form body can still bring the CSRF token, a form bound to an operation's as any
+          // other's (read below, before anything runs); any other path runs without reading one.
           const formRead = route.form && method !== 'GET' && method !== 'HEAD' && method !== 'DELETE'
-          if (csrfPending && (!formRead || route.op)) throw csrfRefused()
+          if (csrfPending && !formRead) throw csrfRefused()
           if (route.op && route.binding) {
             // A bound operation: authorize → resolve scope (404) → read and validate input (422) → run.
             // Drain a body the operation does not read so uWS can reuse the connection.
@@ -384,7 +379,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
                 if (buf.length > 0 && !/^application\/x-www-form-urlencoded\b/i.test(ctype)) throw new ApiError('unsupported_media_type')
                 const form = parseFormBody(buf)
                 if (csrfPending && !(principal?.kind === 'session' && csrfMatches(principal.csrf, form.get(CSRF_FIELD)))) throw csrfRefused()
-                run(form)
+                if (!isFormRoute(route)) return run(form)
+                // A form bound to an operation (src/http/form.ts): the one pipeline, then its page.
+                return runForm(route, { svc, principal, params, form, headers, requestId, ip })
+                  .then((out) => finish(out.status, out.body == null ? null : (out.body as string), out.headers, { contentType: out.contentType }))
               })
               .catch(guard(fail))
             return
@@ -401,6 +399,8 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
 
   return { router, routes }
 }
+
+const isFormRoute = (r: Route): r is Route & FormRoute => 'formBinding' in r && r.op !== undefined
 
 function stripAuthQuery(q: Record<string, string>): Record<string, string> {
   if (!('api_token' in q)) return q

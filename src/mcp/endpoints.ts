@@ -8,9 +8,12 @@ import type { Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
 import { INVALID_REQUEST, McpServer, PARSE_ERROR, PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, type CallContext } from './protocol.ts'
 import { MCP_SERVERS } from './servers/index.ts'
+import { invoke } from '../ops/invoke.ts'
 import { rawNumericIds, stringifyAnswer } from './raw-ids.ts'
 import type { McpServerDef } from './tool.ts'
 import { challengeParams } from '../ops/protected-resources.ts'
+import { ApiError } from '../errors.ts'
+import { API_REALM, bearerChallenge } from '../net/respond.ts'
 
 export interface McpCall {
   principal: Principal | null
@@ -48,7 +51,10 @@ export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_
       async handle(call: McpCall): Promise<McpReply> {
         // Server-level admission (the admin server's plan feature, the storefront agent scope):
         // an ApiError here is the HTTP error envelope, as for a bad credential.
-        def.admit?.(call.principal, svc)
+        if (def.admission) {
+          await invoke(def.admission, { svc, principal: call.principal, ids: {}, where: 'arguments', read: () => undefined, requestId: call.requestId, ip: call.ip })
+            .catch((e: unknown) => { throw scopeChallenge(e, call.principal, svc, def.path) })
+        }
         // MCP 2025-06-18 "Protocol Version Header": an unsupported version is a 400 (any of the five is fine).
         const version = call.headers['mcp-protocol-version']
         if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
@@ -86,4 +92,17 @@ export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_
       },
     }
   })
+}
+
+/**
+ * An app token refused for lack of `mcp:use` (the policy's rule, src/auth/policy.ts): its 403 carries
+ * RFC 6750 §3.1 `insufficient_scope`, naming the scopes to ask for and where to learn how
+ * (MCP 2025-11-25 "Scope Challenge Handling"). Any other refusal goes on as it is.
+ */
+function scopeChallenge(e: unknown, principal: Principal | null, svc: Services, path: string): unknown {
+  if (!(e instanceof ApiError) || e.status !== 403 || principal?.kind !== 'owner' || !principal.app || principal.app.scopes.includes('mcp:use')) return e
+  const params = challengeParams(svc.config.siteUrl, path) ?? {}
+  const scope = [...new Set(['mcp:use', ...principal.app.scopes])].join(' ')
+  return new ApiError(e.code, e.message, undefined,
+    { ...e.headers, 'WWW-Authenticate': bearerChallenge(API_REALM, false, { error: 'insufficient_scope', scope, resource_metadata: params.resource_metadata ?? '' }) }, e.details)
 }

@@ -49,10 +49,11 @@ export interface McpServerDef {
   /** The credential family the address authenticates (api-v1 §5); `none` for public servers. */
   auth: 'owner' | 'storefront' | 'customer' | 'none'
   /**
-   * Extra server-level check after authentication, throws ApiError (answered as the HTTP error
-   * envelope), e.g. the storefront `agent` scope or the admin `mcp` plan feature.
+   * Who may open the server at all: an operation (src/ops/mcp-admission.ts) run through the one
+   * pipeline before any message, its refusal answered as the HTTP error envelope, e.g. the storefront
+   * `agent` scope or the admin `mcp` plan feature.
    */
-  admit?: (principal: Principal | null, svc: Services) => void
+  admission?: Op
   tools: ToolBinding[]
   /** Resources and templates (MCP "Resources"), read through their ops; declares the `resources` capability. */
   resources?: ResourceBinding[]

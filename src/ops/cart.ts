@@ -1,7 +1,7 @@
 /**
  * Pricing a cart without writing an order (issue 12: the storefront agent's `price_cart` and
  * `apply_coupon`, the customer's `reorder`). It runs the very functions the store actor prices an
- * order with (domain/orders.ts `draftOrder`, actors/store-coupons.ts `priceCoupon`) on the store's
+ * order with (domain/orders.ts `draftOrder`, domain/coupons.ts `priceCoupon`) on the store's
  * live menu, so a priced cart and the order placed from it come to the same totals while the menu
  * and the coupon stay as they are. Nothing here is a rule of its own.
  */
@@ -9,8 +9,8 @@ import { ApiError } from '../errors.ts'
 import { draftOrder, type OrderDraft, type OrderInput } from '../domain/orders.ts'
 import { fromCents } from '../domain/money.ts'
 import { verticalOf } from '../domain/verticals.ts'
-import { priceCoupon } from '../actors/store-coupons.ts'
-import { couponReads } from '../storage/coupons.ts'
+import { priceCoupon } from '../domain/coupons.ts'
+import { couponReads, foundCoupon } from '../storage/coupons.ts'
 import { pricingIndex, type StoreRow } from '../storage/stores.ts'
 import { pricedLineView } from '../storage/orders.ts'
 import type { Services } from '../services.ts'
@@ -43,7 +43,7 @@ export function draftCart(svc: Pick<Services, 'stores'>, store: StoreRow, cart: 
 
 /** The coupon priced into `draft` as an order would be, or the reason it does not apply. */
 export function couponOnDraft(svc: Pick<Services, 'db'>, store: StoreRow, draft: OrderDraft, code: string, now: string) {
-  const priced = priceCoupon(draft, couponReads(svc.db).byCode(store.id, code), now)
+  const priced = priceCoupon(draft, foundCoupon(couponReads(svc.db).byCode(store.id, code)), now)
   return priced.ok ? { ok: true as const, draft: priced.draft } : { ok: false as const, reason: priced.errors.coupon_code?.[0] ?? 'This coupon does not apply.' }
 }
 

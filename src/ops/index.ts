@@ -52,6 +52,10 @@ import { refundOps } from './refunds.ts'
 import { reservationOps } from './reservations.ts'
 import { tableOps } from './tables.ts'
 import { customerReservationOps } from './customer-reservations.ts'
+import { ownerSecurityOps } from './owner-security.ts'
+import { ownerSignUpOps } from './owner-signup.ts'
+import { websiteCheckout } from './website.ts'
+import { decideConsent } from './oauth-consent.ts'
 
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
@@ -66,6 +70,7 @@ export const ALL_OPS: readonly Op[] = [
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
+  ...ownerSecurityOps, ...ownerSignUpOps, websiteCheckout, decideConsent,
   ...storeSettingsOps,
   ...deliveryZoneOps,
   ...dispatchOps,

@@ -1,8 +1,8 @@
 /**
  * Kitchen display (api-v1 §3, §4.7; docs/kds.md): the live tickets, and bump and recall of one
  * item through its order's actor (serialised per order: no lost steps). The kitchen socket
- * (src/ws/kds.ts) sends the same steps as frames, through the same `stepItem`; the screen page
- * stays a plain HTTP route.
+ * (src/ws/kds.ts) binds the same two operations to its `bump`/`recall` frames (src/ws/frame.ts);
+ * the screen page stays a plain HTTP route.
  */
 import * as v from 'valibot'
 import { defineOp, type OpCtx } from './op.ts'
@@ -53,14 +53,14 @@ export const listTickets = defineOp({
 export interface KdsStepped { order: KdsViewOrder; item: KdsViewLine }
 
 /**
- * Bump or recall one line of the store's orders through its order's actor: the one implementation,
- * called by the HTTP operations below and by the kitchen socket's `bump`/`recall` frames
- * (src/ws/kds.ts), so both doors refuse the same lines the same way. Another store's line is not
+ * Bump or recall one line of the store's orders through its order's actor: the one implementation
+ * of the operations below, which the HTTP routes and the kitchen socket's `bump`/`recall` frames
+ * (src/ws/kds.ts) both run, so both doors refuse the same lines the same way. Another store's line is not
  * found (404); a line of a station the member is not bound to is 403 `forbidden` (the station rule,
  * `mayStep`, docs/kds.md "Who may bump"). The line's station comes with its order from the kitchen
  * queries' line cache: no read per bump once a line was seen.
  */
-export async function stepItem(svc: Services, storeId: number, member: KdsMember, lineId: number, dir: 'bump' | 'recall'): Promise<KdsStepped> {
+async function stepItem(svc: Services, storeId: number, member: KdsMember, lineId: number, dir: 'bump' | 'recall'): Promise<KdsStepped> {
   const line = kdsQueriesOf(svc.db).lineInStore(lineId, storeId)
   if (!line) throw notFound('item')
   if (!mayStep(member, line.station)) {
@@ -75,8 +75,9 @@ export async function stepItem(svc: Services, storeId: number, member: KdsMember
 /** The input of a bump or recall, over HTTP and in a kitchen socket's frame. */
 export const StepInput = v.object({ item_id: Id })
 
-/** The HTTP answer to a step (StepSchema). */
+/** The answer to a step (StepSchema), over HTTP and to a kitchen socket's frame. */
 const stepReply = ({ order, item }: KdsStepped) => ({ order_id: order.id, order_status: order.status, item: kdsItemOfView(order.id, item) })
+export type KdsStepReply = ReturnType<typeof stepReply>
 const stepOf = (ctx: OpCtx, itemId: number, dir: 'bump' | 'recall') => stepItem(ctx.svc, storeOf(ctx).id, staffOf(ctx), itemId, dir).then(stepReply)
 
 const stationRule = 'A member bound to a station may move only that station\'s items (403 `forbidden`); a manager, or a member bound to no station, any item of the store (docs/kds.md "Who may bump").'

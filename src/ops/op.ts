@@ -17,6 +17,7 @@ import type { DriverRow } from '../storage/drivers.ts'
 import type { AppRow } from '../storage/apps.ts'
 import type { ManagedAccountRow, ManagedSubscriptionRow, ResellerRow } from '../storage/reseller.ts'
 import type { FeatureKey } from '../domain/plans.ts'
+import type { AppScope } from '../domain/app-scopes.ts'
 import { requireFeature } from '../storage/entitlements.ts'
 
 export type AnySchema = v.GenericSchema<any, any>
@@ -29,6 +30,8 @@ export type JsonSchema = Record<string, unknown>
 export interface Access {
   /** Owner tokens: the capability the token must hold (api-v1 §5 rules 1-4), or `any` for every owner token (`GET /me`). */
   owner?: Capability | 'any'
+  /** Owner tokens of third-party apps (`dsa_…`, docs/apps.md): the granted scope they need besides the capability (`mcp:use`). */
+  appScope?: AppScope
   /** Staff tokens: the permission the member must hold, or `any` for every member (§4.7). */
   staff?: StaffPermission | 'any'
   /** Storefront tokens: the scope the token must carry (§4.3). */
@@ -39,6 +42,10 @@ export interface Access {
   driver?: true
   /** Shell tokens of the owner's mobile app (api-v1 §4.9): limited to the token's own account and device. */
   shell?: true
+  /** The owner's web session (the dashboard's site pages, bound as forms): limited to the session's own account. */
+  session?: true
+  /** A visitor of the store's own website (src/auth/visitor.ts): no token, limited to that store. */
+  visitor?: true
   /** No credential at all (public menu, tracking, sign-in). */
   public?: true
 }

@@ -27,7 +27,7 @@ export function storefrontTypes(store: StoreRow): string[] {
   return STOREFRONT_ORDER_TYPES.filter((t) => modes.includes(t))
 }
 /** api-v1 §8: at most 40 items per storefront order and 30 per line; breaches are validation failures (§7.3). */
-export const STOREFRONT_LIMITS = { items: 40, perLine: 30 } as const
+export const STOREFRONT_LIMITS = { items: 40, perLine: 30, couponCode: 40 } as const
 
 const StorefrontLine = v.object({
   ...OrderLineInput.entries,
@@ -36,7 +36,7 @@ const StorefrontLine = v.object({
 export const StorefrontOrderSchema = v.object({
   ...OrderInputSchema.entries,
   type: v.picklist(STOREFRONT_ORDER_TYPES, 'Storefront orders are takeaway or on-table.'),
-  coupon_code: Nullable(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(40))),
+  coupon_code: Nullable(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(STOREFRONT_LIMITS.couponCode))),
   items: v.pipe(v.array(StorefrontLine), v.minLength(1), v.maxLength(STOREFRONT_LIMITS.items, `At most ${STOREFRONT_LIMITS.items} items on a storefront order.`)),
 })
 
@@ -91,18 +91,19 @@ export const getStorefrontStore = defineOp({
 })
 
 export const createStorefrontOrder = defineOp({
-  id: 'storefront.orders.create', tag, access: { storefront: 'order:write' }, scope: ['store'],
+  id: 'storefront.orders.create', tag, access: { storefront: 'order:write', visitor: true }, scope: ['store'],
   summary: 'Place an order for a diner (takeaway or on-table; created unpaid)',
   description: `Priced server-side; \`coupon_code\` is applied by the server. At most ${STOREFRONT_LIMITS.items} items and ${STOREFRONT_LIMITS.perLine} per line (422). Returns the order with \`track_token\` and \`continue_url\` (the page the diner continues on: live status, pay at pickup or at the table). \`Idempotency-Key\` or \`client_uuid\` make retries safe.`,
   input: StorefrontOrderSchema,
   output: { ...OrderSchema, required: [...OrderSchema.required, 'track_token', 'continue_url'], properties: { ...OrderSchema.properties, continue_url: { type: 'string', format: 'uri' } } },
   run: async (ctx, body) => {
-    const token = storefrontOf(ctx)
+    // The store website's guests (src/auth/visitor.ts) keep the idempotency scope the website's orders always had.
+    const caller = ctx.principal?.kind === 'visitor' ? 'storefront:0' : `storefront:${storefrontOf(ctx).tokenId}`
     const { coupon_code, ...rest } = body
     // `coupon_code` stays in the input so it is part of the idempotency hash.
     const input = { ...rest, coupon_code: coupon_code ?? null, source: rest.source ?? 'storefront' }
     const placed = await placeOrder(ctx.svc, {
-      storeId: storeOf(ctx).id, caller: `storefront:${token.tokenId}`, input, couponCode: coupon_code ?? null, idempotencyKey: ctx.idempotencyKey,
+      storeId: storeOf(ctx).id, caller, input, couponCode: coupon_code ?? null, idempotencyKey: ctx.idempotencyKey,
     })
     return new Outcome({ ...placed.value, continue_url: placed.value.track_url }, placed.meta)
   },

@@ -54,7 +54,7 @@ export function decodeCart(raw: string | undefined): WebCart {
       extras: Array.isArray(extras) ? [...new Set(extras.filter(posInt))].slice(0, 50) : [],
     })
   }
-  const coupon = typeof d.c === 'string' && d.c.length > 0 && d.c.length <= 40 ? d.c : null
+  const coupon = typeof d.c === 'string' && d.c.length > 0 && d.c.length <= STOREFRONT_LIMITS.couponCode ? d.c : null
   const id = typeof d.i === 'string' && /^[\w-]{16,32}$/.test(d.i) ? d.i : null
   return { id, lines, coupon }
 }

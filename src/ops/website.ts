@@ -1,11 +1,11 @@
 /**
- * The store website (issue 15 item 2; docs/website.md): what its pages show and what its forms do.
- * Pages get the theme objects of src/themes/reference.ts built from the store, its live menu, the
- * browser's cart and the signed-in customer; forms run the EXISTING operations through the same
- * pipeline as every front door (src/ops/invoke.ts): guests order through the storefront operation
- * (`storefront.orders.create`: takeaway and on-table, coupons, 40/30 limits, hours), signed-in
- * customers through `customer.orders.create` (every mode of the store, saved addresses), sign-in
- * through the customer sign-in operations. Nothing is priced here that pricing does not price:
+ * The store website (issue 15 item 2; docs/website.md): what its pages show, and its checkout. Pages
+ * get the theme objects of src/themes/reference.ts built from the store, its live menu, the browser's
+ * cart and the signed-in customer. Its forms are bindings of operations (src/http/form.ts, issue 33):
+ * the sign-ins and addresses bind the customer operations, the checkout binds `website.checkout`
+ * below, which places the order through the storefront operation (`storefront.orders.create`: guests,
+ * takeaway and on-table, coupons, 40/30 limits, hours) or the customer one (`customer.orders.create`:
+ * every mode of the store, saved addresses). Nothing is priced here that pricing does not price:
  * carts are priced by src/ops/cart.ts, the functions the store actor prices orders with.
  */
 import { createHash } from 'node:crypto'
@@ -13,8 +13,7 @@ import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import { soldOut, storeUrl } from '../storage/stores.ts'
 import type { CustomerPrincipal } from '../auth/customer.ts'
-import type { StorefrontPrincipal } from '../auth/storefront.ts'
-import type { Principal } from '../auth/principals.ts'
+import type { Principal, VisitorPrincipal } from '../auth/principals.ts'
 import { ApiError, WHOLE_REQUEST } from '../errors.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { customerAddresses, customers } from '../storage/customers.ts'
@@ -23,24 +22,23 @@ import { couponOnDraft, draftCart } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
 import { addressDelivery } from './delivery-zones.ts'
-import { login, register, requestOtp, verifyOtp } from './customer-auth.ts'
-import { createAddress, deleteAddress, logout } from './customers.ts'
-import { invoke } from './invoke.ts'
-import type { Op } from './op.ts'
+import * as v from 'valibot'
+import { defineOp, Outcome, type Op, type OpCtx } from './op.ts'
+import { validate } from './validate.ts'
+import { storeOf } from './scope.ts'
+import { admitVisitor } from '../auth/policy.ts'
 import { drawPage, storeThemeFor, reportRenderProblems } from './store-theme.ts'
 import type { ThemeContext } from '../themes/render.ts'
 import type { TemplateName } from '../themes/reference.ts'
 import type { WebCart } from './website-cart.ts'
 
-/** The visitor as the website knows them: their CSRF token, their cart, and the customer if signed in. */
+/** The visitor as the website knows them: the policy's visitor principal, their CSRF token, their cart, and the customer if signed in. */
 export interface Visitor {
+  guest: VisitorPrincipal
   csrf: string
   cart: WebCart
   customer: CustomerPrincipal | null
 }
-
-/** Where an operation call comes from (for logs and rate limits). */
-export interface Caller { requestId: string; ip: string }
 
 export interface FormError { field: string; message: string }
 
@@ -60,9 +58,6 @@ export function sitePaths(svc: Services, store: StoreRow) {
 /** api-v1 §2.4: a guest (no account) orders as the storefront does: takeaway or on-table, where the store offers it. */
 const modesFor = (store: StoreRow, customer: CustomerPrincipal | null): string[] =>
   customer ? [...verticalOf(store.store_type).fulfillment_modes] : storefrontTypes(store)
-
-/** The store's own website acts as its storefront (api-v1 §4.3) without a token row: id 0, the two storefront scopes. */
-const websitePrincipal = (store: StoreRow): StorefrontPrincipal => ({ kind: 'storefront', tokenId: 0, storeId: store.id, ownerId: store.owner_id, scopes: ['menu:read', 'order:write'] })
 
 /** The customer a cookie's token names, at this store only (a token of another store is no one here). */
 export function customerFromToken(svc: Services, store: StoreRow, token: string | undefined): CustomerPrincipal | null {
@@ -105,6 +100,16 @@ function menuObject(svc: Services, store: StoreRow) {
   return { categories, items, url: paths.menu }
 }
 
+/** The draft of these lines, or null when they cannot be ordered as they are (sold out, unknown, …). */
+function draftOrNull(svc: Services, store: StoreRow, type: string, items: Array<{ item_id: number; quantity: number; variation: number | null; extras: number[] }>, now: string) {
+  try {
+    return draftCart(svc, store, { type, items }, now)
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err
+    return null
+  }
+}
+
 /** A type the cart can be priced as with no extra details (no table, no address). */
 function pricingType(store: StoreRow): string {
   const modes = verticalOf(store.store_type).fulfillment_modes as readonly string[]
@@ -119,21 +124,22 @@ export function pricedCart(svc: Services, store: StoreRow, cart: WebCart) {
   const now = new Date().toISOString()
   const type = pricingType(store)
   const problems: string[] = []
-  const ok = cart.lines.filter((l) => {
-    try {
-      draftCart(svc, store, { type, items: [{ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }] }, now)
-      return true
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err
+  const itemsOf = (lines: WebCart['lines']) => lines.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }))
+  // One pricing of the whole cart; only a cart that no longer prices is priced line by line, to leave out what cannot be ordered.
+  let draft = cart.lines.length === 0 ? null : draftOrNull(svc, store, type, itemsOf(cart.lines), now)
+  let ok = cart.lines
+  if (!draft && cart.lines.length > 0) {
+    ok = cart.lines.filter((l) => {
+      if (draftOrNull(svc, store, type, itemsOf([l]), now)) return true
       const name = svc.stores.menu(store.id).items.find((i) => i.id === l.item_id)?.name
       problems.push(name ? `${name} is no longer available and was left out.` : 'An item is no longer on the menu and was left out.')
       return false
-    }
-  })
+    })
+    if (ok.length > 0) draft = draftCart(svc, store, { type, items: itemsOf(ok) }, now)
+  }
   const paths = sitePaths(svc, store)
   const empty = { lines: [], item_count: 0, subtotal: 0, discount: 0, total: 0, coupon: null, min_age: null, url: paths.cart, checkout_url: paths.checkout }
-  if (ok.length === 0) return { object: empty, problems, lines: ok }
-  let draft = draftCart(svc, store, { type, items: ok.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras })) }, now)
+  if (!draft) return { object: empty, problems, lines: ok }
   let coupon: string | null = null
   if (cart.coupon) {
     const c = couponOnDraft(svc, store, draft, cart.coupon, now)
@@ -243,11 +249,17 @@ export function lineProblem(svc: Services, store: StoreRow, line: { item_id: num
   }
 }
 
-// ---- forms: operations through the one pipeline -------------------------------------------------------
+// ---- the checkout: one operation --------------------------------------------------------------------------
 
-async function run(svc: Services, op: Op, principal: Principal | null, store: StoreRow, input: unknown, caller: Caller): Promise<unknown> {
-  const r = await invoke(op, { svc, principal, ids: { store: store.id }, read: () => input, where: 'body', requestId: caller.requestId, ip: caller.ip })
-  return r.value
+/**
+ * Run `op` as part of this one (the checkout places its order through the storefront or the customer
+ * order operation): the same input validation and `run`, with the scope this operation resolved and
+ * the principal the policy decided, without going through the pipeline a second time.
+ */
+async function placeWith<O>(op: Op<any, O>, ctx: OpCtx, principal: Principal, raw: unknown): Promise<O> {
+  const input = op.input ? validate(op.input, raw, 'body') : undefined
+  const out = await op.run(Object.assign({}, ctx, { principal }), input)
+  return out instanceof Outcome ? out.value : out
 }
 
 /** Field names of the operations' errors → the checkout form's fields. */
@@ -265,81 +277,63 @@ const text = (f: Record<string, string>, k: string): string | null => {
   return s ? s : null
 }
 
+const CartLineInput = v.object({ item_id: v.number(), quantity: v.number(), variation: v.nullable(v.number()), extras: v.array(v.number()) })
+
 /**
- * Place the order of the checkout form. Guests: the storefront operation; signed-in customers: the
- * customer operation (a coupon with a takeaway or table order goes through the storefront operation,
- * the only one that redeems coupons; the order is linked to the customer by phone, src/ops/order-create.ts).
- * Returns where the customer continues: the live tracking page (`continue_url`, api-v1 §4.3).
+ * Place the order of the checkout form (docs/website.md "Checkout"), as the signed-in customer or the
+ * store website's visitor (src/auth/visitor.ts), both decided by the policy. Guests order through the
+ * storefront operation; signed-in customers through the customer operation (a coupon with a takeaway
+ * or table order goes through the storefront operation, the only one that redeems coupons, as the
+ * store's visitor; the order is linked to the customer by phone, src/ops/order-create.ts). Answers
+ * where the customer continues: the live tracking page (`continue_url`, api-v1 §4.3).
  */
-export async function placeWebsiteOrder(svc: Services, store: StoreRow, visitor: Visitor, form: Record<string, string>, caller: Caller): Promise<string> {
-  const cart = pricedCart(menuReadOnce(svc), store, visitor.cart)
-  if (cart.lines.length === 0) throw new ApiError('validation_failed', undefined, { items: ['Your cart is empty.'] })
-  const modes = modesFor(store, visitor.customer)
-  const type = text(form, 'type') ?? modes[0] ?? ''
-  if (!modes.includes(type)) {
-    throw new ApiError('validation_failed', undefined, { type: [visitor.customer || !verticalOf(store.store_type).fulfillment_modes.includes(type as never) ? 'Choose how you would like your order.' : 'Sign in to order this way (delivery and the store\'s other modes need an account).'] })
-  }
-  const tipText = text(form, 'tip')
-  const tip = tipText === null ? null : Number(tipText)
-  if (tip !== null && (!Number.isFinite(tip) || tip < 0)) throw new ApiError('validation_failed', undefined, { tip_amount: ['Enter a tip of 0 or more.'] })
-  const items = cart.lines.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }))
-  const coupon = text(form, 'coupon_code') ?? visitor.cart.coupon
-  const common = {
-    type, items, customer_name: text(form, 'customer_name'), phone: text(form, 'customer_phone'), note: text(form, 'note'), tip_amount: tip,
-    table_number: type === 'on-table' ? text(form, 'table_number') : null, source: 'website',
-    // The checkout's "I am old enough" box (issue 18 item 4): the store actor asks for it when the cart holds `min_age` items.
-    age_confirmed: form.age_confirmed === 'on',
-  }
-  // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
-  // form is another key, so fixing a refused post is never an idempotency conflict.
-  const formHash = createHash('sha256').update(JSON.stringify([common, coupon, form.address ?? '', form.address_id ?? ''])).digest('base64url').slice(0, 16)
-  if (visitor.cart.id) Object.assign(common, { client_uuid: `website-${visitor.cart.id}-${formHash}` })
-  const viaStorefront = !visitor.customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
-  let order: { track_url: string }
-  if (viaStorefront) {
-    order = await run(svc, createStorefrontOrder, websitePrincipal(store), store, { ...common, coupon_code: coupon }, caller) as { track_url: string }
-  } else {
-    if (coupon !== null) throw new ApiError('validation_failed', undefined, { coupon_code: ['Coupons apply to takeaway and table orders for now; remove the code to order this way.'] })
-    const addressId = text(form, 'address_id')
-    const address = text(form, 'address')
-    const input = { ...common, ...(type === 'delivery' ? (address ? { address } : { address_id: addressId === null ? null : Number(addressId) }) : {}) }
-    order = await run(svc, createCustomerOrder, visitor.customer, store, input, caller) as { track_url: string }
-  }
-  return order.track_url
-}
-
-// ---- customer sign-in and addresses ------------------------------------------------------------------
-
-/** The device name of website sign-ins: signing in again in a browser replaces that browser's token only. */
-const DEVICE = 'website'
-
-export async function signInWithPassword(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
-  const r = await run(svc, login, null, store, { email: form.email ?? '', password: form.password ?? '', device: DEVICE }, caller) as { token: string }
-  return r.token
-}
-
-export async function createAccount(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
-  const r = await run(svc, register, null, store, { name: form.name ?? '', email: form.email ?? '', password: form.password ?? '', device: DEVICE }, caller) as { token: string }
-  return r.token
-}
-
-export async function sendSignInCode(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<void> {
-  await run(svc, requestOtp, null, store, { phone: form.phone ?? '' }, caller)
-}
-
-export async function signInWithCode(svc: Services, store: StoreRow, form: Record<string, string>, caller: Caller): Promise<string> {
-  const r = await run(svc, verifyOtp, null, store, { phone: form.phone ?? '', code: (form.code ?? '').trim(), device: DEVICE }, caller) as { token: string }
-  return r.token
-}
-
-export async function saveAddress(svc: Services, store: StoreRow, customer: CustomerPrincipal, form: Record<string, string>, caller: Caller): Promise<void> {
-  await run(svc, createAddress, customer, store, { label: text(form, 'label'), address: form.address ?? '', notes: text(form, 'notes'), is_default: form.is_default === 'on' }, caller)
-}
-
-export async function removeAddress(svc: Services, store: StoreRow, customer: CustomerPrincipal, addressId: number, caller: Caller): Promise<void> {
-  await run(svc, deleteAddress, customer, store, { address_id: addressId }, caller)
-}
-
-export async function signOut(svc: Services, store: StoreRow, customer: CustomerPrincipal, caller: Caller): Promise<void> {
-  await run(svc, logout, customer, store, undefined, caller)
-}
+export const websiteCheckout = defineOp({
+  id: 'website.checkout', tag: 'Store website', summary: 'Place the order of the website cart',
+  access: { visitor: true, customer: true }, scope: ['store'],
+  input: v.object({
+    /** The checkout form's fields as posted. */
+    form: v.record(v.string(), v.string()),
+    /** The browser's cart (its cookie, src/ops/website-cart.ts). */
+    cart: v.object({ id: v.nullable(v.string()), lines: v.array(CartLineInput), coupon: v.nullable(v.string()) }),
+  }),
+  output: { type: 'object', required: ['track_url'], properties: { track_url: { type: 'string', format: 'uri' } } },
+  run: async (ctx, { form, cart: posted }) => {
+    const svc = ctx.svc
+    const store = storeOf(ctx)
+    const customer = ctx.principal?.kind === 'customer' ? ctx.principal : null
+    const cart = pricedCart(menuReadOnce(svc), store, posted)
+    if (cart.lines.length === 0) throw new ApiError('validation_failed', undefined, { items: ['Your cart is empty.'] })
+    const modes = modesFor(store, customer)
+    const type = text(form, 'type') ?? modes[0] ?? ''
+    if (!modes.includes(type)) {
+      throw new ApiError('validation_failed', undefined, { type: [customer || !verticalOf(store.store_type).fulfillment_modes.includes(type as never) ? 'Choose how you would like your order.' : 'Sign in to order this way (delivery and the store\'s other modes need an account).'] })
+    }
+    const tipText = text(form, 'tip')
+    const tip = tipText === null ? null : Number(tipText)
+    if (tip !== null && (!Number.isFinite(tip) || tip < 0)) throw new ApiError('validation_failed', undefined, { tip_amount: ['Enter a tip of 0 or more.'] })
+    const items = cart.lines.map((l) => ({ item_id: l.item_id, quantity: l.quantity, variation: l.variation, extras: l.extras }))
+    const coupon = text(form, 'coupon_code') ?? posted.coupon
+    const common = {
+      type, items, customer_name: text(form, 'customer_name'), phone: text(form, 'customer_phone'), note: text(form, 'note'), tip_amount: tip,
+      table_number: type === 'on-table' ? text(form, 'table_number') : null, source: 'website',
+      // The checkout's "I am old enough" box (issue 18 item 4): the store actor asks for it when the cart holds `min_age` items.
+      age_confirmed: form.age_confirmed === 'on',
+    }
+    // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
+    // form is another key, so fixing a refused post is never an idempotency conflict.
+    const formHash = createHash('sha256').update(JSON.stringify([common, coupon, form.address ?? '', form.address_id ?? ''])).digest('base64url').slice(0, 16)
+    if (posted.id) Object.assign(common, { client_uuid: `website-${posted.id}-${formHash}` })
+    const viaStorefront = !customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
+    let order: { track_url: string }
+    if (viaStorefront) {
+      order = await placeWith(createStorefrontOrder, ctx, admitVisitor(svc, store), { ...common, coupon_code: coupon })
+    } else {
+      if (coupon !== null) throw new ApiError('validation_failed', undefined, { coupon_code: ['Coupons apply to takeaway and table orders for now; remove the code to order this way.'] })
+      const addressId = text(form, 'address_id')
+      const address = text(form, 'address')
+      const input = { ...common, ...(type === 'delivery' ? (address ? { address } : { address_id: addressId === null ? null : Number(addressId) }) : {}) }
+      order = await placeWith(createCustomerOrder, ctx, customer, input)
+    }
+    return { track_url: order.track_url }
+  },
+})

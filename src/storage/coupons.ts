@@ -5,12 +5,15 @@
  * with each other and with the orders that use the coupon.
  */
 import type { Db } from './db.ts'
-import { normalizeCode, type Coupon, type CouponSettings } from '../domain/coupons.ts'
+import { normalizeCode, type Coupon, type CouponSettings, type FoundCoupon } from '../domain/coupons.ts'
 
 export interface CouponRow {
   id: number; store_id: number; code: string; kind: 'percent' | 'fixed'; value: number; min_order: number; starts_at: string | null; ends_at: string | null
   usage_limit: number | null; uses: number; active: number; created_at: string; updated_at: string
 }
+
+/** The row as the coupon rules read it, with its id (domain/coupons.ts `priceCoupon`). */
+export const foundCoupon = (c: CouponRow | undefined): FoundCoupon | undefined => (c ? Object.assign(couponOf(c), { id: c.id }) : undefined)
 
 export const couponOf = (c: CouponRow): Coupon => ({
   code: c.code, kind: c.kind, value: c.value, minOrder: c.min_order, startsAt: c.starts_at, endsAt: c.ends_at, usageLimit: c.usage_limit, uses: c.uses, active: c.active === 1,

@@ -5,6 +5,7 @@
  * cannot both pass a limit of one (SQLite runs one write transaction at a time).
  */
 import { stmt, type Db } from './db.ts'
+import { EpochCache } from './auth-epoch.ts'
 import { ApiError } from '../errors.ts'
 import { FEATURES, QUOTA_KINDS, quotaAllows, type FeatureKey, type QuotaKind, type Quotas } from '../domain/plans.ts'
 import { ENTITLING_SQL } from '../domain/subscription.ts'
@@ -31,9 +32,22 @@ export function accountPlan(db: Db, ownerId: number): AccountPlan {
 export const hasFeature = (db: Db, ownerId: number, feature: FeatureKey): boolean =>
   stmt<[number, string], 1>(db, 'SELECT 1 FROM entitlements WHERE owner_id = ? AND feature_key = ? AND revoked_at IS NULL LIMIT 1').pluck().get(ownerId, feature) !== undefined
 
+const held = new WeakMap<Db, EpochCache<string, true>>()
+
+/**
+ * `hasFeature` for the checks of every operation that names a feature, cached per auth epoch:
+ * migration 039 moves the counter on every change of `entitlements`, so a revocation or a plan
+ * change counts from the very next check. Only holding is cached; a refusal is asked again.
+ */
+function holdsNow(db: Db, ownerId: number, feature: FeatureKey): boolean {
+  let c = held.get(db)
+  if (!c) held.set(db, (c = new EpochCache<string, true>(db)))
+  return c.get(`${ownerId}:${feature}`, () => (hasFeature(db, ownerId, feature) ? true : undefined)) === true
+}
+
 /** The 403 `feature_not_in_plan` naming the feature, or null when the account holds it. */
 export function featureRefusal(db: Db, ownerId: number, feature: FeatureKey): ApiError | null {
-  if (hasFeature(db, ownerId, feature)) return null
+  if (holdsNow(db, ownerId, feature)) return null
   const plan = accountPlan(db, ownerId)
   return new ApiError('feature_not_in_plan', `This account's plan (${plan.name}) does not include ${feature} (${FEATURES[feature]}). Upgrade the plan to use it.`,
     undefined, undefined, { feature, plan: plan.key })

@@ -22,7 +22,6 @@ import type { Principal } from '../auth/principals.ts'
 import type { LocationAck } from '../actors/driver.ts'
 import { fail, type Result } from '../actors/system.ts'
 import { ApiError } from '../errors.ts'
-import { validLatLng } from '../domain/delivery.ts'
 import { nowIso } from '../storage/db.ts'
 import { driverDeliveryView, driverView, offerView } from '../storage/drivers.ts'
 import { authedUpgrade } from './upgrade.ts'
@@ -31,9 +30,20 @@ import { session, subject } from './sessions.ts'
 import { decode } from './codec.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { CLOSE, errorFrame } from './frames.ts'
+import { CLOSE, errorFrame, refusalFrame } from './frames.ts'
+import { admitFrame, frame } from './frame.ts'
+import { reportLocation } from '../ops/driver-app.ts'
 
-interface DriverSocket extends LiveSocket { driverId: number }
+interface DriverSocket extends LiveSocket {
+  driverId: number
+  /** The driver's principal, as the last credential check found it: the frames' operations run as it. */
+  who: { principal: Principal }
+}
+
+/** `location` frames: the operation of PUT /driver/location, admitted per frame and sent per turn (LocationInbox). */
+const LOCATION = frame(reportLocation, { type: 'location', input: (f) => ({ lat: f.lat, lng: f.lng }) })
+/** The frames this socket binds (for tests and docs). */
+export const driverFrames = { location: LOCATION }
 type Ws = WebSocket<DriverSocket>
 
 /** The latest position of one driver this turn, and whom to acknowledge (almost always one socket). */
@@ -164,8 +174,13 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
       const driverId = p.driverId
       // Rotation and deletion close these sockets from the driver actor (4001 with the cause);
       // the re-check also catches a device token revoked by another process.
-      const check = (q: Principal) => (q.kind === 'driver' && q.driverId === driverId ? null : CLOSE.revoked)
-      return { driverId, session: session('driver', input.bearer!, [subject.driver(driverId), subject.owner(p.ownerId)], check) }
+      const who: { principal: Principal } = { principal: p }
+      const check = (q: Principal) => {
+        if (q.kind !== 'driver' || q.driverId !== driverId) return CLOSE.revoked
+        who.principal = q
+        return null
+      }
+      return { driverId, who, session: session('driver', input.bearer!, [subject.driver(driverId), subject.owner(p.ownerId)], check) }
     }),
     open: (ws) => {
       const { driverId } = ws.getUserData()
@@ -189,14 +204,15 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
           if (seq !== null && !(typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0)) {
             return void hub.send(ws, errorFrame('validation_failed', 'The given data was invalid.', { seq: ['seq must be a non-negative integer.'] }), true)
           }
-          // The same ranges as PUT /driver/location (api-v1 §2.7); a bad position is never stored.
-          if (!validLatLng(f.lat, f.lng)) {
-            const errors: Record<string, string[]> = {}
-            if (!validLatLng(f.lat, 0)) errors.lat = ['lat must be a number between -90 and 90.']
-            if (!validLatLng(0, f.lng)) errors.lng = ['lng must be a number between -180 and 180.']
-            return void hub.send(ws, errorFrame('validation_failed', 'The given data was invalid.', errors, seq), true)
+          // A binding of PUT /driver/location's operation (src/ws/frame.ts): its policy and input (api-v1
+          // §2.7 ranges) frame by frame, a bad position never stored; the inbox sends its message per turn.
+          let at: { lat: number; lng: number }
+          try {
+            at = admitFrame<{ lat: number; lng: number }>(LOCATION, ws.getUserData().who.principal, f as Record<string, unknown>)
+          } catch (err) {
+            return void hub.send(ws, refusalFrame(err instanceof ApiError ? err : new ApiError('internal_error'), seq), true)
           }
-          inbox.push(ws, ws.getUserData().driverId, f.lat as number, f.lng as number, seq)
+          inbox.push(ws, ws.getUserData().driverId, at.lat, at.lng, seq)
           return
         }
         case 'ping':

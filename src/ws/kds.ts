@@ -9,8 +9,8 @@
  * re-opened), `item` (a bump or recall), `status` (the order's kitchen status changed; a
  * cancelled, completed or delivered order leaves the screen), `ack`/`error` for this socket's own
  * frames. Every frame is sent only after the change is durable (events arrive after the commit).
- * In: `{"type":"bump"|"recall","item_id":n,"seq"?:n}` (the HTTP routes' input and `stepItem`, so the
- * same rules: tenancy, transitions, the station rule), `{"type":"refresh"}`, `{"type":"ping"}`.
+ * In: `{"type":"bump"|"recall","item_id":n,"seq"?:n}` (frame bindings of the HTTP routes' operations, so the
+ * same rules: permission, plan feature, tenancy, transitions, the station rule), `{"type":"refresh"}`, `{"type":"ping"}`.
  *
  * Topics per store and station (`kds/<store>/*` for all-station screens, `kds/<store>/st/<name>`),
  * so a bump reaches only the screens that show it. A screen that falls more than 1 MB behind is
@@ -31,9 +31,9 @@ import { CLOSE, errorFrame, policyVerdict, refusalFrame } from './frames.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import type { Access } from '../ops/op.ts'
 import { group, kdsItemOfView, kdsQueriesOf, type TicketRow } from '../storage/kds.ts'
-import { KDS_OPEN_ORDER, LIVE_KDS, type KdsMember, type KdsSink } from '../domain/kds.ts'
-import { StepInput, stepItem } from '../ops/kds.ts'
-import { validate } from '../ops/validate.ts'
+import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
+import { bumpItem, recallItem, type KdsStepReply } from '../ops/kds.ts'
+import { frame, runFrame, type BoundFrame } from './frame.ts'
 import { requireFeature } from '../storage/entitlements.ts'
 
 interface KdsSocket extends LiveSocket {
@@ -42,14 +42,20 @@ interface KdsSocket extends LiveSocket {
   tokenId: number
   /** The station this screen shows (`?station_id=`, else the member's). */
   station: string | null
-  /** Who bumps from this screen: the member's role and bound station, refreshed at every credential re-check. */
-  member: KdsMember
+  /** Who bumps from this screen: the member's principal (role, bound station), refreshed at every credential re-check. */
+  who: { principal: Principal }
 }
 type Ws = WebSocket<KdsSocket>
 
 /** Who may watch a kitchen screen: the same declaration an operation makes (src/auth/policy.ts). */
 const KDS_ACCESS: Access = { staff: 'kds' }
 const STATION_RE = /^[^\u0000-\u001f]{1,40}$/
+/** The frames a kitchen screen sends: the kitchen operations, bound (src/ws/frame.ts). */
+const BUMP = frame(bumpItem, { type: 'bump', input: (f) => ({ item_id: f.item_id }) })
+const RECALL = frame(recallItem, { type: 'recall', input: (f) => ({ item_id: f.item_id }) })
+/** The frames this socket binds (for tests and docs). */
+export const kdsFrames = { bump: BUMP, recall: RECALL }
+
 export const kdsTopic = (storeId: number, station: string | null): string =>
   station === null ? `kds/${storeId}/*` : `kds/${storeId}/st/${encodeURIComponent(station)}`
 
@@ -139,18 +145,16 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
   const send = (ws: Ws, msg: unknown) => { if (!ws.getUserData().closed) hub.send(ws, msg) }
 
   /**
-   * A `bump`/`recall` frame: a binding of the HTTP operations' input and `stepItem` (src/ops/kds.ts),
-   * the one implementation with the tenancy and station rules in it. The rest of what the operation
-   * checks (token, `kds`, plan feature, store) this socket checked at its upgrade and re-checks
-   * whenever credentials change (src/ws/sessions.ts), not per frame.
+   * A `bump`/`recall` frame: a binding of the kitchen operations (`frame`, src/ws/frame.ts), run with
+   * the socket's principal through the one pipeline, so a frame is refused as the HTTP route would
+   * refuse it (permission, store, plan feature, input, tenancy, transitions, the station rule).
    */
-  async function step(ws: Ws, f: { type: 'bump' | 'recall'; item_id?: unknown; seq?: unknown }) {
+  async function step(ws: Ws, f: Readonly<Record<string, unknown>>, bound: BoundFrame<KdsStepReply>) {
     const seq = typeof f.seq === 'number' && Number.isSafeInteger(f.seq) ? f.seq : null
     const d = ws.getUserData()
     try {
-      const { item_id } = validate(StepInput, { item_id: f.item_id }, 'body')
-      const { order, item } = await stepItem(svc, d.storeId, d.member, item_id, f.type)
-      send(ws, { type: 'ack', seq, item_id, kds_state: item.kds_state, order_id: order.id, order_status: order.status })
+      const out = await runFrame(bound, { svc, principal: d.who.principal, ids: { store: d.storeId }, frame: f, ip: '' })
+      send(ws, { type: 'ack', seq, item_id: out.item.id, kds_state: out.item.kds_state, order_id: out.order_id, order_status: out.order_status })
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError('internal_error')
       send(ws, refusalFrame(e, seq))
@@ -174,13 +178,13 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       const storeId = p.storeId
       // Re-checked whenever credentials change: signed out or removed → 4001, `kds` taken away → 4003.
       // A new role or station (the owner's staff update) applies to this screen's next bump.
-      const member: KdsMember = { role: p.role, station: p.station }
+      const who: { principal: Principal } = { principal: p }
       const check = (q: Principal) => policyVerdict(() => {
         authorize(q, KDS_ACCESS); requireFeature(svc.db, q.ownerId, 'kds'); resolveScope(svc, q, ['store'], { store: storeId })
-        if (q.kind === 'staff') { member.role = q.role; member.station = q.station }
+        who.principal = q
       })
       const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]
-      return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, member, session: session('staff', input.bearer!, subjects, check) }
+      return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, who, session: session('staff', input.bearer!, subjects, check) }
     }),
     open: (ws) => {
       const d = ws.getUserData()
@@ -195,7 +199,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       const f = (frame && typeof frame === 'object' ? frame : {}) as { type?: unknown; item_id?: unknown; seq?: unknown }
       if (f.type === 'ping') return void send(ws, { type: 'pong' })
       // Returned, not dropped: the guard turns a rejection into a log line and a 1011 close.
-      if (f.type === 'bump' || f.type === 'recall') return step(ws, f as { type: 'bump' | 'recall' })
+      const bound = f.type === 'bump' ? BUMP : f.type === 'recall' ? RECALL : null
+      if (bound) return step(ws, f as Record<string, unknown>, bound)
       if (f.type === 'refresh') { const d = ws.getUserData(); return void send(ws, { type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) }) }
       send(ws, errorFrame('unknown_type', 'Kitchen sockets accept `bump`, `recall`, `refresh` and `ping` frames.'))
     },

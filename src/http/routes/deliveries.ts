@@ -9,7 +9,7 @@ import { bind } from '../bind.ts'
 import { route, Reply } from '../route.ts'
 import * as deliveries from '../../ops/deliveries.ts'
 import { explainDispatch } from '../../ops/dispatch.ts'
-import { resolveScope } from '../../auth/policy.ts'
+import { authorize, resolveScope } from '../../auth/policy.ts'
 
 const store = { store: 'id' } as const
 const order = { store: 'id', order: 'orderId' } as const
@@ -24,6 +24,7 @@ export const deliveryRoutes = [
     method: 'GET', path: '/restaurants/{id}/orders/{orderId}/pod-photo', tag: 'Deliveries', summary: 'The proof-of-delivery photo', auth: 'owner',
     capability: 'orders:read', produces: 'image/*', response: { type: 'string', format: 'binary' },
     handler: async ({ svc, principal, params }) => {
+      authorize(principal, { owner: 'orders:read' })
       const scope = resolveScope(svc, principal, ['store', 'order'], { store: params.id, order: params.orderId })
       const photo = await deliveries.proofPhoto(svc, scope.order!)
       return new Reply(200, photo.bytes, { 'Cache-Control': 'private, max-age=300', 'X-Content-Type-Options': 'nosniff' }, photo.type)

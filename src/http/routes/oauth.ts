@@ -6,9 +6,11 @@
  */
 import * as v from 'valibot'
 import { Reply, route, type Ctx } from '../route.ts'
-import { ApiError, errorEnvelope } from '../../errors.ts'
-import { approve, checkAuthorize, denyLocation, exchangeToken, installedAlready, installRefusal, OAuthError, tokenResources, type AuthorizeParams } from '../../ops/oauth.ts'
+import { errorEnvelope } from '../../errors.ts'
+import { checkAuthorize, exchangeToken, installedAlready, installRefusal, OAuthError, tokenResources, type AuthorizeParams } from '../../ops/oauth.ts'
 import { isMetadataClientId, registerClient, RegistrationError, resolveMetadataClient } from '../../ops/agent-clients.ts'
+import { AUTHORIZE_FIELDS, decideConsent } from '../../ops/oauth-consent.ts'
+import { form } from '../form.ts'
 import { consentPage, oauthErrorPage } from '../pages/oauth-consent.ts'
 import { APP_SCOPES } from '../../domain/app-scopes.ts'
 import { protectedResources } from '../../ops/protected-resources.ts'
@@ -16,12 +18,18 @@ import type { Services } from '../../services.ts'
 
 const tag = 'OAuth'
 const HTML = 'text/html; charset=utf-8'
-const FIELDS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'resource'] as const
+const FIELDS = AUTHORIZE_FIELDS
 const Param = v.optional(v.pipe(v.string(), v.maxLength(2000)))
 const AuthorizeQuery = v.object(Object.fromEntries(FIELDS.map((f) => [f, Param])) as Record<(typeof FIELDS)[number], typeof Param>)
 
 const see = (to: string): Reply => new Reply(303, null, { Location: to, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' })
 const formOf = (ctx: { body: unknown }): URLSearchParams => (ctx.body instanceof URLSearchParams ? ctx.body : new URLSearchParams())
+/** The authorization request's fields the consent form sent back. */
+function paramsOf(f: URLSearchParams): AuthorizeParams {
+  const params: AuthorizeParams = {}
+  for (const k of FIELDS) { const val = f.get(k); if (val !== null) params[k] = val }
+  return params
+}
 
 /**
  * An agent known by its client ID metadata document (issue 36): fetch it (SSRF-guarded) before the
@@ -65,28 +73,15 @@ export const oauthRoutes = [
     pageErrors: { 400: 'unknown client, unusable client metadata document or unregistered redirect_uri (never redirected)', 403: 'the account\'s plan does not include apps' },
     handler: async (ctx) => (await metadataProblem(ctx.svc, ctx.query as AuthorizeParams)) ?? consent(ctx as never, ctx.query as AuthorizeParams),
   }),
-  route({
-    method: 'POST', path: '/oauth/authorize', site: true, auth: 'session', tag, produces: HTML, form: true,
+  form(decideConsent, {
+    path: '/oauth/authorize', auth: 'session', tag,
     summary: 'OAuth 2.0 authorization: the owner\'s answer (decision=approve|deny), then back to the app',
     description: 'Form fields: the authorization request again, `decision` and `csrf`. Approve installs the app with the granted scopes at its published price and redirects with `code` (valid 5 minutes, single use); deny redirects with `error=access_denied`.',
     pageErrors: { 400: 'unknown client or unregistered redirect_uri', 402: 'the wallet cannot pay the first period', 403: 'the account\'s plan does not include apps' },
-    handler: async (ctx) => {
-      const f = formOf(ctx)
-      const params: AuthorizeParams = {}
-      for (const k of FIELDS) { const val = f.get(k); if (val !== null) params[k] = val }
-      const unusable = await metadataProblem(ctx.svc, params)
-      if (unusable) return unusable
-      const c = checkAuthorize(ctx.svc, params)
-      if (c.kind === 'page') return oauthErrorPage(c.status, c.message)
-      if (c.kind === 'redirect') return see(c.location)
-      if (f.get('decision') !== 'approve') return see(denyLocation(ctx.svc, c.req))
-      try {
-        return see((await approve(ctx.svc, ctx.principal.ownerId, c.req)).location)
-      } catch (e) {
-        if (e instanceof ApiError && e.status < 500) return consent(ctx as never, params, e.message)
-        throw e
-      }
-    },
+    fields: (req) => ({ params: paramsOf(req.form), decision: req.form.get('decision') ?? '' }),
+    success: (out) => ('page' in out ? oauthErrorPage(out.page.status, out.page.message) : see(out.redirect)),
+    // Refused (the plan lacks apps, the wallet cannot pay): the consent page again, saying why.
+    failure: (_errors, req, e) => consent(req as unknown as Ctx<'session', unknown, unknown>, paramsOf(req.form), e.message),
   }),
   route({
     method: 'POST', path: '/oauth/token', site: true, auth: 'none', tag, form: true,

@@ -8,11 +8,17 @@
  */
 import * as v from 'valibot'
 import { Reply, route, type Ctx } from '../route.ts'
+import { form, type Admitted, type FormRequest } from '../form.ts'
+import * as site from '../../ops/owner-signup.ts'
+import * as security from '../../ops/owner-security.ts'
+import type { SecurityDone } from '../../ops/owner-security.ts'
+import type { Op } from '../../ops/op.ts'
+import type { SessionPrincipal } from '../../auth/principals.ts'
 import { ApiError } from '../../errors.ts'
 import { ownerById } from '../../storage/owners.ts'
-import { endOwnerSession, issueSessionApiToken, listOwnerSessions, revokeOwnerSession, sessionCookie, startOwnerSession } from '../../ops/owner-sessions.ts'
+import { issueSessionApiToken, listOwnerSessions, sessionCookie } from '../../ops/owner-sessions.ts'
 import {
-  beginTwoFactor, checkOwnerPassword, confirmTwoFactor, disableTwoFactor, requestPasswordReset, resetLinkLive, resetPassword, signUpOwner, twoFactorState, verifyOwnerEmail,
+  resetLinkLive, twoFactorState, verifyOwnerEmail,
 } from '../../ops/owner-auth.ts'
 import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
@@ -36,46 +42,31 @@ const refusedForm = () => authPage(403, 'This form has expired', '<p>For your sa
 /** An ApiError as the page's own status, message and (for 429) Retry-After. */
 const errorHeaders = (e: ApiError): Record<string, string> => e.headers ?? {}
 
-/** A refusal a form page shows itself (anything else, a 5xx or a bug, goes to the error path). */
-const shownOnPage = (e: unknown): e is ApiError => e instanceof ApiError && e.status < 500
-
 /** What a refused form tells the person: the field messages when there are some, else the message. */
 const pageMessage = (e: ApiError): string =>
   (e.details && typeof e.details === 'object' ? Object.values(e.details as Record<string, string[]>).flat().join(' ') : '') || e.message
 
-type FormCtx = Ctx<'none', any, any>
-
 const deadResetLink = '<p>It was used already or has expired. <a href="/forgot-password">Ask for a new one</a>.</p>'
 
-/** Form routes (`form: true`) get the posted fields as URLSearchParams (src/http/server.ts). */
-const formOf = (ctx: { body: unknown }): URLSearchParams => (ctx.body instanceof URLSearchParams ? ctx.body : new URLSearchParams())
 type SessionCtx = Ctx<'session', undefined, URLSearchParams | undefined>
 
-/** The session (if any) a sign-in replaces: ended, so one browser holds one session (rotation). */
-function currentSessionId(ctx: FormCtx): number | null {
-  try {
-    const p = ctx.svc.auth.session({ headers: ctx.headers, query: {}, bearer: null })
-    return p ? p.sessionId : null
-  } catch { return null }
-}
-
-async function securityPage(ctx: SessionCtx, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
+async function securityPage(ctx: Pick<SessionCtx, 'svc' | 'principal'>, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
   const { ownerId, sessionId, csrf } = ctx.principal
   return authPage(status, 'Account security', securityBody({
     csrf, email: ownerById(ctx.svc.db, ownerId)?.email ?? '', sessions: listOwnerSessions(ctx.svc, ownerId, sessionId), twoFactor: twoFactorState(ctx.svc, ownerId), ...msg,
   }), extra)
 }
 
-/** Runs a security-page action; a refusal (wrong code, …) shows the page again with the reason. */
-async function securityAction(ctx: SessionCtx, act: () => Promise<void>, ok: string): Promise<Reply> {
-  try {
-    await act()
-  } catch (e) {
-    if (shownOnPage(e)) return securityPage(ctx, e.status, { error: e.message })
-    throw e
-  }
-  return securityPage(ctx, 200, { ok })
-}
+/** The sign-in, sign-up and password forms act as no one, and only from this site's own pages (login CSRF, src/http/session-gate.ts `fromSite`). */
+const fromThisSite = (req: FormRequest): Admitted | Reply => (fromSite(req.svc.config.siteUrl, req.headers) ? { principal: null } : refusedForm())
+
+/** A security-page action bound as a form: the page again with the outcome, or with the refusal (wrong code, …). */
+const securityForm = (op: Op<any, SecurityDone>, path: string, summary: string, pageErrors: Record<number, string>, ok: string) => form(op, {
+  path, auth: 'session', summary, pageErrors,
+  fields: { code: 'code' },
+  success: (_done, req) => securityPage(req as FormRequest<SessionPrincipal>, 200, { ok }),
+  failure: (_errors, req, e) => securityPage(req as FormRequest<SessionPrincipal>, e.status, { error: e.message }),
+})
 
 export const ownerAuthRoutes = [
   route({
@@ -84,59 +75,41 @@ export const ownerAuthRoutes = [
     query: v.object({ next: v.optional(v.pipe(v.string(), v.maxLength(2000))) }),
     handler: (ctx) => authPage(200, 'Sign in', loginBody({ next: ctx.query.next })),
   }),
-  route({
-    method: 'POST', path: '/login', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.signIn, {
+    path: '/login', auth: 'none', admit: fromThisSite,
     summary: 'Sign in: starts a web session (cookie `dsid`) and goes back to `next`',
     description: 'Form fields `email`, `password`, `otp` (when two-factor is on), `next`. Limits: 10 attempts a minute per address, 5 failures per account in 15 minutes (429). A session cookie sent along is ended and replaced (docs/dashboard.md "Signing in").',
     pageErrors: { 401: 'wrong email or password, or the two-factor code is needed', 403: 'not from this site, account suspended, or email not confirmed', 422: 'wrong two-factor code', 429: 'too many attempts' },
-    handler: async (ctx) => {
-      const f = formOf(ctx)
-      const form: LoginForm = { email: f.get('email') ?? '', next: f.get('next') ?? '' }
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      let ownerId: number
-      try {
-        ({ ownerId } = await checkOwnerPassword(ctx.svc, { email: form.email!, password: f.get('password') ?? '', otp: f.get('otp') || undefined }, ctx.ip))
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        const askOtp = e.code === 'two_factor_required' || e.code === 'otp_invalid'
-        return authPage(e.status, 'Sign in', loginBody({ ...form, askOtp, error: e.message }), errorHeaders(e))
-      }
-      const previous = currentSessionId(ctx)
-      if (previous !== null) await endOwnerSession(ctx.svc, previous)
-      const { setCookie } = await startOwnerSession(ctx.svc, ownerId, { ip: ctx.ip, userAgent: ctx.headers['user-agent'] ?? '', via: 'password' })
-      return see(safeNext(form.next), setCookie)
+    fields: (req) => ({
+      email: req.form.get('email') ?? '', password: req.form.get('password') ?? '', ...(req.form.get('otp') ? { otp: req.form.get('otp')! } : {}),
+      cookie: req.headers.cookie ?? '', user_agent: req.headers['user-agent'] ?? '',
+    }),
+    success: ({ set_cookie }, req) => see(safeNext(req.form.get('next') ?? ''), set_cookie),
+    failure: (_errors, req, e) => {
+      const askOtp = e.code === 'two_factor_required' || e.code === 'otp_invalid'
+      const form: LoginForm = { email: req.form.get('email') ?? '', next: req.form.get('next') ?? '' }
+      return authPage(e.status, 'Sign in', loginBody({ ...form, askOtp, error: e.message }), errorHeaders(e))
     },
   }),
-  route({
-    method: 'POST', path: '/logout', site: true, auth: 'session', tag, produces: HTML, form: true,
+  form(site.signOut, {
+    path: '/logout', auth: 'session', fields: {},
     summary: 'Sign out: ends this web session and its API tokens',
-    handler: async (ctx) => {
-      await endOwnerSession(ctx.svc, ctx.principal.sessionId)
-      return see('/login', sessionCookie(ctx.svc, null))
-    },
+    success: (_done, req) => see('/login', sessionCookie(req.svc, null)),
+    failure: (_errors, _req, e) => { throw e },
   }),
   route({
     method: 'GET', path: '/signup', site: true, auth: 'none', tag, produces: HTML,
     summary: 'The owner sign-up page',
     handler: () => authPage(200, 'Create your account', signUpBody({})),
   }),
-  route({
-    method: 'POST', path: '/signup', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.signUp, {
+    path: '/signup', auth: 'none', admit: fromThisSite,
     summary: 'Sign up: creates the account and mails a verification link',
     description: 'Form fields `name`, `email`, `password` (10 characters or more). The answer is the same whether or not the address already has an account (that address gets a mail saying so).',
     pageErrors: { 403: 'not from this site', 422: 'invalid email or password', 429: 'too many attempts' },
-    handler: async (ctx) => {
-      const f = formOf(ctx)
-      const input = { name: f.get('name') ?? '', email: f.get('email') ?? '', password: f.get('password') ?? '' }
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      try {
-        const { email } = await signUpOwner(ctx.svc, input, ctx.ip)
-        return authPage(200, 'Check your email', checkMailBody(email))
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        return authPage(e.status, 'Create your account', signUpBody({ name: input.name, email: input.email, error: pageMessage(e) }), errorHeaders(e))
-      }
-    },
+    fields: { name: 'name', email: 'email', password: 'password' },
+    success: ({ email }) => authPage(200, 'Check your email', checkMailBody(email)),
+    failure: (_errors, req, e) => authPage(e.status, 'Create your account', signUpBody({ name: req.form.get('name') ?? '', email: req.form.get('email') ?? '', error: pageMessage(e) }), errorHeaders(e)),
   }),
   route({
     method: 'GET', path: '/verify-email/{token}', site: true, auth: 'none', tag, produces: HTML,
@@ -153,22 +126,14 @@ export const ownerAuthRoutes = [
     summary: 'The forgotten-password page: asks for the address to mail a reset link to',
     handler: () => authPage(200, 'Forgot your password?', forgotBody({})),
   }),
-  route({
-    method: 'POST', path: '/forgot-password', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.forgotPassword, {
+    path: '/forgot-password', auth: 'none', admit: fromThisSite,
     summary: 'Mails a one-time link to set a new password (same answer whether or not the address has an account)',
     description: 'Form field `email`. The link `{site_url}/reset-password/{token}` works once, for one hour; at most three links an hour per account; 10 requests a minute per client address (429). Docs: docs/dashboard.md "Forgotten password".',
     pageErrors: { 403: 'not from this site', 422: 'not an email address', 429: 'too many requests' },
-    handler: async (ctx) => {
-      const email = formOf(ctx).get('email') ?? ''
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      try {
-        await requestPasswordReset(ctx.svc, { email }, ctx.ip)
-        return authPage(200, 'Check your email', resetSentBody(email.trim()))
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        return authPage(e.status, 'Forgot your password?', forgotBody({ email, error: pageMessage(e) }), errorHeaders(e))
-      }
-    },
+    fields: { email: 'email' },
+    success: (_sent, req) => authPage(200, 'Check your email', resetSentBody((req.form.get('email') ?? '').trim())),
+    failure: (_errors, req, e) => authPage(e.status, 'Forgot your password?', forgotBody({ email: req.form.get('email') ?? '', error: pageMessage(e) }), errorHeaders(e)),
   }),
   route({
     method: 'GET', path: '/reset-password/{token}', site: true, auth: 'none', tag, produces: HTML,
@@ -180,63 +145,33 @@ export const ownerAuthRoutes = [
       return authPage(200, 'Set a new password', resetBody(token))
     },
   }),
-  route({
-    method: 'POST', path: '/reset-password/{token}', site: true, auth: 'none', tag, produces: HTML, form: true,
+  form(site.setPassword, {
+    path: '/reset-password/{token}', auth: 'none', admit: fromThisSite,
     summary: 'Sets the new password with a reset link: uses the link, ends every session of the account',
     description: 'Form field `password` (10 characters or more). The address counts as confirmed; the account\'s web sessions and their API tokens end; then sign in at /login.',
     pageErrors: { 403: 'not from this site', 404: 'unknown, used or expired link', 422: 'password too short or too long' },
-    handler: async (ctx) => {
-      const token = ctx.params.token ?? ''
-      if (!fromSite(ctx.svc.config.siteUrl, ctx.headers)) return refusedForm()
-      try {
-        await resetPassword(ctx.svc, token, { password: formOf(ctx).get('password') ?? '' })
-      } catch (e) {
-        if (!shownOnPage(e)) throw e
-        if (e.code === 'not_found') return authPage(404, 'This link does not work', deadResetLink)
-        return authPage(e.status, 'Set a new password', resetBody(token, pageMessage(e)))
-      }
-      return authPage(200, 'Password changed', '<p class="ok" role="status">Your new password is set and every session of the account has ended. <a href="/login">Sign in</a> with it.</p>')
-    },
+    fields: (req) => ({ token: req.params.token ?? '', password: req.form.get('password') ?? '' }),
+    success: () => authPage(200, 'Password changed', '<p class="ok" role="status">Your new password is set and every session of the account has ended. <a href="/login">Sign in</a> with it.</p>'),
+    failure: (_errors, req, e) => (e.code === 'not_found' ? authPage(404, 'This link does not work', deadResetLink) : authPage(e.status, 'Set a new password', resetBody(req.params.token ?? '', pageMessage(e)))),
   }),
   route({
     method: 'GET', path: '/account/security', site: true, auth: 'session', tag, produces: HTML,
     summary: 'The owner\'s sessions (sign out any of them) and two-factor sign-in',
     handler: (ctx) => securityPage(ctx as SessionCtx),
   }),
-  route({
-    method: 'POST', path: '/account/sessions/{id}/revoke', site: true, auth: 'session', tag, produces: HTML, form: true,
+  form(security.revokeSession, {
+    path: '/account/sessions/{id}/revoke', auth: 'session', fields: {}, params: { id: 'session_id' },
     summary: 'Ends one of the account\'s sessions and its API tokens (another account\'s: 404)',
     pageErrors: { 404: 'no such session of this account' },
-    handler: async (ctx) => {
-      const id = Number(ctx.params.id)
-      try {
-        await revokeOwnerSession(ctx.svc, ctx.principal.ownerId, id)
-      } catch (e) {
-        if (e instanceof ApiError && e.code === 'not_found') return securityPage(ctx as SessionCtx, 404, { error: 'That session does not exist or has ended.' })
-        throw e
-      }
-      if (id === ctx.principal.sessionId) return see('/login', sessionCookie(ctx.svc, null))
-      return see('/account/security')
+    success: (done, req) => (done.ended_own_session ? see('/login', sessionCookie(req.svc, null)) : see('/account/security')),
+    failure: (_errors, req, e) => {
+      if (e.code === 'not_found') return securityPage(req as FormRequest<SessionPrincipal>, 404, { error: 'That session does not exist or has ended.' })
+      throw e
     },
   }),
-  route({
-    method: 'POST', path: '/account/two-factor/start', site: true, auth: 'session', tag, produces: HTML, form: true,
-    summary: 'Starts two-factor enrolment: shows a new TOTP key',
-    pageErrors: { 409: 'two-factor sign-in is on already' },
-    handler: (ctx) => securityAction(ctx as SessionCtx, () => beginTwoFactor(ctx.svc, ctx.principal.ownerId), 'Add the key to your app and enter its code.'),
-  }),
-  route({
-    method: 'POST', path: '/account/two-factor/confirm', site: true, auth: 'session', tag, produces: HTML, form: true,
-    summary: 'Turns two-factor sign-in on with a code of the new key',
-    pageErrors: { 409: 'no enrolment started', 422: 'wrong code' },
-    handler: (ctx) => securityAction(ctx as SessionCtx, () => confirmTwoFactor(ctx.svc, ctx.principal.ownerId, formOf(ctx).get('code') ?? ''), 'Two-factor sign-in is on.'),
-  }),
-  route({
-    method: 'POST', path: '/account/two-factor/disable', site: true, auth: 'session', tag, produces: HTML, form: true,
-    summary: 'Turns two-factor sign-in off (needs a current code)',
-    pageErrors: { 409: 'two-factor is off', 422: 'wrong code' },
-    handler: (ctx) => securityAction(ctx as SessionCtx, () => disableTwoFactor(ctx.svc, ctx.principal.ownerId, formOf(ctx).get('code') ?? ''), 'Two-factor sign-in is off.'),
-  }),
+  securityForm(security.startTwoFactor, '/account/two-factor/start', 'Starts two-factor enrolment: shows a new TOTP key', { 409: 'two-factor sign-in is on already' }, 'Add the key to your app and enter its code.'),
+  securityForm(security.confirmTwoFactorOp, '/account/two-factor/confirm', 'Turns two-factor sign-in on with a code of the new key', { 409: 'no enrolment started', 422: 'wrong code' }, 'Two-factor sign-in is on.'),
+  securityForm(security.disableTwoFactorOp, '/account/two-factor/disable', 'Turns two-factor sign-in off (needs a current code)', { 409: 'two-factor is off', 422: 'wrong code' }, 'Two-factor sign-in is off.'),
   route({
     method: 'POST', path: '/dashboard/api-token', site: true, auth: 'session', tag,
     summary: 'A short-lived API token for the signed-in dashboard (15 min, capabilities *)',

@@ -9,16 +9,22 @@ import { Reply, route, type Ctx, type Route } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
 import type { StoreRow } from '../../storage/stores.ts'
-import { customers, customerAddresses } from '../../storage/customers.ts'
+import { customers as customerRows, customerAddresses } from '../../storage/customers.ts'
 import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
+import { STOREFRONT_LIMITS } from '../../ops/storefront.ts'
 import { esc } from '../pages/html.ts'
 import { csrfMatches, fromSite } from '../session-gate.ts'
+import { admitVisitor } from '../../auth/policy.ts'
+import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
-  createAccount, customerFromToken, formErrors, itemExists, lineProblem, placeWebsiteOrder, pricedCart, removeAddress, renderWebsitePage, saveAddress,
-  sendSignInCode, signInWithCode, signInWithPassword, signOut, sitePaths, type Caller, type FormError, type PageInput, type Visitor,
+  customerFromToken, formErrors, itemExists, lineProblem, pricedCart, websiteCheckout, renderWebsitePage, sitePaths, type FormError, type PageInput, type Visitor,
 } from '../../ops/website.ts'
+import { form, type Admitted, type FormRequest } from '../form.ts'
+import type { Op } from '../../ops/op.ts'
+import * as customerAuth from '../../ops/customer-auth.ts'
+import * as customers from '../../ops/customers.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json'
@@ -55,9 +61,9 @@ function cookie(svc: Services, store: StoreRow, name: string, value: string | nu
 
 // ---- the visitor, CSRF ------------------------------------------------------------------------------------
 
-interface Request { svc: Services; store: StoreRow; visitor: Visitor; cookies: Record<string, string>; setCookies: string[]; caller: Caller }
+interface Request { svc: Services; store: StoreRow; visitor: Visitor; cookies: Record<string, string>; setCookies: string[] }
 
-function visitorOf(svc: Services, store: StoreRow, headers: Readonly<Record<string, string>>, requestId: string, ip: string): Request {
+function visitorOf(svc: Services, { store, guest }: { store: StoreRow; guest: VisitorPrincipal }, headers: Readonly<Record<string, string>>): Request {
   const cookies = cookiesOf(headers)
   const setCookies: string[] = []
   let csrf = cookies[COOKIE.csrf]
@@ -66,7 +72,7 @@ function visitorOf(svc: Services, store: StoreRow, headers: Readonly<Record<stri
     setCookies.push(cookie(svc, store, COOKIE.csrf, csrf, 60 * 60 * 24 * 365))
   }
   const customer = customerFromToken(svc, store, cookies[COOKIE.customer])
-  return { svc, store, cookies, setCookies, caller: { requestId, ip }, visitor: { csrf, cart: decodeCart(cookies[COOKIE.cart]), customer } }
+  return { svc, store, cookies, setCookies, visitor: { guest, csrf, cart: decodeCart(cookies[COOKIE.cart]), customer } }
 }
 
 /**
@@ -131,29 +137,70 @@ const redirect = (r: Request, to: string, cookies: string[] = []): Reply =>
 
 const plainHeaders = () => ({ ...pageHeaders(newNonce(), newNonce()), 'Cache-Control': 'no-store' })
 
-/** The store of the address, or the page a browser gets instead (unknown: 404; suspended account: 403). */
-function storeOr(svc: Services, slug: string | undefined): StoreRow | Reply {
+/** The store of the address and its visitor, or the page a browser gets instead (unknown: 404; suspended account: 403). */
+function storeOr(svc: Services, slug: string | undefined): { store: StoreRow; guest: VisitorPrincipal } | Reply {
   const store = svc.stores.bySlug(slug ?? '')
   if (!store) return new Reply(404, plainPage('Store not found', '<p>No store has this address. Check the link you were given.</p>'), plainHeaders(), HTML)
-  // A suspended account's store (docs/billing.md "Suspension"): its data is kept, the page says it is unavailable.
-  if (svc.accounts.suspended(store.owner_id)) return new Reply(403, plainPage('This store is unavailable', '<p>This store is not taking visitors or orders at the moment. Please try again later.</p>'), plainHeaders(), HTML)
-  return store
+  // The policy admits the visitor (src/auth/policy.ts): a suspended account's store (docs/billing.md
+  // "Suspension") keeps its data, and the page says it is unavailable.
+  try {
+    return { store, guest: admitVisitor(svc, store) }
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'account_suspended') throw err
+    return new Reply(403, plainPage('This store is unavailable', '<p>This store is not taking visitors or orders at the moment. Please try again later.</p>'), plainHeaders(), HTML)
+  }
 }
 
 type AnyCtx = Ctx<'none', undefined, URLSearchParams | undefined>
 
 /** Common to every handler: the store (or its error page), the visitor, and for posts the CSRF check. */
 function withVisitor(ctx: AnyCtx, then: (r: Request, form: Record<string, string>) => Reply | Promise<Reply>): Reply | Promise<Reply> {
-  const store = storeOr(ctx.svc, ctx.params.slug)
-  if (store instanceof Reply) return store
-  const r = visitorOf(ctx.svc, store, ctx.headers, ctx.requestId, ctx.ip)
+  const admitted = storeOr(ctx.svc, ctx.params.slug)
+  if (admitted instanceof Reply) return admitted
+  const r = visitorOf(ctx.svc, admitted, ctx.headers)
   const body = ctx.body
-  if (body) {
-    if (!csrfOk(r, ctx.headers, body)) {
-      return new Reply(403, plainPage('This form has expired', `<p>For your safety the form was not sent. <a href="${esc(sitePaths(ctx.svc, store).home)}">Go back to the store</a> and try again.</p>`), plainHeaders(), HTML)
-    }
-  }
+  if (body && !csrfOk(r, ctx.headers, body)) return expired(r)
   return then(r, body ? Object.fromEntries(body) : {})
+}
+
+/** A post without the visitor's CSRF token, or from another site: nothing happens. */
+const expired = (r: Request): Reply =>
+  new Reply(403, plainPage('This form has expired', `<p>For your safety the form was not sent. <a href="${esc(sitePaths(r.svc, r.store).home)}">Go back to the store</a> and try again.</p>`), plainHeaders(), HTML)
+
+/**
+ * Who a website form acts as (src/http/form.ts `admit`): the store of `{slug}` (or its 404/403 page),
+ * the visitor, the CSRF check; then no one (the sign-ins: public operations of the store), the shopper
+ * (the checkout), or the signed-in customer (else the page `as` answers instead).
+ */
+const admitWebsite = (as: 'no one' | 'shopper' | ((signedOut: Request) => Reply) = 'no one') => (req: FormRequest): Admitted | Reply => {
+  const admitted = storeOr(req.svc, req.params.slug)
+  if (admitted instanceof Reply) return admitted
+  const r = visitorOf(req.svc, admitted, req.headers)
+  if (!csrfOk(r, req.headers, req.form)) return expired(r)
+  // A shopper is the signed-in customer, or else the store's visitor (the policy's, src/auth/visitor.ts).
+  if (as === 'shopper') return { principal: r.visitor.customer ?? r.visitor.guest, ids: { store: r.store.id }, state: r }
+  if (as !== 'no one' && !r.visitor.customer) return as(r)
+  return { principal: as === 'no one' ? null : r.visitor.customer, ids: { store: r.store.id }, state: r }
+}
+
+type Fields = Record<string, string>
+
+/** A website form bound to an operation: the page's own 303 or page again, with the fields as posted. */
+function websiteForm<O>(op: Op<any, O>, path: string, summary: string, b: {
+  admit: (req: FormRequest) => Admitted | Reply
+  input: (f: Fields, req: FormRequest) => unknown
+  success: (value: O, r: Request, f: Fields, h: Readonly<Record<string, string>>) => Reply | Promise<Reply>
+  failure: (r: Request, err: ApiError, f: Fields, h: Readonly<Record<string, string>>) => Reply | Promise<Reply>
+  rateLimit?: { perMinute: number }
+}): Route {
+  const fields = (req: FormRequest): Fields => Object.fromEntries(req.form)
+  return form(op, {
+    path: `/s/{slug}${path}`, auth: 'none', tag, summary, description: POST_DESCRIPTION, pageErrors: POST_PAGE_ERRORS, admit: b.admit,
+    ...(b.rateLimit ? { rateLimit: b.rateLimit } : {}),
+    fields: (req) => b.input(fields(req), req),
+    success: (value, req) => b.success(value, req.state as Request, fields(req), req.headers),
+    failure: (_errors, req, err) => b.failure(req.state as Request, err, fields(req), req.headers),
+  }) as Route
 }
 
 const page = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>, extra: Partial<Route> = {}): Route =>
@@ -163,14 +210,16 @@ const page = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | P
     ...extra, handler: handler as never,
   }) as Route
 
+const POST_DESCRIPTION = 'An HTML form post (`application/x-www-form-urlencoded`) with the `csrf` field of the page; answers 303 to the next page, or the page again with what to fix (422).'
+const POST_PAGE_ERRORS = {
+  403: 'The post did not come from the store\'s own page (Origin/Referer or the csrf field): nothing happens.', 404: 'No store has this address.',
+  422: 'Refused (an invalid field, a sold-out item, a wrong password or code, …): the page again, saying what to fix.',
+}
+
 const post = (path: string, summary: string, handler: (ctx: AnyCtx) => Reply | Promise<Reply>, extra: Partial<Route> = {}): Route =>
   route({
     method: 'POST', path: `/s/{slug}${path}`, site: true, tag, summary, auth: 'none', produces: HTML, form: true,
-    description: 'An HTML form post (`application/x-www-form-urlencoded`) with the `csrf` field of the page; answers 303 to the next page, or the page again with what to fix (422).',
-    pageErrors: {
-      403: 'The post did not come from the store\'s own page (Origin/Referer or the csrf field): nothing happens.', 404: 'No store has this address.',
-      422: 'Refused (an invalid field, a sold-out item, a wrong password or code, …): the page again, saying what to fix.',
-    },
+    description: POST_DESCRIPTION, pageErrors: POST_PAGE_ERRORS,
     ...extra, handler: handler as never,
   }) as Route
 
@@ -181,6 +230,11 @@ const refusal = (err: unknown): FormError[] => {
   throw err
 }
 
+/** The device name of website sign-ins: signing in again in a browser replaces that browser's token only. */
+const DEVICE = 'website'
+const toSignIn = (r: Request): Reply => redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
+const text = (s: string | undefined): string | null => (s?.trim() ? s.trim() : null)
+
 const setCart = (r: Request, cart: WebCart) => cookie(r.svc, r.store, COOKIE.cart, cart.lines.length || cart.coupon ? encodeCart(cart) : null)
 const wantsJson = (h: Readonly<Record<string, string>>) => (h.accept ?? '').includes(JSON_TYPE)
 const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null)
@@ -188,7 +242,7 @@ const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) 
 // ---- pages --------------------------------------------------------------------------------------------------
 
 function accountView(r: Request) {
-  const c = customers.byId(r.svc.db, r.visitor.customer!.customerId)!
+  const c = customerRows.byId(r.svc.db, r.visitor.customer!.customerId)!
   const addresses = customerAddresses.list(r.svc.db, c.id).map((a) => ({ id: a.id, label: a.label, address: a.address, is_default: a.is_default === 1 }))
   return { name: c.name, email: c.email, phone: c.phone, addresses }
 }
@@ -231,11 +285,11 @@ export const websiteRoutes: Route[] = [
     const op = f.op ?? 'add'
     if (op === 'remove') return redirect(r, paths.cart, [setCart(r, removeLine(r.visitor.cart, Number(f.line)))])
     if (op === 'coupon') {
-      const code = (f.coupon_code ?? '').trim().slice(0, 40)
+      const code = (f.coupon_code ?? '').trim().slice(0, STOREFRONT_LIMITS.couponCode)
       return redirect(r, paths.cart, [setCart(r, { ...r.visitor.cart, coupon: code || null })])
     }
     const itemId = posIntOrNull(f.item_id)
-    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), 30)
+    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), STOREFRONT_LIMITS.perLine)
     const line = { item_id: itemId ?? 0, quantity: Math.trunc(quantity), variation: posIntOrNull(f.variation_id), extras: ctx.body!.getAll('extra_ids').map(posIntOrNull).filter((x): x is number => x !== null) }
     // Sold out, unknown, or a variation the item does not offer: refused here, as checkout would.
     const problem = itemId === null ? 'Choose an item.' : lineProblem(r.svc, r.store, line)
@@ -252,73 +306,54 @@ export const websiteRoutes: Route[] = [
     return redirect(r, paths.cart, [setCart(r, added)])
   })),
 
-  post('/checkout', 'Place the order of the cart; 303 to its live tracking page `/t/{track_token}`', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const trackUrl = await placeWebsiteOrder(r.svc, r.store, r.visitor, f, r.caller)
-      return redirect(r, trackUrl, [setCart(r, EMPTY_CART)])
-    } catch (err) {
-      return checkoutPage(r, ctx.headers, 422, refusal(err), f)
-    }
-  })),
+  websiteForm(websiteCheckout, '/checkout', 'Place the order of the cart; 303 to its live tracking page `/t/{track_token}`', {
+    admit: admitWebsite('shopper'),
+    input: (f, req) => ({ form: f, cart: (req.state as Request).visitor.cart }),
+    success: (out, r) => redirect(r, out.track_url, [setCart(r, EMPTY_CART)]),
+    failure: (r, err, f, h) => checkoutPage(r, h, 422, refusal(err), f),
+  }),
 
-  post('/account/login', 'Sign in with email and password (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const token = await signInWithPassword(r.svc, r.store, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err))
-    }
-  }), { rateLimit: { perMinute: 10 } }),
-
-  post('/account/register', 'Create a customer account with email and password (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const token = await createAccount(r.svc, r.store, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err))
-    }
-  }), { rateLimit: { perMinute: 10 } }),
-
-  post('/account/otp', 'Text a sign-in code to a phone (6 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      await sendSignInCode(r.svc, r.store, f, r.caller)
-      return loginPage(r, ctx.headers, 200, [], f.phone, 'We sent you a code. It expires in 5 minutes.')
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err))
-    }
-  }), { rateLimit: { perMinute: 6 } }),
-
-  post('/account/otp/verify', 'Sign in with the SMS code (10 per minute)', async (ctx) => withVisitor(ctx, async (r, f) => {
-    try {
-      const token = await signInWithCode(r.svc, r.store, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, token)])
-    } catch (err) {
-      return loginPage(r, ctx.headers, 422, refusal(err), f.phone)
-    }
-  }), { rateLimit: { perMinute: 10 } }),
-
-  post('/account/addresses', 'Save a delivery address', async (ctx) => withVisitor(ctx, async (r, f) => {
-    if (!r.visitor.customer) return redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
-    try {
-      await saveAddress(r.svc, r.store, r.visitor.customer, f, r.caller)
-      return redirect(r, sitePaths(r.svc, r.store).account)
-    } catch (err) {
-      return accountPage(r, ctx.headers, 422, refusal(err))
-    }
-  })),
-
-  post('/account/addresses/{address}/delete', 'Delete a saved address', async (ctx) => withVisitor(ctx, async (r) => {
-    if (!r.visitor.customer) return redirect(r, `${sitePaths(r.svc, r.store).account}/login`)
-    try {
-      await removeAddress(r.svc, r.store, r.visitor.customer, posIntOrNull(ctx.params.address) ?? 0, r.caller)
-    } catch (err) {
-      return accountPage(r, ctx.headers, 404, refusal(err))
-    }
-    return redirect(r, sitePaths(r.svc, r.store).account)
-  })),
-
-  post('/account/logout', 'Sign out of this browser', async (ctx) => withVisitor(ctx, async (r) => {
-    if (r.visitor.customer) await signOut(r.svc, r.store, r.visitor.customer, r.caller)
-    return redirect(r, sitePaths(r.svc, r.store).home, [cookie(r.svc, r.store, COOKIE.customer, null)])
-  })),
+  websiteForm(customerAuth.login, '/account/login', 'Sign in with email and password (10 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 10 },
+    input: (f) => ({ email: f.email ?? '', password: f.password ?? '', device: DEVICE }),
+    success: (out, r) => redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, out.token)]),
+    failure: (r, err, _f, h) => loginPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customerAuth.register, '/account/register', 'Create a customer account with email and password (10 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 10 },
+    input: (f) => ({ name: f.name ?? '', email: f.email ?? '', password: f.password ?? '', device: DEVICE }),
+    success: (out, r) => redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, out.token)]),
+    failure: (r, err, _f, h) => loginPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customerAuth.requestOtp, '/account/otp', 'Text a sign-in code to a phone (6 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 6 },
+    input: (f) => ({ phone: f.phone ?? '' }),
+    success: (_out, r, f, h) => loginPage(r, h, 200, [], f.phone, 'We sent you a code. It expires in 5 minutes.'),
+    failure: (r, err, _f, h) => loginPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customerAuth.verifyOtp, '/account/otp/verify', 'Sign in with the SMS code (10 per minute)', {
+    admit: admitWebsite(), rateLimit: { perMinute: 10 },
+    input: (f) => ({ phone: f.phone ?? '', code: (f.code ?? '').trim(), device: DEVICE }),
+    success: (out, r) => redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, out.token)]),
+    failure: (r, err, f, h) => loginPage(r, h, 422, refusal(err), f.phone),
+  }),
+  websiteForm(customers.createAddress, '/account/addresses', 'Save a delivery address', {
+    admit: admitWebsite(toSignIn),
+    input: (f) => ({ label: text(f.label), address: f.address ?? '', notes: text(f.notes), is_default: f.is_default === 'on' }),
+    success: (_out, r) => redirect(r, sitePaths(r.svc, r.store).account),
+    failure: (r, err, _f, h) => accountPage(r, h, 422, refusal(err)),
+  }),
+  websiteForm(customers.deleteAddress, '/account/addresses/{address}/delete', 'Delete a saved address', {
+    admit: admitWebsite(toSignIn),
+    input: (_f, req) => ({ address_id: posIntOrNull(req.params.address) ?? 0 }),
+    success: (_out, r) => redirect(r, sitePaths(r.svc, r.store).account),
+    failure: (r, err, _f, h) => accountPage(r, h, 404, refusal(err)),
+  }),
+  websiteForm(customers.logout, '/account/logout', 'Sign out of this browser', {
+    // Signed out already: only the cookie is cleared.
+    admit: admitWebsite((r) => redirect(r, sitePaths(r.svc, r.store).home, [cookie(r.svc, r.store, COOKIE.customer, null)])),
+    input: () => undefined,
+    success: (_out, r) => redirect(r, sitePaths(r.svc, r.store).home, [cookie(r.svc, r.store, COOKIE.customer, null)]),
+    failure: (_r, err) => { throw err },
+  }),
 ]

@@ -8,7 +8,7 @@
  */
 import type { Op } from '../../ops/op.ts'
 import { ApiError } from '../../errors.ts'
-import { requireFeature } from '../../storage/entitlements.ts'
+import { adminAdmission } from '../../ops/mcp-admission.ts'
 import { getMenu, listStores, salesReport } from '../../ops/stores.ts'
 import { listCategories } from '../../ops/menu-read.ts'
 import * as menu from '../../ops/menu.ts'
@@ -20,9 +20,7 @@ import { KITCHEN_STATUSES } from '../../domain/order-state.ts'
 import { getStoreSettings, updateBusinessHours } from '../../ops/store-settings.ts'
 import { getDeliveryZones, setDeliveryZones } from '../../ops/delivery-zones.ts'
 import { inputSchemaOf } from '../schema.ts'
-import { challengeParams } from '../../ops/protected-resources.ts'
 import { adminCompletions, adminResources } from './admin-resources.ts'
-import { API_REALM, bearerChallenge } from '../../net/respond.ts'
 import { tool, type McpServerDef, type ToolBinding } from '../tool.ts'
 
 const store = { store: 'restaurant_id' } as const
@@ -150,20 +148,9 @@ export const adminServer: McpServerDef = {
   title: 'Restaurant admin',
   instructions: 'Run your restaurants: menus, orders, customers, coupons, opening hours and sales. Call list_restaurants first; every other tool takes a restaurant_id from it. Amounts are decimals in the store currency. Failures come back as results with isError and the API error envelope: `code` (not_found for anything that is not yours, validation_failed with field errors, forbidden, …) and the finer `reason` (plan_limit_reached, feature_not_in_plan, category_not_empty, …).',
   auth: 'owner',
-  // The plan decides whether an account may use MCP at all (docs/billing.md "Plans and entitlements").
-  admit: (principal, svc) => {
-    if (principal?.kind !== 'owner') throw new ApiError('unauthenticated')
-    // A third-party app's token opens this server only with the mcp:use scope (docs/apps.md
-    // "Calling the API"); its tools are then those its other scopes' capabilities reach.
-    // RFC 6750 §3.1 `insufficient_scope`, naming what to ask for and where to learn how (MCP 2025-11-25 "Scope Challenge Handling").
-    if (principal.app && !principal.app.scopes.includes('mcp:use')) {
-      const params = challengeParams(svc.config.siteUrl, '/mcp') ?? {}
-      const scope = [...new Set(['mcp:use', ...principal.app.scopes])].join(' ')
-      throw new ApiError('forbidden', 'This app token was not granted the mcp:use scope.', undefined,
-        { 'WWW-Authenticate': bearerChallenge(API_REALM, false, { error: 'insufficient_scope', scope, resource_metadata: params.resource_metadata ?? '' }) })
-    }
-    requireFeature(svc.db, principal.ownerId, 'mcp')
-  },
+  // The plan decides whether an account may use MCP at all (docs/billing.md "Plans and entitlements");
+  // a third-party app's token opens this server only with the mcp:use scope (docs/apps.md "Calling the API").
+  admission: adminAdmission,
   tools: adminTools,
   resources: adminResources,
   completions: adminCompletions,

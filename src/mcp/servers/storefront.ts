@@ -5,7 +5,7 @@
  * the scope of its operation (`menu:read` to browse and price, `order:write` to place and follow
  * orders), so a token without `order:write` sees no order tools. Every tool binds an operation.
  */
-import { ApiError } from '../../errors.ts'
+import { storefrontAdmission } from '../../ops/mcp-admission.ts'
 import * as storefront from '../../ops/storefront.ts'
 import * as agent from '../../ops/storefront-agent.ts'
 import { tool, type McpServerDef } from '../tool.ts'
@@ -26,11 +26,7 @@ export const storefrontServer: McpServerDef = {
   ].join(' '),
   auth: 'storefront',
   // The storefront API's tokens do not reach agents unless the owner issued them for it (docs/storefront.md "Tokens").
-  admit: (principal) => {
-    if (principal?.kind !== 'storefront' || !principal.scopes.includes('agent')) {
-      throw new ApiError('forbidden', 'This storefront token needs the agent scope.')
-    }
-  },
+  admission: storefrontAdmission,
   tools: [
     tool(agent.getStoreInfo, { name: 'get_store_info', readOnly: true }),
     tool(agent.getOpeningHours, { name: 'get_opening_hours', readOnly: true }),
