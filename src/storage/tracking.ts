@@ -45,9 +45,36 @@ export function deliveryDestination(db: Db, o: Pick<OrderRow, 'customer_id' | 'a
   return r && validLatLng(r.lat, r.lng) ? { lat: r.lat, lng: r.lng } : null
 }
 
-export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Array<{ name: string; quantity: number }> } }, o: OrderRow) {
+/**
+ * The tracking view (api-v1 §2.5): the body of `GET /track/{token}`, of the tracking socket's
+ * `snapshot` and `status` frames and of the tracking page's first drawing (src/browser/track.ts reads
+ * it through this type). Optional keys are absent, never null.
+ */
+export type TrackingView = {
+  id: number
+  status: string
+  delivery_status: DeliveryStatus | null
+  is_paid: boolean
+  total: number
+  timeline: Record<string, string>
+  items: Array<{ name: string; quantity: number }>
+  order_type: string
+  room_number?: string
+  slot?: { start: string; end: string | null; kind: string }
+  appointment?: { start: string; end: string | null }
+  shipment?: ReturnType<typeof trackingShipment>
+  store?: { name: string; lat: number | null; lng: number | null }
+  driver?: DriverLoc
+  destination?: LatLng
+  delivery_code?: string
+}
+
+/** A tracking socket's view frames: the first (`snapshot`) and each change (`status`). */
+export type TrackViewFrame = TrackingView & { type: 'snapshot' | 'status' }
+
+export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Array<{ name: string; quantity: number }> } }, o: OrderRow): TrackingView {
   const status = o.delivery_status as DeliveryStatus | null
-  const view: Record<string, unknown> = {
+  const view: TrackingView = {
     id: o.id,
     status: o.status,
     delivery_status: status,
@@ -55,9 +82,9 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
     total: fromCents(o.total),
     timeline: JSON.parse(o.timeline) as Record<string, string>,
     items: svc.orders.lines(o.id).map((l) => ({ name: l.name, quantity: l.quantity })),
+    // The order's mode in a fitting form (docs/verticals.md): room, slot, appointment, the parcel (never its address).
+    order_type: o.type, // not `type`: socket frames use that key for the frame kind
   }
-  // The order's mode in a fitting form (docs/verticals.md): room, slot, appointment, the parcel (never its address).
-  view.order_type = o.type // not `type`: socket frames use that key for the frame kind
   if (o.room_number) view.room_number = o.room_number
   if (o.slot_start) view.slot = { start: o.slot_start, end: o.slot_end ?? null, kind: o.slot_kind ?? 'pickup' }
   if (o.appointment_start) view.appointment = { start: o.appointment_start, end: o.appointment_end ?? null }

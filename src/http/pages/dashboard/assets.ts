@@ -1,8 +1,12 @@
-/** The dashboard's script modules and stylesheet, read once, each addressed with a content tag. */
+/**
+ * The dashboard's script modules (src/browser/dashboard/*.ts, compiled: browser-code.ts) and its
+ * stylesheet, read once, each addressed with a content tag.
+ */
 import { readFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
+import { browserScript } from '../browser-code.ts'
 
-const read = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8')
+const read = (name: string) => readFileSync(new URL(`../../../browser/dashboard/${name}`, import.meta.url), 'utf8')
 
 export interface Asset { body: string; type: string }
 
@@ -10,7 +14,7 @@ const JS = 'text/javascript; charset=utf-8'
 /** app.js is the entry module the shell loads; the others are the modules it imports. */
 const SCRIPTS = ['app.js', 'core.js', 'payments.js', 'shifts.js', 'reservations.js', 'guests.js'] as const
 const raw: Record<string, Asset> = {
-  ...Object.fromEntries(SCRIPTS.map((name) => [name, { body: read(name), type: JS }])),
+  ...Object.fromEntries(SCRIPTS.map((name) => [name, { body: browserScript(`dashboard/${name}`), type: JS }])),
   'app.css': { body: read('app.css'), type: 'text/css; charset=utf-8' },
 }
 
