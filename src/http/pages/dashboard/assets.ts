@@ -21,10 +21,13 @@ const raw: Record<string, Asset> = {
 /** Changes whenever any file does: pages ask for `app.js?v=<tag>`, so a cached copy is never stale. */
 export const ASSET_TAG = createHash('sha256').update(Object.values(raw).map((a) => a.body).join('\0')).digest('hex').slice(0, 12)
 
+/** `from "./core.js"` (the compiler's quotes) → `from './core.js?v=<tag>'`. */
+const tagImports = (code: string): string => code.replace(/(\bfrom\s*)(["'])(\.\/[\w-]+\.js)\2/g, (_m, from: string, _q, path: string) => `${from}'${path}?v=${ASSET_TAG}'`)
+
 /**
  * The files as served. Every asset is cached for a year (`immutable`), so a module's own imports
  * (`from './core.js'`) are given the same tag as the page's `app.js?v=<tag>`: a new release fetches
  * every module afresh, and all of them import one and the same `core.js?v=<tag>` instance.
  */
 export const DASHBOARD_ASSETS: Readonly<Record<string, Asset>> = Object.fromEntries(Object.entries(raw).map(([name, a]) =>
-  [name, a.type === JS ? { ...a, body: a.body.replace(/(from '\.\/[\w-]+\.js)'/g, `$1?v=${ASSET_TAG}'`) } : a]))
+  [name, a.type === JS ? { ...a, body: tagImports(a.body) } : a]))
