@@ -586,7 +586,7 @@ const couponsPage = () => crudPage({
   create: (b) => api('POST', `${S()}/coupons`, b),
   update: (r, b) => api('PUT', `${S()}/coupons/${r.id}`, b),
   remove: (r) => api('DELETE', `${S()}/coupons/${r.id}`),
-  fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
+  fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_\\-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
     ['min_order', 'Minimum order', { type: 'number', step: '0.01', min: '0' }, Number], ['usage_limit', 'Usage limit', { type: 'number', min: '1', step: '1' }, Number], ['active', 'Active', { type: 'checkbox', checked: true }]],
   cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => String(r.value)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
 })
