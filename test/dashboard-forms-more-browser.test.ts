@@ -81,6 +81,12 @@ if (launched) {
     t.equal(count("SELECT COUNT(*) FROM reservations WHERE store_id = ? AND name = 'Big Party'", store), 0, 'nothing booked')
     await form.getByLabel('Party size').fill('2')
     t.match(await send(page, form.getByRole('button', { name: 'Book', exact: true }), 'accepted'), /Booked Big Party for 2/, 'a party of two: accepted')
+    // The day form: another day shows that day's bookings (its refusal: the suspended account, below).
+    const dayForm = page.locator('#reservation-day')
+    await dayForm.getByLabel('Day').fill(day)
+    await dayForm.getByRole('button', { name: 'Show' }).click()
+    await page.getByRole('heading', { name: `Bookings on ${day}` }).waitFor()
+    t.equal(await page.locator('#reservation-list tr[data-reservation-id]', { hasText: 'Big Party' }).count(), 1, 'the day: accepted, its booking listed')
     clean()
   })
 
