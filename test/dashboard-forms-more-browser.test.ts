@@ -9,26 +9,13 @@
  * test/dashboard-operations-browser.test.ts; the inventory of every form is docs/forms.md.
  */
 import t from 'tap'
-import type { Browser } from 'playwright-core'
 import type { Test } from 'tap'
-import { startServer } from './helpers/server.ts'
-import { browserFor } from './helpers/browser.ts'
-import { READY, answerTo, firstItem, formsPage } from './helpers/dashboard.ts'
+import { READY, answerTo, dashboardForms, firstItem } from './helpers/dashboard.ts'
 
-const launched = await browserFor(t)
-if (launched) {
-  const browser: Browser = launched
-  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
-  t.teardown(() => s.close())
-  const db = s.app.svc.db
-  const demo = s.seed()
-  const token = demo.owner.token
-  const store = demo.store.id
-  const api = (method: string, path: string, body?: unknown) => s.req(method, path, { token, body })
-
-  const open = (t: Test, path: string) => formsPage(t, browser, s.site, demo.owner, path)
+const world = await dashboardForms(t)
+if (world) {
+  const { s, db, demo, store, api, open, count } = world
   const send = answerTo
-  const count = (sql: string, ...args: unknown[]) => db.prepare(sql).pluck().get(...args) as number
 
   // Each: the fields of a new one, a value the API refuses (a taken email or code, a phone that is not one), and the fix.
   for (const [noun, path, fill, bad, good] of [

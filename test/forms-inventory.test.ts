@@ -37,7 +37,7 @@ t.test('every test named is there and drives Chromium', async (t) => {
   t.ok(tests.size >= 8, 'the legend names the test files')
   for (const [abbr, file] of tests) {
     t.ok(existsSync(join(ROOT, file)), `${abbr}: ${file} exists`)
-    t.match(readFileSync(join(ROOT, file), 'utf8'), /browserFor|launchChromium/, `${file} runs Chromium`)
+    t.match(readFileSync(join(ROOT, file), 'utf8'), /browserFor|launchChromium|browserAndServer|dashboardForms/, `${file} runs Chromium`)
   }
   for (const r of rows) {
     for (const cell of [r[3]!, r[4]!]) {

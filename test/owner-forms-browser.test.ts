@@ -9,20 +9,17 @@
  */
 import t from 'tap'
 import * as OTPAuth from 'otpauth'
-import type { Browser, Page, Response } from 'playwright-core'
+import type { Page, Response } from 'playwright-core'
 import type { Test } from 'tap'
-import { startServer } from './helpers/server.ts'
-import { browserFor } from './helpers/browser.ts'
+import { browserAndServer } from './helpers/browser.ts'
 import { signedIn } from './helpers/apps.ts'
 import { mail, newEmail, PASSWORD, signedUp } from './helpers/owner-site.ts'
 import { createAccount } from './helpers/fixtures.ts'
 import { createStaff } from './helpers/people.ts'
 
-const launched = await browserFor(t)
-if (launched) {
-  const browser: Browser = launched
-  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
-  t.teardown(() => s.close())
+const world = await browserAndServer(t)
+if (world) {
+  const { browser, s } = world
   const db = s.app.svc.db
 
   async function open(t: Test): Promise<Page> {

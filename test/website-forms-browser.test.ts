@@ -8,18 +8,15 @@
  * test/website-browser.test.ts; the inventory of every form is docs/forms.md.
  */
 import t from 'tap'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import type { Test } from 'tap'
-import { startServer } from './helpers/server.ts'
-import { browserFor, watchPage } from './helpers/browser.ts'
+import { browserAndServer, watchPage } from './helpers/browser.ts'
 import { createAccount, createCustomer } from './helpers/fixtures.ts'
 import type { RecordingSmsProvider } from '../src/providers/sms.ts'
 
-const launched = await browserFor(t)
-if (launched) {
-  const browser: Browser = launched
-  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
-  t.teardown(() => s.close())
+const world = await browserAndServer(t)
+if (world) {
+  const { browser, s } = world
   const db = s.app.svc.db
 
   /** A page of a fresh visitor (own cookies) that fails the test on a script error or CSP violation. */

@@ -5,6 +5,7 @@
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import type { Db } from '../../src/storage/db.ts'
+import { browserAndServer } from './browser.ts'
 
 /** The script sets `data-ready` once the page is drawn (a selector: string predicates would need eval, which the CSP refuses). */
 export const READY = 'body[data-ready="1"]'
@@ -89,4 +90,24 @@ export async function answerTo(page: Page, button: Locator, expect: 'refused' | 
   const line = page.locator(expect === 'refused' ? '#problem' : '#notice')
   await line.filter({ hasText: /\S/ }).waitFor()
   return (await line.textContent()) ?? ''
+}
+
+/**
+ * The world of the dashboard form tests: Chromium, a server with its demo account, the owner API
+ * as the demo owner (`api`), a signed-in page on a path (`open`) and a count from the database
+ * (`count`, for what the page cannot show). Null when Chromium is missing.
+ */
+export async function dashboardForms(t: Test, env: Record<string, string> = {}) {
+  const world = await browserAndServer(t, env)
+  if (!world) return null
+  const { browser, s } = world
+  const db = s.app.svc.db
+  const demo = s.seed()
+  return {
+    s, db, demo,
+    store: demo.store.id,
+    api: (method: string, path: string, body?: unknown) => s.req(method, path, { token: demo.owner.token, body }),
+    open: (t: Test, path: string) => formsPage(t, browser, s.site, demo.owner, path),
+    count: (sql: string, ...args: unknown[]) => db.prepare(sql).pluck().get(...args) as number,
+  }
 }
