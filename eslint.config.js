@@ -34,6 +34,16 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: otherFrontDoors(door), message: 'A front door binds to operations (src/ops); it never imports another front door.' }] }] },
   })),
   {
+    // Browser code (src/browser/, issue 33 item 4) runs in the page: from the server and from packages
+    // it takes types only (they vanish in the build), and node's globals do not exist there.
+    files: ['src/browser/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./[\\w-]+\\.js$)', allowTypeImports: true, message: 'Browser code imports only its own modules (./x.js); from the server and packages, `import type` only.' }] }],
+      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', 'module', '__dirname', '__filename', 'global', 'setImmediate'],
+    },
+  },
+  {
     // Operations, actors, storage and the pure domain sit below every front door.
     files: ['src/ops/**/*.ts', 'src/actors/**/*.ts', 'src/storage/**/*.ts', 'src/domain/**/*.ts', 'src/auth/**/*.ts', 'src/net/**/*.ts'],
     rules: {

@@ -17,6 +17,11 @@
  *
  * esbuild is the same compiler tsx uses at run time (it comes with tsx), so the compiled code is
  * what the tests run. Type checking stays `npm run typecheck`.
+ *
+ * The browser code (src/browser/: the dashboard's modules, the kitchen screen's and the tracking page's
+ * scripts; issue 33 item 4) is TypeScript too, compiled here for the browser instead of for node:
+ * `browserCode()` is the one place that says how, used by the build (dist/src/browser/*.js) and by a
+ * server running from its TypeScript sources, which has no build to read (src/http/pages/browser-code.ts).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -43,6 +48,41 @@ function walk(dir, out = []) {
 
 const sourceFiles = () => SOURCES.flatMap((d) => walk(join(ROOT, d)))
 const isTs = (f) => f.endsWith('.ts') && !f.endsWith('.d.ts')
+
+/** Code that runs in the browser, type-checked with the DOM library (src/browser/tsconfig.json). */
+export const BROWSER_DIR = join(ROOT, 'src', 'browser')
+const isBrowser = (f) => f.startsWith(BROWSER_DIR + '/')
+
+/**
+ * The browser code as JavaScript, `{ 'dashboard/app.js': '…', 'kds.js': '…' }` (paths under
+ * src/browser/). One file in, one file out, like the server: the dashboard's files stay ES modules
+ * importing each other (`./core.js`; the page tags them by content, src/http/pages/dashboard/assets.ts);
+ * the kitchen screen's and the tracking page's scripts are inlined into their pages as classic
+ * scripts, so each becomes one function run at once. Imports from the server are types only
+ * (ESLint: consistent-type-imports) and vanish here.
+ */
+export async function browserCode(files = walk(BROWSER_DIR).filter(isTs)) {
+  const { build } = await import('esbuild')
+  const out = {}
+  for (const [format, entries] of [['esm', files.filter((f) => f.includes('/dashboard/'))], ['iife', files.filter((f) => !f.includes('/dashboard/'))]]) {
+    if (entries.length === 0) continue
+    const result = await build({
+      absWorkingDir: ROOT,
+      entryPoints: entries,
+      outdir: BROWSER_DIR,
+      outbase: BROWSER_DIR,
+      bundle: false,
+      format,
+      platform: 'browser',
+      target: 'es2022',
+      tsconfig: join(BROWSER_DIR, 'tsconfig.json'),
+      write: false,
+      logLevel: 'warning',
+    })
+    for (const f of result.outputFiles) out[relative(BROWSER_DIR, f.path)] = f.text
+  }
+  return out
+}
 
 /**
  * A digest of every input: the names and contents of the sources, the compiler options and this
@@ -79,7 +119,8 @@ export async function buildDist({ out = DEFAULT_OUT, ifStale = false, quiet = fa
   const t0 = performance.now()
   // The digest of what is read now: a source saved while this build runs makes the next start rebuild.
   const inputs = digest(files)
-  const ts = files.filter(isTs)
+  const ts = files.filter((f) => isTs(f) && !isBrowser(f))
+  const browser = files.filter((f) => isTs(f) && isBrowser(f))
   // Loaded only when there is something to build: the up-to-date check of `npm start` stays a few ms.
   const { build } = await import('esbuild')
   const result = await build({
@@ -111,6 +152,7 @@ export async function buildDist({ out = DEFAULT_OUT, ifStale = false, quiet = fa
     renameSync(tmp, to)
   }
   for (const f of result.outputFiles) put(f.path, f.path.endsWith('.js') ? rewriteImports(f.text) : f.contents)
+  for (const [name, code] of Object.entries(await browserCode(browser))) put(join(OUT, relative(ROOT, BROWSER_DIR), name), code)
   // Everything else under src/ (SQL migrations, liquid themes, page HTML/CSS/JS) is read at run time.
   let copied = 0
   for (const f of files) {
@@ -121,7 +163,7 @@ export async function buildDist({ out = DEFAULT_OUT, ifStale = false, quiet = fa
   for (const f of walk(OUT)) if (!produced.has(f)) rmSync(f)
   writeFileSync(join(OUT, STAMP), inputs)
   const ms = performance.now() - t0
-  if (!quiet) process.stderr.write(`build: ${ts.length} modules compiled, ${copied} assets copied to ${relative(ROOT, OUT) || '.'}/ in ${ms.toFixed(0)} ms\n`)
+  if (!quiet) process.stderr.write(`build: ${ts.length} modules compiled, ${browser.length} browser scripts, ${copied} assets copied to ${relative(ROOT, OUT) || '.'}/ in ${ms.toFixed(0)} ms\n`)
   return true
 }
 

@@ -5,6 +5,7 @@
  * name and position, and the destination while the driver is visible, are for the tracking page's
  * map (docs/tracking-page.md).
  */
+import type { DeliveryEta } from '../domain/eta.ts'
 import type { Db } from './db.ts'
 import type { OrderRow } from './orders.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
@@ -47,9 +48,38 @@ export function deliveryDestination(db: Db, o: Pick<OrderRow, 'customer_id' | 'a
   return r && validLatLng(r.lat, r.lng) ? { lat: r.lat, lng: r.lng } : null
 }
 
-export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Array<{ name: string; quantity: number }> } }, o: OrderRow) {
+/**
+ * The tracking view (api-v1 §2.5): the body of `GET /track/{token}`, of the tracking socket's
+ * `snapshot` and `status` frames and of the tracking page's first drawing (src/browser/track.ts reads
+ * it through this type). Optional keys are absent, never null.
+ */
+export type TrackingView = {
+  id: number
+  status: string
+  delivery_status: DeliveryStatus | null
+  is_paid: boolean
+  total: number
+  timeline: Record<string, string>
+  items: Array<{ name: string; quantity: number }>
+  order_type: string
+  room_number?: string
+  slot?: { start: string; end: string | null; kind: string }
+  appointment?: { start: string; end: string | null }
+  shipment?: ReturnType<typeof trackingShipment>
+  store?: { name: string; lat: number | null; lng: number | null }
+  driver?: DriverLoc
+  destination?: LatLng
+  delivery_code?: string
+  /** The estimate promised when a delivery order was placed (docs/dispatch.md "Estimates"). */
+  eta?: DeliveryEta
+}
+
+/** A tracking socket's view frames: the first (`snapshot`) and each change (`status`). */
+export type TrackViewFrame = TrackingView & { type: 'snapshot' | 'status' }
+
+export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Array<{ name: string; quantity: number }> } }, o: OrderRow): TrackingView {
   const status = o.delivery_status as DeliveryStatus | null
-  const view: Record<string, unknown> = {
+  const view: TrackingView = {
     id: o.id,
     status: o.status,
     delivery_status: status,
@@ -57,15 +87,15 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
     total: fromCents(o.total),
     timeline: JSON.parse(o.timeline) as Record<string, string>,
     items: svc.orders.lines(o.id).map((l) => ({ name: l.name, quantity: l.quantity })),
+    // The order's mode in a fitting form (docs/verticals.md): room, slot, appointment, the parcel (never its address).
+    order_type: o.type, // not `type`: socket frames use that key for the frame kind
   }
-  // The order's mode in a fitting form (docs/verticals.md): room, slot, appointment, the parcel (never its address).
-  view.order_type = o.type // not `type`: socket frames use that key for the frame kind
   if (o.room_number) view.room_number = o.room_number
   if (o.slot_start) view.slot = { start: o.slot_start, end: o.slot_end ?? null, kind: o.slot_kind ?? 'pickup' }
   if (o.appointment_start) view.appointment = { start: o.appointment_start, end: o.appointment_end ?? null }
   if (o.type === 'ship') view.shipment = trackingShipment(svc.db, o.id)
   // The estimate promised when placed (docs/dispatch.md "Estimates"): the page shows it until the live ETA replaces it.
-  if (o.eta) view.eta = JSON.parse(o.eta) as Record<string, string>
+  if (o.eta) view.eta = JSON.parse(o.eta) as DeliveryEta
   const store = storePlace(svc.db, o.store_id)
   if (store) view.store = store
   if (o.driver_id != null && driverVisible(status)) {

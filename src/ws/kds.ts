@@ -35,6 +35,7 @@ import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
 import { bumpItem, recallItem, type KdsStepReply } from '../ops/kds.ts'
 import { frame, runFrame, type BoundFrame } from './frame.ts'
 import { requireFeature } from '../storage/entitlements.ts'
+import type { KdsAckFrame, KdsItemFrame, KdsSnapshotFrame, KdsStatusFrame, KdsTicketFrame } from './kds-frames.ts'
 
 interface KdsSocket extends LiveSocket {
   staffId: number
@@ -104,10 +105,10 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     publishTo(storeId, stations.map((station) => ({ station })), stations, () => frame)
   }
 
-  const ticketFrame = (rows: readonly TicketRow[]) => {
+  const ticketFrame = (rows: readonly TicketRow[]): KdsTicketFrame | null => {
     const live = rows.filter((r) => LIVE_KDS.has(r.kds_state))
     if (live.length === 0 || !KDS_OPEN_ORDER.has(live[0]!.order_status)) return null
-    return { type: 'ticket', ticket: group(live)[0] }
+    return { type: 'ticket', ticket: group(live)[0]! }
   }
 
   /** The reaction to committed events (wired in src/app.ts): new tickets and status frames. */
@@ -119,7 +120,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     else if (e.event === 'order.status_changed') {
       const status = String(e.data.status)
       const previous = String(e.data.previous_status)
-      fanOutStatus(storeId, orderId, { type: 'status', order_id: orderId, status, previous_status: previous })
+      const frame: KdsStatusFrame = { type: 'status', order_id: orderId, status, previous_status: previous }
+      fanOutStatus(storeId, orderId, frame)
       // A closed order brought back (a recall after serving, an override) needs its card again.
       if (KDS_OPEN_ORDER.has(status) && !KDS_OPEN_ORDER.has(previous)) fanOut(storeId, orderId, ticketFrame)
     }
@@ -131,8 +133,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       if (!screens.get(order.restaurant_id)) return
       const ids = new Set(lineIds)
       const changed = order.items.filter((l) => ids.has(l.id))
-      const head = { order_id: order.id, type: order.type, status: order.status, table_number: order.table_number, customer_name: order.customer_name, note: order.note, created_at: order.created_at }
-      publishTo(order.restaurant_id, changed, rememberStations(order.id, order.items), (lines) => lines.length === 0 ? null : {
+      const head: KdsItemFrame['order'] = { order_id: order.id, type: order.type, status: order.status, table_number: order.table_number, customer_name: order.customer_name, note: order.note, created_at: order.created_at }
+      publishTo(order.restaurant_id, changed, rememberStations(order.id, order.items), (lines): KdsItemFrame | null => lines.length === 0 ? null : {
         type: 'item', order_id: order.id, order_status: order.status, order: head, items: lines.map((l) => kdsItemOfView(order.id, l)),
       })
     },
@@ -143,6 +145,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
   }
 
   const send = (ws: Ws, msg: unknown) => { if (!ws.getUserData().closed) hub.send(ws, msg) }
+  const snapshot = (d: KdsSocket): KdsSnapshotFrame => ({ type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) })
 
   /**
    * A `bump`/`recall` frame: a binding of the kitchen operations (`frame`, src/ws/frame.ts), run with
@@ -154,7 +157,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     const d = ws.getUserData()
     try {
       const out = await runFrame(bound, { svc, principal: d.who.principal, ids: { store: d.storeId }, frame: f, ip: '' })
-      send(ws, { type: 'ack', seq, item_id: out.item.id, kds_state: out.item.kds_state, order_id: out.order_id, order_status: out.order_status })
+      const ack: KdsAckFrame = { type: 'ack', seq, item_id: out.item.id, kds_state: out.item.kds_state, order_id: out.order_id, order_status: out.order_status }
+      send(ws, ack)
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError('internal_error')
       send(ws, refusalFrame(e, seq))
@@ -191,7 +195,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       screens.set(d.storeId, (screens.get(d.storeId) ?? 0) + 1)
       // Subscribe before reading: a change committed in between arrives as a frame, never lost.
       hub.subscribe(ws, kdsTopic(d.storeId, d.station))
-      hub.send(ws, { type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) })
+      hub.send(ws, snapshot(d))
     },
     message: (ws, message, isBinary) => {
       let frame: unknown
@@ -201,7 +205,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       // Returned, not dropped: the guard turns a rejection into a log line and a 1011 close.
       const bound = f.type === 'bump' ? BUMP : f.type === 'recall' ? RECALL : null
       if (bound) return step(ws, f as Record<string, unknown>, bound)
-      if (f.type === 'refresh') { const d = ws.getUserData(); return void send(ws, { type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) }) }
+      if (f.type === 'refresh') return void send(ws, snapshot(ws.getUserData()))
       send(ws, errorFrame('unknown_type', 'Kitchen sockets accept `bump`, `recall`, `refresh` and `ping` frames.'))
     },
     close: (ws) => {

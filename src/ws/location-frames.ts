@@ -17,6 +17,16 @@ export interface TrackLocationFrame {
   eta: Eta | null
 }
 
+/**
+ * What a tracking socket gets when it joins or catches up (src/ws/realtime.ts `lastTrackLocation`):
+ * the latest location frame, or one with the ETA alone when the room has none yet, with the route so
+ * far as `[lat, lng]` pairs.
+ */
+export type TrackCatchUpFrame = (TrackLocationFrame | { type: 'location'; order_id: number; eta: Eta | null }) & { trail: Array<[number, number]> }
+
+/** Every location frame of a tracking socket (the tracking page reads both, src/browser/track.ts). */
+export type TrackLocationFrames = TrackLocationFrame | TrackCatchUpFrame
+
 export function trackLocationJson(f: TrackLocationFrame): string {
   const d = f.driver
   return `{"type":"location","order_id":${f.order_id},"driver":{"name":${JSON.stringify(d.name)},"lat":${d.lat},"lng":${d.lng},` +

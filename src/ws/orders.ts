@@ -23,6 +23,7 @@ import { policyVerdict } from './frames.ts'
 import { localDay, timeZoneOf } from '../domain/business-hours.ts'
 import { parseSettings } from '../storage/stores.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
+import type { OrdersSnapshotFrame } from './order-frames.ts'
 
 interface OrdersSocket extends LiveSocket { storeId: number }
 
@@ -37,7 +38,8 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
     // Today as the store's staff see it: its local day in the store's time zone (docs/stores.md).
     const day = localDay(timeZoneOf(parseSettings(svc.stores.byId(storeId)?.settings)), new Date())
     const { data } = svc.orders.page(storeId, 1, BOARD_SNAPSHOT_MAX, { since: day.start, until: day.end })
-    hub.send(ws, { type: 'snapshot', restaurant_id: storeId, date: day.date, orders: data })
+    const frame: OrdersSnapshotFrame = { type: 'snapshot', restaurant_id: storeId, date: day.date, orders: data }
+    hub.send(ws, frame)
   }
 
   app.ws<OrdersSocket>('/api/v1/ws/orders/:restaurantId', guarded('orders', svc, rt.sessions.track({

@@ -19,9 +19,10 @@ import type { OrderState } from '../actors/order.ts'
 import type { LocationAck } from '../actors/driver.ts'
 import type { Result } from '../actors/system.ts'
 import type { OrderRow } from '../storage/orders.ts'
-import { deliveryDestination, trackingView } from '../storage/tracking.ts'
+import { deliveryDestination, trackingView, type TrackViewFrame } from '../storage/tracking.ts'
 import { DeliveryTrails } from './track-trail.ts'
-import { feedLocationFrame, feedLocationJson, trackLocationJson, type TrackLocationFrame } from './location-frames.ts'
+import type { OrdersOrderFrame } from './order-frames.ts'
+import { feedLocationFrame, feedLocationJson, trackLocationJson, type TrackCatchUpFrame, type TrackLocationFrame } from './location-frames.ts'
 import { driverDeliveryView } from '../storage/drivers.ts'
 import { fromCents } from '../domain/money.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
@@ -32,7 +33,7 @@ import { SocketSessions, subject } from './sessions.ts'
 export type { LiveSocket } from './socket.ts'
 
 /** The latest location frame of a watched order, re-sent to a socket that fell behind. */
-interface TrackRoom { sockets: number; location: Record<string, unknown> | null }
+interface TrackRoom { sockets: number; location: TrackLocationFrame | null }
 
 export const topics = {
   track: (orderId: number) => `track/${orderId}`,
@@ -115,7 +116,7 @@ export class Realtime implements RealtimeSink {
   }
 
   /** The latest location frame with the route so far (`trail`), for a socket that joins or caught up. */
-  lastTrackLocation(orderId: number): Record<string, unknown> | null {
+  lastTrackLocation(orderId: number): TrackCatchUpFrame | null {
     const trail = this.trails.points(orderId)
     // A room opened mid-delivery has no frame of its own yet: the route so far still goes out.
     const frame = this.rooms.get(orderId)?.location ?? (trail.length > 0 ? { type: 'location', order_id: orderId, eta: this.trails.eta(orderId) } : null)
@@ -192,7 +193,7 @@ export class Realtime implements RealtimeSink {
         const room = this.rooms.get(orderId)
         if (!room) continue // nobody watches this order
         const frame: TrackLocationFrame = { type: 'location', order_id: orderId, driver, eta: this.trails.eta(orderId) }
-        room.location = frame as unknown as Record<string, unknown>
+        room.location = frame
         this.hub.publishWith(topics.track(orderId), frame, trackLocationJson)
       }
     }
@@ -244,12 +245,12 @@ export class Realtime implements RealtimeSink {
         if (room) {
           // Once the driver is no longer visible (delivered, failed, un-assigned) its last position goes too.
           if (!driverVisible(row.delivery_status as DeliveryStatus | null)) room.location = null
-          this.hub.publish(topics.track(id), { type: 'status', ...trackingView(svc, row) })
+          this.hub.publish(topics.track(id), { type: 'status', ...trackingView(svc, row) } satisfies TrackViewFrame)
         }
         const feed = topics.dispatch(row.store_id)
         if (row.delivery_status !== null && this.hub.hasSubscribers(feed)) this.hub.publish(feed, { type: 'delivery', delivery: dispatchDeliveryView(row) })
         const board = topics.orders(row.store_id)
-        if (this.hub.hasSubscribers(board)) this.hub.publish(board, { type: 'order', order: svc.orders.full(row) })
+        if (this.hub.hasSubscribers(board)) this.hub.publish(board, { type: 'order', order: svc.orders.full(row) } satisfies OrdersOrderFrame)
       } catch (err) {
         svc.log.error({ err, orderId: id }, 'real-time refresh failed')
       }

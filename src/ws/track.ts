@@ -12,7 +12,7 @@
 import { trackedOrder } from '../ops/public.ts'
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import { trackingView } from '../storage/tracking.ts'
+import { trackingView, type TrackViewFrame } from '../storage/tracking.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
 import { feedMessages } from './feed.ts'
@@ -25,7 +25,7 @@ export function mountTrackSocket(app: TemplatedApp, svc: Services, rt: Realtime)
   const hub = rt.hub
   const snapshot = (ws: WebSocket<TrackSocket>, type: 'snapshot' | 'status') => {
     const row = svc.orders.row(ws.getUserData().orderId)
-    if (row) hub.send(ws, { ...trackingView(svc, row), type }) // the frame kind wins over any view key
+    if (row) hub.send(ws, { ...trackingView(svc, row), type } satisfies TrackViewFrame) // the frame kind wins over any view key
   }
 
   app.ws<TrackSocket>('/api/v1/ws/track/:token', guarded('track', svc, {

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { Test } from 'tap'
+import { startServer, type TestServer } from './server.ts'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -51,4 +52,16 @@ export function watchPage(page: Page): { requests: string[]; problems: string[] 
   page.on('pageerror', (e) => seen.problems.push(String(e)))
   page.on('console', (m) => { if (m.type() === 'error') seen.problems.push(m.text()) })
   return seen
+}
+
+/**
+ * Chromium and a fresh server with a generous request budget (a page test makes many requests),
+ * both closed when `t` ends; null when Chromium is missing (browserFor has then failed `t`).
+ */
+export async function browserAndServer(t: Test, env: Record<string, string> = {}): Promise<{ browser: Browser; s: TestServer } | null> {
+  const browser = await browserFor(t)
+  if (!browser) return null
+  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000', ...env })
+  t.teardown(() => s.close())
+  return { browser, s }
 }

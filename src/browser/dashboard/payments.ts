@@ -3,24 +3,25 @@
 // tip, splitting the bill evenly or by lines, and refunding. Every rule (overpayment, a cancelled
 // order, refund limits, the open shift a cash payment counts toward) is the API's; its message is shown.
 
-import { S, act, api, h, money, say, table, when } from './core.js'
+import type { OrderView } from '../../ws/order-frames.ts'
+import { S, act, api, h, money, say, table, when, type Json } from './core.js'
 
-const METHODS = [['cash', 'Cash'], ['card', 'Card']]
-const num = (v) => (v === '' || v == null ? undefined : Number(v))
-const methodSelect = (id) => h('select', { name: 'method', id }, METHODS.map(([v, t]) => h('option', { value: v, text: t })))
+const METHODS = [['cash', 'Cash'], ['card', 'Card']] as const
+const num = (v: FormDataEntryValue | null): number | undefined => (v === '' || v == null ? undefined : Number(v))
+const methodSelect = (id: string): HTMLSelectElement => h('select', { name: 'method', id }, METHODS.map(([v, t]) => h('option', { value: v, text: t })))
 
 /**
  * The panel of order `o`: a `<section>` drawn from `GET …/payments` and `GET …/refunds`. `changed`
  * is called after a payment or refund is taken (the detail redraws, with the order's new `is_paid`).
  */
-export async function paymentsPanel(o, changed) {
+export async function paymentsPanel(o: OrderView, changed: () => Promise<unknown>): Promise<HTMLElement> {
   const base = `${S()}/orders/${o.id}`
   const section = h('section', { class: 'payments', 'aria-labelledby': 'payments-title', id: 'payments' })
-  let pay, refunds
+  let pay: Json, refunds: Json
   try {
     [pay, refunds] = await Promise.all([api('GET', `${base}/payments`), api('GET', `${base}/refunds`)])
   } catch (err) {
-    section.append(h('h3', { id: 'payments-title', text: 'Payments' }), h('p', { class: 'problem', text: `Payments could not be loaded: ${err.message}` }))
+    section.append(h('h3', { id: 'payments-title', text: 'Payments' }), h('p', { class: 'problem', text: `Payments could not be loaded: ${(err as Error).message}` }))
     return section
   }
   const payments = pay.data
@@ -28,7 +29,7 @@ export async function paymentsPanel(o, changed) {
   const { refunded, refundable } = refunds
   const open = !isPaid && o.status !== 'cancelled' && due > 0
 
-  const taken = async (payload, what) => {
+  const taken = async (payload: Record<string, unknown>, what: string): Promise<void> => {
     const r = await api('POST', `${base}/payments`, payload)
     await changed()
     say(`${what} of ${money(r.payment.amount)} taken${r.balance.is_paid ? ': the order is paid' : `; ${money(r.balance.balance_due)} still due`}.`)
@@ -52,7 +53,7 @@ export async function paymentsPanel(o, changed) {
     const bill = await api('GET', `${base}/bill?split=${n}`)
     const split = bill.split || []
     parts.replaceChildren(h('p', {}, `${split.length} parts of the ${money(bill.balance.balance_due)} due: `,
-      ...split.map((p) => h('button', { type: 'button', data: { part: p.part }, on: { click: () => { amount.value = money(p.amount); amount.focus() } }, text: `Part ${p.part}: ${money(p.amount)}` }))))
+      ...split.map((p: Json) => h('button', { type: 'button', data: { part: p.part }, on: { click: () => { amount.value = money(p.amount); amount.focus() } }, text: `Part ${p.part}: ${money(p.amount)}` }))))
   }) } },
   h('label', { for: 'split-n' }, 'People', h('input', { name: 'split', id: 'split-n', type: 'number', min: '2', max: '50', step: '1', value: '2', required: true })),
   h('button', { type: 'submit', text: 'Split evenly' }))
@@ -61,7 +62,7 @@ export async function paymentsPanel(o, changed) {
   const byLines = h('div', { id: 'split-lines' })
   const linesButton = h('button', { type: 'button', on: { click: act(async () => {
     const bill = await api('GET', `${base}/bill`)
-    byLines.replaceChildren(linesForm(bill.lines, async (payload) => taken(payload, 'Payment for the chosen lines')))
+    byLines.replaceChildren(linesForm(bill.lines as Json[], async (payload) => taken(payload, 'Payment for the chosen lines')))
   }) }, text: 'Split by lines' })
 
   // Refund: never more than was paid and not yet refunded (the API checks; the form offers that much).
@@ -84,26 +85,26 @@ export async function paymentsPanel(o, changed) {
       tips ? ` · tips ${money(tips)}` : '',
       refunded ? ` · refunded ${money(refunded)}` : ''),
     payments.length
-      ? table(['When', 'Method', 'Amount', 'Tip', 'Status'], payments.map((p) => h('tr', { data: { paymentId: p.id } },
+      ? table(['When', 'Method', 'Amount', 'Tip', 'Status'], payments.map((p: Json) => h('tr', { data: { paymentId: p.id } },
         h('td', { text: when(p.created_at) }), h('td', { text: p.method }), h('td', { class: 'num', text: money(p.amount) }),
         h('td', { class: 'num', text: money(p.tip_amount) }), h('td', { text: p.status }))))
       : h('p', { class: 'muted', text: 'No payment yet.' }),
-    open ? h('div', {}, takeForm, h('h3', { text: 'Split the bill' }), splitForm, parts, h('p', {}, linesButton), byLines) : null,
+    open ? h('div', {}, takeForm, h('h3', { text: 'Split the bill' }), splitForm, parts, h('p', {}, linesButton), byLines) : '',
     h('h3', { text: 'Refunds' }),
     refunds.data.length
-      ? table(['When', 'Amount', 'Method', 'Reason', 'Status'], refunds.data.map((r) => h('tr', { data: { refundId: r.id } },
+      ? table(['When', 'Amount', 'Method', 'Reason', 'Status'], refunds.data.map((r: Json) => h('tr', { data: { refundId: r.id } },
         h('td', { text: when(r.created_at) }), h('td', { class: 'num', text: money(r.amount) }), h('td', { text: r.method || '' }),
         h('td', { text: r.reason || '' }), h('td', { text: r.status }))))
       : h('p', { class: 'muted', text: 'No refund.' }),
-    refundable > 0 ? refundForm : null)
+    refundable > 0 ? refundForm : '')
   return section
 }
 
 /** The lines of a bill with their unpaid units and what they owe, a quantity to pay for each, and the method. */
-function linesForm(lines, submit) {
+function linesForm(lines: Json[], submit: (payload: Record<string, unknown>) => Promise<void>): HTMLElement {
   const open = lines.filter((l) => l.unpaid_quantity > 0)
   if (!open.length) return h('p', { class: 'muted', text: 'Every line is paid.' })
-  const nameOf = (l) => l.name || `Line ${l.line_id}`
+  const nameOf = (l: Json): string => l.name || `Line ${l.line_id}`
   const rows = open.map((l) => h('tr', { data: { lineId: l.line_id } }, h('td', { text: nameOf(l) }),
     h('td', { class: 'num', text: `${l.unpaid_quantity} of ${l.quantity}` }), h('td', { class: 'num', text: money(l.unpaid_due) }),
     h('td', {}, h('input', { type: 'number', name: `line_${l.line_id}`, min: '0', max: l.unpaid_quantity, step: '1', value: '0', 'aria-label': `Units of ${nameOf(l)} to pay` }))))

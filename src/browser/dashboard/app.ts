@@ -1,11 +1,12 @@
-// The owner dashboard's script (docs/dashboard.md): the entry module the shell loads. Plain
-// JavaScript modules, no build step, no outside code. The shared core (./core.js) gets a
+// The owner dashboard's script (docs/dashboard.md): the entry module the shell loads. TypeScript
+// modules (src/browser/), compiled one file to one module by tools/build.mjs, no outside code. The shared core (./core.js) gets a
 // short-lived API token of the signed-in session and calls the owner API; this file draws the
 // original pages and starts the one named by the shell, the store-operation views live in their
 // own modules (payments.js, shifts.js, reservations.js, guests.js).
 // Never sets inline styles (the page's CSP has no 'unsafe-inline'): classes and SVG attributes only.
 
-import { PAGE, SITE, api, act, body, fail, formData, h, liveSocket, loadStores, money, pickStore, S, say, store, stores, table, time, view, when } from './core.js'
+import type { OrderView, OrdersFeedFrame } from '../../ws/order-frames.ts'
+import { PAGE, SITE, api, act, body, fail, formData, h, liveSocket, loadStores, money, pickStore, S, say, store, stores, table, theStore, time, view, when, type ApiFailure, type Json, type Store } from './core.js'
 import { paymentsPanel } from './payments.js'
 import { shiftsPage } from './shifts.js'
 import { reservationsPage } from './reservations.js'
@@ -19,27 +20,27 @@ const COLUMNS = [
   { key: 'ready', title: 'Ready', has: ['ready'] },
   { key: 'done', title: 'Done', has: ['delivered', 'completed', 'cancelled'] },
 ]
-const NEXT = { new: ['preparing', 'Start'], preparing: ['ready', 'Ready'], ready: ['completed', 'Complete'] }
+const NEXT: Record<string, [string, string]> = { new: ['preparing', 'Start'], preparing: ['ready', 'Ready'], ready: ['completed', 'Complete'] }
 const KITCHEN = ['new', 'preparing', 'ready', 'delivered', 'completed', 'cancelled']
 
-async function ordersPage() {
-  const orders = new Map()
-  const fresh = new Set()
-  let drivers = []
+async function ordersPage(): Promise<void> {
+  const orders = new Map<number, OrderView>()
+  const fresh = new Set<number>()
+  let drivers: Json[] = []
   const live = h('span', { class: 'live-dot pill warn', id: 'live', text: 'connecting…' })
   const board = h('div', { class: 'board', id: 'board' })
   const dialog = h('dialog', { id: 'order-detail', 'aria-labelledby': 'order-detail-title' })
   view.replaceChildren(h('p', {}, 'Today\'s orders, live. ', live), board, dialog)
   api('GET', '/drivers?per_page=50').then((d) => { drivers = d.data || [] }, () => { drivers = [] })
 
-  const setStatus = (o, status) => act(async () => {
-    const next = await api('PUT', `${S()}/orders/${o.id}/status`, { status })
+  const setStatus = (o: OrderView, status: string) => act(async () => {
+    const next = await api('PUT', `${S()}/orders/${o.id}/status`, { status }) as OrderView
     orders.set(next.id, next)
     draw()
     say(`Order #${o.id} is ${status}.`)
   })
 
-  function card(o) {
+  function card(o: OrderView): HTMLElement {
     const next = NEXT[o.status]
     const summary = (o.items || []).map((l) => `${l.quantity}× ${l.name}`).join(', ')
     return h('li', { class: fresh.has(o.id) ? 'order fresh' : 'order', data: { orderId: o.id, status: o.status } },
@@ -61,8 +62,8 @@ async function ordersPage() {
     }))
   }
 
-  async function detail(id) {
-    const o = await api('GET', `${S()}/orders/${id}`)
+  async function detail(id: number): Promise<void> {
+    const o = await api('GET', `${S()}/orders/${id}`) as OrderView
     orders.set(o.id, o)
     const status = h('select', { name: 'status', 'aria-label': 'Kitchen status' }, KITCHEN.map((k) => h('option', { value: k, selected: k === o.status, text: k })))
     const parts = [
@@ -77,7 +78,7 @@ async function ordersPage() {
       // Payments, split bill and refunds (issue 17): redrawn with the order after each one.
       await paymentsPanel(o, () => detail(o.id)),
       h('h3', { text: 'Timeline' }),
-      h('ol', {}, Object.entries(o.timeline || {}).map(([k, v]) => h('li', { text: `${k.replace(/_at$/, '').replace(/_/g, ' ')}: ${when(v)}` }))),
+      h('ol', {}, Object.entries(o.timeline || {}).map(([k, v]) => h('li', { text: `${k.replace(/_at$/, '').replace(/_/g, ' ')}: ${when(v as string)}` }))),
       h('form', { class: 'row', on: { submit: act(async () => { await setStatus(o, status.value)(); dialog.close() }) } },
         h('label', {}, 'Kitchen status', status), h('button', { type: 'submit', class: 'primary', text: 'Set status' })),
     ]
@@ -96,11 +97,11 @@ async function ordersPage() {
         }) }, text: 'Offer to drivers on shift' }))
     }
     parts.push(h('p', {}, h('button', { type: 'button', on: { click: () => dialog.close() }, text: 'Close' })))
-    dialog.replaceChildren(...parts.filter(Boolean))
+    dialog.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null))
     if (!dialog.open) dialog.showModal()
   }
 
-  liveSocket(`/ws/orders/${store.id}`, (f) => {
+  liveSocket<OrdersFeedFrame>(`/ws/orders/${theStore().id}`, (f) => {
     if (f.type === 'snapshot') { orders.clear(); for (const o of f.orders) orders.set(o.id, o); draw() }
     else if (f.type === 'order') {
       if (!orders.has(f.order.id)) { fresh.add(f.order.id); say(`New order #${f.order.id}.`) }
@@ -118,9 +119,9 @@ const WEEK = [['mon', 'Monday'], ['tue', 'Tuesday'], ['wed', 'Wednesday'], ['thu
 const localZone = () => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' } catch { return 'UTC' } }
 const zoneList = () => { try { return Intl.supportedValuesOf('timeZone') } catch { return ['UTC'] } }
 /** `[["11:00","14:30"],["17:00","22:00"]]` ⇄ `11:00-14:30, 17:00-22:00` (empty: closed that day). */
-const hoursText = (intervals) => (intervals || []).map(([o, c]) => `${o}-${c}`).join(', ')
-const hoursOf = (text) => String(text || '').split(',').map((p) => p.trim()).filter(Boolean).map((p) => p.split('-').map((x) => x.trim()))
-const opt = (v) => (v === '' || v == null ? null : v)
+const hoursText = (intervals: Array<[string, string]> | null | undefined): string => (intervals || []).map(([o, c]) => `${o}-${c}`).join(', ')
+const hoursOf = (text: string | undefined): string[][] => String(text || '').split(',').map((p) => p.trim()).filter(Boolean).map((p) => p.split('-').map((x) => x.trim()))
+const opt = (v: string | null | undefined): string | null => (v === '' || v == null ? null : v)
 
 /**
  * The account's stores (docs/dashboard.md "Stores"): list with the public website address, create
@@ -128,22 +129,22 @@ const opt = (v) => (v === '' || v == null ? null : v)
  * store and its main settings and weekly hours, remove. The API's own messages are shown as they
  * come (plan quotas, 409 while orders are live).
  */
-async function storesPage() {
-  const starters = await api('GET', '/catalog/starter-menus').catch(() => [])
+async function storesPage(): Promise<void> {
+  const starters = await api('GET', '/catalog/starter-menus').catch(() => []) as Json[]
   const zones = h('datalist', { id: 'zones' }, zoneList().map((z) => h('option', { value: z })))
-  const typeSelect = (value) => h('select', { name: 'store_type' }, STORE_TYPES.map((t) => h('option', { value: t, selected: t === value, text: t })))
+  const typeSelect = (value: string) => h('select', { name: 'store_type' }, STORE_TYPES.map((t) => h('option', { value: t, selected: t === value, text: t })))
 
   const create = h('form', { class: 'card', id: 'store-create', on: { submit: act(async (ev) => {
     const f = formData(ev.target)
-    const made = await api('POST', '/restaurants', { title: f.title, store_type: f.store_type, currency: f.currency.toUpperCase(), city: opt(f.city) })
+    const made = await api('POST', '/restaurants', { title: f.title, store_type: f.store_type, currency: f.currency!.toUpperCase(), city: opt(f.city) }) as Store
     // POST /restaurants takes the basics; the address and time zone are the store's edit (same checks).
-    const steps = []
+    const steps: string[] = []
     try {
       if (f.address || f.timezone) await api('PUT', `/restaurants/${made.id}`, { address: opt(f.address), ...(f.timezone ? { timezone: f.timezone } : {}) })
       if (f.starter) { const r = await api('POST', `/restaurants/${made.id}/menu/starter`, { starter: f.starter }); steps.push(`${r.item_count} menu items`) }
     } catch (err) {
       await loadStores(made.id); await draw()
-      throw Object.assign(err, { message: `${made.title} was created, but: ${err.message}` })
+      throw Object.assign(err as ApiFailure, { message: `${made.title} was created, but: ${(err as Error).message}` })
     }
     ev.target.reset()
     await loadStores(made.id)
@@ -162,7 +163,7 @@ async function storesPage() {
   h('div', {}, h('button', { type: 'submit', class: 'primary', text: 'Create store' })))
 
   /** The edit form of one store: its fields (PUT /restaurants/{id}), main settings and weekly hours (PUT …/settings). */
-  async function editForm(s) {
+  async function editForm(s: Store): Promise<HTMLElement> {
     const [detail, set] = await Promise.all([api('GET', `/restaurants/${s.id}`), api('GET', `/restaurants/${s.id}/settings`)])
     const hours = set.business_hours
     const always = h('input', { type: 'checkbox', name: 'always_open', checked: hours === null })
@@ -171,13 +172,13 @@ async function storesPage() {
     always.addEventListener('change', () => { days.hidden = always.checked })
     return h('form', { class: 'card', data: { storeEdit: s.id }, on: { submit: act(async (ev) => {
       const f = formData(ev.target)
-      const fields = { title: f.title, store_type: f.store_type, city: opt(f.city), address: opt(f.address), timezone: f.timezone }
+      const fields: Record<string, string | null | undefined> = { title: f.title, store_type: f.store_type, city: opt(f.city), address: opt(f.address), timezone: f.timezone }
       // Sent only when changed: a store with orders keeps its currency (409), so an unchanged one is left out.
-      if (f.currency.toUpperCase() !== detail.currency) fields.currency = f.currency.toUpperCase()
+      if (f.currency!.toUpperCase() !== detail.currency) fields.currency = f.currency!.toUpperCase()
       await api('PUT', `/restaurants/${s.id}`, fields)
       const business_hours = f.always_open === 'on' ? null : Object.fromEntries(WEEK.map(([d]) => [d, hoursOf(f[`hours_${d}`])]))
       await api('PUT', `/restaurants/${s.id}/settings`, { accepting_orders: f.accepting_orders === 'on', public_listing: f.public_listing === 'on', prep_minutes: Number(f.prep_minutes), business_hours })
-      await loadStores(store && store.id)
+      await loadStores(store?.id)
       await draw()
       say(`${fields.title} saved.`)
     }) } },
@@ -198,7 +199,7 @@ async function storesPage() {
 
   const list = h('div', {})
   async function draw() {
-    const mine = (await api('GET', '/restaurants?per_page=100')).data || []
+    const mine = ((await api('GET', '/restaurants?per_page=100')) as { data?: Store[] }).data || []
     list.replaceChildren(h('h2', { text: 'Your stores' }), mine.length ? table(['Store', 'Type', 'Website', ''], mine.map((s) => {
       const slot = h('div', {})
       return h('tr', { data: { storeId: s.id } },
@@ -207,7 +208,7 @@ async function storesPage() {
         h('td', {}, h('a', { href: s.url, 'data-store-url': '', text: s.url })),
         h('td', {},
           h('button', { type: 'button', 'aria-expanded': 'false', 'aria-label': `Edit ${s.title}`, text: 'Edit', on: { click: act(async (ev) => {
-            const btn = ev.currentTarget
+            const btn = ev.currentTarget as HTMLButtonElement
             if (slot.firstChild) { slot.replaceChildren(); btn.setAttribute('aria-expanded', 'false'); return }
             slot.replaceChildren(await editForm(s)); btn.setAttribute('aria-expanded', 'true')
           }) } }), ' ',
@@ -229,9 +230,9 @@ async function storesPage() {
 
 // ---- Dispatch ----
 
-async function dispatchPage() {
-  const drivers = new Map()
-  const deliveries = new Map()
+async function dispatchPage(): Promise<void> {
+  const drivers = new Map<number, Json>()
+  const deliveries = new Map<number, Json>()
   const map = h('svg', { class: 'map', viewBox: '0 0 600 400', role: 'img', 'aria-labelledby': 'map-title' })
   const list = h('div', {})
   const live = h('span', { class: 'live-dot pill warn', text: 'connecting…' })
@@ -245,23 +246,23 @@ async function dispatchPage() {
     const pad = 0.005
     const [la0, la1] = lats.length ? [Math.min(...lats) - pad, Math.max(...lats) + pad] : [0, 1]
     const [lo0, lo1] = lngs.length ? [Math.min(...lngs) - pad, Math.max(...lngs) + pad] : [0, 1]
-    const x = (lng) => 20 + ((lng - lo0) / (lo1 - lo0 || 1)) * 560
-    const y = (lat) => 380 - ((lat - la0) / (la1 - la0 || 1)) * 360
-    const grid = []
+    const x = (lng: number): number => 20 + ((lng - lo0) / (lo1 - lo0 || 1)) * 560
+    const y = (lat: number): number => 380 - ((lat - la0) / (la1 - la0 || 1)) * 360
+    const grid: Element[] = []
     for (let i = 1; i < 6; i++) grid.push(h('line', { x1: i * 100, y1: 0, x2: i * 100, y2: 400, stroke: '#d3ddd3' }))
     for (let i = 1; i < 4; i++) grid.push(h('line', { x1: 0, y1: i * 100, x2: 600, y2: i * 100, stroke: '#d3ddd3' }))
     map.replaceChildren(h('title', { id: 'map-title', text: `Map of ${pts.length} driver position(s)` }), ...grid,
       ...pts.map((d) => h('g', { data: { driverId: d.id } },
         h('circle', { cx: x(d.location.lng), cy: y(d.location.lat), r: 9, fill: d.on_shift ? '#0b5cad' : '#8a96a3', stroke: '#fff', 'stroke-width': 2 }),
         h('text', { x: x(d.location.lng) + 12, y: y(d.location.lat) + 4, 'font-size': 13, fill: '#1d232b', text: d.name }))),
-      pts.length ? null : h('text', { x: 300, y: 200, 'text-anchor': 'middle', fill: '#5b6570', text: 'No driver has shared a position yet' }))
+      pts.length ? '' : h('text', { x: 300, y: 200, 'text-anchor': 'middle', fill: '#5b6570', text: 'No driver has shared a position yet' }))
   }
 
   function drawList() {
     const onShift = [...drivers.values()].filter((d) => d.on_shift)
     const waiting = [...deliveries.values()].filter((d) => d.delivery_status === 'pending')
     const moving = [...deliveries.values()].filter((d) => d.delivery_status !== 'pending')
-    const assign = (d) => {
+    const assign = (d: Json): HTMLElement => {
       const pick = h('select', { 'aria-label': `Driver for order ${d.id}` }, onShift.map((x) => h('option', { value: x.id, text: x.name })))
       return h('form', { class: 'row', on: { submit: act(async () => {
         await api('POST', `${S()}/orders/${d.id}/assign`, { driver_id: Number(pick.value) })
@@ -279,7 +280,7 @@ async function dispatchPage() {
   }
   const draw = () => { drawMap(); drawList() }
 
-  liveSocket(`/ws/dispatch/${store.id}`, (f) => {
+  liveSocket<Json>(`/ws/dispatch/${theStore().id}`, (f) => {
     if (f.type === 'snapshot') {
       drivers.clear(); deliveries.clear()
       for (const d of f.drivers) drivers.set(d.id, d)
@@ -301,9 +302,9 @@ async function dispatchPage() {
 
 // ---- Menu ----
 
-async function menuPage() {
-  const draw = async () => {
-    const cats = await api('GET', `${S()}/menu`)
+async function menuPage(): Promise<void> {
+  const draw = async (): Promise<void> => {
+    const cats = await api('GET', `${S()}/menu`) as Json[]
     const addItem = h('form', { class: 'card', on: { submit: act(async (ev) => {
       const f = formData(ev.target)
       await api('POST', `${S()}/menu/items`, { category_id: Number(f.category_id), name: f.name, price: Number(f.price) })
@@ -319,7 +320,7 @@ async function menuPage() {
       say(`Category ${f.name} added.`); await draw()
     }) } }, h('label', {}, 'New category', h('input', { name: 'name', required: true, maxlength: 120 })), h('button', { type: 'submit', text: 'Add category' }))
 
-    const itemRow = (i) => {
+    const itemRow = (i: Json): HTMLElement => {
       const edit = h('form', { class: 'row', hidden: true, on: { submit: act(async (ev) => {
         const f = formData(ev.target)
         await api('PUT', `${S()}/menu/items/${i.id}`, { name: f.name, price: Number(f.price), description: f.description })
@@ -329,7 +330,7 @@ async function menuPage() {
       h('label', {}, 'Price', h('input', { name: 'price', type: 'number', step: '0.01', min: '0', value: i.price, required: true })),
       h('label', {}, 'Description', h('input', { name: 'description', value: i.description || '' })),
       h('button', { type: 'submit', class: 'primary', text: 'Save' }))
-      const variants = (i.variations || []).map((v) => `${v.name} ${money(v.price)}`).join(', ')
+      const variants = (i.variations || []).map((v: Json) => `${v.name} ${money(v.price)}`).join(', ')
       return h('tr', { data: { itemId: i.id } },
         h('td', {}, h('span', { text: i.name }), variants ? h('div', { class: 'muted', text: `Variants: ${variants}` }) : null, edit),
         h('td', { class: 'num', text: money(i.price) }),
@@ -356,14 +357,14 @@ async function menuPage() {
 const CAPS = ['*', 'read', 'write', ...['restaurants', 'menu', 'orders', 'customers', 'analytics', 'drivers', 'webhooks'].flatMap((r) => [`${r}:read`, `${r}:write`])]
 
 /** A secret shown once: the server never shows it again. */
-const secretBox = (label, value) => h('div', { class: 'secret', role: 'status', data: { secret: '' } },
+const secretBox = (label: string, value: string): HTMLElement => h('div', { class: 'secret', role: 'status', data: { secret: '' } },
   h('b', { text: `${label} — copy it now, it is shown only once:` }), h('br'), h('code', { text: value }))
 
-async function tokensPage() {
+async function tokensPage(): Promise<void> {
   const secret = h('div', {})
-  const draw = async () => {
+  const draw = async (): Promise<void> => {
     // Storefront tokens are per store: none to show before the account has a store.
-    const [list, sf] = await Promise.all([api('GET', '/tokens'), store ? api('GET', `${S()}/storefront-tokens`) : []])
+    const [list, sf] = await Promise.all([api('GET', '/tokens'), store ? api('GET', `${S()}/storefront-tokens`) : []]) as [Json[], Json[]]
     const create = h('form', { class: 'card', on: { submit: act(async (ev) => {
       const fd = new FormData(ev.target)
       const exp = fd.get('expires')
@@ -375,7 +376,7 @@ async function tokensPage() {
     h('fieldset', {}, h('legend', { text: 'Capabilities' }), CAPS.map((c) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'capabilities', value: c }), c))),
     h('label', {}, 'Expires (optional)', h('input', { type: 'date', name: 'expires' })),
     h('button', { type: 'submit', class: 'primary', text: 'Create token' }))
-    const state = (t) => (t.revoked_at ? `revoked ${when(t.revoked_at)}` : t.expires_at && Date.parse(t.expires_at) < Date.now() ? 'expired' : 'active')
+    const state = (t: Json): string => (t.revoked_at ? `revoked ${when(t.revoked_at)}` : t.expires_at && Date.parse(t.expires_at) < Date.now() ? 'expired' : 'active')
     const rows = list.map((t) => h('tr', { data: { tokenId: t.id } },
       h('td', { text: t.name || '—' }), h('td', {}, h('code', { text: `${t.prefix}…` })), h('td', { text: t.capabilities.join(' ') }),
       h('td', { text: t.expires_at ? when(t.expires_at) : 'never' }), h('td', { text: state(t) }),
@@ -389,7 +390,7 @@ async function tokensPage() {
       }) }, text: 'Revoke' }))))
     const apiPart = [secret, create,
       h('h2', { text: 'API tokens' }), list.length ? table(['Name', 'Token', 'Capabilities', 'Expires', 'State', ''], rows) : h('p', { class: 'muted', text: 'No tokens yet.' })]
-    if (!store) return view.replaceChildren(...apiPart)
+    if (!store) return void view.replaceChildren(...apiPart)
     view.replaceChildren(...apiPart,
       h('h2', { text: `Storefront tokens of ${store.title}` }),
       h('p', { class: 'muted', text: 'For a storefront or kiosk of this store (header X-Storefront-Token): menu and ordering only.' }),
@@ -404,15 +405,15 @@ async function tokensPage() {
 
 // ---- Webhooks ----
 
-async function webhooksPage() {
+async function webhooksPage(): Promise<void> {
   const secret = h('div', {})
   const log = h('div', { id: 'delivery-log' })
-  const showLog = async (ep) => {
+  const showLog = async (ep: Json): Promise<void> => {
     const d = await api('GET', `/webhook-endpoints/${ep.id}/deliveries`)
-    const rows = (d.data || []).map((x) => h('tr', { data: { deliveryId: x.id, status: x.status } },
+    const rows = (d.data || []).map((x: Json) => h('tr', { data: { deliveryId: x.id, status: x.status } },
       h('td', {}, h('code', { text: x.webhook_id })), h('td', { text: x.event }), h('td', { text: x.status }),
       h('td', { class: 'num', text: x.attempt_count }),
-      h('td', {}, (x.attempts || []).length ? h('ol', {}, x.attempts.map((a) => h('li', { text: `#${a.attempt} ${a.http_status ?? a.error ?? ''} ${a.response_excerpt ? '— ' + a.response_excerpt.slice(0, 120) : ''}` }))) : h('span', { class: 'muted', text: 'no attempt yet' })),
+      h('td', {}, (x.attempts || []).length ? h('ol', {}, x.attempts.map((a: Json) => h('li', { text: `#${a.attempt} ${a.http_status ?? a.error ?? ''} ${a.response_excerpt ? '— ' + a.response_excerpt.slice(0, 120) : ''}` }))) : h('span', { class: 'muted', text: 'no attempt yet' })),
       h('td', {}, h('button', { type: 'button', on: { click: act(async () => {
         const r = await api('POST', `/webhook-endpoints/${ep.id}/deliveries/${x.id}/requeue`)
         say(`Re-queued as ${r.webhook_id}.`); await showLog(ep)
@@ -420,11 +421,11 @@ async function webhooksPage() {
     log.replaceChildren(h('h2', { text: `Deliveries to ${ep.url}` }),
       rows.length ? table(['Webhook id', 'Event', 'Status', 'Attempts', 'Attempts detail', ''], rows) : h('p', { class: 'muted', text: 'No deliveries yet.' }))
   }
-  const draw = async () => {
+  const draw = async (): Promise<void> => {
     const list = await api('GET', '/webhook-endpoints')
     const create = h('form', { class: 'card', on: { submit: act(async (ev) => {
       const f = formData(ev.target)
-      const events = f.events.split(/[\s,]+/).filter(Boolean)
+      const events = f.events!.split(/[\s,]+/).filter(Boolean)
       const r = await api('POST', '/webhook-endpoints', { url: f.url, events })
       secret.replaceChildren(secretBox(`Signing secret of ${r.url}`, r.secret))
       say('Endpoint created.'); ev.target.reset(); await draw()
@@ -432,7 +433,7 @@ async function webhooksPage() {
     h('label', {}, 'URL', h('input', { name: 'url', type: 'url', required: true, placeholder: 'the address of your receiver' })),
     h('label', {}, 'Events (comma separated, * for all)', h('input', { name: 'events', required: true, value: '*' })),
     h('button', { type: 'submit', class: 'primary', text: 'Add endpoint' }))
-    const rows = (list.data || []).map((ep) => h('tr', { data: { endpointId: ep.id } },
+    const rows = (list.data || []).map((ep: Json) => h('tr', { data: { endpointId: ep.id } },
       h('td', { text: ep.url }), h('td', { text: ep.events.join(' ') }), h('td', {}, h('span', { class: ep.state === 'active' ? 'pill live' : 'pill warn', text: ep.state.replace('_', ' ') })),
       h('td', {},
         h('button', { type: 'button', on: { click: act(async () => { await api('POST', `/webhook-endpoints/${ep.id}/ping`); say('Ping queued.'); await showLog(ep) }) }, text: 'Send test ping' }), ' ',
@@ -450,7 +451,10 @@ async function webhooksPage() {
 
 // ---- Analytics ----
 
-function chart(days) {
+/** A day of `GET …/analytics/daily`. */
+interface Day { date: string; orders: number; revenue: number }
+
+function chart(days: Day[]): Element {
   const W = 640, H = 240, L = 40, B = 24
   const maxO = Math.max(1, ...days.map((d) => d.orders))
   const maxR = Math.max(1, ...days.map((d) => d.revenue))
@@ -470,15 +474,15 @@ function chart(days) {
   return svg
 }
 
-async function analyticsPage() {
+async function analyticsPage(): Promise<void> {
   const out = h('div', {})
   const today = new Date().toISOString().slice(0, 10)
   const monthAgo = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10)
-  const form = h('form', { class: 'card row', on: { submit: act(async (ev) => load(formData(ev.target))) } },
+  const form = h('form', { class: 'card row', on: { submit: act(async (ev) => { const f = formData(ev.target); await load({ from: f.from!, to: f.to! }) }) } },
     h('label', {}, 'From', h('input', { type: 'date', name: 'from', value: monthAgo, required: true })),
     h('label', {}, 'To', h('input', { type: 'date', name: 'to', value: today, required: true })),
     h('button', { type: 'submit', class: 'primary', text: 'Show' }))
-  async function load({ from, to }) {
+  async function load({ from, to }: { from: string; to: string }): Promise<void> {
     const q = `?from=${from}&to=${to}`
     const [sum, daily] = await Promise.all([api('GET', `${S()}/analytics${q}`), api('GET', `${S()}/analytics/daily${q}`)])
     out.replaceChildren(
@@ -489,9 +493,9 @@ async function analyticsPage() {
         h('div', { class: 'kpi' }, 'Average order', h('b', { text: money(sum.revenue.avg_order_value) }))),
       chart(daily.days),
       h('h2', { text: 'Top items' }),
-      sum.top_items.length ? table(['Item', 'Quantity'], sum.top_items.map((t) => h('tr', {}, h('td', { text: t.name }), h('td', { text: t.quantity })))) : h('p', { class: 'muted', text: 'No sales in this range.' }),
+      sum.top_items.length ? table(['Item', 'Quantity'], sum.top_items.map((t: Json) => h('tr', {}, h('td', { text: t.name }), h('td', { text: t.quantity })))) : h('p', { class: 'muted', text: 'No sales in this range.' }),
       h('h2', { text: 'By status' }),
-      table(['Status', 'Orders'], Object.entries(sum.orders.by_status).map(([k, n]) => h('tr', {}, h('td', { text: k }), h('td', { class: 'num', text: n })))))
+      table(['Status', 'Orders'], Object.entries(sum.orders.by_status as Record<string, number>).map(([k, n]) => h('tr', {}, h('td', { text: k }), h('td', { class: 'num', text: n })))))
   }
   view.replaceChildren(form, out)
   await load({ from: monthAgo, to: today })
@@ -503,19 +507,33 @@ async function analyticsPage() {
  * A list of one resource with a create form, an edit form per row and a remove button.
  * `fields`: [name, label, input attributes, toValue?]; `cols`: [heading, row → text].
  */
-function crudPage({ noun, list, create, update, remove, fields, cols, shownOnce }) {
+/** One field of a crud form: name, label, input attributes (`options`: a select) and how its text becomes the value. */
+type Field = [name: string, label: string, attrs: Record<string, unknown> & { options?: string[]; type?: string; required?: boolean; checked?: boolean }, conv?: (raw: string) => unknown]
+interface Crud {
+  noun: string
+  list(): Promise<Json[]>
+  create(body: Record<string, unknown>): Promise<Json>
+  update(row: Json, body: Record<string, unknown>): Promise<Json>
+  remove(row: Json): Promise<Json>
+  fields: Field[]
+  cols: Array<[heading: string, get: (row: Json) => string]>
+  /** The answer field to show once (a driver's token). */
+  shownOnce?: string
+}
+
+function crudPage({ noun, list, create, update, remove, fields, cols, shownOnce }: Crud): Promise<void> {
   const secret = h('div', {})
-  const form = (values, submit, label) => h('form', { class: 'card', on: { submit: act(async (ev) => {
+  const form = (values: Json, submit: (body: Record<string, unknown>) => Promise<Json>, label: string) => h('form', { class: 'card', on: { submit: act(async (ev) => {
     const fd = new FormData(ev.target)
-    const body = {}
+    const body: Record<string, unknown> = {}
     for (const [name, , attrs, conv] of fields) {
       const raw = attrs.type === 'checkbox' ? fd.get(name) === 'on' : fd.get(name)
       if (raw === '' || raw == null) continue
-      body[name] = conv ? conv(raw) : raw
+      body[name] = conv ? conv(String(raw)) : raw
     }
     const r = await submit(body)
     if (shownOnce && r && r[shownOnce]) secret.replaceChildren(secretBox(`The ${noun}'s ${shownOnce}`, r[shownOnce]))
-    say(`${noun[0].toUpperCase() + noun.slice(1)} saved.`); await draw()
+    say(`${noun[0]!.toUpperCase() + noun.slice(1)} saved.`); await draw()
   }) } }, h('h2', { text: label }),
   fields.map(([name, text, attrs]) => {
     const value = values ? values[name] : undefined
@@ -524,7 +542,7 @@ function crudPage({ noun, list, create, update, remove, fields, cols, shownOnce 
     const { options, ...rest } = attrs
     return h('label', {}, text, h('input', { name, ...rest, required: values ? false : rest.required, value: value ?? null }))
   }), h('button', { type: 'submit', class: 'primary', text: label }))
-  async function draw() {
+  async function draw(): Promise<void> {
     const rows = await list()
     view.replaceChildren(secret, form(null, create, `Add a ${noun}`),
       rows.length ? table([...cols.map((c) => c[0]), ''], rows.map((r) => {
@@ -534,7 +552,7 @@ function crudPage({ noun, list, create, update, remove, fields, cols, shownOnce 
           h('button', { type: 'button', on: { click: () => { edit.hidden = !edit.hidden } }, text: 'Edit' }), ' ',
           h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
             if (!confirm(`Remove this ${noun}?`)) return
-            await remove(r); say(`${noun[0].toUpperCase() + noun.slice(1)} removed.`); await draw()
+            await remove(r); say(`${noun[0]!.toUpperCase() + noun.slice(1)} removed.`); await draw()
           }) }, text: 'Remove' }), edit))
       })) : h('p', { class: 'muted', text: `No ${noun}s yet.` }))
   }
@@ -555,11 +573,11 @@ const staffPage = () => crudPage({
 const driversPage = () => crudPage({
   noun: 'driver', shownOnce: 'token',
   list: () => api('GET', '/drivers?per_page=50').then((r) => r.data),
-  create: (b) => api('POST', '/drivers', { ...b, restaurant_id: b.this_store ? store.id : null, this_store: undefined }),
+  create: (b) => api('POST', '/drivers', { ...b, restaurant_id: b.this_store ? theStore().id : null, this_store: undefined }),
   update: (r, b) => api('PUT', `/drivers/${r.id}`, { name: b.name, phone: b.phone }),
   remove: (r) => api('DELETE', `/drivers/${r.id}`),
   fields: [['name', 'Name', { required: true }], ['phone', 'Phone', { type: 'tel', required: true }], ['this_store', 'Only this store', { type: 'checkbox' }]],
-  cols: [['Name', (r) => r.name], ['Phone', (r) => r.phone], ['Store', (r) => (r.restaurant_id ? (stores.find((s) => s.id === r.restaurant_id) || {}).title || `#${r.restaurant_id}` : 'all stores')], ['On shift', (r) => (r.on_shift ? 'yes' : 'no')]],
+  cols: [['Name', (r) => r.name], ['Phone', (r) => r.phone], ['Store', (r) => (r.restaurant_id ? stores.find((s) => s.id === r.restaurant_id)?.title || `#${r.restaurant_id}` : 'all stores')], ['On shift', (r) => (r.on_shift ? 'yes' : 'no')]],
 })
 
 const couponsPage = () => crudPage({
@@ -568,20 +586,20 @@ const couponsPage = () => crudPage({
   create: (b) => api('POST', `${S()}/coupons`, b),
   update: (r, b) => api('PUT', `${S()}/coupons/${r.id}`, b),
   remove: (r) => api('DELETE', `${S()}/coupons/${r.id}`),
-  fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
+  fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_\\-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
     ['min_order', 'Minimum order', { type: 'number', step: '0.01', min: '0' }, Number], ['usage_limit', 'Usage limit', { type: 'number', min: '1', step: '1' }, Number], ['active', 'Active', { type: 'checkbox', checked: true }]],
   cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => String(r.value)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
 })
 
 // ---- Apps (docs/apps.md): installed apps (open, uninstall) and the marketplace ----
 
-const priceText = (a) => a.pricing === 'free' ? 'Free'
+const priceText = (a: Json): string => a.pricing === 'free' ? 'Free'
   : a.pricing === 'recurring' ? `${money(a.price)} ${a.currency} / 30 days`
   : `${money(a.price)} ${a.currency} per unit${a.cap != null ? `, at most ${money(a.cap)} / 30 days` : ''}`
 
-async function appsPage() {
-  const draw = async () => {
-    const [installed, market] = await Promise.all([api('GET', '/apps/installations'), api('GET', '/apps')])
+async function appsPage(): Promise<void> {
+  const draw = async (): Promise<void> => {
+    const [installed, market] = await Promise.all([api('GET', '/apps/installations'), api('GET', '/apps')]) as [Json[], Json[]]
     const mine = new Set(installed.map((i) => i.app_id))
     const rows = installed.map((i) => h('tr', { data: { installationId: i.id, appId: i.app_id } },
       h('td', {}, h('span', { text: i.app_name }), i.kind === 'agent' ? h('span', { class: 'muted', text: ` (AI agent${i.client_uri ? `, ${i.client_uri}` : ''})` }) : null), h('td', { text: priceText(i) }), h('td', { text: i.scopes.join(' ') }), h('td', { text: when(i.installed_at) }),
@@ -606,18 +624,18 @@ async function appsPage() {
 
 // ---- start ----
 
-const PAGES = { orders: ordersPage, stores: storesPage, dispatch: dispatchPage, menu: menuPage, reservations: reservationsPage, shifts: shiftsPage, guests: guestsPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
+const PAGES: Record<string, () => Promise<void>> = { orders: ordersPage, stores: storesPage, dispatch: dispatchPage, menu: menuPage, reservations: reservationsPage, shifts: shiftsPage, guests: guestsPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
 /** Pages that work for an account without a store; the others lead to the Stores page instead. */
 const STORELESS = ['stores', 'tokens', 'webhooks', 'apps']
 
-async function start() {
+async function start(): Promise<void> {
   try {
     await pickStore()
     if (!store && !STORELESS.includes(PAGE)) {
       location.replace(`${SITE}/dashboard/stores?first=1`)
       return
     }
-    await PAGES[PAGE]()
+    await PAGES[PAGE]!()
   } catch (err) {
     fail(err)
   } finally {

@@ -2,29 +2,29 @@
 // counted float, watch an open shift's running totals, close it with the counted cash and see
 // over/short, and the history. The API computes every total; this page only shows them.
 
-import { S, act, api, h, money, say, table, view, when } from './core.js'
+import { S, act, api, h, money, say, table, view, when, type Json } from './core.js'
 
 /** A shift's figure: `totals` of the Shift record (src/ops/shifts.ts). */
-const fig = (sh, key) => (sh.totals ? sh.totals[key] : null)
-const overShort = (sh) => fig(sh, 'over_short')
+const fig = (sh: Json, key: string): number | null => (sh.totals ? sh.totals[key] : null)
+const overShort = (sh: Json): number | null => fig(sh, 'over_short')
 /** `+1.50 over`, `-2.00 short`, `even`: the sign and the word, never colour alone. */
-export function overShortText(v) {
+export function overShortText(v: number | null): string {
   if (v == null) return ''
   if (Math.abs(v) < 0.005) return 'even'
   return v > 0 ? `+${money(v)} over` : `${money(v)} short`
 }
 
-export async function shiftsPage() {
+export async function shiftsPage(): Promise<void> {
   const result = h('div', { id: 'shift-result' })
   const draw = async () => {
     // Each listed shift carries its totals, summed by the API when asked: an open one's are running.
     const [open, history] = await Promise.all([api('GET', `${S()}/shifts?status=open`), api('GET', `${S()}/shifts`)])
     const current = open.data || []
-    view.replaceChildren(result, ...current.map(openShift), openForm(current.map((d) => d.register)), h('h2', { text: 'History' }), historyTable(history.data || []))
+    view.replaceChildren(result, ...current.map(openShift), openForm(current.map((d: Json) => d.register as string)), h('h2', { text: 'History' }), historyTable(history.data || []))
   }
 
   /** An open shift: its running totals and the close form. */
-  function openShift(sh) {
+  function openShift(sh: Json): HTMLElement {
     const close = h('form', { class: 'row', 'aria-label': `Close the ${sh.register} shift`, on: { submit: act(async (ev) => {
       const f = new FormData(ev.target)
       const closed = await api('POST', `${S()}/shifts/${sh.id}/close`, { counted_cash: Number(f.get('counted_cash')), note: f.get('note') || undefined })
@@ -45,7 +45,7 @@ export async function shiftsPage() {
   }
 
   /** Open a shift; the API refuses a second open shift on the same register (its message is shown). */
-  function openForm(registers) {
+  function openForm(registers: string[]): HTMLElement {
     return h('form', { class: 'card', id: 'shift-open', on: { submit: act(async (ev) => {
       const f = new FormData(ev.target)
       const sh = await api('POST', `${S()}/shifts`, { opening_float: Number(f.get('opening_float')), register: f.get('register') || undefined })
@@ -62,16 +62,16 @@ export async function shiftsPage() {
 }
 
 /** Float, cash and card taken, cash refunded, expected (and counted, over/short once closed). */
-function figures(sh) {
-  const kpi = (label, key, v = fig(sh, key)) => (v == null ? null : h('div', { class: 'kpi', data: { figure: key } }, label, h('b', { text: money(v) })))
+function figures(sh: Json): HTMLElement {
+  const kpi = (label: string, key: string, v = fig(sh, key)) => (v == null ? null : h('div', { class: 'kpi', data: { figure: key } }, label, h('b', { text: money(v) })))
   return h('div', { class: 'kpis' },
     kpi('Float', 'opening_float'), kpi('Cash taken', 'cash_taken'), kpi('Card taken', 'card_taken'),
     kpi('Cash refunded', 'cash_refunded'), kpi('Expected cash', 'expected_cash'), kpi('Counted cash', 'counted_cash'))
 }
 
-function historyTable(shifts) {
+function historyTable(shifts: Json[]): HTMLElement {
   if (!shifts.length) return h('p', { class: 'muted', text: 'No shift yet.' })
-  return table(['Register', 'Opened', 'Closed', 'Float', 'Expected', 'Counted', 'Over/short'], shifts.map((sh) => h('tr', { data: { shiftId: sh.id, status: sh.closed_at ? 'closed' : 'open' } },
+  return table(['Register', 'Opened', 'Closed', 'Float', 'Expected', 'Counted', 'Over/short'], shifts.map((sh: Json) => h('tr', { data: { shiftId: sh.id, status: sh.closed_at ? 'closed' : 'open' } },
     h('td', { text: sh.register }), h('td', { text: when(sh.opened_at) }), h('td', { text: sh.closed_at ? when(sh.closed_at) : 'open' }),
     h('td', { class: 'num', text: money(fig(sh, 'opening_float')) }), h('td', { class: 'num', text: money(fig(sh, 'expected_cash')) }),
     h('td', { class: 'num', text: money(fig(sh, 'counted_cash')) }), h('td', { class: 'num', text: overShortText(overShort(sh)) }))))
