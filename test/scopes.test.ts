@@ -51,12 +51,16 @@ const tok = (caps: string[]) => {
  * "Billing"): reporting usage needs no capability, and an owner's own token is refused (403).
  */
 const APP_TOKEN_ONLY = new Set(['POST /api/app/usage'])
+/** Reads that take a body, so they are POSTs: they change nothing and need the :read capability (docs/dispatch.md "Quotes"). */
+const READS_BY_POST = new Set(['POST /restaurants/{id}/delivery-quote'])
 
 t.test('the route table is consistent with the capability rules', async (t) => {
   t.ok(routes.length >= 20, `${routes.length} owner routes`)
   for (const r of routes) {
     if (APP_TOKEN_ONLY.has(`${r.method} ${r.path}`)) {
       t.notOk(r.capability, `${label(r)}: app tokens of any scope report usage`)
+    } else if (READS_BY_POST.has(`${r.method} ${r.path}`)) {
+      t.ok(r.capability?.endsWith(':read'), `${label(r)}: a read with a body needs a :read capability`)
     } else if (r.method === 'GET') {
       t.ok(!r.capability || r.capability.endsWith(':read'), `${label(r)}: a GET needs a :read capability (read grants every GET)`)
     } else {
