@@ -128,7 +128,7 @@ export class ClusterNode {
 
   /**
    * Where a replica forwards what it does not serve (src/http/forward.ts): the primary's NODE_URL,
-   * as the lease says; null while nobody holds it, or on the primary itself.
+   * as the lease said last; null before any primary was seen, or on the primary itself.
    */
   forwardTarget(): string | null {
     return this.role === 'replica' && this.primary !== this.o.cluster.nodeId ? this.primaryUrl : null
@@ -141,7 +141,9 @@ export class ClusterNode {
       try {
         const holder = await this.lease.holder()
         this.primary = holder?.node ?? null
-        this.primaryUrl = holder?.url ?? null
+        // Kept while nobody holds the lease: a primary fenced while NATS has no majority still serves
+        // reads there (and a dead one simply does not answer: 503 either way).
+        if (holder?.url) this.primaryUrl = holder.url
         this.streamLast = await lastSeq(this.link)
         this.applier?.nudge(this.streamLast)
         // Only a replica that has applied the whole stream contends: one still replaying a long
