@@ -4,7 +4,8 @@
  */
 import type { DemoAccount } from './seed.ts'
 
-export function firstRunMessage(demo: DemoAccount, siteUrl: string): string {
+/** `devMail`: no mail service is configured, so mails (sign-up confirmation, password reset) are printed to this output. */
+export function firstRunMessage(demo: DemoAccount, siteUrl: string, devMail = false): string {
   const kitchen = demo.staff.find((s) => s.role === 'kitchen')
   const manager = demo.staff.find((s) => s.role === 'manager')
   const row = (label: string, url: string, ...how: string[]) =>
@@ -23,6 +24,10 @@ export function firstRunMessage(demo: DemoAccount, siteUrl: string): string {
         // docs/kds.md "Kitchen screen page": a screen is enrolled once by a manager, then cooks sign in by PIN.
         `enroll once as the manager: ${manager.email} / ${manager.password}`,
         `then sign in with the kitchen PIN: ${kitchen.pin}`)
+      : []),
+    ...(devMail
+      ? ['', 'Mail: no SMTP_HOST, so nothing is sent; each mail (sign-up confirmation, password reset) is',
+        'printed here with its links ("mail not sent"), while LOG_LEVEL is info or finer.']
       : []),
     '',
     'Try the API:',

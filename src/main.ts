@@ -72,7 +72,7 @@ async function startSingle(): Promise<Running> {
 
   if (config.demoSeed && (svc.db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
     // Printed once, on the first start with an empty database: these secrets are not stored raw.
-    process.stdout.write(firstRunMessage(seedDemo(svc.db, config.siteUrl), config.siteUrl))
+    process.stdout.write(firstRunMessage(seedDemo(svc.db, config.siteUrl), config.siteUrl, config.providers.email.kind !== 'smtp'))
   }
   svc.log.info({ port, host: config.host, db: config.dbPath, base_url: config.baseUrl, group_commit: config.groupCommit }, 'dispatch server ready')
   return {

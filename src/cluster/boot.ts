@@ -57,7 +57,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
         if (!await renew()) throw new Error('the lease was lost while the demo account was created')
         // Written outside a batch: an empty one takes it to the stream before it is shown.
         await app.svc.committer.write(() => undefined)
-        process.stdout.write(firstRunMessage(demo, config.siteUrl))
+        process.stdout.write(firstRunMessage(demo, config.siteUrl, config.providers.email.kind !== 'smtp'))
       }
       log.info({ node: cluster.nodeId, port: config.port }, 'dispatch server ready (primary)')
     },

@@ -5,7 +5,7 @@
 import type { Logger } from '../log.ts'
 import type { ProvidersConfig } from './config.ts'
 import { RecordingSmsProvider, type SmsProvider } from './sms.ts'
-import { RecordingEmailProvider, type EmailProvider } from './email.ts'
+import { devMailText, RecordingEmailProvider, type EmailProvider } from './email.ts'
 import { RecordingPushProvider, type PushProvider } from './push.ts'
 import { Deliverer } from './delivery.ts'
 import { TwilioSmsProvider } from './sms-twilio.ts'
@@ -35,7 +35,12 @@ export function createProviders(cfg: ProvidersConfig, deps: ProviderDeps): Provi
   const deliver = new Deliverer(deps.log, cfg.timeoutMs)
   const closers: Array<() => unknown> = [() => deliver.close()]
   const sms = cfg.sms.kind === 'twilio' ? new TwilioSmsProvider(cfg.sms, deliver) : new RecordingSmsProvider()
-  let email: EmailProvider = new RecordingEmailProvider()
+  // No mail service configured (development): each mail is printed instead of sent, when the log
+  // level is info or finer. Printed as the first start's banner is, not as a log line: its links are
+  // credentials (a confirmation, a password reset), and log lines never carry those (src/log.ts).
+  let email: EmailProvider = new RecordingEmailProvider(1000, (m) => {
+    if (deps.log.isLevelEnabled('info')) process.stdout.write(devMailText(m))
+  })
   if (cfg.email.kind === 'smtp') {
     const smtp = new SmtpEmailProvider(cfg.email, deliver, cfg.timeoutMs)
     closers.push(() => smtp.close())
