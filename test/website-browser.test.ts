@@ -171,6 +171,17 @@ if (!launched) {
     page.clean()
   })
 
+  t.test('a closed store says when it opens in its own time zone, not the server\'s', async (t) => {
+    // A Berlin store open from midnight on one day three days ahead: in UTC that is 23:00 the day before.
+    const day = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', weekday: 'short' }).format(new Date(Date.now() + 3 * 86_400_000))
+    const acct = createAccount(db)
+    const store = createStore(db, acct.ownerId, { settings: { timezone: 'Europe/Berlin', business_hours: { [day.toLowerCase()]: [['00:00', '06:00']] } } })
+    const page = await open(t)
+    await page.goto(`${s.site}/s/${store.slug}`)
+    t.match(await page.getByRole('status').first().textContent(), new RegExp(`closed.*Opens ${day} 00:00`, 's'), `opens ${day} 00:00, Berlin time`)
+    page.clean()
+  })
+
   t.test('a broken custom theme falls back to the default theme, and the owner sees why', async (t) => {
     const acct = createAccount(db)
     const files = await (async () => {

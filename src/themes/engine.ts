@@ -189,6 +189,9 @@ function buildEngine(): Liquid {
     // test optional fields that way. Everywhere else an unknown variable is an error.
     lenientIf: true,
     ownPropertyOnly: true,
+    // `date` formats a time in the offset it was written with: the server hands themes the store's
+    // times in the store's time zone (`store.next_opening`), never in the server's own.
+    preserveTimezones: true,
     outputEscape: escapeOutput,
     // An empty in-memory map: no template may ever reach the file system.
     templates: {},
