@@ -175,10 +175,18 @@ if (!launched) {
     // A Berlin store open from midnight on one day three days ahead: in UTC that is 23:00 the day before.
     const day = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', weekday: 'short' }).format(new Date(Date.now() + 3 * 86_400_000))
     const acct = createAccount(db)
-    const store = createStore(db, acct.ownerId, { settings: { timezone: 'Europe/Berlin', business_hours: { [day.toLowerCase()]: [['00:00', '06:00']] } } })
+    // And open all day the day after, which comes later than the first opening whatever today is.
+    const other = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', weekday: 'short' }).format(new Date(Date.now() + 4 * 86_400_000)).toLowerCase()
+    const store = createStore(db, acct.ownerId, { settings: { timezone: 'Europe/Berlin', business_hours: { [day.toLowerCase()]: [['00:00', '06:00']], [other]: [['00:00', '24:00']] } } })
     const page = await open(t)
     await page.goto(`${s.site}/s/${store.slug}`)
     t.match(await page.getByRole('status').first().textContent(), new RegExp(`closed.*Opens ${day} 00:00`, 's'), `opens ${day} 00:00, Berlin time`)
+    // The hours table: every day of the week, closed days saying so, a whole day saying so.
+    const rows = await page.locator('dl.hours .row').allTextContents()
+    t.equal(rows.length, 7, 'every day of the week')
+    t.match(rows.join('|'), new RegExp(`${day}\\s*00:00–06:00`), 'the open day with its hours')
+    t.match(rows.join('|'), new RegExp(`${other[0]!.toUpperCase()}${other.slice(1)}\\s*Open 24 hours`), '00:00–24:00 reads "Open 24 hours"')
+    t.equal(rows.filter((r) => /Closed/.test(r)).length, 5, 'the other five days read "Closed"')
     page.clean()
   })
 

@@ -288,3 +288,25 @@ export function closedNotice(settings: HoursSettings, at: Date): { reason: Close
   const when = opens_at ? ` It opens next at ${opens_at} (${tz}).` : status.reason === 'not_accepting' ? ' Try again later.' : ''
   return { reason: status.reason!, opens_at, message: `The store ${why}.${when}` }
 }
+
+/** One day of the week as a page shows it (issue 34 item 3): every day, closed ones included. */
+export interface WeekdayView {
+  day: Weekday
+  closed: boolean
+  /** Open around the clock (`00:00`–`24:00`). */
+  all_day: boolean
+  /** "Closed", "Open 24 hours", or the intervals ("09:00–14:00, 17:00–22:00"). */
+  text: string
+  intervals: Interval[]
+}
+
+/** The week, Monday first, of a store's hours (null: no hours set, always open — no week to show). */
+export function weekView(hours: WeeklyHours | null): WeekdayView[] | null {
+  if (!hours) return null
+  return WEEKDAYS.map((day) => {
+    const intervals = hours[day] ?? []
+    const allDay = intervals.some(([open, close]) => open === '00:00' && close === '24:00')
+    const text = intervals.length === 0 ? 'Closed' : allDay ? 'Open 24 hours' : intervals.map(([o, c]) => `${o}–${c}`).join(', ')
+    return { day, closed: intervals.length === 0, all_day: allDay, text, intervals }
+  })
+}

@@ -18,6 +18,7 @@ import { ApiError, WHOLE_REQUEST } from '../errors.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { customerAddresses, customers } from '../storage/customers.ts'
 import { settingsView } from './store-settings.ts'
+import { canonicalHours, weekView } from '../domain/business-hours.ts'
 import { couponOnDraft, draftCart } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
@@ -76,6 +77,7 @@ function storeObject(svc: Services, store: StoreRow, customer: CustomerPrincipal
   return {
     id: store.id, name: store.title, slug: store.slug, url: paths.home, store_type: store.store_type, currency: store.currency,
     city: store.city, address: s.address, phone: s.phone, is_open: s.open_now, next_opening: s.next_opening, hours,
+    week: weekView(canonicalHours(s.business_hours)),
     fulfillment_modes: modesFor(store, customer), account_url: paths.account,
   }
 }

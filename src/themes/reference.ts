@@ -107,6 +107,13 @@ const HOURS_FIELDS: readonly FieldRef[] = [
   f('closes', 'string', '"HH:MM" local time'),
 ]
 
+const WEEK_FIELDS: readonly FieldRef[] = [
+  f('day', 'string', 'mon … sun'),
+  f('closed', 'boolean', 'closed all day'),
+  f('all_day', 'boolean', 'open around the clock (00:00–24:00)'),
+  f('text', 'string', '"Closed", "Open 24 hours" or the intervals, e.g. "09:00–14:00, 17:00–22:00"'),
+]
+
 export const OBJECTS: readonly ObjectRef[] = [
   {
     ...f('store', 'object', 'the store whose website this is', {
@@ -123,6 +130,7 @@ export const OBJECTS: readonly ObjectRef[] = [
         f('is_open', 'boolean', 'open for orders now (hours, holidays, accepting-orders switch)'),
         f('next_opening', 'datetime', 'when it opens next while closed, else nil', { nullable: true }),
         f('hours', 'array', 'weekly opening hours', { fields: HOURS_FIELDS }),
+        f('week', 'array', 'the week Monday first, closed days included (nil: no hours set, always open)', { fields: WEEK_FIELDS }),
         f('fulfillment_modes', 'array', 'modes this visitor may order in now, e.g. ["takeaway", "on-table"] for a guest; a signed-in customer also gets "delivery" and the store\'s other modes'),
         f('account_url', 'url', 'the customer account page (sign in, saved addresses); sign-in is at account_url + "/login"'),
       ],

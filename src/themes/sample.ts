@@ -4,6 +4,7 @@
  * wrong field of a loop variable), the tests and docs use it too.
  */
 import type { ThemeContext } from './render.ts'
+import { weekView } from '../domain/business-hours.ts'
 
 const item = (id: number, name: string, price: number, category_id: number, extra: Record<string, unknown> = {}) => ({
   id, name, price, category_id, description: '', url: `/s/sample/items/${id}`, image_url: null, available: true,
@@ -33,6 +34,7 @@ export function sampleContext(template = 'home'): ThemeContext {
       id: 7, name: 'Pizza Roma', slug: 'pizza-roma', url: '/s/pizza-roma', store_type: 'restaurant', currency: 'EUR',
       city: 'Lisbon', address: 'Rua Augusta 1', phone: '+351 21 000 0000', is_open: true, next_opening: null,
       hours: [{ day: 'mon', opens: '11:00', closes: '22:00' }, { day: 'tue', opens: '11:00', closes: '22:00' }],
+      week: weekView({ mon: [['11:00', '22:00']], tue: [['11:00', '22:00']], sat: [['00:00', '24:00']] }),
       fulfillment_modes: ['takeaway', 'on-table', 'delivery'], account_url: '/s/pizza-roma/account',
     },
     customer: { name: 'Ana', email: 'ana@example.com', phone: '+351910000000', addresses: [{ id: 1, label: 'Home', address: 'Rua Augusta 10, Lisbon', is_default: true, delivery: { deliverable: true, fee: 250, estimate: '2026-06-01T19:40:00+01:00' } }] },

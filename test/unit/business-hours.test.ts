@@ -5,7 +5,7 @@
  * `{mon_sun: '11:00-22:00'}` format reads as the canonical week.
  */
 import t from 'tap'
-import { canonicalHours, closedNotice, isOpenAt, isoInZone, nextOpening, openStatus, zonedInstant } from '../../src/domain/business-hours.ts'
+import { canonicalHours, closedNotice, isOpenAt, isoInZone, nextOpening, openStatus, weekView, zonedInstant } from '../../src/domain/business-hours.ts'
 
 const at = (iso: string) => new Date(iso)
 const week = (intervals: Array<[string, string]>) => Object.fromEntries(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, intervals]))
@@ -102,4 +102,13 @@ t.test('the legacy format reads as the canonical week', async (t) => {
   t.equal(canonicalHours({ mon: '25:00-26:00' }), null)
   t.ok(isOpenAt({ business_hours: { mon_sun: '11:00-22:00' } }, at('2026-11-23T12:00:00Z')), 'a store still on the legacy format keeps its hours')
   t.notOk(isOpenAt({ business_hours: { mon_sun: '11:00-22:00' } }, at('2026-11-23T10:00:00Z')))
+})
+
+t.test('weekView: every day Monday first, closed days and whole days in words', async (t) => {
+  t.equal(weekView(null), null, 'no hours: always open, no week to show')
+  const week = weekView({ tue: [['09:00', '14:00'], ['17:00', '22:00']], sat: [['00:00', '24:00']], sun: [] })!
+  t.same(week.map((d) => d.day), ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'])
+  t.same(week.map((d) => d.text), ['Closed', '09:00–14:00, 17:00–22:00', 'Closed', 'Closed', 'Closed', 'Open 24 hours', 'Closed'])
+  t.same(week.map((d) => d.closed), [true, false, true, true, true, false, true])
+  t.same(week.map((d) => d.all_day), [false, false, false, false, false, true, false])
 })
