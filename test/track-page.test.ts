@@ -36,6 +36,21 @@ if (!launched) {
     t.ok(doc.paths['/t/{token}'].get.responses['404']?.content?.['text/html; charset=utf-8'], 'documented as a page')
   })
 
+  t.test('a takeaway order\'s page says what is true for takeaway: no delivery steps, paid when collected', async (t) => {
+    const o = await deliveryOrder(s, f, { type: 'takeaway', address: undefined })
+    t.equal(o.type, 'takeaway', JSON.stringify(o).slice(0, 200))
+    const page = await browser.newPage()
+    t.teardown(() => page.close())
+    await page.goto(`${s.site}/t/${o.track_token}`)
+    await page.waitForSelector('#conn.live')
+    const steps = await page.locator('#timeline li').allTextContents()
+    t.same(steps.map((x) => x.replace(/\d.*$/, '').trim()), ['Order placed', 'Being prepared', 'Ready', 'Collected'], 'its steps end with Collected, not Delivered')
+    t.equal(await page.textContent('#paid'), 'To pay when you collect it', 'not "to pay on delivery"')
+    await s.req('PUT', `/restaurants/${f.storeId}/orders/${o.id}/status`, { token: f.ownerToken, body: { status: 'delivered' } })
+    await page.waitForSelector('#timeline li[data-stage="delivered"].done')
+    t.equal(await page.textContent('#status-line'), 'Collected', 'handed over: Collected')
+  })
+
   t.test('the page follows the order live: timeline, code, driver moving on the map', async (t) => {
     const o = await deliveryOrder(s, f)
     await assign(s, f, o.id, d.id)

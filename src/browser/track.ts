@@ -20,6 +20,11 @@ const STAGES: ReadonlyArray<readonly [string, string]> = [
   ['created', 'Order placed'], ['preparing', 'Being prepared'], ['ready', 'Ready'], ['assigned', 'Driver assigned'],
   ['picked_up', 'Picked up'], ['out_for_delivery', 'On the way'], ['delivered', 'Delivered'],
 ]
+/** The last step of an order that no driver brings, by its mode (`order_type`). */
+const FINISH: Record<string, string> = { takeaway: 'Collected', 'on-table': 'Served', room_service: 'Brought to your room', in_store: 'Collected', pickup_slot: 'Collected', appointment: 'Done' }
+const finishOf = (mode: string): string => FINISH[mode] ?? 'Done'
+/** Where an unpaid order is paid, by its mode. */
+const PAY_LATER: Record<string, string> = { delivery: 'To pay on delivery', takeaway: 'To pay when you collect it', pickup_slot: 'To pay when you collect it', in_store: 'To pay when you collect it', 'on-table': 'To pay at your table', room_service: 'To pay with your room', appointment: 'To pay at your appointment' }
 const LABEL: Record<string, string> = { new: 'Order received', preparing: 'Being prepared', ready: 'Ready', delivered: 'Delivered', completed: 'Completed', cancelled: 'Cancelled',
   pending: 'Waiting for a driver', assigned: 'Driver assigned', picked_up: 'Picked up by the driver', out_for_delivery: 'On the way to you', failed: 'Delivery failed' }
 const $ = (id: string): HTMLElement => document.getElementById(id)!
@@ -38,11 +43,13 @@ const trail: Point[] = []
 function render(v: TrackingView): void {
   view = v
   $('order-id').textContent = String(v.id)
-  $('status-line').textContent = LABEL[v.delivery_status || v.status] || v.status
+  $('status-line').textContent = (!v.delivery_status && v.status === 'delivered' ? finishOf(v.order_type) : LABEL[v.delivery_status || v.status]) || v.status
   if (v.store && v.store.name) { $('store-name').textContent = v.store.name; $('store-line').hidden = false }
   const tl = v.timeline || {}
   const ol = $('timeline'); ol.textContent = ''
-  const stages = v.delivery_status ? STAGES : STAGES.filter(([s]) => ['created', 'preparing', 'ready', 'delivered'].includes(s))
+  // A delivery follows the driver; any other mode ends the way that mode ends (issue 34 item 6).
+  const stages = v.delivery_status ? STAGES
+    : STAGES.filter(([s]) => ['created', 'preparing', 'ready', 'delivered'].includes(s)).map(([s, label]) => [s, s === 'delivered' ? finishOf(v.order_type) : label] as const)
   for (const [stage, label] of stages) {
     const li = document.createElement('li'); li.dataset.stage = stage
     const at = tl[stage + '_at']
@@ -69,7 +76,7 @@ function render(v: TrackingView): void {
   const items = $('items'); items.textContent = ''
   for (const it of v.items || []) { const li = document.createElement('li'); li.textContent = it.quantity + ' × ' + it.name; items.append(li) }
   $('total').textContent = typeof v.total === 'number' ? v.total.toFixed(2) : ''
-  $('paid').textContent = v.is_paid ? 'Paid' : 'To pay on delivery'
+  $('paid').textContent = v.is_paid ? 'Paid' : PAY_LATER[v.order_type] ?? 'To pay'
   store = has(v.store) ? v.store as Point & { name: string } : null
   dest = has(v.destination) ? v.destination : null
   if (v.driver) {
