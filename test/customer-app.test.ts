@@ -154,3 +154,16 @@ t.test('another owner\'s store is 404 before the body is validated (issue 11 ite
   isError(t, await s.req('POST', `/restaurants/${a.storeId}/gift-cards`, { token: a.token, body: { amount: -1 } }), 422, 'validation_failed', 'the same body at one\'s own store')
   t.equal((await s.req('GET', '/customer/store-credit', { token: c.token })).body.balance, 0, 'nothing written')
 })
+
+t.test('POST /customer/orders takes coupon_code for every mode, delivery included (issue 34 item 8)', async (t) => {
+  const code = `CUST${process.pid}`
+  const made = await s.req('POST', `/restaurants/${a.storeId}/coupons`, { token: a.token, body: { code, kind: 'percent', value: 10 } })
+  t.equal(made.status, 200, made.text.slice(0, 200))
+  const delivery = { type: 'delivery', address: '1 Main St', items: [{ item_id: a.menu.fries, quantity: 2 }] }
+  const r = await s.req('POST', '/customer/orders', { token: ada.token, body: { ...delivery, coupon_code: code } })
+  t.equal(r.status, 200, r.text.slice(0, 300))
+  t.equal(r.body.coupon_code, code, 'the order names the code')
+  t.ok(r.body.discount > 0, `a delivery order got its discount (${r.body.discount})`)
+  t.equal(Math.round((r.body.subtotal - r.body.discount + (r.body.tip_amount ?? 0) + (r.body.delivery_fee ?? 0)) * 100), Math.round(r.body.total * 100), 'and the total is after it')
+  isError(t, await s.req('POST', '/customer/orders', { token: ada.token, body: { ...delivery, coupon_code: 'NO-SUCH-CODE' } }), 422, 'validation_failed', 'an unknown code')
+})

@@ -9,6 +9,7 @@ import { customerOf } from './scope.ts'
 import { Id, Nullable, OrderInputSchema, PageQuery, PaginatedSchema, pageOf, paginate } from './schemas.ts'
 import { OrderSchema } from './docs-schemas.ts'
 import { placeOrder } from './order-create.ts'
+import { StorefrontOrderSchema } from './storefront.ts'
 import { ApiError } from '../errors.ts'
 import { customerAddresses, customers } from '../storage/customers.ts'
 
@@ -16,7 +17,12 @@ const tag = 'Customer app'
 const ORDERS_PER_PAGE = 30
 
 /** Customer orders: the §2.4 input plus `address_id` (a saved address fills `address`). */
-const CustomerOrderBody = v.object({ ...OrderInputSchema.entries, address_id: Nullable(Id) })
+/**
+ * `coupon_code`: an addition to api-v1 §2.4, which names it for the storefront only — a customer
+ * ordering delivery expects the store's code to work too (issue 34 item 8); redeemed by the store
+ * actor exactly as a storefront order's.
+ */
+const CustomerOrderBody = v.object({ ...OrderInputSchema.entries, address_id: Nullable(Id), coupon_code: StorefrontOrderSchema.entries.coupon_code })
 
 export const listCustomerOrders = defineOp({
   id: 'customer.orders.list', tag, summary: 'Own order history, newest first (30 per page)', access: { customer: true }, scope: [],
@@ -31,13 +37,13 @@ export const listCustomerOrders = defineOp({
 
 export const createCustomerOrder = defineOp({
   id: 'customer.orders.create', tag, summary: 'Place an order as the signed-in customer (item structure of api-v1 §2.4)',
-  description: 'The customer is the token\'s; name and phone default to the profile; `address_id` fills `address` (and `lat`/`lng`, unless given) from a saved address. Returns the order with `track_token`. `Idempotency-Key` or `client_uuid` make retries safe.',
+  description: 'The customer is the token\'s; name and phone default to the profile; `address_id` fills `address` (and `lat`/`lng`, unless given) from a saved address. `coupon_code` (an addition to api-v1 §2.4, which names it for the storefront) is redeemed as on the storefront, for every mode including delivery. Returns the order with `track_token`. `Idempotency-Key` or `client_uuid` make retries safe.',
   access: { customer: true }, scope: [],
   input: CustomerOrderBody, output: OrderSchema,
   run: (ctx, body) => {
     const me = customerOf(ctx)
     const profile = customers.byId(ctx.svc.db, me.customerId)
-    const { address_id, ...input } = body
+    const { address_id, coupon_code, ...input } = body
     let address = input.address ?? null
     let position = { lat: input.lat ?? null, lng: input.lng ?? null }
     if (address_id != null) {
@@ -51,7 +57,8 @@ export const createCustomerOrder = defineOp({
       ...input, address, ...position,
       customer_name: input.customer_name ?? profile?.name ?? null, phone: input.phone ?? profile?.phone ?? null, source: input.source ?? 'customer_app',
     }
-    return placeOrder(ctx.svc, { storeId: me.storeId, caller: `customer:${me.customerId}`, input: order, customerId: me.customerId, idempotencyKey: ctx.idempotencyKey })
+    // `coupon_code` stays in the input so it is part of the idempotency hash (as on the storefront).
+    return placeOrder(ctx.svc, { storeId: me.storeId, caller: `customer:${me.customerId}`, input: { ...order, coupon_code: coupon_code ?? null }, customerId: me.customerId, couponCode: coupon_code ?? null, idempotencyKey: ctx.idempotencyKey })
   },
 })
 

@@ -330,10 +330,9 @@ export const websiteCheckout = defineOp({
     if (viaStorefront) {
       order = await placeWith(createStorefrontOrder, ctx, admitVisitor(svc, store), { ...common, coupon_code: coupon })
     } else {
-      if (coupon !== null) throw new ApiError('validation_failed', undefined, { coupon_code: ['Coupons apply to takeaway and table orders for now; remove the code to order this way.'] })
       const addressId = text(form, 'address_id')
       const address = text(form, 'address')
-      const input = { ...common, ...(type === 'delivery' ? (address ? { address } : { address_id: addressId === null ? null : Number(addressId) }) : {}) }
+      const input = { ...common, coupon_code: coupon, ...(type === 'delivery' ? (address ? { address } : { address_id: addressId === null ? null : Number(addressId) }) : {}) }
       order = await placeWith(createCustomerOrder, ctx, customer, input)
     }
     return { track_url: order.track_url }
