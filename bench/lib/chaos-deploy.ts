@@ -8,6 +8,7 @@
 import { join } from 'node:path'
 import { appArgs, freePort, LOAD_TEST_LIMITS, seedDemo, startApp, startServer, type Server } from './proc.ts'
 import { natsServers } from './nats.ts'
+import { demoPrintedBy } from '../orders.ts'
 
 export interface Deployment<Demo> {
   /** Start it; the demo account it serves. */
@@ -81,13 +82,7 @@ export function clusterDeployment<Demo>(dir: string, cwd: string, env: Record<st
       nats = await natsServers(3)
       for (const id of ['a', 'b']) nodes.push({ id, port: await freePort(), dbPath: join(dir, `${id}.db`), server: null })
       await launch(nodes[0]!, '/readyz?role=primary')
-      let demo: Demo | null = null
-      for (let i = 0; i < 600 && !demo; i++) {
-        const m = /Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(nodes[0]!.server!.output())
-        if (m) demo = JSON.parse(m[1]!) as Demo
-        else await new Promise((r) => setTimeout(r, 100))
-      }
-      if (!demo) throw new Error('the first primary printed no demo account')
+      const demo = await demoPrintedBy(nodes[0]!.server!) as unknown as Demo
       await launch(nodes[1]!, '/readyz')
       return demo
     },

@@ -102,14 +102,8 @@ export function forwarder(o: ForwardOptions): Forwarder {
           method: head.method as 'GET', headers: upstreamHeaders(head, o.secret), body, dispatcher: agent, signal: abort.signal,
         }).then(async (answer) => {
           const buf = Buffer.from(await answer.body.arrayBuffer())
-          const lines: Array<[string, string]> = []
-          let length: string | null = null
-          for (const [k, v] of Object.entries(answer.headers)) {
-            if (k === 'content-length' && typeof v === 'string') length = v
-            if (WRITTEN_BY_UWS.has(k) || v === undefined) continue
-            for (const one of Array.isArray(v) ? v : [v]) lines.push([k, one])
-          }
-          relay(res, state, answer.statusCode, lines, buf, head.method === 'HEAD', length)
+          const length = answer.headers['content-length']
+          relay(res, state, answer.statusCode, answerLines(answer.headers), buf, head.method === 'HEAD', typeof length === 'string' ? length : null)
         }).catch((err: Error) => {
           if (state.aborted) return
           o.log.warn({ err: err.message, target, reqId: head.requestId }, 'forwarding to the primary failed')
@@ -165,12 +159,7 @@ export function forwarder(o: ForwardOptions): Forwarder {
             answer.on('data', (c: Buffer) => chunks.push(c))
             answer.on('end', () => {
               if (aborted) return
-              const lines: Array<[string, string]> = []
-              for (const [k, v] of Object.entries(answer.headers)) {
-                if (WRITTEN_BY_UWS.has(k) || v === undefined) continue
-                for (const one of Array.isArray(v) ? v : [v]) lines.push([k, one])
-              }
-              relay(res, newResState(), answer.statusCode ?? 503, lines, Buffer.concat(chunks), false, null)
+              relay(res, newResState(), answer.statusCode ?? 503, answerLines(answer.headers), Buffer.concat(chunks), false, null)
             })
           })
           upstream.once('error', (err) => {
@@ -210,6 +199,16 @@ export function forwarder(o: ForwardOptions): Forwarder {
 
     close: () => agent.close(),
   }
+}
+
+/** The primary's answer lines to pass on, one per value (several `Set-Cookie`), without those uWS writes itself. */
+function answerLines(headers: Record<string, string | string[] | undefined>): Array<[string, string]> {
+  const lines: Array<[string, string]> = []
+  for (const [k, v] of Object.entries(headers)) {
+    if (WRITTEN_BY_UWS.has(k) || v === undefined) continue
+    for (const one of Array.isArray(v) ? v : [v]) lines.push([k, one])
+  }
+  return lines
 }
 
 /** A close code that may travel in a close frame (RFC 6455 §7.4: not 1005, 1006, 1015). */
