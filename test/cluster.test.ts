@@ -122,6 +122,10 @@ if (!hasNats()) {
     const bad = await api(replica, 'POST', `/restaurants/${storeId}/orders`, { type: 'takeaway', items: [] })
     t.equal(bad.status, 422, 'a refusal comes back as the primary gave it')
     t.match(bad.body, { code: 'validation_failed', errors: Object })
+    // The body limit holds on the replica too, with the primary's answer, before anything is forwarded.
+    const big = await request(`${replica.sp.base}/restaurants/${storeId}/orders`, 'POST', { token, body: { note: 'x'.repeat(1024 * 1024 + 10) } }).catch(() => null)
+    t.equal(big?.status, 413, 'a body over BODY_LIMIT_BYTES: 413 from the replica')
+    t.match(big?.body, { code: 'payload_too_large' })
 
     // The client's address reaches the primary (its sessions, rate limits and logs key on it), not the
     // replica's; a client cannot claim one by writing the forwarding headers itself.
@@ -267,6 +271,7 @@ if (!hasNats()) {
     let first: Awaited<ReturnType<typeof order>> | null = null
     const key = `one-down-${process.pid}`
     await waitFor(async () => (first = await order(primary, key).catch(() => null))?.status === 200, 30_000, 'a write with one NATS server down')
+      .catch((err: Error) => { throw new Error(`${err.message}: last answer ${first?.status} ${first?.text.slice(0, 200)}\n${primary.output().split('\n').filter((l) => !l.includes('"msg":"request"')).slice(-15).join('\n')}`) })
     t.equal(first!.status, 200, 'a write with one NATS server down')
     const replica = live().find((n) => n !== primary)!
     await nats.kill(1)

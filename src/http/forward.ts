@@ -84,8 +84,9 @@ export interface Tunnel { upstream: WebSocket; early: Array<{ data: Buffer; bina
 export function forwarder(o: ForwardOptions): Forwarder {
   const agent = new Agent({ keepAliveTimeout: 10_000, connections: 256, headersTimeout: ANSWER_TIMEOUT_MS, bodyTimeout: ANSWER_TIMEOUT_MS })
   const unavailable = (why: string) => new ApiError('unavailable', `${why} Retry shortly.`, undefined, { 'Retry-After': '1' })
+  // A body refused part-way closes the connection (the rest of it may still be on its way), as the primary's 413 does.
   const fail = (res: uWS.HttpResponse, state: ResState, head: { method: string; requestId: string }, e: ApiError) =>
-    send(res, state, e.status, { 'X-Request-Id': head.requestId, 'Cache-Control': 'no-store', ...errorHeaders(e, false) }, JSON.stringify(e.toJSON()), { headOnly: head.method === 'HEAD' })
+    send(res, state, e.status, { 'X-Request-Id': head.requestId, 'Cache-Control': 'no-store', ...errorHeaders(e, false) }, JSON.stringify(e.toJSON()), { headOnly: head.method === 'HEAD', close: e.status === 413 })
 
   return {
     http(res, req, counter, target) {
