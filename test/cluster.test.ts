@@ -19,6 +19,7 @@ import { request as httpRequest } from 'node:http'
 import { connect } from '@nats-io/transport-node'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { Objm } from '@nats-io/obj'
+import { Kvm } from '@nats-io/kv'
 import { request } from './helpers/server.ts'
 import { WsClient } from './helpers/ws-client.ts'
 import { dispatchCli } from './helpers/process.ts'
@@ -160,6 +161,19 @@ if (!hasNats()) {
     t.equal(await signIn(replica), 303, 'signed in through the replica')
     t.equal(await signIn(primary, { 'x-dispatch-forwarded-by': 'guess', 'x-dispatch-client': '10.9.9.9' }), 303, 'signed in on the primary')
     t.same((await ips()).slice(before), ['127.0.0.2', '127.0.0.2'], 'both sessions are the client\'s address; the forged one is not believed')
+  })
+
+  t.test('a request another node forwarded is not forwarded again: two nodes that each think the other is the primary answer 503', async (t) => {
+    const replica = live().find((n) => n !== primary)!
+    const nc = await connect({ servers: nats.urls })
+    t.teardown(() => nc.close())
+    const secret = (await (await new Kvm(nc).open(`${CLUSTER}_meta`)).get('forward-secret'))!.string()
+    const get = (headers: Record<string, string>) => request(`${replica.sp.base}/restaurants`, 'GET', { token, headers })
+    const looped = await get({ 'x-dispatch-forwarded-by': secret, 'x-dispatch-client': '127.0.0.9' })
+    t.equal(looped.status, 503, 'a replica refuses what a node forwarded to it instead of passing it on')
+    t.match(looped.body, { code: 'unavailable' })
+    t.equal(looped.headers.get('retry-after'), '1', 'and says when to try again')
+    t.equal((await get({ 'x-dispatch-forwarded-by': 'guess' })).status, 200, 'a client writing the line itself is forwarded as any client')
   })
 
   t.test('sockets on any node: tunnelled to the primary, frames both ways, refusals as the primary gives them', async (t) => {
