@@ -5,9 +5,11 @@
  * tenant. Built-in themes are the server's own code and render inline.
  *
  * Bounded in every direction:
- * - **time**: each job has a budget by who asked (THEME_BUDGETS_MS): its renders stop when it is
- *   spent (liquidjs' render limit), and a job still running GRACE_MS later — a parse that no render
- *   limit reaches — has its thread ended; the job answers `over_budget`.
+ * - **time**: each job has a budget by who asked (THEME_BUDGETS_MS), in the thread's CPU time (Linux;
+ *   wall time elsewhere), so a job the machine kept waiting is not failed for it: its renders stop
+ *   when it is spent (liquidjs' render limit), and a job that has used GRACE_MS more — a parse that no
+ *   render limit reaches — or been in flight WALL_FACTOR times as long has its thread ended; the job
+ *   answers `over_budget`.
  * - **memory**: each thread has a heap cap (WORKER_HEAP_MB) and runs one job at a time; a job that
  *   exceeds it ends the thread and answers `over_budget`.
  * - **queue**: at most THEME_QUEUE_CAPS jobs of each class at once (running or waiting); one more is
@@ -21,6 +23,7 @@ import type { Worker } from 'node:worker_threads'
 import { ApiError } from '../errors.ts'
 import type { Logger } from '../log.ts'
 import { spawnWorker } from '../threads/spawn.ts'
+import { threadCpuMs } from '../threads/cpu-time.ts'
 import type { ThemeJob, ThemeJobResults } from './jobs.ts'
 import type { Problem } from './problems.ts'
 import type { FromWorker, ToWorker } from './worker.ts'
@@ -36,8 +39,12 @@ export const THEME_QUEUE_CAPS: Readonly<Record<ThemeCaller, number>> = { page: 6
 const PRIORITY: readonly ThemeCaller[] = ['page', 'owner', 'public']
 /** Heap of one thread (old generation), in MiB. */
 export const WORKER_HEAP_MB = 128
-/** How long past its budget a job may run before its thread is ended. */
+/** How much CPU time past its budget a job may use before its thread is ended. */
 export const GRACE_MS = 250
+/** How often the watchdog reads a busy thread's CPU time, in ms. */
+const WATCH_EVERY_MS = 50
+/** A job in flight this many times its budget and grace in wall time ends too, however little CPU it got. */
+const WALL_FACTOR = 4
 export const RETRY_AFTER_S = 1
 
 /** Why a job has no result: it ran out of time or memory, or its thread failed. */
@@ -71,6 +78,8 @@ interface Slot {
   ready: boolean
   job: Pending | null
   timer: NodeJS.Timeout | null
+  /** The thread's kernel id, for its CPU time (null: not Linux, the watchdog counts wall time). */
+  tid: number | null
   /** Why the thread is ending, when the pool ended it or it ran out of memory. */
   ending: JobFailure | null
 }
@@ -106,11 +115,20 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
   function start(slot: Slot, p: Pending): void {
     slot.job = p
     slot.worker.ref() // a job in flight keeps the process alive until it is answered
-    // The watchdog: a job its own render limit could not stop ends with its thread.
-    slot.timer = setTimeout(() => {
+    // The watchdog: a job its own render limit could not stop ends with its thread once it has used
+    // its budget and the grace in CPU time (as the thread counts it, src/themes/worker.ts), or has
+    // been in flight WALL_FACTOR times that long whatever it did.
+    const limit = p.job.budgetMs + (opts.graceMs ?? GRACE_MS)
+    const startedAt = performance.now()
+    const cpuAtStart = slot.tid === null ? null : threadCpuMs(slot.tid)
+    slot.timer = setInterval(() => {
+      const wall = performance.now() - startedAt
+      const cpu = cpuAtStart === null ? wall : (threadCpuMs(slot.tid!) ?? cpuAtStart + wall) - cpuAtStart
+      if (cpu < limit && wall < limit * WALL_FACTOR) return
+      clearInterval(slot.timer!)
       slot.ending = 'time'
       void slot.worker.terminate()
-    }, p.job.budgetMs + (opts.graceMs ?? GRACE_MS)).unref()
+    }, Math.min(WATCH_EVERY_MS, limit)).unref()
     slot.worker.postMessage({ id: p.id, job: p.job } satisfies ToWorker)
   }
 
@@ -132,18 +150,19 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
     const worker = spawnWorker(new URL('./worker.ts', import.meta.url), {
       resourceLimits: { maxOldGenerationSizeMb: opts.heapMb ?? WORKER_HEAP_MB, maxYoungGenerationSizeMb: Math.min(32, opts.heapMb ?? 32) },
     })
-    const slot: Slot = { worker, ready: false, job: null, timer: null, ending: null }
+    const slot: Slot = { worker, ready: false, job: null, timer: null, tid: null, ending: null }
     slots.add(slot)
     worker.on('message', (m: FromWorker) => {
       if ('ready' in m) {
         slot.ready = true
+        slot.tid = m.tid
         pump()
         if (!slot.job) worker.unref()
         return
       }
       const p = slot.job
       if (!p || p.id !== m.id) return
-      clearTimeout(slot.timer!)
+      clearInterval(slot.timer!)
       slot.job = null
       finish(p)
       if (m.ok) p.settle({ ok: true, value: m.value })
@@ -161,7 +180,7 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
     })
     worker.once('exit', () => {
       slots.delete(slot)
-      if (slot.timer) clearTimeout(slot.timer)
+      if (slot.timer) clearInterval(slot.timer)
       const p = slot.job
       if (p) {
         finish(p)
@@ -208,7 +227,7 @@ export function createThemePool(opts: ThemePoolOptions): ThemePool {
 /** The problem a job answers when it ran out of time or memory (docs/themes.md "Budgets: the theme pool"). */
 export function overBudget(reason: 'time' | 'memory', cls: ThemeCaller, budgetMs: number): Problem {
   const message = reason === 'time'
-    ? `checking or rendering the theme took longer than its ${budgetMs} ms budget${cls === 'public' ? ' for callers without a credential (an owner token gets a larger one)' : ''}`
+    ? `checking or rendering the theme used more than its ${budgetMs} ms of CPU time${cls === 'public' ? ' for callers without a credential (an owner token gets a larger one)' : ''}`
     : `checking or rendering the theme needed more than its ${WORKER_HEAP_MB} MiB of memory`
   return { file: '', line: 0, code: 'over_budget', message }
 }

@@ -8,15 +8,22 @@ import { engine } from './engine.ts'
 import { builtinTheme, DEFAULT_THEME } from './builtin/index.ts'
 import { runThemeJob, type ThemeJob } from './jobs.ts'
 import { lowerThreadPriority } from '../threads/spawn.ts'
+import { currentThreadId, threadCpuClock } from '../threads/cpu-time.ts'
 
 export type ToWorker = { id: number; job: ThemeJob }
-export type FromWorker = { ready: true } | { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string }
+/** `tid`: the thread's id, so the pool's watchdog can read its CPU time (null where it cannot). */
+export type FromWorker = { ready: true; tid: number | null } | { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string }
 
 const port = parentPort
 if (!port) throw new Error('src/themes/worker.ts runs as a worker thread (src/themes/pool.ts starts it)')
 
 // Theme work is what a busy machine may delay, never the requests of every other tenant.
 lowerThreadPriority()
+// Budgets are CPU time, not wall time: at the lowered priority a busy machine may keep this thread
+// waiting, and a small theme must not fail for time it spent waiting. Only theme code runs in this
+// thread, and liquidjs's render limit and runThemeJob's deadline read `performance.now()`.
+const cpuClock = threadCpuClock(performance.now.bind(performance))
+if (cpuClock) performance.now = cpuClock
 // Warm up before saying ready: a cold engine takes several times longer on its first theme, which a
 // small budget would count against the first caller's theme.
 engine()
@@ -30,4 +37,4 @@ port.on('message', ({ id, job }: ToWorker) => {
   }
   port.postMessage(reply)
 })
-port.postMessage({ ready: true } satisfies FromWorker)
+port.postMessage({ ready: true, tid: cpuClock ? currentThreadId() : null } satisfies FromWorker)

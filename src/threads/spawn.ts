@@ -3,9 +3,9 @@
  * or from the `dist/` build alike. Shared by the guest reader (src/storage/guests-reader.ts) and the
  * theme pool (src/themes/pool.ts).
  */
-import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { Worker, type WorkerOptions } from 'node:worker_threads'
+import { currentThreadId } from './cpu-time.ts'
 
 /**
  * `entry` is the worker's module as a `.ts` URL relative to the caller (`new URL('./x-worker.ts',
@@ -26,8 +26,8 @@ export function spawnWorker(entry: URL, opts: Omit<WorkerOptions, 'eval' | 'exec
  * Elsewhere, or when /proc is not there, nothing changes.
  */
 export function lowerThreadPriority(nice = 10): void {
+  const tid = currentThreadId()
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice)
-  } catch { /* not Linux, or not allowed: the thread keeps the process's priority */ }
+    if (tid !== null) setPriority(tid, nice)
+  } catch { /* not allowed: the thread keeps the process's priority */ }
 }

@@ -53,7 +53,7 @@ t.test('renders stop when the job budget is spent; the thread is kept', async (t
 t.test('a job past budget and grace ends its thread and answers over_budget; a new thread takes the next job', async (t) => {
   const p = pool({ budgets: { owner: 1 }, graceMs: 1 })
   const r = await checkTheme(p, 'owner', { kind: 'validate', files: heavy() })
-  t.match(r.problems, [{ file: '', line: 0, code: 'over_budget', message: /1 ms budget/ }])
+  t.match(r.problems, [{ file: '', line: 0, code: 'over_budget', message: /1 ms of CPU time/ }])
   const next = await p.run('page', { kind: 'render', key: 'k', files: theme('<i>ok</i>'), input: { template: 'home', context: {} } })
   t.same(next, { ok: true, value: { html: '<i>ok</i>' } }, 'the next job runs in a new thread')
 })
