@@ -13,7 +13,8 @@ import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { createEndpoint, sleep, startReceiver, verifyStandard, type Answer, type Received } from './helpers/webhook-receiver.ts'
 
 const SCHEDULE_S = 0.3
-const TIMEOUT_MS = 400
+// Long enough that a loaded machine (other test files share its two cores) does not time out an answered attempt.
+const TIMEOUT_MS = 1500
 const CONCURRENCY = 3
 const s = await startServer({
   WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_RETRY_SCHEDULE: String(SCHEDULE_S), WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
