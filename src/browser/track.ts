@@ -50,10 +50,13 @@ function render(v: TrackingView): void {
   // A delivery follows the driver; any other mode ends the way that mode ends (issue 34 item 6).
   const stages = v.delivery_status ? STAGES
     : STAGES.filter(([s]) => ['created', 'preparing', 'ready', 'delivered'].includes(s)).map(([s, label]) => [s, s === 'delivered' ? finishOf(v.order_type) : label] as const)
-  for (const [stage, label] of stages) {
+  // A step is passed when it or any later step was reached: a driver's pickup makes the kitchen
+  // `ready` (docs/orders.md), but a step the kitchen never recorded (no one pressed Start) has no time.
+  const reached = stages.map(([stage]) => !!tl[stage + '_at'])
+  for (const [i, [stage, label]] of stages.entries()) {
     const li = document.createElement('li'); li.dataset.stage = stage
     const at = tl[stage + '_at']
-    if (at) li.className = 'done'
+    if (reached.indexOf(true, i) !== -1) li.className = 'done'
     li.append(label)
     if (at) { const t = document.createElement('time'); t.dateTime = at; t.textContent = time(at); li.append(t) }
     ol.append(li)
