@@ -6,9 +6,13 @@
  * on a delivery), the lines keep their size and extras, the totals show the store's currency and a
  * breakdown (subtotal, discount, tip, delivery fee, total) that follows the tip typed in; the
  * tracking page the checkout leads to (the order's confirmation) shows the same. A guest starts on
- * Takeaway.
+ * Takeaway. `UPDATE_SCREENSHOTS=1` writes the phone screenshots docs/screenshots/checkout-phone.png and
+ * tracking-phone.png (else a scratch folder).
  */
 import t from 'tap'
+import { mkdirSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
@@ -22,6 +26,8 @@ if (launched) {
   const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
   t.teardown(() => s.close())
   const db = s.app.svc.db
+  const shots = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../docs/screenshots/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'shots-'))
+  mkdirSync(shots, { recursive: true })
 
   async function open(t: Test): Promise<Page & { clean: () => void }> {
     const ctx = await browser.newContext({ viewport: PHONE })
@@ -88,6 +94,7 @@ if (launched) {
 
     // Back to delivery, placed: the tracking page is the order's confirmation.
     await page.getByRole('radio', { name: 'Delivery' }).check()
+    await page.screenshot({ path: join(shots, 'checkout-phone.png'), fullPage: true })
     await page.getByRole('button', { name: 'Place order' }).click()
     await page.waitForURL(/\/t\/[\w-]+$/)
     await page.waitForSelector('#conn.live')
@@ -96,6 +103,7 @@ if (launched) {
     const values = await page.locator('#totals dd').allTextContents()
     t.same(Object.fromEntries(rows.map((r, i) => [r, values[i]])), { Subtotal: '€15.00', Tip: '€2.50', 'Delivery fee': '€0.00', Total: '€17.50' }, 'the breakdown in the store\'s currency')
     t.equal(await page.textContent('#total'), '€17.50')
+    await page.screenshot({ path: join(shots, 'tracking-phone.png'), fullPage: true })
     page.clean()
   })
 
