@@ -37,8 +37,9 @@ t.test('a driver moves its order forward; same events as the owner route', async
   t.match(done.body.timeline, { picked_up_at: String, out_for_delivery_at: String, delivered_at: String })
   const evs = (db.prepare('SELECT event, data FROM outbox WHERE store_id = ? ORDER BY id').all(f.storeId) as Array<{ event: string; data: string }>)
     .filter((e) => JSON.parse(e.data).order_id === o.id)
-  t.same(evs.map((e) => e.event), ['order.created', 'order.driver_assigned', 'order.out_for_delivery', 'order.delivered'])
-  t.same(JSON.parse(evs[2]!.data), { order_id: o.id, restaurant_id: f.storeId, delivery_status: 'out_for_delivery', driver_id: d1.id, note: 'on my way' }, 'the payload the owner route emits')
+  // The kitchen status follows (docs/orders.md): picked up → ready, delivered → delivered, each an order.status_changed.
+  t.same(evs.map((e) => e.event), ['order.created', 'order.driver_assigned', 'order.status_changed', 'order.out_for_delivery', 'order.delivered', 'order.status_changed'])
+  t.same(JSON.parse(evs[3]!.data), { order_id: o.id, restaurant_id: f.storeId, delivery_status: 'out_for_delivery', driver_id: d1.id, note: 'on my way' }, 'the payload the owner route emits')
 })
 
 t.test('never backwards, never after the end, never from pending; clear 422 codes', async (t) => {

@@ -64,14 +64,14 @@ t.test('staff set the status: the order leaves the screens', async (t) => {
   await leaves(t, c, o)
 })
 
-t.test('a driver picks the order up: it leaves the screens, its kitchen status unchanged', async (t) => {
+t.test('a driver picks the order up: it leaves the screens, its kitchen status becomes ready (docs/orders.md)', async (t) => {
   const o = await order({ type: 'delivery', address: '1 Pass St' })
   t.equal((await s.req('POST', `/restaurants/${acct.storeId}/orders/${o.id}/assign`, { token: acct.token, body: { driver_id: driver.id } })).status, 200)
   t.ok(await onBoard(o), 'assigning a driver does not take it off the screens')
   const c = await screenWith(t, o)
   const r = await s.req('PUT', `/driver/deliveries/${o.id}/status`, { token: driver.token, body: { delivery_status: 'picked_up' } })
   t.equal(r.status, 200, r.text)
-  t.equal(r.body.status, 'new', 'the kitchen status is not rewritten')
+  t.equal(r.body.status, 'ready', 'the kitchen status follows the food: ready')
   await leaves(t, c, o)
 })
 

@@ -16,7 +16,8 @@ t.test('GET /track/{token} shows the order by its token, without auth', async (t
   t.equal(r.status, 200)
   t.match(r.body, { id: o.id, status: 'new', delivery_status: 'pending', is_paid: false, total: 34 })
   t.match(r.body.timeline, { created_at: String })
-  t.same(r.body.items, [{ name: 'Burger', quantity: 2 }, { name: 'Fries', quantity: 1 }])
+  t.same(r.body.items, [{ name: 'Burger', quantity: 2, variation: 'Double', extras: [] }, { name: 'Fries', quantity: 1, variation: null, extras: [] }], 'each line with its variation and extras')
+  t.match(r.body, { subtotal: 33, discount: 0, tip_amount: 1, delivery_fee: 0, currency: /^[A-Z]{3}$/ }, 'the breakdown of the total, and its currency')
   t.notOk('driver' in r.body, 'no driver before pickup')
   const text = JSON.stringify(r.body)
   for (const secret of ['12 Secret Lane', 'Private Person', '+15550199', 'gate code', o.track_token]) {

@@ -87,10 +87,14 @@ if (browser) {
     await driverStatus(s, d, o.id, 'picked_up')
     await page.waitForSelector('path.mk-dest')
     const path = [[STORE_AT.lat, STORE_AT.lng], [52.522, 13.41], [52.524, 13.415]] as const
+    let firstFix = 0
     for (const [i, [lat, lng]] of path.entries()) {
       driver.send({ type: 'location', lat, lng, seq: i })
       await page.waitForSelector(`#map-card[data-driver="${lat},${lng}"]`)
+      if (i === 0) firstFix = Number(await attr(page, '#map-card', 'data-refits'))
     }
+    t.equal(Number(await attr(page, '#map-card', 'data-refits')), firstFix, 'the map holds still while the driver moves inside it (no refit after the first fix)')
+    t.equal(await page.textContent('#driver-to'), 'On the way to 5 Elm Road', 'the street address, not coordinates')
     t.ok(await page.isVisible('path.mk-driver'), 'the driver marker')
     t.ok(await page.isVisible('path.route-line'), 'the route so far as a line')
     t.equal(await attr(page, '#map-card', 'data-points'), String(path.length))
@@ -99,8 +103,8 @@ if (browser) {
     driver.send({ type: 'location', lat: DEST_AT.lat, lng: DEST_AT.lng - 0.001, seq: 9 })
     await page.waitForSelector('#eta:text("Your driver is arriving now.")')
     await driverStatus(s, d, o.id, 'delivered')
-    await page.waitForSelector('path.mk-driver', { state: 'detached' })
-    t.equal(await page.locator('path.mk-dest').count(), 0, 'driver and destination leave the map once delivered')
+    await page.waitForSelector('#map-card', { state: 'hidden' })
+    t.pass('the map is gone once delivered (no empty box)')
 
     const outside = requests.filter((u) => !u.startsWith(`${s.site}/`) && !u.startsWith(`${tiles.origin}/`))
     t.same(outside, [], 'nothing but this server and the tile host')

@@ -92,7 +92,8 @@ if (!launched) {
     t.equal(points.length, path.length, 'the route is drawn through every position')
     const [cx, cy] = [Number(await page.getAttribute('#driver-pos', 'cx')), Number(await page.getAttribute('#driver-pos', 'cy'))]
     t.ok(cx > 0 && cx < 400 && cy > 0 && cy < 260, `the dot is inside the map (${cx}, ${cy})`)
-    t.equal(await page.textContent('#driver-coords'), '52.52350, 13.41010')
+    t.equal(await page.textContent('#driver-to'), 'On the way to 1 Main St', 'where the driver goes, as the street address')
+    t.notMatch(await page.textContent('body'), /52\.52|13\.41/, 'no raw coordinates on the page')
 
     await driverStatus(s, d, o.id, 'out_for_delivery')
     await page.waitForSelector('#timeline li[data-stage="out_for_delivery"].done')
@@ -159,14 +160,58 @@ if (!launched) {
     t.equal(await page.textContent('#eta'), 'Your driver is arriving now.')
 
     await driverStatus(s, md, o.id, 'delivered')
-    await page.waitForSelector('#dest-pos[visibility="hidden"]', { state: 'attached' })
+    await page.waitForSelector('#map-card', { state: 'hidden' })
+    t.pass('the map is gone once delivered: no empty box')
     t.equal(await page.textContent('#eta'), '', 'no estimate once delivered')
-    t.equal(await page.getAttribute('#store-pos', 'visibility'), 'visible', 'the store stays')
 
     const origin = new URL(s.site)
     t.same(requests.filter((u) => new URL(u).host !== origin.host), [], 'no request leaves the server')
     t.same(problems, [], 'no script errors and no CSP violations')
     await driver.close()
+  })
+
+  t.test('the map holds still while the driver moves inside it, refits when the driver leaves it, destination always in view', async (t) => {
+    const mf = await mapFleet(s)
+    const md = mf.drivers[0]!
+    const o = await mappedDelivery(s, mf, md)
+    const page = await browser.newPage()
+    t.teardown(() => page.close())
+    const { problems } = watchPage(page)
+    await page.goto(`${s.site}/t/${o.track_token}`)
+    await page.waitForSelector('#conn.live')
+    const driver = await WsClient.open(`${wsBase(s)}/ws/driver`, { token: md.token })
+    t.teardown(() => driver.close())
+    await driver.next((x) => x.type === 'hello')
+    await driverStatus(s, md, o.id, 'picked_up')
+    await page.waitForSelector('#dest-pos[visibility="visible"]')
+    t.equal(await page.textContent('#driver-to'), 'On the way to 5 Elm Road', 'the street address, not coordinates')
+    t.equal(await page.textContent('#dest-pos title'), 'Destination: 5 Elm Road', 'the destination marker names it too')
+    const at = async (id: string) => [Number(await page.getAttribute(id, 'cx')), Number(await page.getAttribute(id, 'cy'))]
+    const refits = async () => Number(await page.getAttribute('#map-card', 'data-refits'))
+    const move = async (lat: number, lng: number, seq: number) => {
+      driver.send({ type: 'location', lat, lng, seq })
+      await page.waitForSelector(`#driver-pos[data-lat="${lat}"][data-lng="${lng}"]`)
+    }
+
+    await move(STORE_AT.lat + 0.001, STORE_AT.lng + 0.001, 1)
+    const first = await refits()
+    const store0 = await at('#store-pos'), dest0 = await at('#dest-pos'), driver0 = await at('#driver-pos')
+    // Inside the frame (between the store and the destination): the map holds still, the dot moves.
+    await move(52.522, 13.41, 2)
+    await move(52.526, 13.42, 3)
+    t.equal(await refits(), first, 'no refit while the driver is inside the frame')
+    t.same(await at('#store-pos'), store0, 'the store stays where it was drawn')
+    t.same(await at('#dest-pos'), dest0, 'so does the destination')
+    t.notSame(await at('#driver-pos'), driver0, 'the driver moves over the still map')
+    // Out of the frame (well south-west of the store): one refit, with everyone in view.
+    await move(52.50, 13.37, 4)
+    t.equal(await refits(), first + 1, 'the driver left the frame: refitted once')
+    for (const id of ['#store-pos', '#dest-pos', '#driver-pos']) {
+      const [x, y] = await at(id)
+      t.ok(x! >= 0 && x! <= 400 && y! >= 0 && y! <= 260, `${id} in view after the refit (${x}, ${y})`)
+    }
+    t.notSame(await at('#dest-pos'), dest0, 'the destination moved on the screen with the new frame')
+    t.same(problems, [], 'no script errors and no CSP violations')
   })
 
   t.test('the page passes the accessibility check', async (t) => {

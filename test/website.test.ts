@@ -263,7 +263,7 @@ t.test('a signed-in customer saves an address and orders delivery to it', async 
   await v.post(`${url}/cart`, { item_id: String(menu.fries), quantity: '2' })
   const checkout = await v.get(`${url}/checkout`)
   t.match(checkout.text, /value="delivery"/, 'delivery is offered to a signed-in customer')
-  const addressId = /<option value="(\d+)" selected>Home: 12 Elm Street/.exec(checkout.text)?.[1]
+  const addressId = /<option value="(\d+)" data-fee="[^"]*" selected>Home: 12 Elm Street/.exec(checkout.text)?.[1]
   t.ok(addressId, 'the saved address is offered')
   const placed = await v.post(`${url}/checkout`, { type: 'delivery', address_id: addressId!, customer_name: 'Cust', customer_phone: c.phone })
   t.equal(placed.status, 303, placed.text.slice(0, 400))

@@ -6,7 +6,7 @@ import * as nact from 'nact'
 import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
 import { ApiError } from '../errors.ts'
-import { deliveryEventFor, stamp, type DeliveryStatus, type KitchenStatus, type Timeline } from '../domain/order-state.ts'
+import { deliveryEventFor, kitchenAfterDelivery, stamp, type DeliveryStatus, type KitchenStatus, type Timeline } from '../domain/order-state.ts'
 import type { Services } from '../services.ts'
 import { nowIso, type Db } from '../storage/db.ts'
 import type { OrderRow, OrderView } from '../storage/orders.ts'
@@ -71,12 +71,30 @@ export type Decision = { ok: true; state: OrderState; events: EventEffect[]; off
 
 /** Pure transition (api-v1 §3). The kitchen and delivery routes are overrides: any value is accepted. */
 export function reduceOrder(s: OrderState, msg: OrderMsg, now: string, ctx: OrderCtx & PaymentCtx & RefundCtx = {}): Decision {
-  const d = reduceOrderCore(s, msg, now, ctx)
+  const d = followDelivery(s, reduceOrderCore(s, msg, now, ctx), now)
   // An order that leaves the kitchen by any road takes its lines off the screens in the same commit.
   if (!d.ok || d.state === s || !d.state.kds || msg.type === 'kds_step') return d
   const left = (d.state.status !== s.status && KITCHEN_EXIT.has(d.state.status))
     || (d.state.deliveryStatus !== s.deliveryStatus && d.state.deliveryStatus !== null && DELIVERY_EXIT.has(d.state.deliveryStatus))
   return left ? { ...d, state: { ...d.state, kds: resolveLines(d.state.kds, now) } } : d
+}
+
+/**
+ * The one place the kitchen status follows the delivery status (`kitchenAfterDelivery`, docs/orders.md
+ * "How the two statuses move together"): whatever moved the delivery (the owner's override, the
+ * driver, a delivery code), a move that implies a kitchen status changes it in the same decision,
+ * stamps it on the timeline and emits `order.status_changed` with `source: "delivery"`, after the
+ * delivery's own event.
+ */
+function followDelivery(s: OrderState, d: Decision, now: string): Decision {
+  if (!d.ok || d.state.deliveryStatus === s.deliveryStatus) return d
+  const status = kitchenAfterDelivery(d.state.status, d.state.deliveryStatus)
+  if (status === d.state.status) return d
+  return {
+    ...d,
+    state: { ...d.state, status, timeline: stamp(d.state.timeline, status, now) },
+    events: [...d.events, { event: 'order.status_changed', data: { order_id: s.id, restaurant_id: s.storeId, status, previous_status: d.state.status, source: 'delivery' } }],
+  }
 }
 
 /** Message types whose transition may take the order out of the kitchen: the shell loads its lines first. */

@@ -34,6 +34,15 @@ const MAP = json<MapConfig | null>('map-config')
 const L = (window as unknown as { L?: typeof Leaflet }).L
 const time = (iso: string | null | undefined): string => iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }) : ''
 const has = (p: { lat: number | null; lng: number | null } | null | undefined): p is Point => !!p && typeof p.lat === 'number' && typeof p.lng === 'number'
+/** Amounts in the store's currency (`v.currency`), in the reader's own number format. */
+function moneyIn(currency: string): (n: number) => string {
+  let f: Intl.NumberFormat
+  try { f = new Intl.NumberFormat(undefined, { style: 'currency', currency }) } catch { f = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 }) }
+  return (n: number) => f.format(n)
+}
+/** The order is over for the map once delivered, failed, handed over, completed or cancelled: nothing left to follow. */
+const finished = (v: TrackingView): boolean =>
+  v.delivery_status === 'delivered' || v.delivery_status === 'failed' || ['delivered', 'completed', 'cancelled'].includes(v.status)
 
 // What the map shows: the store, the destination, the route so far (its last point is the driver), the estimate.
 let view = json<TrackingView>('initial')
@@ -50,10 +59,13 @@ function render(v: TrackingView): void {
   // A delivery follows the driver; any other mode ends the way that mode ends (issue 34 item 6).
   const stages = v.delivery_status ? STAGES
     : STAGES.filter(([s]) => ['created', 'preparing', 'ready', 'delivered'].includes(s)).map(([s, label]) => [s, s === 'delivered' ? finishOf(v.order_type) : label] as const)
-  for (const [stage, label] of stages) {
+  // A step is passed when it or any later step was reached: a driver's pickup makes the kitchen
+  // `ready` (docs/orders.md), but a step the kitchen never recorded (no one pressed Start) has no time.
+  const reached = stages.map(([stage]) => !!tl[stage + '_at'])
+  for (const [i, [stage, label]] of stages.entries()) {
     const li = document.createElement('li'); li.dataset.stage = stage
     const at = tl[stage + '_at']
-    if (at) li.className = 'done'
+    if (reached.indexOf(true, i) !== -1) li.className = 'done'
     li.append(label)
     if (at) { const t = document.createElement('time'); t.dateTime = at; t.textContent = time(at); li.append(t) }
     ol.append(li)
@@ -73,9 +85,27 @@ function render(v: TrackingView): void {
   $('mode-card').hidden = !mode
   if (mode) { $('mode-label').textContent = mode[0]!; $('mode-text').textContent = mode[1]!; $('mode-detail').textContent = mode[2]! }
   if (v.shipment) $('mode-card').dataset.status = v.shipment.status
+  // Each line as ordered, with its size and extras (issue 34 item 6).
   const items = $('items'); items.textContent = ''
-  for (const it of v.items || []) { const li = document.createElement('li'); li.textContent = it.quantity + ' × ' + it.name; items.append(li) }
-  $('total').textContent = typeof v.total === 'number' ? v.total.toFixed(2) : ''
+  for (const it of v.items || []) {
+    const li = document.createElement('li'); li.textContent = it.quantity + ' × ' + it.name + (it.variation ? ' (' + it.variation + ')' : '')
+    if (it.extras && it.extras.length) { const x = document.createElement('span'); x.className = 'extras muted'; x.textContent = '+ ' + it.extras.join(', '); li.append(x) }
+    items.append(li)
+  }
+  // The total in the store's currency, and what it is made of.
+  const money = moneyIn(v.currency)
+  $('total').textContent = typeof v.total === 'number' ? money(v.total) : ''
+  const rows: Array<[string, string, string]> = [['subtotal', 'Subtotal', money(v.subtotal)]]
+  if (v.discount > 0) rows.push(['discount', 'Discount', '−' + money(v.discount)])
+  if (v.tip_amount > 0) rows.push(['tip', 'Tip', money(v.tip_amount)])
+  if (v.delivery_fee > 0 || v.order_type === 'delivery') rows.push(['delivery_fee', 'Delivery fee', money(v.delivery_fee)])
+  rows.push(['total', 'Total', money(v.total)])
+  $('totals').replaceChildren(...rows.flatMap(([key, label, amount]) => {
+    const dt = document.createElement('dt'), dd = document.createElement('dd')
+    dt.textContent = label; dd.textContent = amount; dd.dataset.amount = key
+    if (key === 'total') { dt.className = 'sum'; dd.className = 'sum' }
+    return [dt, dd]
+  }))
   $('paid').textContent = v.is_paid ? 'Paid' : PAY_LATER[v.order_type] ?? 'To pay'
   store = has(v.store) ? v.store as Point & { name: string } : null
   dest = has(v.destination) ? v.destination : null
@@ -122,15 +152,17 @@ function etaText(): string {
 
 // ---- drawing: Leaflet when configured and working, else SVG ----
 let mode: 'leaflet' | 'svg' = MAP && L ? 'leaflet' : 'svg'
-let lmap: Leaflet.Map | null = null, tilesOk = false, fitted = ''
+let lmap: Leaflet.Map | null = null, tilesOk = false, fitted = '', refits = 0
 let layers: { route: Leaflet.Polyline; store: Leaflet.CircleMarker; dest: Leaflet.CircleMarker; driver: Leaflet.CircleMarker } | null = null
 
 function draw(): void {
   const cur = trail[trail.length - 1]
-  const any = store || dest || cur
+  // Once delivered the map is gone (issue 34 item 5): no empty box after the driver left it.
+  const any = (store || dest || cur) && !finished(view)
   $('map-card').hidden = !any
   $('legend-store').hidden = !store; $('legend-dest').hidden = !dest; $('legend-driver').hidden = !cur
-  $('driver-coords').textContent = cur ? cur.lat.toFixed(5) + ', ' + cur.lng.toFixed(5) : ''
+  // Where the driver is going, in words: the street address, never raw coordinates.
+  $('driver-to').textContent = view.destination_address ? 'On the way to ' + view.destination_address : ''
   $('eta').textContent = etaText()
   const card = $('map-card')
   card.dataset.points = String(trail.length)
@@ -181,26 +213,48 @@ function drawLeaflet(cur: Point | undefined): void {
   }
   const map = lmap!, l = layers!
   place(map, l.store, store, store && store.name)
-  place(map, l.dest, dest)
+  place(map, l.dest, dest, view.destination_address)
   place(map, l.driver, cur, view.driver && view.driver.name)
   if (trail.length > 1) l.route.setLatLngs(trail.map((p) => [p.lat, p.lng])).addTo(map)
   else l.route.remove()
-  // Frame every marker once each appears; afterwards follow the driver only when it leaves the view.
+  // The frame stays put while the driver moves inside it (issue 34 item 5): it is fitted when a
+  // marker first appears (the driver's first fix) and again only when the driver or the destination
+  // is out of view, always to every marker, so the destination never leaves the frame.
   const pts = [store, dest, cur].filter((p): p is Point => !!p).map((p): [number, number] => [p.lat, p.lng])
   const key = [!!store, !!dest, !!cur].join()
-  if (key !== fitted) { fitted = key; if (pts.length > 1) map.fitBounds(pts, { padding: [30, 30], maxZoom: 17 }); else map.setView(pts[0]!, 15) }
-  else if (cur && !map.getBounds().contains([cur.lat, cur.lng])) map.panTo([cur.lat, cur.lng])
+  const out = [cur, dest].some((p) => p && !map.getBounds().contains([p.lat, p.lng]))
+  if (key !== fitted || out) {
+    fitted = key; refits++
+    if (pts.length > 1) map.fitBounds(pts, { padding: [30, 30], maxZoom: 17, animate: false }); else map.setView(pts[0]!, 15, { animate: false })
+  }
+  $('map-card').dataset.refits = String(refits)
 }
 
-// Equirectangular projection fitted to every known point: enough for a few kilometres.
+/** The SVG map's frame (south, north, west, east), kept while the driver stays inside it. */
+interface Box { s: number; n: number; w: number; e: number }
+let frame: Box | null = null
+const inside = (b: Box, p: Point): boolean => p.lat >= b.s && p.lat <= b.n && p.lng >= b.w && p.lng <= b.e
+/** A frame around the points with room to move: a fifth of the span on each side, at least ~150 m. */
+function frameAround(pts: readonly Point[]): Box {
+  const lats = pts.map((p) => p.lat), lngs = pts.map((p) => p.lng)
+  const s = Math.min(...lats), n = Math.max(...lats), w = Math.min(...lngs), e = Math.max(...lngs)
+  const dLat = Math.max((n - s) * 0.2, 0.0015), dLng = Math.max((e - w) * 0.2, 0.0015)
+  return { s: s - dLat, n: n + dLat, w: w - dLng, e: e + dLng }
+}
+
+// Equirectangular projection of a frame that moves only when it must (issue 34 item 5): fitted to
+// the markers when one first appears (the driver's first fix), refitted only when the driver or the
+// destination is outside it, so the driver is seen moving over a still map.
 function drawSvg(cur: Point | undefined): void {
   $('map').removeAttribute('hidden') // an SVG element has no `hidden` property
-  const W = 400, H = 260, PAD = 24
-  const pts = [...trail, store, dest].filter((p): p is Point => !!p)
-  let minLat = Infinity, maxLat = -Infinity, minLng = Infinity, maxLng = -Infinity
-  for (const p of pts) { minLat = Math.min(minLat, p.lat); maxLat = Math.max(maxLat, p.lat); minLng = Math.min(minLng, p.lng); maxLng = Math.max(maxLng, p.lng) }
+  const W = 400, H = 260, PAD = 16
+  const marks = [store, dest, cur].filter((p): p is Point => !!p)
+  const key = [!!store, !!dest, !!cur].join()
+  if (!frame || key !== fitted || [cur, dest].some((p) => p && !inside(frame!, p))) { frame = frameAround(marks); fitted = key; refits++ }
+  $('map-card').dataset.refits = String(refits)
+  const { s: minLat, n: maxLat, w: minLng, e: maxLng } = frame
   const k = Math.cos(((minLat + maxLat) / 2) * Math.PI / 180)
-  const spanX = Math.max((maxLng - minLng) * k, 1e-4), spanY = Math.max(maxLat - minLat, 1e-4)
+  const spanX = (maxLng - minLng) * k, spanY = maxLat - minLat
   const scale = Math.min((W - 2 * PAD) / spanX, (H - 2 * PAD) / spanY)
   const ox = (W - spanX * scale) / 2, oy = (H - spanY * scale) / 2
   const xy = (p: Point): [number, number] => [ox + (p.lng - minLng) * k * scale, H - (oy + (p.lat - minLat) * scale)]
@@ -214,6 +268,7 @@ function drawSvg(cur: Point | undefined): void {
     c.dataset.lat = String(p.lat); c.dataset.lng = String(p.lng)
   }
   mark('store-pos', store); mark('dest-pos', dest); mark('driver-pos', cur)
+  $('dest-pos').querySelector('title')!.textContent = view.destination_address ? 'Destination: ' + view.destination_address : 'Destination'
 }
 
 let retry = 500

@@ -46,5 +46,21 @@ export function deliveryEventFor(status: DeliveryStatus): 'order.out_for_deliver
   }
 }
 
+/**
+ * How the kitchen status follows the delivery status (docs/orders.md "How the two statuses move
+ * together"; api-v1 §3 leaves it open). Food a driver has picked up has left the kitchen: a kitchen
+ * status still `new` or `preparing` becomes `ready`. Food delivered has reached the guest: `new`,
+ * `preparing` or `ready` becomes `delivered`. Every other pair keeps its kitchen status: `completed`
+ * and `cancelled` are the owner's word, `pending`, `assigned` and `failed` say nothing about the food,
+ * and a delivery set back by the owner's override does not take the kitchen back with it.
+ */
+export function kitchenAfterDelivery(kitchen: KitchenStatus, delivery: DeliveryStatus | null): KitchenStatus {
+  if (delivery === 'delivered') return KITCHEN_BEFORE_DELIVERED.has(kitchen) ? 'delivered' : kitchen
+  if (delivery === 'picked_up' || delivery === 'out_for_delivery') return KITCHEN_BEFORE_READY.has(kitchen) ? 'ready' : kitchen
+  return kitchen
+}
+const KITCHEN_BEFORE_READY: ReadonlySet<KitchenStatus> = new Set(['new', 'preparing'])
+const KITCHEN_BEFORE_DELIVERED: ReadonlySet<KitchenStatus> = new Set(['new', 'preparing', 'ready'])
+
 /** Driver location is public on the tracking view only in these delivery statuses (api-v1 §2.5). */
 export const driverVisible = (s: DeliveryStatus | null): boolean => s === 'picked_up' || s === 'out_for_delivery'

@@ -58,8 +58,8 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
     emitted: true,
   },
   'order.status_changed': {
-    when: 'the kitchen status changes (owner or staff status endpoint, or a KDS bump/recall that moves the order)',
-    data: obj({ ...orderRef, status: KITCHEN, previous_status: KITCHEN, source: { type: 'string', enum: ['kds'], description: 'present when a KDS bump or recall moved the order' } }, ['source']),
+    when: 'the kitchen status changes (owner or staff status endpoint, a KDS bump/recall that moves the order, or a delivery move that implies a kitchen status: picked up → `ready`, delivered → `delivered`, docs/orders.md)',
+    data: obj({ ...orderRef, status: KITCHEN, previous_status: KITCHEN, source: { type: 'string', enum: ['kds', 'delivery'], description: 'present when a KDS bump or recall (`kds`) or a delivery status (`delivery`) moved the order' } }, ['source']),
     example: { order_id: 1042, restaurant_id: 7, status: 'preparing', previous_status: 'new' },
     emitted: true,
   },

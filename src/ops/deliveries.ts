@@ -48,7 +48,7 @@ export const assignDriver = defineOp({
 
 export const setDeliveryStatus = defineOp({
   id: 'deliveries.status.set', tag, summary: 'Set the delivery status (override)', access: write, scope: ['store', 'order'],
-  description: 'Any delivery status may be set. `out_for_delivery`, `delivered`, `failed` emit `order.out_for_delivery`, `order.delivered`, `order.delivery_failed`. `pending` un-assigns the driver.',
+  description: 'Any delivery status may be set. `out_for_delivery`, `delivered`, `failed` emit `order.out_for_delivery`, `order.delivered`, `order.delivery_failed`. `pending` un-assigns the driver. The kitchen status follows (docs/orders.md "How the two statuses move together"): `picked_up`/`out_for_delivery` make a `new` or `preparing` order `ready`, `delivered` makes `new`, `preparing` or `ready` `delivered`, each with `order.status_changed` (`source: "delivery"`).',
   input: DeliveryStatusBody, output: OrderSchema,
   run: (ctx, input) =>
     ctx.svc.actors.orders.ask<OrderView>(orderOf(ctx).id, (replyTo) => ({ type: 'set_delivery_status', status: input.delivery_status, note: input.note ?? null, replyTo })),

@@ -126,19 +126,23 @@ export const OrderSchema = named('Order', obj(
 export const TrackingSchema = named('Tracking', obj(
   {
     id: int, status: { type: 'string', enum: [...KITCHEN_STATUSES] }, delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
-    is_paid: bool, total: num, timeline: { type: 'object', additionalProperties: str },
-    items: arr(obj({ name: str, quantity: int })),
+    is_paid: bool, total: num,
+    // The breakdown of total (total = subtotal − discount + tip_amount + delivery_fee) and its currency.
+    subtotal: num, discount: num, tip_amount: num, delivery_fee: num, currency: { type: 'string', description: 'the store\'s currency, ISO 4217' },
+    timeline: { type: 'object', additionalProperties: str },
+    items: arr(obj({ name: str, quantity: int, variation: { ...nullable(str), description: 'the chosen variation (size), or null' }, extras: { ...arr(str), description: 'names of the chosen extras' } })),
     driver: obj({ name: str, lat: nullable(num), lng: nullable(num), location_updated_at: nullable(dateTime) }),
     // For the tracking page's map (docs/tracking-page.md): the store always, the destination while the driver is visible.
     store: obj({ name: str, lat: nullable(num), lng: nullable(num) }),
     destination: obj({ lat: num, lng: num }),
+    destination_address: { type: 'string', description: 'the delivery\'s street address, present with `destination` (while the driver is visible)' },
     // Fulfillment modes (docs/verticals.md): present when the order's mode has them.
     order_type: { type: 'string', enum: [...ORDER_TYPES] }, room_number: str, slot: obj({ start: dateTime, end: nullable(dateTime), kind: { type: 'string', enum: ['pickup', 'dropoff'] } }),
     appointment: obj({ start: dateTime, end: nullable(dateTime) }),
     eta: { ...obj({ ready_at: dateTime, pickup_at: dateTime, dropoff_at: dateTime }), description: 'Delivery orders: the estimate promised when placed (docs/dispatch.md "Estimates"); the socket\'s live `eta` replaces it once the driver is on the way' },
     shipment: nullable(obj({ status: str, carrier: nullable(str), tracking_number: nullable(str), tracking_url: nullable(str), timeline: arr(obj({ status: str, at: dateTime }, ['status', 'at'])), updated_at: dateTime })),
   },
-  ['id', 'status', 'delivery_status', 'is_paid', 'total', 'timeline', 'items'],
+  ['id', 'status', 'delivery_status', 'is_paid', 'total', 'subtotal', 'discount', 'tip_amount', 'delivery_fee', 'currency', 'timeline', 'items'],
 ))
 
 export const AnalyticsSchema = named('Analytics', obj({

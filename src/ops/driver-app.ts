@@ -88,7 +88,7 @@ export const getMyDelivery = defineOp({
 
 export const setMyDeliveryStatus = defineOp({
   id: 'driver.deliveries.status.set', tag, summary: 'Move an own delivery forward', access: driver, scope: ['order'],
-  description: 'Only forward: assigned → picked_up → out_for_delivery → delivered | failed (422 `invalid_transition` otherwise; repeating the current status is a no-op). Emits the same events as the owner route.',
+  description: 'Only forward: assigned → picked_up → out_for_delivery → delivered | failed (422 `invalid_transition` otherwise; repeating the current status is a no-op). Emits the same events as the owner route, and moves the kitchen status the same way (docs/orders.md "How the two statuses move together").',
   input: DriverStatusBody, output: DriverDeliverySchema,
   run: async (ctx, input) => {
     const { driverId } = driverOf(ctx)

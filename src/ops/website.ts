@@ -19,6 +19,7 @@ import { verticalOf } from '../domain/verticals.ts'
 import { customerAddresses, customers } from '../storage/customers.ts'
 import { settingsView } from './store-settings.ts'
 import { canonicalHours, weekView } from '../domain/business-hours.ts'
+import { checkoutModes, defaultMode } from '../domain/checkout-modes.ts'
 import { couponOnDraft, draftCart } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
@@ -74,11 +75,14 @@ function storeObject(svc: Services, store: StoreRow, customer: CustomerPrincipal
   const hours = Object.entries(s.business_hours ?? {}).flatMap(([day, intervals]) =>
     (intervals as Array<[string, string]>).map(([opens, closes]) => ({ day, opens, closes })))
   const paths = sitePaths(svc, store)
+  const modes = modesFor(store, customer)
   return {
     id: store.id, name: store.title, slug: store.slug, url: paths.home, store_type: store.store_type, currency: store.currency,
     city: store.city, address: s.address, phone: s.phone, is_open: s.open_now, next_opening: s.next_opening, hours,
     week: weekView(canonicalHours(s.business_hours)),
-    fulfillment_modes: modesFor(store, customer), account_url: paths.account,
+    fulfillment_modes: modes, account_url: paths.account,
+    // The checkout's words per mode and the mode it starts with (issue 34 item 6).
+    modes: checkoutModes(modes), default_mode: defaultMode(modes),
   }
 }
 
@@ -306,7 +310,7 @@ export const websiteCheckout = defineOp({
     const cart = pricedCart(menuReadOnce(svc), store, posted)
     if (cart.lines.length === 0) throw new ApiError('validation_failed', undefined, { items: ['Your cart is empty.'] })
     const modes = modesFor(store, customer)
-    const type = text(form, 'type') ?? modes[0] ?? ''
+    const type = text(form, 'type') ?? defaultMode(modes) ?? ''
     if (!modes.includes(type)) {
       throw new ApiError('validation_failed', undefined, { type: [customer || !verticalOf(store.store_type).fulfillment_modes.includes(type as never) ? 'Choose how you would like your order.' : 'Sign in to order this way (delivery and the store\'s other modes need an account).'] })
     }

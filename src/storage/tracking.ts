@@ -18,17 +18,17 @@ import { trackingShipment } from './shipments.ts'
 
 type DriverLoc = { name: string; lat: number | null; lng: number | null; location_updated_at: string | null }
 const driverStmts = new WeakMap<Db, import('better-sqlite3').Statement<[number], DriverLoc>>()
-type StoreLoc = { name: string; lat: unknown; lng: unknown }
+type StoreLoc = { name: string; currency: string; lat: unknown; lng: unknown }
 const storeStmts = new WeakMap<Db, import('better-sqlite3').Statement<[number], StoreLoc>>()
 const destStmts = new WeakMap<Db, import('better-sqlite3').Statement<[number, string], { lat: number; lng: number }>>()
 
 /** The store's name and, when its settings hold one, its position (`stores.settings.update` `location`). */
-function storePlace(db: Db, storeId: number): { name: string; lat: number | null; lng: number | null } | null {
+function storePlace(db: Db, storeId: number): { name: string; currency: string; lat: number | null; lng: number | null } | null {
   let stmt = storeStmts.get(db)
-  if (!stmt) storeStmts.set(db, (stmt = db.prepare<[number], StoreLoc>("SELECT title AS name, json_extract(settings, '$.location.lat') AS lat, json_extract(settings, '$.location.lng') AS lng FROM stores WHERE id = ?")))
+  if (!stmt) storeStmts.set(db, (stmt = db.prepare<[number], StoreLoc>("SELECT title AS name, currency, json_extract(settings, '$.location.lat') AS lat, json_extract(settings, '$.location.lng') AS lng FROM stores WHERE id = ?")))
   const r = stmt.get(storeId)
   if (!r) return null
-  return validLatLng(r.lat, r.lng) ? { name: r.name, lat: r.lat as number, lng: r.lng as number } : { name: r.name, lat: null, lng: null }
+  return validLatLng(r.lat, r.lng) ? { name: r.name, currency: r.currency, lat: r.lat as number, lng: r.lng as number } : { name: r.name, currency: r.currency, lat: null, lng: null }
 }
 
 /**
@@ -59,8 +59,16 @@ export type TrackingView = {
   delivery_status: DeliveryStatus | null
   is_paid: boolean
   total: number
+  /** The breakdown of `total` (issue 34 item 6): total = subtotal − discount + tip_amount + delivery_fee. */
+  subtotal: number
+  discount: number
+  tip_amount: number
+  delivery_fee: number
+  /** The store's currency (ISO 4217), for showing the amounts. */
+  currency: string
   timeline: Record<string, string>
-  items: Array<{ name: string; quantity: number }>
+  /** Each line as ordered: its variation (size) and extras by name. */
+  items: Array<{ name: string; quantity: number; variation: string | null; extras: string[] }>
   order_type: string
   room_number?: string
   slot?: { start: string; end: string | null; kind: string }
@@ -69,6 +77,8 @@ export type TrackingView = {
   store?: { name: string; lat: number | null; lng: number | null }
   driver?: DriverLoc
   destination?: LatLng
+  /** The delivery's street address as the customer gave it, with `destination` (while the driver is visible). */
+  destination_address?: string
   delivery_code?: string
   /** The estimate promised when a delivery order was placed (docs/dispatch.md "Estimates"). */
   eta?: DeliveryEta
@@ -77,16 +87,27 @@ export type TrackingView = {
 /** A tracking socket's view frames: the first (`snapshot`) and each change (`status`). */
 export type TrackViewFrame = TrackingView & { type: 'snapshot' | 'status' }
 
-export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Array<{ name: string; quantity: number }> } }, o: OrderRow): TrackingView {
+type TrackLine = { name: string; quantity: number; variant_name: string | null; extras: string }
+
+export function trackingView(svc: { db: Db; orders: { lines(orderId: number): TrackLine[] } }, o: OrderRow): TrackingView {
   const status = o.delivery_status as DeliveryStatus | null
+  const place = storePlace(svc.db, o.store_id)
   const view: TrackingView = {
     id: o.id,
     status: o.status,
     delivery_status: status,
     is_paid: o.is_paid === 1,
     total: fromCents(o.total),
+    subtotal: fromCents(o.subtotal),
+    discount: fromCents(o.discount),
+    tip_amount: fromCents(o.tip_amount),
+    delivery_fee: fromCents(o.delivery_fee),
+    currency: place?.currency ?? 'USD',
     timeline: JSON.parse(o.timeline) as Record<string, string>,
-    items: svc.orders.lines(o.id).map((l) => ({ name: l.name, quantity: l.quantity })),
+    items: svc.orders.lines(o.id).map((l) => ({
+      name: l.name, quantity: l.quantity, variation: l.variant_name,
+      extras: (JSON.parse(l.extras) as Array<{ name: string }>).map((e) => e.name),
+    })),
     // The order's mode in a fitting form (docs/verticals.md): room, slot, appointment, the parcel (never its address).
     order_type: o.type, // not `type`: socket frames use that key for the frame kind
   }
@@ -96,17 +117,18 @@ export function trackingView(svc: { db: Db; orders: { lines(orderId: number): Ar
   if (o.type === 'ship') view.shipment = trackingShipment(svc.db, o.id)
   // The estimate promised when placed (docs/dispatch.md "Estimates"): the page shows it until the live ETA replaces it.
   if (o.eta) view.eta = JSON.parse(o.eta) as DeliveryEta
-  const store = storePlace(svc.db, o.store_id)
-  if (store) view.store = store
+  if (place) view.store = { name: place.name, lat: place.lat, lng: place.lng }
   if (o.driver_id != null && driverVisible(status)) {
     let stmt = driverStmts.get(svc.db)
     if (!stmt) driverStmts.set(svc.db, (stmt = svc.db.prepare<[number], DriverLoc>('SELECT d.name, p.lat, p.lng, p.location_updated_at FROM drivers d LEFT JOIN driver_positions p ON p.driver_id = d.id WHERE d.id = ?')))
     const d = stmt.get(o.driver_id)
     if (d) view.driver = d
-    // The customer's position only while the driver is visible too: the link may be forwarded, and
-    // afterwards it would keep showing where the customer lives (the address itself is never shown).
+    // The customer's position and address only while the driver is visible: the link may be forwarded,
+    // and afterwards it would keep showing where the customer lives.
     const dest = deliveryDestination(svc.db, o)
     if (dest) view.destination = dest
+    // The page names where the driver is going in words, not coordinates (issue 34 item 5).
+    if (o.address) view.destination_address = o.address
   }
   if (o.driver_id != null && isActiveDelivery(status)) view.delivery_code = deliveryCode(o.track_token)
   return view

@@ -114,6 +114,14 @@ const WEEK_FIELDS: readonly FieldRef[] = [
   f('text', 'string', '"Closed", "Open 24 hours" or the intervals, e.g. "09:00–14:00, 17:00–22:00"'),
 ]
 
+const MODE_FIELDS: readonly FieldRef[] = [
+  f('value', 'string', 'the mode, as posted in the checkout\'s `type` field, e.g. "delivery"'),
+  f('label', 'string', 'its name for people, e.g. "On table"'),
+  f('pay_note', 'string', 'where an order in this mode is paid, e.g. "Pay the driver when your order arrives."'),
+  f('needs_table', 'boolean', 'the table-number field belongs to this mode'),
+  f('needs_address', 'boolean', 'the delivery-address fields belong to this mode'),
+]
+
 export const OBJECTS: readonly ObjectRef[] = [
   {
     ...f('store', 'object', 'the store whose website this is', {
@@ -132,6 +140,8 @@ export const OBJECTS: readonly ObjectRef[] = [
         f('hours', 'array', 'weekly opening hours', { fields: HOURS_FIELDS }),
         f('week', 'array', 'the week Monday first, closed days included (nil: no hours set, always open)', { fields: WEEK_FIELDS }),
         f('fulfillment_modes', 'array', 'modes this visitor may order in now, e.g. ["takeaway", "on-table"] for a guest; a signed-in customer also gets "delivery" and the store\'s other modes'),
+        f('modes', 'array', 'the same modes with the checkout\'s words for each', { fields: MODE_FIELDS }),
+        f('default_mode', 'string', 'the mode a checkout starts with: delivery when this visitor may order it, else takeaway, else the first needing no table; nil when there is none', { nullable: true }),
         f('account_url', 'url', 'the customer account page (sign in, saved addresses); sign-in is at account_url + "/login"'),
       ],
     }),

@@ -3,6 +3,7 @@
  * every template with it (so strict mode finds mistakes static checks cannot see, such as a
  * wrong field of a loop variable), the tests and docs use it too.
  */
+import { checkoutModes } from '../domain/checkout-modes.ts'
 import type { ThemeContext } from './render.ts'
 import { weekView } from '../domain/business-hours.ts'
 
@@ -35,7 +36,7 @@ export function sampleContext(template = 'home'): ThemeContext {
       city: 'Lisbon', address: 'Rua Augusta 1', phone: '+351 21 000 0000', is_open: true, next_opening: null,
       hours: [{ day: 'mon', opens: '11:00', closes: '22:00' }, { day: 'tue', opens: '11:00', closes: '22:00' }],
       week: weekView({ mon: [['11:00', '22:00']], tue: [['11:00', '22:00']], sat: [['00:00', '24:00']] }),
-      fulfillment_modes: ['takeaway', 'on-table', 'delivery'], account_url: '/s/pizza-roma/account',
+      fulfillment_modes: ['takeaway', 'on-table', 'delivery'], modes: checkoutModes(['takeaway', 'on-table', 'delivery']), default_mode: 'delivery', account_url: '/s/pizza-roma/account',
     },
     customer: { name: 'Ana', email: 'ana@example.com', phone: '+351910000000', addresses: [{ id: 1, label: 'Home', address: 'Rua Augusta 10, Lisbon', is_default: true, delivery: { deliverable: true, fee: 250, estimate: '2026-06-01T19:40:00+01:00' } }] },
     form: { csrf_token: 'sample-csrf', errors: [{ field: 'coupon_code', message: 'This coupon has expired.' }], values: { customer_name: 'Ana' } },

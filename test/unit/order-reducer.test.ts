@@ -51,7 +51,9 @@ t.test('delivery status and assignment', async (t) => {
     if (!d.ok) { t.fail(`${st} refused`); continue }
     t.equal(d.state.deliveryStatus, st)
     t.equal(d.state.timeline[`${st}_at`], later)
-    t.same(d.events.map((e) => e.event), ev ? [ev] : [], `${st} emits ${ev ?? 'nothing'}`)
+    // The kitchen status follows (docs/orders.md): the order was `new`, so every move but failed also emits its kitchen change.
+    const kitchen = st === 'failed' ? [] : ['order.status_changed']
+    t.same(d.events.map((e) => e.event), [...(ev ? [ev] : []), ...kitchen], `${st} emits ${ev ?? 'no delivery event'}${kitchen.length ? ' and the kitchen change' : ''}`)
   }
 })
 

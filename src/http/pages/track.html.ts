@@ -64,6 +64,10 @@ ol#timeline{list-style:none;padding:0;margin:0}
 .legend .store::before{background:#b45309}.legend .driver::before{background:#2563eb}.legend .dest::before{background:#15803d}
 #code{font:700 1.6rem/1 ui-monospace,monospace;letter-spacing:.3rem}
 ul#items{padding-left:1.1rem;margin:.3rem 0}
+ul#items .extras{display:block;font-size:.85rem}
+dl#totals{margin:.3rem 0;display:grid;grid-template-columns:1fr auto;gap:.15rem 1rem}
+dl#totals dt,dl#totals dd{margin:0}dl#totals dd{text-align:right;font-variant-numeric:tabular-nums}
+dl#totals .sum{font-weight:700}
 </style></head>
 <body><main>
 <div class="row"><h1>Order #<span id="order-id">${esc(opts.view.id)}</span></h1><span id="conn">connecting…</span></div>
@@ -75,7 +79,7 @@ ul#items{padding-left:1.1rem;margin:.3rem 0}
 <section class="card" id="code-card" hidden><div class="muted">Your delivery code — tell it to the driver at the door</div><div id="code"></div></section>
 <section class="card" id="driver-card" hidden>
   <div class="row"><strong id="driver-name"></strong><span class="muted" id="driver-updated"></span></div>
-  <div class="muted" id="driver-coords"></div>
+  <div class="muted" id="driver-to"></div>
 </section>
 <section class="card" id="map-card" aria-label="Map" hidden data-mode="${map ? 'leaflet' : 'svg'}">
   <div id="leaflet" role="region" aria-label="Map of the delivery: store, driver and destination" aria-describedby="eta" hidden></div>
@@ -87,7 +91,8 @@ ul#items{padding-left:1.1rem;margin:.3rem 0}
   </svg>
   <ul class="legend"><li class="store" id="legend-store" hidden>Store</li><li class="driver" id="legend-driver" hidden>Driver</li><li class="dest" id="legend-dest" hidden>Destination</li></ul>
 </section>
-<section class="card"><div class="row"><strong>Items</strong><span id="total"></span></div><ul id="items"></ul><div class="muted" id="paid"></div></section>
+<section class="card"><div class="row"><strong>Items</strong><span id="total"></span></div><ul id="items"></ul>
+  <dl id="totals"></dl><div class="muted" id="paid"></div></section>
 </main>
 <script type="application/json" id="initial" nonce="${nonce}">${scriptJson(opts.view)}</script>
 <script type="application/json" id="map-config" nonce="${nonce}">${scriptJson(mapConfig)}</script>
