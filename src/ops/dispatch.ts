@@ -22,6 +22,18 @@ const CandidateSchema = {
     late_s: { type: 'integer', description: 'seconds the order would wait for the driver once ready (0: on time)' },
     load: { type: 'integer', description: 'active deliveries plus open offers' },
     idle_s: { type: 'integer', description: 'seconds since the driver\'s last delivery ended (1e9: none yet)' },
+    batch: {
+      type: 'object', description: 'With `batch: true`, a driver already carrying orders of the store: the detour the order adds to their route (`travel_s` is then the time to the store along that route; docs/dispatch.md "Batching")',
+      required: ['orders', 'route_before_s', 'route_after_s', 'detour_s', 'limit_s', 'direct_s'],
+      properties: {
+        orders: { type: 'array', items: int, description: 'the active deliveries carried' },
+        route_before_s: { type: 'integer', description: 'travel seconds of the route without the order' },
+        route_after_s: { type: 'integer', description: '…and with it' },
+        detour_s: { type: 'integer', description: 'what the order adds: after − before' },
+        limit_s: { type: 'integer', description: 'the most it may add (600)' },
+        direct_s: { type: 'integer', description: 'the order\'s own ride, store to customer' },
+      },
+    },
   },
 }
 export const DispatchExplainSchema = named('DispatchExplain', {
@@ -40,7 +52,17 @@ export const DispatchExplainSchema = named('DispatchExplain', {
           at: when, action: { type: 'string', enum: ['wait_until_due', 'nobody_available', 'offered', 'assigned', 'assign_failed', 'closed'] },
           driver_id: int, due_at: when,
           candidates: { type: 'array', items: CandidateSchema, description: 'ranked, the best 10' },
-          excluded: { type: 'array', items: { type: 'object', required: ['driver_id', 'reason'], properties: { driver_id: int, reason: { type: 'string', enum: ['bound_elsewhere', 'stale_position', 'full', 'already_offered'] } } } },
+          excluded: {
+            type: 'array', items: {
+              type: 'object', required: ['driver_id', 'reason'],
+              properties: {
+                driver_id: int,
+                reason: { type: 'string', enum: ['bound_elsewhere', 'stale_position', 'full', 'already_offered', 'other_store', 'detour_over_limit', 'route_unknown'] },
+                detour_s: { type: 'integer', description: '`detour_over_limit`: what the order would add to the driver\'s route' },
+                limit_s: { type: 'integer', description: '`detour_over_limit`: the most it may add' },
+              },
+            },
+          },
           router: { type: ['object', 'null'], required: ['source', 'fallback'], properties: { source: { type: 'string', enum: ['straight', 'osrm'] }, fallback: { type: ['string', 'null'] } } },
         },
       },
@@ -54,7 +76,7 @@ export const DispatchExplainSchema = named('DispatchExplain', {
 
 export const explainDispatch = defineOp({
   id: 'deliveries.dispatch.explain', tag: 'Deliveries', summary: 'How the dispatcher decided an order: candidates, scores, offers',
-  description: 'For stores with `dispatch.mode` `offer` or `auto` (store settings): each decision with the candidates considered (ranked: lateness at the store after the ready time, then load, then time since their last delivery), the drivers left out and why (`bound_elsewhere`, `stale_position`, `full`, `already_offered`), the router that timed them (and its fallback), and every offer\'s fate. docs/dispatch.md "Explain".',
+  description: 'For stores with `dispatch.mode` `offer` or `auto` (store settings): each decision with the candidates considered (ranked: lateness at the store after the ready time, then load, then time since their last delivery), the drivers left out and why (`bound_elsewhere`, `stale_position`, `full`, `already_offered`; with batching `other_store`, `detour_over_limit`, `route_unknown`), a carrying driver\'s detour (`batch`), the router that timed them (and its fallback), and every offer\'s fate. docs/dispatch.md "Explain".',
   access: { owner: 'orders:read' }, scope: ['store', 'order'], output: DispatchExplainSchema,
   run: (ctx) => {
     storeOf(ctx)
