@@ -1,0 +1,80 @@
+/**
+ * The dashboard's Dispatch page in headless Chromium (issue 37 item 3; docs/dashboard.md "Dispatch"),
+ * walked as an owner: the store's delivery zone, the store and the on-shift driver on the map (drawn
+ * without tiles); a new delivery order appears among the waiting orders, live, with the dispatcher's
+ * decision (the candidate with its scores, the offer pending); assigning it from the page (the browser
+ * submits the form) moves it to the orders on the way. No script error, CSP violation, failed or
+ * outside request; axe-core finds no serious or critical problem.
+ */
+import t from 'tap'
+import type { Browser } from 'playwright-core'
+import { startServer } from './helpers/server.ts'
+import { axeCheck, browserFor } from './helpers/browser.ts'
+import { dashboardWindow, firstItem, signIn } from './helpers/dashboard.ts'
+
+const STORE = { lat: 38.71, lng: -9.13 }
+const north = (km: number) => ({ lat: STORE.lat + km / 111.195, lng: STORE.lng })
+
+const launched = await browserFor(t)
+if (launched) {
+  const browser: Browser = launched
+  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
+  t.teardown(() => s.close())
+  const demo = s.seed()
+  const owner = demo.owner.token
+  const store = demo.store.id
+  const driver = demo.driver
+
+  t.test('waiting orders with their decision, zones and drivers on the map; an assignment moves the order on', async (t) => {
+    const put = async (path: string, body: unknown) => {
+      const r = await s.req('PUT', `/restaurants/${store}${path}`, { token: owner, body })
+      t.equal(r.status, 200, `PUT ${path}`)
+    }
+    await put('/settings', { location: STORE, prep_minutes: 1, dispatch: { mode: 'offer', offer_seconds: 600 } })
+    await put('/delivery-zones', { zones: [{ name: 'Centre', center: STORE, radius_m: 5000, fee: 2.5 }] })
+    t.equal((await s.req('PUT', `/drivers/${driver.id}`, { token: owner, body: { restaurant_id: store } })).status, 200, 'the demo driver serves the store')
+    t.equal((await s.req('POST', '/driver/shift', { token: driver.token, body: { action: 'start' } })).status, 200)
+    t.equal((await s.req('PUT', '/driver/location', { token: driver.token, body: north(0.6) })).status, 200)
+
+    const { page, clean } = await dashboardWindow(t, browser, s.site)
+    await signIn(page, s.site, demo.owner, `/dashboard/dispatch?store=${store}`)
+    await page.waitForSelector('#view .live-dot.live')
+    t.equal(await page.locator('#dispatch-mode').textContent(), 'offer')
+    t.equal(await page.locator('svg.map [data-zone="Centre"] path').count(), 1, 'the zone on the map')
+    t.equal(await page.locator(`svg.map [data-store="${store}"]`).count(), 1, 'the store on the map')
+    await page.locator(`svg.map [data-driver-id="${driver.id}"]`).waitFor()
+    t.match(await page.locator('svg.map title').textContent(), /1 delivery zone\(s\): Centre \(fee 2\.50\).*1 driver\(s\) on shift with a position/, 'the map says what it shows')
+    t.equal(await page.locator('[data-waiting-order]').count(), 0, 'nothing waiting yet')
+
+    // A delivery order inside the zone: it appears, live, with the decision that offered it to the driver.
+    const placed = await s.req('POST', `/restaurants/${store}/orders`, {
+      token: owner, body: { type: 'delivery', address: '2 Rua Augusta', customer_name: 'Rita', phone: '+351910000000', ...north(2), items: [{ item_id: firstItem(s.app.svc.db, store), quantity: 1 }] },
+    })
+    t.equal(placed.status, 200, 'a delivery order placed inside the zone')
+    const orderId = (placed.body as { id: number }).id
+    const card = page.locator(`[data-waiting-order="${orderId}"]`)
+    await card.waitFor()
+    t.match(await card.textContent(), /Rita[\s\S]*2 Rua Augusta/)
+    const candidate = card.locator(`[data-decision="offered"] tr[data-candidate="${driver.id}"]`)
+    await candidate.waitFor()
+    t.match(await candidate.textContent(), new RegExp(`^1${driver.name}`), 'the driver ranked first, by name')
+    t.match(await candidate.locator('td').nth(4).textContent(), /on time|\d+ (s|min)/, 'lateness shown')
+    await card.locator(`[data-offer-driver="${driver.id}"][data-offer-status="pending"]`).waitFor()
+    t.match(await card.locator('[data-state]').textContent(), /^offered/, 'the order\'s dispatch state')
+    const api = (await s.req('GET', `/restaurants/${store}/orders/${orderId}/dispatch`, { token: owner })).body
+    t.match(api, { state: 'offered', decisions: [{ action: 'offered', driver_id: driver.id }] }, 'the page shows what the explain operation says')
+    await axeCheck(t, page, 'dispatch with a waiting order')
+
+    // Assign it from the page: it leaves the waiting orders and is on the way with its driver.
+    await card.getByLabel(`Driver for order ${orderId}`).selectOption(String(driver.id))
+    await card.getByRole('button', { name: 'Assign' }).click()
+    await card.waitFor({ state: 'detached' })
+    const moving = page.locator(`[data-moving-order="${orderId}"]`)
+    await moving.waitFor()
+    t.match(await moving.textContent(), new RegExp(`assigned${driver.name}`))
+    t.match((await s.req('GET', `/restaurants/${store}/orders/${orderId}`, { token: owner })).body, { driver: { id: driver.id }, delivery_status: 'assigned' }, 'assigned through the API')
+    t.match(await page.locator('#notice').textContent(), `Order #${orderId} assigned.`)
+    await axeCheck(t, page, 'dispatch after the assignment')
+    clean()
+  })
+}
