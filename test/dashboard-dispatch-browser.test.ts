@@ -4,13 +4,16 @@
  * without tiles); a new delivery order appears among the waiting orders, live, with the dispatcher's
  * decision (the candidate with its scores, the offer pending); assigning it from the page (the browser
  * submits the form) moves it to the orders on the way. No script error, CSP violation, failed or
- * outside request; axe-core finds no serious or critical problem.
+ * outside request; axe-core finds no serious or critical problem. With MAP_TILE_URL the map is
+ * Leaflet over those tiles (a local fake tile server; the CSP names its origin), and falls back to the
+ * SVG drawing when the tiles fail.
  */
 import t from 'tap'
 import type { Browser } from 'playwright-core'
 import { startServer } from './helpers/server.ts'
 import { axeCheck, browserFor } from './helpers/browser.ts'
 import { dashboardWindow, firstItem, signIn } from './helpers/dashboard.ts'
+import { fakeTileServer } from './helpers/tracking-map.ts'
 
 const STORE = { lat: 38.71, lng: -9.13 }
 const north = (km: number) => ({ lat: STORE.lat + km / 111.195, lng: STORE.lng })
@@ -76,5 +79,54 @@ if (launched) {
     t.match(await page.locator('#notice').textContent(), `Order #${orderId} assigned.`)
     await axeCheck(t, page, 'dispatch after the assignment')
     clean()
+  })
+
+  t.test('with MAP_TILE_URL: Leaflet over the tiles, zones and markers on it; failing tiles fall back to the SVG drawing', async (t) => {
+    const tiles = await fakeTileServer()
+    t.teardown(() => tiles.close())
+    const m = await startServer({ RATE_LIMIT_PER_MINUTE: '100000', MAP_TILE_URL: tiles.template, MAP_TILE_ATTRIBUTION: '© Test <b>Tiles</b>' })
+    t.teardown(() => m.close())
+    const mdemo = m.seed()
+    const mstore = mdemo.store.id
+    t.equal((await m.req('PUT', `/restaurants/${mstore}/settings`, { token: mdemo.owner.token, body: { location: STORE } })).status, 200)
+    t.equal((await m.req('PUT', `/restaurants/${mstore}/delivery-zones`, { token: mdemo.owner.token, body: { zones: [{ name: 'Centre', polygon: [[[-9.15, 38.70], [-9.11, 38.70], [-9.11, 38.73], [-9.15, 38.73], [-9.15, 38.70]]], fee: 2 }] } })).status, 200)
+    await m.req('PUT', `/drivers/${mdemo.driver.id}`, { token: mdemo.owner.token, body: { restaurant_id: mstore } })
+    await m.req('POST', '/driver/shift', { token: mdemo.driver.token, body: { action: 'start' } })
+    await m.req('PUT', '/driver/location', { token: mdemo.driver.token, body: north(1) })
+
+    const open = async () => {
+      const ctx = await browser.newContext()
+      t.teardown(() => ctx.close())
+      const page = await ctx.newPage()
+      const seen = { requests: [] as string[], problems: [] as string[], csp: '' }
+      page.on('request', (r) => seen.requests.push(r.url()))
+      page.on('pageerror', (e) => seen.problems.push(String(e)))
+      page.on('response', (r) => { if (new URL(r.url()).pathname === '/dashboard/dispatch') seen.csp = r.headers()['content-security-policy'] ?? '' })
+      await signIn(page, m.site, mdemo.owner, `/dashboard/dispatch?store=${mstore}`)
+      await page.waitForSelector('#view .live-dot.live')
+      return { page, ...seen }
+    }
+
+    const { page, requests, problems, csp } = await open()
+    await page.waitForSelector('#dispatch-map[data-tiles="ok"]')
+    t.equal(await page.getAttribute('#dispatch-map', 'data-mode'), 'leaflet')
+    t.equal(await page.locator('#dispatch-map path.zone').count(), 1, 'the zone drawn over the tiles')
+    t.equal(await page.locator('#dispatch-map path.mk-store').count(), 1, 'the store')
+    await page.locator(`#dispatch-map path.driver-${mdemo.driver.id}`).waitFor()
+    t.match(await page.locator('.leaflet-control-attribution').textContent(), '© Test <b>Tiles</b>', 'the attribution as text')
+    t.match(csp, new RegExp(`img-src 'self' data: ${tiles.origin.replace(/[.]/g, '\\.')};`), 'the CSP names the tile host for images')
+    t.ok(tiles.requests.length > 0, 'tiles were fetched')
+    t.same(requests.filter((u) => !u.startsWith(m.site) && !u.startsWith(m.site.replace('http', 'ws')) && !u.startsWith(tiles.origin)), [], 'nothing but this server and the tile host')
+    t.ok(requests.some((u) => u.includes('/assets/leaflet/') && u.endsWith('/leaflet.js')), 'Leaflet from this server')
+    t.match(await page.locator('#map-desc').textContent(), /1 delivery zone\(s\): Centre/, 'the map described in words')
+    await axeCheck(t, page, 'dispatch over tiles')
+    t.same(problems, [], 'no script error')
+
+    tiles.mode = 'fail'
+    const failing = await open()
+    await failing.page.waitForSelector('#dispatch-map[data-fallback="tile-error"] svg.map')
+    t.equal(await failing.page.locator('svg.map [data-zone="Centre"] path').count(), 1, 'the zone drawn in SVG instead')
+    t.equal(await failing.page.locator(`svg.map [data-driver-id="${mdemo.driver.id}"]`).count(), 1, 'the driver too')
+    t.same(failing.problems, [], 'no script error')
   })
 }

@@ -1,12 +1,14 @@
 // The Dispatch view (docs/dashboard.md "Dispatch"; issue 37 item 3): the store's delivery zones, its
-// location and the on-shift drivers on a map drawn here in SVG (no tiles, nothing fetched from
-// elsewhere), the orders waiting for a driver with the dispatcher's decision for each (candidates with
+// location and the on-shift drivers on a map — Leaflet over the operator's tiles when MAP_TILE_URL is
+// set (the shell then loads Leaflet from this server), else, or when the tiles do not load, drawn
+// here in SVG with nothing fetched from elsewhere, as the tracking page does — the orders waiting for a driver with the dispatcher's decision for each (candidates with
 // their scores, batching detours, drivers left out and why, every offer's fate: the same operation as
 // GET …/orders/{id}/dispatch), the orders on the way and the drivers on shift. Live from the dispatch
 // socket (/ws/dispatch/{store}); the decisions of waiting orders are read again on every frame about
 // them and every few seconds (offers answered and expiring send no frame).
 
-import { S, act, api, h, liveSocket, say, table, theStore, time, view, type Json } from './core.js'
+import type * as Leaflet from 'leaflet'
+import { S, act, api, body, h, liveSocket, say, table, theStore, time, view, type Json } from './core.js'
 
 interface LatLng { lat: number; lng: number }
 /** How often the decisions of waiting orders are read again while any is waiting. */
@@ -14,6 +16,12 @@ const EXPLAIN_EVERY_MS = 3000
 const W = 600
 const H = 400
 const PAD = 20
+/** No tile within this long: the SVG drawing instead (the tracking page's limit). */
+const TILE_TIMEOUT_MS = 8000
+const L = (window as unknown as { L?: typeof Leaflet }).L
+const TILES = body.dataset.tileUrl ? { url: body.dataset.tileUrl, attribution: body.dataset.tileAttribution ?? '' } : null
+/** Leaflet shows the attribution as HTML: the operator's text is text. */
+const htmlText = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /** A circle zone as a polygon of 48 points (the map projects plain longitude/latitude). */
 function circleRing(c: LatLng, radiusM: number): Array<[number, number]> {
@@ -50,6 +58,8 @@ export async function dispatchPage(): Promise<void> {
   const mode: string = (settings.dispatch && settings.dispatch.mode) || 'manual'
 
   const map = h('svg', { class: 'map', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': 'map-title' })
+  const mapBox = h('div', { id: 'dispatch-map', data: { mode: 'svg' } }, map)
+  const mapDesc = h('p', { id: 'map-desc', class: 'muted' })
   const legend = h('ul', { class: 'legend muted', 'aria-label': 'Map legend' },
     h('li', {}, h('span', { class: 'swatch zone' }), 'delivery zone'), h('li', {}, h('span', { class: 'swatch store' }), 'the store'), h('li', {}, h('span', { class: 'swatch driver' }), 'driver on shift'))
   const waitingBox = h('section', { id: 'waiting', 'aria-labelledby': 'waiting-title' })
@@ -57,13 +67,68 @@ export async function dispatchPage(): Promise<void> {
   const live = h('span', { class: 'live-dot pill warn', text: 'connecting…' })
   view.replaceChildren(
     h('p', {}, `Dispatch mode: `, h('b', { id: 'dispatch-mode', text: mode }), mode === 'manual' ? ' (people assign and offer; the dispatcher decides nothing).' : ' (the dispatcher decides; its decisions are shown per order).', ' ', live),
-    h('div', { class: 'split' }, h('div', {}, map, legend), h('div', {}, waitingBox, rest)))
+    h('div', { class: 'split' }, h('div', {}, mapBox, legend, mapDesc), h('div', {}, waitingBox, rest)))
+
+  // ---- the map over tiles (Leaflet), until the tiles fail ----
+  let lmap: Leaflet.Map | null = null
+  let driverLayer: Leaflet.LayerGroup | null = null
+  let fitted = false
+  function fallback(reason: string): void {
+    if (!lmap) return
+    lmap.remove()
+    lmap = null
+    mapBox.replaceChildren(map)
+    mapBox.dataset.mode = 'svg'
+    mapBox.dataset.fallback = reason
+    drawMap()
+  }
+  if (TILES && L) {
+    try {
+      const el = h('div', { class: 'leaflet-box', role: 'region', 'aria-label': 'Dispatch map over map tiles' })
+      mapBox.replaceChildren(el)
+      mapBox.dataset.mode = 'leaflet'
+      lmap = L.map(el, { zoomControl: true, attributionControl: true })
+      let tilesOk = false
+      const tiles = L.tileLayer(TILES.url, { attribution: htmlText(TILES.attribution), maxZoom: 19, referrerPolicy: 'strict-origin' })
+      tiles.on('tileload', () => { tilesOk = true; mapBox.dataset.tiles = 'ok' })
+      tiles.on('tileerror', () => { if (!tilesOk) fallback('tile-error') })
+      setTimeout(() => { if (!tilesOk) fallback('timeout') }, TILE_TIMEOUT_MS)
+      tiles.addTo(lmap)
+      for (const z of zones) {
+        const shape = z.polygon
+          ? L.polygon((z.polygon as Array<Array<[number, number]>>).map((ring) => ring.map(([lng, lat]): [number, number] => [lat, lng])), { color: '#0b5cad', weight: 2, fillOpacity: 0.08, className: 'zone' })
+          : L.circle([z.center.lat, z.center.lng], { radius: z.radius_m, color: '#0b5cad', weight: 2, fillOpacity: 0.08, className: 'zone' })
+        shape.bindTooltip(`${z.name} · fee ${Number(z.fee).toFixed(2)}`).addTo(lmap)
+      }
+      if (home) L.circleMarker([home.lat, home.lng], { radius: 8, color: '#fff', weight: 3, fillColor: '#8a5300', fillOpacity: 1, className: 'mk-store' }).bindTooltip(theStore().title).addTo(lmap)
+      driverLayer = L.layerGroup().addTo(lmap)
+      lmap.setView(home ? [home.lat, home.lng] : [0, 0], home ? 13 : 2)
+    } catch {
+      fallback('leaflet')
+    }
+  }
+
+  function drawLeaflet(pts: Json[], all: Array<[number, number]>, desc: string): void {
+    const m = lmap!
+    mapBox.dataset.desc = desc
+    driverLayer!.clearLayers()
+    for (const d of pts) {
+      L!.circleMarker([d.location.lat, d.location.lng], { radius: 7, color: '#fff', weight: 2, fillColor: '#0b5cad', fillOpacity: 1, className: `mk-driver driver-${d.id}` })
+        .bindTooltip(d.name).addTo(driverLayer!)
+    }
+    // Frame the zones, the store and the drivers once; afterwards the owner moves the map.
+    if (!fitted && all.length > 1) { fitted = true; m.fitBounds(all.map(([lng, lat]): [number, number] => [lat, lng]), { padding: [20, 20], maxZoom: 16 }) }
+  }
 
   function drawMap(): void {
     const pts = [...drivers.values()].filter((d) => d.on_shift && d.location)
     const all: Array<[number, number]> = [...zones.flatMap(ringOf), ...pts.map((d): [number, number] => [d.location.lng, d.location.lat])]
     if (home) all.push([home.lng, home.lat])
     // Longitude shrinks with latitude: scale it so the zones keep their shape, then fit the box.
+    const desc = `${zones.length} delivery zone(s)${zones.length ? ': ' + zones.map((z) => `${z.name} (fee ${Number(z.fee).toFixed(2)})`).join(', ') : ''}; ` +
+      `${home ? 'the store' : 'the store has no location'}; ${pts.length} driver(s) on shift with a position${pts.length ? ': ' + pts.map((d) => d.name).join(', ') : ''}.`
+    mapDesc.textContent = desc
+    if (lmap) return drawLeaflet(pts, all, desc)
     const lat0 = all.length ? all.reduce((s, p) => s + p[1], 0) / all.length : 0
     const k = Math.cos((lat0 * Math.PI) / 180)
     const xs = all.map((p) => p[0] * k)
@@ -77,8 +142,6 @@ export async function dispatchPage(): Promise<void> {
     const X = (lng: number): number => ox + (lng * k - x0) * scale
     const Y = (lat: number): number => H - oy - (lat - y0) * scale
     const path = (ring: Array<[number, number]>) => ring.map(([lng, lat], i) => `${i ? 'L' : 'M'}${X(lng).toFixed(1)},${Y(lat).toFixed(1)}`).join('') + 'Z'
-    const desc = `${zones.length} delivery zone(s)${zones.length ? ': ' + zones.map((z) => `${z.name} (fee ${Number(z.fee).toFixed(2)})`).join(', ') : ''}; ` +
-      `${home ? 'the store' : 'the store has no location'}; ${pts.length} driver(s) on shift with a position${pts.length ? ': ' + pts.map((d) => d.name).join(', ') : ''}.`
     map.replaceChildren(
       h('title', { id: 'map-title', text: `Dispatch map: ${desc}` }),
       ...zones.map((z) => h('g', { data: { zone: z.name } },
