@@ -9,20 +9,17 @@
  * SVG drawing when the tiles fail.
  */
 import t from 'tap'
-import type { Browser } from 'playwright-core'
 import { startServer } from './helpers/server.ts'
-import { axeCheck, browserFor } from './helpers/browser.ts'
+import { axeCheck, browserAndServer } from './helpers/browser.ts'
 import { dashboardWindow, firstItem, signIn } from './helpers/dashboard.ts'
 import { fakeTileServer } from './helpers/tracking-map.ts'
 
 const STORE = { lat: 38.71, lng: -9.13 }
 const north = (km: number) => ({ lat: STORE.lat + km / 111.195, lng: STORE.lng })
 
-const launched = await browserFor(t)
-if (launched) {
-  const browser: Browser = launched
-  const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
-  t.teardown(() => s.close())
+const both = await browserAndServer(t)
+if (both) {
+  const { browser, s } = both
   const demo = s.seed()
   const owner = demo.owner.token
   const store = demo.store.id

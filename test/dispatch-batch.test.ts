@@ -106,13 +106,19 @@ t.test('a carrying driver takes a second order of the store on the way; stops in
   t.same(stopNames(await stopsOf(d), names3), ['pickup third', 'dropoff third', 'dropoff far'], 'back to the store for the new one, its customer on the way')
 })
 
-t.test('over the detour limit the carrying driver is left out, with the figures', async (t) => {
+/** A fleet dispatching with `dispatch`, its first driver on shift 0.5 km out and carrying an order to `km` north. */
+async function carrying(dispatch: Record<string, unknown>, km: number) {
   const f = createFleet(db)
-  await dispatching(f, { mode: 'auto', batch: true, max_active_per_driver: 3 })
+  await dispatching(f, { mode: 'auto', ...dispatch })
   const d = f.drivers[0]!
   await onShift(d, 0.5)
-  const first = await deliveryOrder(s, f, north(4))
+  const first = await deliveryOrder(s, f, north(km))
   await decided(f, first.id, 'assigned')
+  return { f, d, first }
+}
+
+t.test('over the detour limit the carrying driver is left out, with the figures', async (t) => {
+  const { f, d, first } = await carrying({ batch: true, max_active_per_driver: 3 }, 4)
   // The opposite direction: 8 km south and back adds far more than 10 minutes.
   const other = await deliveryOrder(s, f, north(-8))
   const dec = await decided(f, other.id, 'nobody_available')
@@ -123,15 +129,10 @@ t.test('over the detour limit the carrying driver is left out, with the figures'
   t.same((await stopsOf(d)).map((st) => st.order_id), [first.id, first.id], 'the route is unchanged')
 
   // Without batching the same carrying driver would be a plain candidate under the cap: batching is what refuses it.
-  const g = createFleet(db)
-  await dispatching(g, { mode: 'auto', batch: false, max_active_per_driver: 3 })
-  const e = g.drivers[0]!
-  await onShift(e, 0.5)
-  const a = await deliveryOrder(s, g, north(4))
-  await decided(g, a.id, 'assigned')
-  const b = await deliveryOrder(s, g, north(-8))
-  const decB = await decided(g, b.id, 'assigned')
-  t.equal(decB.driver_id, e.id)
+  const plain = await carrying({ batch: false, max_active_per_driver: 3 }, 4)
+  const b = await deliveryOrder(s, plain.f, north(-8))
+  const decB = await decided(plain.f, b.id, 'assigned')
+  t.equal(decB.driver_id, plain.d.id)
   t.notOk(decB.candidates[0].batch, 'no batch figures without batching')
 })
 
