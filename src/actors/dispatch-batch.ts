@@ -17,8 +17,8 @@ import { storePosition } from './store-delivery.ts'
 interface RouterNote { source: 'straight' | 'osrm'; fallback: string | null }
 
 /**
- * Seconds between the points (`secs[i][j]`, i to j), one router `toOne` per destination (with OSRM:
- * one cached `table` request each). Point 0 is the start and may be unknown (null): then the route
+ * Seconds between the points (`secs[i][j]`, i to j), one router `toOne` per destination, all at once
+ * (with OSRM: one cached `table` request each, in parallel). Point 0 is the start and may be unknown (null): then the route
  * starts at its first stop. Nobody travels back to the start.
  */
 export async function travelMatrix(router: Router, points: ReadonlyArray<LatLng | null>): Promise<{ secs: number[][]; router: RouterNote }> {
@@ -26,13 +26,13 @@ export async function travelMatrix(router: Router, points: ReadonlyArray<LatLng 
   const secs = points.map(() => new Array<number>(n).fill(0))
   let note: RouterNote = { source: router.kind, fallback: null }
   const from = points.map((p, i) => ({ p, i })).filter((x): x is { p: LatLng; i: number } => x.p !== null)
-  for (let j = 1; j < n; j++) {
-    const to = points[j]
-    if (!to) continue
-    const t = await router.toOne(from.map((x) => x.p), to)
+  // All columns at once: a router that is down costs one time limit, not one per stop.
+  const columns = await Promise.all(points.map((to, j) => (j === 0 || !to ? Promise.resolve(null) : router.toOne(from.map((x) => x.p), to))))
+  columns.forEach((t, j) => {
+    if (!t) return
     from.forEach((x, k) => { secs[x.i]![j] = t.seconds[k]! })
     if (t.fallback && !note.fallback) note = { source: t.source, fallback: t.fallback }
-  }
+  })
   return { secs, router: note }
 }
 
@@ -70,29 +70,31 @@ export async function batchCandidates(
 ): Promise<{ cands: Candidate[]; excluded: BatchExclusion[]; fallback: string | null }> {
   const byDriver = new Map<number, ActiveLeg[]>()
   for (const l of activeLegs(svc.db, drivers.map((d) => d.id))) byDriver.set(l.driver_id, [...(byDriver.get(l.driver_id) ?? []), l])
-  const excluded: BatchExclusion[] = []
-  const out: Candidate[] = []
-  let fallback: string | null = null
-  for (const c of cands) {
+  // Every carrying candidate's route is timed at once: a router that is down costs one time limit per decision.
+  type Verdict = { keep: Candidate; out?: never; fallback: string | null } | { keep?: never; out: BatchExclusion; fallback: string | null }
+  const verdicts = await Promise.all(cands.map(async (c): Promise<Verdict> => {
     const legs = byDriver.get(c.driver_id)
-    if (!legs) { out.push(c); continue }
-    if (legs.some((l) => l.store_id !== storeId)) { excluded.push({ driver_id: c.driver_id, reason: 'other_store' }); continue }
+    if (!legs) return { keep: c, fallback: null }
+    const leave = (reason: Exclusion, more: Partial<BatchExclusion> = {}, fallback: string | null = null): Verdict => ({ out: { driver_id: c.driver_id, reason, ...more }, fallback })
+    if (legs.some((l) => l.store_id !== storeId)) return leave('other_store')
     const d = drivers.find((x) => x.id === c.driver_id)!
     const extra = { id: order.id, store_id: storeId, delivery_status: 'assigned' as const, dest_lat: order.dest_lat, dest_lng: order.dest_lng }
     const { points, orders, storePoint } = routePoints(svc, d, [...legs, extra])
     const carried = orders.slice(0, -1)
     const added = orders[orders.length - 1]
-    if (!added || carried.some((o) => o === null)) { excluded.push({ driver_id: c.driver_id, reason: 'route_unknown' }); continue }
+    if (!added || carried.some((o) => o === null)) return leave('route_unknown')
     const m = await travelMatrix(svc.router, points)
-    fallback ??= m.router.fallback
     const plan = batchPlan(carried as RouteOrder[], added, m.secs)
-    const figures = {
+    if (plan.detour_s > BATCH_RULES.maxDetourS) return leave('detour_over_limit', { detour_s: plan.detour_s, limit_s: BATCH_RULES.maxDetourS }, m.router.fallback)
+    const batch = {
       orders: legs.map((l) => l.id), route_before_s: plan.before_s, route_after_s: plan.after_s,
       detour_s: plan.detour_s, limit_s: BATCH_RULES.maxDetourS, direct_s: m.secs[storePoint(storeId)!]![added.dropoff]!,
     }
-    if (plan.detour_s > BATCH_RULES.maxDetourS) { excluded.push({ driver_id: c.driver_id, reason: 'detour_over_limit', detour_s: plan.detour_s, limit_s: BATCH_RULES.maxDetourS }); continue }
-    out.push({ ...c, travel_s: plan.pickup_s, batch: figures })
-  }
+    return { keep: { ...c, travel_s: plan.pickup_s, batch }, fallback: m.router.fallback }
+  }))
+  const out = verdicts.flatMap((v) => (v.keep ? [v.keep] : []))
+  const excluded = verdicts.flatMap((v) => (v.out ? [v.out] : []))
+  const fallback = verdicts.find((v) => v.fallback)?.fallback ?? null
   return { cands: out, excluded, fallback }
 }
 
