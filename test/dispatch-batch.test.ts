@@ -8,7 +8,9 @@
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createFleet, deliveryOrder, driverStatus, type Fleet, type TestDriver } from './helpers/delivery.ts'
+import { startFake, type Recorded } from './helpers/fake-service.ts'
 import { BATCH_RULES } from '../src/domain/route.ts'
+import { straightSeconds } from '../src/domain/eta.ts'
 
 const STORE = { lat: 38.71, lng: -9.13 }
 /** A point `km` kilometres north of the store (south when negative). */
@@ -156,4 +158,37 @@ t.test('stops: another driver sees none of these; a driver with nothing active h
   const r = await s.req('GET', '/driver/deliveries', { token: f.drivers[1]!.token })
   t.equal(r.status, 200)
   t.same(r.body.stops, [])
+})
+
+t.test('with ROUTER=osrm the route is timed by OSRM; when OSRM fails the straight line decides and the decision says so', async (t) => {
+  // The fake: a table answers 100 s per 0.01° of latitude (+7 s), whatever the longitude.
+  const osrm = await startFake((req: Recorded) => {
+    const pts = /driving\/([^?]+)/.exec(req.path)![1]!.split(';').map((p) => p.split(',').map(Number) as [number, number])
+    const dest = pts[pts.length - 1]!
+    return { status: 200, body: { code: 'Ok', durations: pts.slice(0, -1).map((p) => [Math.abs(dest[1] - p[1]) * 10_000 + 7]), routes: [{ duration: Math.abs(pts[1]![1] - pts[0]![1]) * 10_000, distance: 1 }] } }
+  })
+  t.teardown(() => osrm.close())
+  const o = await startServer({ RATE_LIMIT_PER_MINUTE: '1000000', ROUTER: 'osrm', OSRM_URL: osrm.url, ROUTER_ALLOW_LOOPBACK: '1' })
+  t.teardown(() => o.close())
+  const f = createFleet(o.app.svc.db)
+  const r = await o.req('PUT', `/restaurants/${f.storeId}/settings`, { token: f.ownerToken, body: { location: STORE, prep_minutes: 1, dispatch: { mode: 'auto', batch: true, max_active_per_driver: 2 } } })
+  t.equal(r.status, 200)
+  const d = f.drivers[0]!
+  await o.req('POST', '/driver/shift', { token: d.token, body: { action: 'start' } })
+  await o.req('PUT', '/driver/location', { token: d.token, body: north(0.5) })
+  const first = await deliveryOrder(o, f, north(3))
+  await until(async () => (await o.req('GET', `/restaurants/${f.storeId}/orders/${first.id}`, { token: f.ownerToken })).body.driver?.id === d.id, 'assigned')
+  const stops = (await o.req('GET', '/driver/deliveries?active=1', { token: d.token })).body.stops
+  const toStore = Math.abs(north(0.5).lat - STORE.lat) * 10_000 + 7
+  t.ok(Math.abs(stops[0].travel_s - toStore) <= 1, `OSRM's ${toStore.toFixed(1)} s to the store (${stops[0].travel_s} s), not the straight line's ${straightSeconds(north(0.5), STORE)} s`)
+
+  // OSRM down from here on (pairs already asked stay cached; the new customer's are not).
+  osrm.plan(...Array.from({ length: 100 }, () => ({ status: 500, body: 'boom' })))
+  const second = await deliveryOrder(o, f, north(2))
+  let last: Record<string, any> | undefined
+  await until(async () => {
+    last = (await o.req('GET', `/restaurants/${f.storeId}/orders/${second.id}/dispatch`, { token: f.ownerToken })).body.decisions.at(-1)
+    return last?.action === 'assigned'
+  }, 'the second order batched')
+  t.match(last, { driver_id: d.id, router: { fallback: 'osrm answered 500' }, candidates: [{ driver_id: d.id, batch: { orders: [first.id] } }] })
 })
