@@ -160,6 +160,29 @@ t.test('stops: another driver sees none of these; a driver with nothing active h
   t.same(r.body.stops, [])
 })
 
+t.test('the waiting list: every delivery without a driver with its decision, one request; another owner\'s store is 404', async (t) => {
+  const f = createFleet(db)
+  await dispatching(f, { mode: 'offer', offer_seconds: 600 })
+  const d = f.drivers[0]!
+  await onShift(d, 0.5)
+  const offered = await deliveryOrder(s, f, north(2))
+  await decided(f, offered.id, 'offered')
+  await dispatching(f, { mode: 'manual' })
+  const manual = await deliveryOrder(s, f, north(1))
+  const cancelled = await deliveryOrder(s, f, north(1))
+  t.equal((await s.req('PUT', `/restaurants/${f.storeId}/orders/${cancelled.id}/status`, { token: f.ownerToken, body: { status: 'cancelled' } })).status, 200)
+  const list = async (token = f.ownerToken) => s.req('GET', `/restaurants/${f.storeId}/dispatch/waiting`, { token })
+  const r = await list()
+  t.equal(r.status, 200)
+  t.same(r.body.data.map((e: { order_id: number }) => e.order_id), [offered.id, manual.id], 'oldest first; the cancelled one is not waiting')
+  t.same(r.body.data[0], await explain(f, offered.id), 'each as the explain view shows it')
+  t.match(r.body.data[1], { mode: 'manual', state: null, decisions: [], offers: [] })
+  t.equal((await s.req('POST', `/restaurants/${f.storeId}/orders/${manual.id}/assign`, { token: f.ownerToken, body: { driver_id: f.drivers[1]!.id } })).status, 200)
+  t.same((await list()).body.data.map((e: { order_id: number }) => e.order_id), [offered.id], 'an assigned order is no longer waiting')
+  const stranger = createFleet(db)
+  t.equal((await list(stranger.ownerToken)).status, 404, 'another owner\'s store')
+})
+
 t.test('with ROUTER=osrm the route is timed by OSRM; when OSRM fails the straight line decides and the decision says so', async (t) => {
   // The fake: a table answers 100 s per 0.01° of latitude (+7 s), whatever the longitude.
   const osrm = await startFake((req: Recorded) => {

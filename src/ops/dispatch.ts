@@ -5,13 +5,16 @@
  */
 import { defineOp } from './op.ts'
 import { orderOf, storeOf } from './scope.ts'
-import { named } from './docs-schemas.ts'
-import { dispatchJobs, orderOffers } from '../storage/dispatch.ts'
-import { nowIso } from '../storage/db.ts'
+import { envelopeOf, named } from './docs-schemas.ts'
+import { dispatchJobs, orderOffers, waitingDeliveries } from '../storage/dispatch.ts'
+import { nowIso, type Db } from '../storage/db.ts'
+import type { OrderRow } from '../storage/orders.ts'
 import { offerStatusAt } from '../domain/delivery.ts'
 import { offerOf } from '../storage/drivers.ts'
 import type { DecisionRecord } from '../actors/dispatcher.ts'
 
+/** The waiting list's length at most: the oldest waiting orders first. */
+const WAITING_LISTED = 100
 const int = { type: 'integer' }
 const when = { type: 'string', format: 'date-time' }
 const CandidateSchema = {
@@ -80,21 +83,32 @@ export const explainDispatch = defineOp({
   access: { owner: 'orders:read' }, scope: ['store', 'order'], output: DispatchExplainSchema,
   run: (ctx) => {
     storeOf(ctx)
-    const order = orderOf(ctx)
-    const job = dispatchJobs.get(ctx.svc.db, order.id)
-    const now = nowIso()
-    const offers = orderOffers(ctx.svc.db, order.id)
-    return {
-      order_id: order.id,
-      // An order without a job was placed while the store dispatched by hand (or is not a delivery).
-      mode: job?.mode ?? 'manual',
-      state: job?.state ?? null,
-      due_at: job?.due_at ?? null,
-      driver_id: order.driver_id,
-      decisions: job ? (JSON.parse(job.decisions) as DecisionRecord[]) : [],
-      offers: offers.map((r) => ({ offer_id: r.id, driver_id: r.driver_id, status: offerStatusAt(offerOf(r), now), created_at: r.created_at, expires_at: r.expires_at, responded_at: r.responded_at })),
-    }
+    return explained(ctx.svc.db, orderOf(ctx))
   },
 })
 
-export const dispatchOps = [explainDispatch]
+/** The explain view of one order (the same for one order and for the waiting list). */
+function explained(db: Db, order: Pick<OrderRow, 'id' | 'driver_id'>) {
+  const job = dispatchJobs.get(db, order.id)
+  const now = nowIso()
+  const offers = orderOffers(db, order.id)
+  return {
+    order_id: order.id,
+    // An order without a job was placed while the store dispatched by hand (or is not a delivery).
+    mode: job?.mode ?? 'manual',
+    state: job?.state ?? null,
+    due_at: job?.due_at ?? null,
+    driver_id: order.driver_id,
+    decisions: job ? (JSON.parse(job.decisions) as DecisionRecord[]) : [],
+    offers: offers.map((r) => ({ offer_id: r.id, driver_id: r.driver_id, status: offerStatusAt(offerOf(r), now), created_at: r.created_at, expires_at: r.expires_at, responded_at: r.responded_at })),
+  }
+}
+
+export const listWaitingDispatch = defineOp({
+  id: 'deliveries.dispatch.waiting', tag: 'Deliveries', summary: 'Delivery orders waiting for a driver, each with how the dispatcher decided it',
+  description: `The store's delivery orders with no driver yet (not cancelled), oldest first, at most ${WAITING_LISTED}: each as \`GET …/orders/{orderId}/dispatch\` shows it (manual orders with \`mode: "manual"\`). One request for the dashboard's Dispatch page instead of one per order. docs/dispatch.md "Explain".`,
+  access: { owner: 'orders:read' }, scope: ['store'], output: envelopeOf(DispatchExplainSchema, 'List', { type: 'object', required: ['data'], properties: { data: { type: 'array', items: DispatchExplainSchema } } }),
+  run: (ctx) => ({ data: waitingDeliveries(ctx.svc.db, storeOf(ctx).id, WAITING_LISTED).map((o) => explained(ctx.svc.db, o)) }),
+})
+
+export const dispatchOps = [explainDispatch, listWaitingDispatch]

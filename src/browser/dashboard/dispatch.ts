@@ -3,16 +3,17 @@
 // set (the shell then loads Leaflet from this server), else, or when the tiles do not load, drawn
 // here in SVG with nothing fetched from elsewhere, as the tracking page does — the orders waiting for a driver with the dispatcher's decision for each (candidates with
 // their scores, batching detours, drivers left out and why, every offer's fate: the same operation as
-// GET …/orders/{id}/dispatch), the orders on the way and the drivers on shift. Live from the dispatch
-// socket (/ws/dispatch/{store}); the decisions of waiting orders are read again on every frame about
-// them and every few seconds (offers answered and expiring send no frame).
+// GET …/orders/{id}/dispatch, for all waiting orders at once: GET …/dispatch/waiting), the orders on
+// the way and the drivers on shift. Live from the dispatch socket (/ws/dispatch/{store}); the
+// decisions are read again on every frame about a waiting order and every few seconds (offers
+// answered and expiring send no frame).
 
 import type * as Leaflet from 'leaflet'
 import { S, act, api, body, h, liveSocket, say, table, theStore, time, view, type Json } from './core.js'
 
 interface LatLng { lat: number; lng: number }
-/** How often the decisions of waiting orders are read again while any is waiting. */
-const EXPLAIN_EVERY_MS = 3000
+/** How often the decisions of waiting orders are read again while any is waiting (one request each time). */
+const EXPLAIN_EVERY_MS = 4000
 const W = 600
 const H = 400
 const PAD = 20
@@ -198,7 +199,7 @@ export async function dispatchPage(): Promise<void> {
       say(`Order #${d.id} assigned.`)
       settle()
     }) } }, pick, h('button', { type: 'submit', disabled: onShift.length === 0, text: 'Assign' }),
-    h('button', { type: 'button', on: { click: act(async () => { await api('POST', `${S()}/orders/${d.id}/offers`, {}); say(`Order #${d.id} offered.`); settle(); void explain([d.id]) }) }, text: 'Offer' }))
+    h('button', { type: 'button', on: { click: act(async () => { await api('POST', `${S()}/orders/${d.id}/offers`, {}); say(`Order #${d.id} offered.`); settle(); refresh() }) }, text: 'Offer' }))
   }
 
   function drawLists(): void {
@@ -219,29 +220,36 @@ export async function dispatchPage(): Promise<void> {
   }
   const draw = (): void => { drawMap(); drawLists() }
 
-  /** Read the decisions of these waiting orders again (the explain operation), then redraw. */
-  let reading = false
-  async function explain(ids: number[]): Promise<void> {
-    if (ids.length === 0 || reading) return
-    reading = true
-    try {
-      await Promise.all(ids.map(async (id) => { explained.set(id, await api('GET', `${S()}/orders/${id}/dispatch`)) }))
-    } catch {
-      // An order gone meanwhile (another store's, deleted): the next frame or round redraws without it.
-    } finally {
-      reading = false
-    }
-    drawLists()
+  /**
+   * Read the decisions of the waiting orders again (one request: GET …/dispatch/waiting, the explain
+   * operation's view of each), then redraw; a call while one is in flight runs once after it.
+   */
+  let reading: Promise<void> | null = null
+  let again = false
+  function refresh(): void {
+    if (reading) { again = true; return }
+    reading = (async () => {
+      try {
+        const list = await api('GET', `${S()}/dispatch/waiting`)
+        explained.clear()
+        for (const e of list.data as Json[]) explained.set(e.order_id, e)
+        drawLists()
+      } catch {
+        // The next frame or round tries again; the page keeps what it showed.
+      } finally {
+        reading = null
+        if (again) { again = false; refresh() }
+      }
+    })()
   }
-  const waitingIds = (): number[] => [...deliveries.values()].filter((d) => d.delivery_status === 'pending').map((d) => d.id)
-  setInterval(() => { void explain(waitingIds()) }, EXPLAIN_EVERY_MS)
+  setInterval(() => { if ([...deliveries.values()].some((d) => d.delivery_status === 'pending')) refresh() }, EXPLAIN_EVERY_MS)
 
   liveSocket<Json>(`/ws/dispatch/${storeId}`, (f) => {
     if (f.type === 'snapshot') {
       drivers.clear(); deliveries.clear()
       for (const d of f.drivers) drivers.set(d.id, d)
       for (const d of f.deliveries) deliveries.set(d.id, d)
-      void explain(waitingIds())
+      refresh()
     } else if (f.type === 'location') {
       const d = drivers.get(f.driver_id)
       if (d) d.location = { lat: f.lat, lng: f.lng, location_updated_at: f.location_updated_at }
@@ -251,7 +259,7 @@ export async function dispatchPage(): Promise<void> {
       const d = f.delivery
       if (['delivered', 'failed'].includes(d.delivery_status) || d.status === 'cancelled') deliveries.delete(d.id)
       else deliveries.set(d.id, d)
-      if (d.delivery_status === 'pending') void explain([d.id])
+      if (d.delivery_status === 'pending') refresh()
       else explained.delete(d.id)
     }
     draw()
