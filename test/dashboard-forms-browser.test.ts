@@ -55,7 +55,7 @@ if (world) {
     t.equal((await s.req('POST', '/driver/shift', { token: demo.driver.token, body: { action: 'start' } })).status, 200)
     const { page, clean } = await open(t, `/dashboard/dispatch?store=${store}`)
     const next = await api('POST', `/restaurants/${store}/orders`, { type: 'delivery', address: '3 Main St', customer_name: 'Fay', phone: '+15550102', items: [{ item_id: firstItem(db, store), quantity: 1 }] })
-    const other = page.locator(`tr[data-delivery-id="${next.body.id}"]`)
+    const other = page.locator(`[data-waiting-order="${next.body.id}"]`)
     await other.waitFor()
     t.match(await send(page, other.getByRole('button', { name: 'Assign' }), 'accepted'), /assigned/, 'accepted')
     t.equal((await api('GET', `/restaurants/${store}/orders/${next.body.id}`)).body.driver?.id, demo.driver.id, 'assigned on the server')

@@ -171,7 +171,7 @@ if (world) {
     await orders.locator(`[data-order-id="${id}"]`).getByRole('button', { name: /Details/ }).click()
     const dialog = orders.locator('dialog[open]')
     await dialog.locator('#payments').waitFor()
-    await pages.dispatch.page.locator(`tr[data-delivery-id="${id}"]`).waitFor()
+    await pages.dispatch.page.locator(`[data-waiting-order="${id}"]`).waitFor()
     await pages.stores.page.locator('#store-create').getByLabel('Title').fill('Suspended Store')
 
     db.prepare('UPDATE owners SET suspended_at = ?, suspended_reason = ? WHERE id = ?').run(new Date().toISOString(), 'test', demo.owner.id)
@@ -182,7 +182,7 @@ if (world) {
     t.match(await send(orders, dialog.getByRole('button', { name: 'Assign' }), 'refused'), suspended, 'order detail: assign')
     await dialog.getByLabel('Kitchen status').selectOption('ready')
     t.match(await send(orders, dialog.getByRole('button', { name: 'Set status' }), 'refused'), suspended, 'order detail: set status')
-    t.match(await send(pages.dispatch.page, pages.dispatch.page.locator(`tr[data-delivery-id="${id}"]`).getByRole('button', { name: 'Assign' }), 'refused'), suspended, 'dispatch: assign')
+    t.match(await send(pages.dispatch.page, pages.dispatch.page.locator(`[data-waiting-order="${id}"]`).getByRole('button', { name: 'Assign' }), 'refused'), suspended, 'dispatch: assign')
     t.match(await send(pages.stores.page, pages.stores.page.getByRole('button', { name: 'Create store' }), 'refused'), suspended, 'stores: create')
     t.match(await send(pages.guests.page, pages.guests.page.getByRole('button', { name: 'Search' }), 'refused'), suspended, 'guests: search')
     t.match(await send(pages.reservations.page, pages.reservations.page.locator('#reservation-day').getByRole('button', { name: 'Show' }), 'refused'), suspended, 'reservations: the day')

@@ -22,6 +22,7 @@ import { FleetGrid, type FleetEntry } from '../domain/fleet-grid.ts'
 import { CANDIDATES_TIMED, POSITION_FRESH_MS, dispatchSettingsOf, dueAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
 import { driverFeeCents } from '../domain/delivery.ts'
 import { storePosition } from './store-delivery.ts'
+import { batchCandidates, type BatchExclusion } from './dispatch-batch.ts'
 
 /** What the driver actors and the driver app tell the dispatcher (a no-op one when dispatch is off). */
 export interface DispatchSink {
@@ -42,7 +43,7 @@ export interface DecisionRecord {
   driver_id?: number
   due_at?: string
   candidates: Ranked[]
-  excluded: Array<{ driver_id: number; reason: Exclusion }>
+  excluded: BatchExclusion[]
   router: { source: 'straight' | 'osrm'; fallback: string | null } | null
 }
 
@@ -191,7 +192,7 @@ export class Dispatcher implements DispatchSink {
     const ds = dispatchSettingsOf(settings)
     const readyMs = order.eta ? Date.parse((JSON.parse(order.eta) as { ready_at: string }).ready_at) : now
     const cpu = process.cpuUsage()
-    const { ranked, excluded, router } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs)
+    const { ranked, excluded, router } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs, ds.batch ? order : null)
     const c = process.cpuUsage(cpu)
     this.decisionCpuUs.push(c.user + c.system)
     if (this.decisionCpuUs.length > 1000) this.decisionCpuUs.shift()
@@ -233,7 +234,8 @@ export class Dispatcher implements DispatchSink {
   }
 
   /** The candidates for a store now: the nearest on-shift drivers that may serve it, timed by the router and ranked. */
-  private async candidates(store: StoreRow, settings: Record<string, unknown>, maxActive: number, tried: ReadonlySet<number>, now: number, readyMs: number) {
+  private async candidates(store: StoreRow, settings: Record<string, unknown>, maxActive: number, tried: ReadonlySet<number>, now: number, readyMs: number,
+    batchOrder: { id: number; dest_lat: number | null; dest_lng: number | null } | null) {
     const excluded: DecisionRecord['excluded'] = []
     const freshSince = now - POSITION_FRESH_MS
     const origin = storePosition(settings)
@@ -263,10 +265,18 @@ export class Dispatcher implements DispatchSink {
     free.length = Math.min(free.length, CANDIDATES_TIMED)
     if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null }
     const travel = await this.svc.router.toOne(free.map((n) => n.e), origin)
-    const cands: Candidate[] = free.map((n, i) => {
+    let cands: Candidate[] = free.map((n, i) => {
       const l = loads.get(n.e.id)!
       return { driver_id: n.e.id, travel_s: travel.seconds[i]!, load: l.load, idle_s: l.last ? Math.round((now - Date.parse(l.last)) / 1000) : 1e9 }
     })
-    return { ranked: rankCandidates(cands, now, readyMs), excluded, router: { source: travel.source, fallback: travel.fallback } }
+    let fallback = travel.fallback
+    // Batching (docs/dispatch.md "Batching"): carrying drivers only for this store's orders, within the detour limit.
+    if (batchOrder) {
+      const b = await batchCandidates(this.svc, store.id, batchOrder, free.map((n) => n.e), cands)
+      cands = b.cands
+      excluded.push(...b.excluded)
+      fallback ??= b.fallback
+    }
+    return { ranked: rankCandidates(cands, now, readyMs), excluded, router: { source: travel.source, fallback } }
   }
 }

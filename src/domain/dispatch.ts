@@ -30,6 +30,22 @@ export function dispatchSettingsOf(settings: Record<string, unknown>): DispatchS
 
 /** Why a driver of the store's owner was not a candidate. */
 export type Exclusion = 'bound_elsewhere' | 'stale_position' | 'full' | 'already_offered'
+  // Batching (docs/dispatch.md "Batching"): carrying another store's order, a detour over the limit, a stop without a position.
+  | 'other_store' | 'detour_over_limit' | 'route_unknown'
+
+/** A carrying driver's batching figures (seconds; docs/dispatch.md "Batching"). */
+export interface BatchFigures {
+  /** The active deliveries the driver already carries. */
+  orders: number[]
+  /** Travel time of the driver's planned route without, and with, the new order. */
+  route_before_s: number
+  route_after_s: number
+  /** What the new order adds (after − before), against the limit. */
+  detour_s: number
+  limit_s: number
+  /** The new order's direct ride, store to customer. */
+  direct_s: number
+}
 
 /** A candidate with what the ranking reads. */
 export interface Candidate {
@@ -40,6 +56,8 @@ export interface Candidate {
   load: number
   /** Seconds since the driver's last delivery ended (or shift start, or forever: a large number). */
   idle_s: number
+  /** With `batch: true`, a driver already carrying orders of the store: the detour (travel_s is then the time to the store along the route). */
+  batch?: BatchFigures
 }
 
 export interface Ranked extends Candidate {

@@ -123,6 +123,26 @@ export const DriverDeliverySchema = obj({
 })
 named('DriverDelivery', DriverDeliverySchema)
 
+/** A stop of the driver's route (docs/dispatch.md "Batching"). */
+export const RouteStopSchema = named('RouteStop', obj({
+  type: { type: 'string', enum: ['pickup', 'dropoff'], description: '`pickup` at the store, `dropoff` at the customer' },
+  order_id: int, restaurant_id: int,
+  address: { ...nullable(str), description: 'The store\'s address for a pickup, the order\'s for a drop-off' },
+  lat: nullable(num), lng: nullable(num),
+  travel_s: { ...nullable(int), description: 'Seconds from the driver\'s last position to this stop along the route (the router\'s times); null for a stop without a position, listed last' },
+}))
+
+/** The driver's deliveries page with the route through the active ones. */
+export const DriverDeliveriesSchema = named('DriverDeliveryPage', {
+  type: 'object',
+  required: ['data', 'current_page', 'last_page', 'per_page', 'total', 'stops'],
+  properties: {
+    data: { type: 'array', items: DriverDeliverySchema },
+    current_page: int, last_page: int, per_page: int, total: int,
+    stops: { type: 'array', items: RouteStopSchema, description: 'Every active delivery\'s pickup (until picked up) and drop-off, in visiting order: the route from the driver\'s last position, planned as the dispatcher plans batches (docs/dispatch.md "Batching"); whatever the page and `active` filter' },
+  },
+})
+
 export const OfferSchema = obj({
   id: int, order_id: int, restaurant: obj({ id: int, title: str }), address: nullable(str), total: nullable(num), tip_amount: nullable(num), fee: num,
   status: { type: 'string', enum: [...OFFER_STATUSES] }, expires_at: dateTime, expires_in: { type: 'integer', description: 'Seconds left.' }, created_at: dateTime,

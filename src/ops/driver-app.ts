@@ -8,11 +8,12 @@
 import * as v from 'valibot'
 import { defineOp, type Access } from './op.ts'
 import { driverOf, orderOf } from './scope.ts'
-import { Id, paginate, PaginatedSchema } from './schemas.ts'
+import { Id, paginate } from './schemas.ts'
 import {
-  ActiveQuery, DriverDeliverySchema, DriverSchema, DriverStatusBody, ListOf, LocationAckSchema, LocationBody, OfferSchema, PodCodeBody, PodPhotoBody,
+  ActiveQuery, DriverDeliveriesSchema, DriverDeliverySchema, DriverSchema, DriverStatusBody, ListOf, LocationAckSchema, LocationBody, OfferSchema, PodCodeBody, PodPhotoBody,
 } from './delivery-schemas.ts'
 import { deliveryOut, feeOf } from './delivery-views.ts'
+import { driverStops } from '../actors/dispatch-batch.ts'
 import { ApiError, notFound } from '../errors.ts'
 import { mayServe, POD_PHOTO_MAX_BYTES, POD_PHOTO_TYPES, sniffImageType } from '../domain/delivery.ts'
 import { fromCents } from '../domain/money.ts'
@@ -70,13 +71,14 @@ export const getMe = defineOp({
 
 export const listMyDeliveries = defineOp({
   id: 'driver.deliveries.list', tag, summary: 'Own deliveries, newest first (30 per page)', access: driver, scope: [],
-  description: '`active=1` hides delivered and failed deliveries.',
-  input: ActiveQuery, output: PaginatedSchema(DriverDeliverySchema),
-  run: (ctx, query) => {
+  description: '`active=1` hides delivered and failed deliveries. `stops` lists the pickups and drop-offs of every active delivery in visiting order (docs/dispatch.md "Batching").',
+  input: ActiveQuery, output: DriverDeliveriesSchema,
+  run: async (ctx, query) => {
     const page = query.page ? Number(query.page) : 1
     const active = query.active === '1' || query.active === 'true'
-    const { rows, total } = ctx.svc.drivers.forDriver(driverOf(ctx).driverId, active, page, DELIVERIES_PER_PAGE)
-    return paginate(rows.map((o) => deliveryOut(ctx.svc, o.id)), page, DELIVERIES_PER_PAGE, total)
+    const { driverId } = driverOf(ctx)
+    const { rows, total } = ctx.svc.drivers.forDriver(driverId, active, page, DELIVERIES_PER_PAGE)
+    return { ...paginate(rows.map((o) => deliveryOut(ctx.svc, o.id)), page, DELIVERIES_PER_PAGE, total), stops: await driverStops(ctx.svc, driverId) }
   },
 })
 

@@ -77,12 +77,13 @@ const SettingsBody = v.object({
   reservations: Nullable(BookingRulesInput),
   location: Nullable(v.strictObject({ lat: v.pipe(v.number(), v.minValue(-90), v.maxValue(90)), lng: v.pipe(v.number(), v.minValue(-180), v.maxValue(180)) })),
   // Automatic dispatch (docs/dispatch.md "Policy"); keys left out take the defaults.
-  dispatch: Nullable(v.strictObject({
+  dispatch: Nullable(v.pipe(v.strictObject({
     mode: v.optional(v.picklist(DISPATCH_MODES)),
     offer_seconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(DISPATCH_LIMITS.offerSeconds.min), v.maxValue(DISPATCH_LIMITS.offerSeconds.max))),
     max_active_per_driver: v.optional(v.pipe(v.number(), v.integer(), v.minValue(DISPATCH_LIMITS.maxActive.min), v.maxValue(DISPATCH_LIMITS.maxActive.max))),
-    batch: v.optional(v.literal(false, 'Batching is not available yet: send false or leave it out.')),
-  })),
+    batch: v.optional(v.boolean()),
+  }), v.forward(v.partialCheck([['batch'], ['max_active_per_driver']], (d) => d.batch !== true || (d.max_active_per_driver ?? 1) >= 2,
+    'Batching needs max_active_per_driver of at least 2 (a driver carrying one order takes a second).'), ['batch']))),
   ...fulfillmentSettings,
 })
 
@@ -120,7 +121,7 @@ export const StoreSettingsSchema = {
         mode: { type: 'string', enum: [...DISPATCH_MODES], description: '`manual` (default): people decide; `offer`: the best candidate is offered the order, then the next; `auto`: the best candidate is assigned' },
         offer_seconds: { type: 'integer', description: 'how long each offer stands (default 30)' },
         max_active_per_driver: { type: 'integer', description: 'a driver with this many active deliveries and open offers is not a candidate (default 1)' },
-        batch: { type: 'boolean', description: 'always false for now' },
+        batch: { type: 'boolean', description: 'a driver carrying orders of this store may take another when it adds at most 10 minutes to their route (docs/dispatch.md "Batching"; default false)' },
       },
     },
     open_now: { type: 'boolean', description: 'Would a storefront or customer order be accepted now?' },
@@ -192,7 +193,7 @@ export const getStoreSettings = defineOp({
 
 export const updateStoreSettings = defineOp({
   id: 'stores.settings.update', tag, summary: 'Change some settings (keys left out stay; null clears one)',
-  description: 'Body: any of `timezone` (IANA), `business_hours` (`{mon: [["11:00","22:00"]], …}`; null = always open), `holidays` (`[{date, note?} | {from, to, note?}]`), `prep_minutes` (1–240), `accepting_orders`, `public_listing`, `address`, `phone`, `email`, `city`, `location` (`{lat, lng}`), `reservations` (booking rules: docs/operations.md "Reservations"), `dispatch` (`{mode: manual|offer|auto, offer_seconds, max_active_per_driver, batch}`: docs/dispatch.md "Policy"). Invalid input: 422 and nothing changes. Other keys of the store\'s settings (e.g. `driver_fee`) are kept.',
+  description: 'Body: any of `timezone` (IANA), `business_hours` (`{mon: [["11:00","22:00"]], …}`; null = always open), `holidays` (`[{date, note?} | {from, to, note?}]`), `prep_minutes` (1–240), `accepting_orders`, `public_listing`, `address`, `phone`, `email`, `city`, `location` (`{lat, lng}`), `reservations` (booking rules: docs/operations.md "Reservations"), `dispatch` (`{mode: manual|offer|auto, offer_seconds, max_active_per_driver, batch}`: docs/dispatch.md "Policy"; `batch: true` needs `max_active_per_driver` ≥ 2). Invalid input: 422 and nothing changes. Other keys of the store\'s settings (e.g. `driver_fee`) are kept.',
   access: { owner: 'restaurants:write' }, scope: ['store'], input: SettingsBody, output: StoreSettingsSchema,
   run: async (ctx, { city, ...patch }) => settingsView(await writeSettings(ctx.svc, storeOf(ctx).id, patch, city)),
 })

@@ -20,6 +20,11 @@ export interface JobRow {
 /** Decisions kept per job (the oldest are dropped). */
 export const DECISIONS_KEPT = 20
 
+/** A store's delivery orders waiting for a driver (none yet, not cancelled), oldest first: the Dispatch page's list. */
+export const waitingDeliveries = (db: Db, storeId: number, limit: number) =>
+  stmt<[number, number], { id: number; driver_id: number | null }>(db, `SELECT id, driver_id FROM orders WHERE store_id = ? AND delivery_status = 'pending'
+    AND driver_id IS NULL AND status <> 'cancelled' ORDER BY id LIMIT ?`).all(storeId, limit)
+
 export const dispatchJobs = {
   get: (db: Db, orderId: number) => stmt<[number], JobRow>(db, 'SELECT * FROM dispatch_jobs WHERE order_id = ?').get(orderId),
   open: (db: Db) => stmt<[], JobRow>(db, "SELECT * FROM dispatch_jobs WHERE state IN ('waiting', 'offered') ORDER BY order_id").all(),

@@ -11,6 +11,7 @@ import { paymentsPanel } from './payments.js'
 import { shiftsPage } from './shifts.js'
 import { reservationsPage } from './reservations.js'
 import { guestsPage } from './guests.js'
+import { dispatchPage } from './dispatch.js'
 
 // ---- Orders ----
 
@@ -226,78 +227,6 @@ async function storesPage(): Promise<void> {
   await draw()
   view.replaceChildren(list, create, zones)
   if (new URLSearchParams(location.search).get('first') && !store) say('Create a store to start: the other pages need one.')
-}
-
-// ---- Dispatch ----
-
-async function dispatchPage(): Promise<void> {
-  const drivers = new Map<number, Json>()
-  const deliveries = new Map<number, Json>()
-  const map = h('svg', { class: 'map', viewBox: '0 0 600 400', role: 'img', 'aria-labelledby': 'map-title' })
-  const list = h('div', {})
-  const live = h('span', { class: 'live-dot pill warn', text: 'connecting…' })
-  view.replaceChildren(h('p', {}, 'Drivers on shift and deliveries, live. ', live), h('div', { class: 'split' }, h('div', {}, map), list))
-
-  function drawMap() {
-    const pts = [...drivers.values()].filter((d) => d.location)
-    const lats = pts.map((d) => d.location.lat)
-    const lngs = pts.map((d) => d.location.lng)
-    // The drivers' bounding box with a margin: a map of the store's area, drawn without tiles.
-    const pad = 0.005
-    const [la0, la1] = lats.length ? [Math.min(...lats) - pad, Math.max(...lats) + pad] : [0, 1]
-    const [lo0, lo1] = lngs.length ? [Math.min(...lngs) - pad, Math.max(...lngs) + pad] : [0, 1]
-    const x = (lng: number): number => 20 + ((lng - lo0) / (lo1 - lo0 || 1)) * 560
-    const y = (lat: number): number => 380 - ((lat - la0) / (la1 - la0 || 1)) * 360
-    const grid: Element[] = []
-    for (let i = 1; i < 6; i++) grid.push(h('line', { x1: i * 100, y1: 0, x2: i * 100, y2: 400, stroke: '#d3ddd3' }))
-    for (let i = 1; i < 4; i++) grid.push(h('line', { x1: 0, y1: i * 100, x2: 600, y2: i * 100, stroke: '#d3ddd3' }))
-    map.replaceChildren(h('title', { id: 'map-title', text: `Map of ${pts.length} driver position(s)` }), ...grid,
-      ...pts.map((d) => h('g', { data: { driverId: d.id } },
-        h('circle', { cx: x(d.location.lng), cy: y(d.location.lat), r: 9, fill: d.on_shift ? '#0b5cad' : '#8a96a3', stroke: '#fff', 'stroke-width': 2 }),
-        h('text', { x: x(d.location.lng) + 12, y: y(d.location.lat) + 4, 'font-size': 13, fill: '#1d232b', text: d.name }))),
-      pts.length ? '' : h('text', { x: 300, y: 200, 'text-anchor': 'middle', fill: '#5b6570', text: 'No driver has shared a position yet' }))
-  }
-
-  function drawList() {
-    const onShift = [...drivers.values()].filter((d) => d.on_shift)
-    const waiting = [...deliveries.values()].filter((d) => d.delivery_status === 'pending')
-    const moving = [...deliveries.values()].filter((d) => d.delivery_status !== 'pending')
-    const assign = (d: Json): HTMLElement => {
-      const pick = h('select', { 'aria-label': `Driver for order ${d.id}` }, onShift.map((x) => h('option', { value: x.id, text: x.name })))
-      return h('form', { class: 'row', on: { submit: act(async () => {
-        await api('POST', `${S()}/orders/${d.id}/assign`, { driver_id: Number(pick.value) })
-        say(`Order #${d.id} assigned.`)
-      }) } }, pick, h('button', { type: 'submit', disabled: onShift.length === 0, text: 'Assign' }),
-      h('button', { type: 'button', on: { click: act(async () => { await api('POST', `${S()}/orders/${d.id}/offers`, {}); say(`Order #${d.id} offered.`) }) }, text: 'Offer' }))
-    }
-    list.replaceChildren(
-      h('h2', { text: `Waiting for a driver (${waiting.length})` }),
-      waiting.length ? table(['Order', 'Address', 'Assign'], waiting.map((d) => h('tr', { data: { deliveryId: d.id } }, h('td', { text: `#${d.id} ${d.customer_name || ''}` }), h('td', { text: d.address || '' }), h('td', {}, assign(d))))) : h('p', { class: 'muted', text: 'None.' }),
-      h('h2', { text: `On the way (${moving.length})` }),
-      moving.length ? table(['Order', 'Status', 'Driver'], moving.map((d) => h('tr', {}, h('td', { text: `#${d.id}` }), h('td', { text: d.delivery_status.replace(/_/g, ' ') }), h('td', { text: (drivers.get(d.driver_id) || {}).name || '' })))) : h('p', { class: 'muted', text: 'None.' }),
-      h('h2', { text: `Drivers on shift (${onShift.length})` }),
-      h('ul', {}, onShift.map((d) => h('li', { text: `${d.name}${d.connected ? ' · app open' : ''}` }))))
-  }
-  const draw = () => { drawMap(); drawList() }
-
-  liveSocket<Json>(`/ws/dispatch/${theStore().id}`, (f) => {
-    if (f.type === 'snapshot') {
-      drivers.clear(); deliveries.clear()
-      for (const d of f.drivers) drivers.set(d.id, d)
-      for (const d of f.deliveries) deliveries.set(d.id, d)
-    } else if (f.type === 'location') {
-      const d = drivers.get(f.driver_id)
-      if (d) d.location = { lat: f.lat, lng: f.lng, location_updated_at: f.location_updated_at }
-    } else if (f.type === 'driver') {
-      drivers.set(f.driver_id, { ...(drivers.get(f.driver_id) || { id: f.driver_id, location: null }), name: f.name, on_shift: f.on_shift, connected: f.connected })
-    } else if (f.type === 'delivery') {
-      const d = f.delivery
-      if (['delivered', 'failed'].includes(d.delivery_status)) deliveries.delete(d.id)
-      else deliveries.set(d.id, d)
-    }
-    draw()
-  }, (up) => { live.textContent = up ? 'live' : 'reconnecting…'; live.className = up ? 'live-dot pill live' : 'live-dot pill warn' })
-  draw()
 }
 
 // ---- Menu ----

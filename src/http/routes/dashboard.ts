@@ -10,6 +10,8 @@ import { API_PREFIX } from '../server.ts'
 import { DASHBOARD_PAGES, dashboardHeaders, dashboardShell } from '../pages/dashboard/shell.ts'
 import { ASSET_TAG, DASHBOARD_ASSETS } from '../pages/dashboard/assets.ts'
 import { STORE_TYPES } from '../../domain/verticals.ts'
+import { tileOrigin } from '../../domain/map-tiles.ts'
+import { LEAFLET_BASE } from './leaflet-assets.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const tag = 'Dashboard'
@@ -18,8 +20,13 @@ const pageRoutes = DASHBOARD_PAGES.map((page) => route({
   method: 'GET', path: `/dashboard/${page.path}`, site: true, tag, auth: 'session', produces: HTML,
   summary: `Dashboard: ${page.title}`,
   description: 'Signed out: 303 to `/login?next=…`. The page loads `/dashboard/assets/app.js`, which draws it from the owner API (docs/dashboard.md).',
-  handler: ({ principal, headers }) =>
-    new Reply(200, dashboardShell({ page, csrf: principal.csrf, site: '', api: API_PREFIX, assetTag: ASSET_TAG, storeTypes: STORE_TYPES }), dashboardHeaders(headers.host, null), HTML),
+  handler: ({ principal, headers, svc }) => {
+    // The Dispatch page's map over the operator's tiles, when configured (docs/dashboard.md "Dispatch").
+    const tiles = page.path === 'dispatch' ? svc.config.mapTileUrl : null
+    const map = tiles ? { tileUrl: tiles, attribution: svc.config.mapTileAttribution, leaflet: LEAFLET_BASE } : null
+    return new Reply(200, dashboardShell({ page, csrf: principal.csrf, site: '', api: API_PREFIX, assetTag: ASSET_TAG, storeTypes: STORE_TYPES, map }),
+      dashboardHeaders(headers.host, null, tiles ? tileOrigin(tiles) : null), HTML)
+  },
 }))
 
 const assetRoutes = Object.entries(DASHBOARD_ASSETS).map(([name, asset]) => route({

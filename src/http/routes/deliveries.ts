@@ -8,7 +8,7 @@
 import { bind } from '../bind.ts'
 import { route, Reply } from '../route.ts'
 import * as deliveries from '../../ops/deliveries.ts'
-import { explainDispatch } from '../../ops/dispatch.ts'
+import { explainDispatch, listWaitingDispatch } from '../../ops/dispatch.ts'
 import { authorize, resolveScope } from '../../auth/policy.ts'
 
 const store = { store: 'id' } as const
@@ -20,6 +20,7 @@ export const deliveryRoutes = [
   bind(deliveries.setDeliveryStatus, { method: 'PUT', path: '/restaurants/{id}/orders/{orderId}/delivery-status', auth: 'owner', ids: order }),
   bind(deliveries.createOffers, { method: 'POST', path: '/restaurants/{id}/orders/{orderId}/offers', auth: 'owner', ids: order }),
   bind(explainDispatch, { method: 'GET', path: '/restaurants/{id}/orders/{orderId}/dispatch', auth: 'owner', ids: order }),
+  bind(listWaitingDispatch, { method: 'GET', path: '/restaurants/{id}/dispatch/waiting', auth: 'owner', ids: store }),
   route({
     method: 'GET', path: '/restaurants/{id}/orders/{orderId}/pod-photo', tag: 'Deliveries', summary: 'The proof-of-delivery photo', auth: 'owner',
     capability: 'orders:read', produces: 'image/*', response: { type: 'string', format: 'binary' },

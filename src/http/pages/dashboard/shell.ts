@@ -39,10 +39,15 @@ export interface ShellInput {
   assetTag: string
   /** The store types `POST /restaurants` accepts (src/domain/verticals.ts), for the Stores page's select. */
   storeTypes?: readonly string[]
+  /**
+   * The Dispatch page's map over the operator's tiles (MAP_TILE_URL): Leaflet from this server and
+   * the tile template; without it the page draws its map in SVG (docs/dashboard.md "Dispatch").
+   */
+  map?: { tileUrl: string; attribution: string; leaflet: string } | null
 }
 
 /** The page: header with the store picker and sign-out, navigation, and the page's `<main>`. */
-export function dashboardShell({ page, csrf, site, api, assetTag, storeTypes = [] }: ShellInput): string {
+export function dashboardShell({ page, csrf, site, api, assetTag, storeTypes = [], map = null }: ShellInput): string {
   const nav = DASHBOARD_PAGES.map((p) =>
     `<li><a href="${esc(site)}/dashboard/${p.path}" data-nav="${p.path}"${p.path === page.path ? ' aria-current="page"' : ''}>${esc(p.title)}</a></li>`).join('')
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -51,8 +56,8 @@ ${csrfMeta({ csrf })}
 <title>${esc(page.title)} · Dashboard</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${esc(site)}/dashboard/assets/app.css?v=${esc(assetTag)}">
-<script type="module" src="${esc(site)}/dashboard/assets/app.js?v=${esc(assetTag)}"></script>
-</head><body data-page="${esc(page.path)}" data-site="${esc(site)}" data-api="${esc(api)}" data-store-types="${esc(storeTypes.join(' '))}">
+${map ? `<link rel="stylesheet" href="${esc(site)}${esc(map.leaflet)}/leaflet.css">\n<script src="${esc(site)}${esc(map.leaflet)}/leaflet.js"></script>\n` : ''}<script type="module" src="${esc(site)}/dashboard/assets/app.js?v=${esc(assetTag)}"></script>
+</head><body data-page="${esc(page.path)}" data-site="${esc(site)}" data-api="${esc(api)}" data-store-types="${esc(storeTypes.join(' '))}"${map ? ` data-tile-url="${esc(map.tileUrl)}" data-tile-attribution="${esc(map.attribution)}"` : ''}>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top"><span class="brand">Dashboard</span>
 <label class="store-pick">Store <select id="store" aria-label="Store"></select></label>
@@ -70,11 +75,11 @@ ${csrfMeta({ csrf })}
  * sockets on this server (`'self'` does not cover `ws:` in every browser, so the host is named).
  */
 const HOST = /^[\w.-]+(:\d{1,5})?$|^\[[\d:a-fA-F]+\](:\d{1,5})?$/
-export function dashboardHeaders(host: string | undefined, apiOrigin: string | null): Record<string, string> {
+export function dashboardHeaders(host: string | undefined, apiOrigin: string | null, tileOrigin: string | null = null): Record<string, string> {
   const sockets = host && HOST.test(host) ? ` ws://${host} wss://${host}` : ''
   const api = apiOrigin ? ` ${apiOrigin} ${apiOrigin.replace(/^http/, 'ws')}` : ''
   return {
-    'Content-Security-Policy': `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'${sockets}${api}; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'${sockets}${api}; img-src 'self' data:${tileOrigin ? ` ${tileOrigin}` : ''}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'same-origin',
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
