@@ -17,10 +17,13 @@ import type { OrderView } from '../storage/orders.ts'
 import { ApiError } from '../errors.ts'
 import { nowIso } from '../storage/db.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
-import { DECISIONS_KEPT, dispatchJobs, driverLoads, onShiftPositions, type JobRow } from '../storage/dispatch.ts'
+import { DECISIONS_KEPT, dispatchJobs, driverLoadSeed, onShiftPositions, type JobRow } from '../storage/dispatch.ts'
+import type { OfferChanges } from '../storage/drivers.ts'
 import { FleetGrid, type FleetEntry } from '../domain/fleet-grid.ts'
+import { FleetLoads } from '../domain/fleet-loads.ts'
+import type { DeliveryStatus } from '../domain/order-state.ts'
 import { CANDIDATES_TIMED, POSITION_FRESH_MS, dispatchSettingsOf, dueAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
-import { driverFeeCents } from '../domain/delivery.ts'
+import { driverFeeCents, isActiveDelivery } from '../domain/delivery.ts'
 import { storePosition } from './store-delivery.ts'
 
 /** What the driver actors and the driver app tell the dispatcher (a no-op one when dispatch is off). */
@@ -31,9 +34,14 @@ export interface DispatchSink {
   presence(d: { id: number; ownerId: number; restaurantId: number | null; onShift: boolean; lat: number | null; lng: number | null; locationAt: string | null; deleted?: true }): void
   /** A driver rejected an offer of `orderId`: the next candidate, now. */
   answered(orderId: number): void
+  /** An order's delivery or offers changed, committed (the order actor, after every write): drivers' loads follow. */
+  orderChanged(prev: OrderDelivery, next: OrderDelivery, offers: OfferChanges): void
 }
 
-export const noDispatch: DispatchSink = { moved: () => {}, presence: () => {}, answered: () => {} }
+/** The delivery side of an order, as `orderChanged` reads it. */
+export interface OrderDelivery { id: number; driverId: number | null; deliveryStatus: DeliveryStatus | null }
+
+export const noDispatch: DispatchSink = { moved: () => {}, presence: () => {}, answered: () => {}, orderChanged: () => {} }
 
 /** One decision as the explain view shows it. */
 export interface DecisionRecord {
@@ -49,8 +57,12 @@ export interface DecisionRecord {
 /** The safety net's period: open jobs whose time came (due, offer expired) are looked at again. */
 export const DISPATCH_TICK_MS = 1000
 
+const cpuSince = (c: NodeJS.CpuUsage): number => { const d = process.cpuUsage(c); return d.user + d.system }
+
 export class Dispatcher implements DispatchSink {
   readonly fleet = new FleetGrid()
+  /** Drivers' active deliveries, open offers and last delivery's end, kept from order changes (seeded from SQLite on the first look). */
+  readonly loads = new FleetLoads()
   private chain: Promise<void> = Promise.resolve()
   private readonly queued = new Set<number>()
   private readonly timers = new Map<number, NodeJS.Timeout>()
@@ -85,6 +97,8 @@ export class Dispatcher implements DispatchSink {
   }
 
   presence(d: Parameters<DispatchSink['presence']>[0]): void {
+    // Off shift, its offers were withdrawn: read afresh from SQLite when it is looked at again.
+    if (d.deleted || !d.onShift) this.loads.forget(d.id)
     if (d.deleted || !d.onShift || d.lat === null || d.lng === null || d.locationAt === null) return this.fleet.remove(d.id)
     const known = this.fleet.get(d.id)
     this.fleet.upsert(d.id, d.ownerId, d.restaurantId, d.lat, d.lng, known?.atMs ?? Date.parse(d.locationAt))
@@ -94,6 +108,17 @@ export class Dispatcher implements DispatchSink {
 
   answered(orderId: number): void {
     this.kick(orderId)
+  }
+
+  orderChanged(prev: OrderDelivery, next: OrderDelivery, offers: OfferChanges): void {
+    const { loads } = this
+    if (prev.driverId !== next.driverId || prev.deliveryStatus !== next.deliveryStatus) {
+      const ended = (next.deliveryStatus === 'delivered' || next.deliveryStatus === 'failed') && prev.deliveryStatus !== next.deliveryStatus
+      loads.delivery(next.id, next.driverId, isActiveDelivery(next.deliveryStatus), ended, Date.now())
+    }
+    for (const o of offers.created) loads.offerOpened(o.id, o.driver_id, Date.parse(o.expires_at))
+    for (const o of offers.withdrawn) loads.offerClosed(o.id)
+    for (const id of offers.closed) loads.offerClosed(id)
   }
 
   // ---- events -------------------------------------------------------------------------------------
@@ -190,10 +215,10 @@ export class Dispatcher implements DispatchSink {
     const settings = parseSettings(store.settings)
     const ds = dispatchSettingsOf(settings)
     const readyMs = order.eta ? Date.parse((JSON.parse(order.eta) as { ready_at: string }).ready_at) : now
+    const { ranked, excluded, router, cpuUs } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs)
     const cpu = process.cpuUsage()
-    const { ranked, excluded, router } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs)
-    const c = process.cpuUsage(cpu)
-    this.decisionCpuUs.push(c.user + c.system)
+    this.confirmFree(ranked, excluded, ds.max_active_per_driver, now)
+    this.decisionCpuUs.push(cpuUs + cpuSince(cpu))
     if (this.decisionCpuUs.length > 1000) this.decisionCpuUs.shift()
     const record = (action: DecisionRecord['action'], more: Partial<DecisionRecord> = {}): DecisionRecord =>
       Object.assign({ at: iso, action, candidates: ranked.slice(0, 10), excluded: excluded.slice(0, 20), router }, more)
@@ -234,6 +259,8 @@ export class Dispatcher implements DispatchSink {
 
   /** The candidates for a store now: the nearest on-shift drivers that may serve it, timed by the router and ranked. */
   private async candidates(store: StoreRow, settings: Record<string, unknown>, maxActive: number, tried: ReadonlySet<number>, now: number, readyMs: number) {
+    // CPU of the synchronous parts only: what runs while the router's answer is awaited is not this decision's.
+    let cpu = process.cpuUsage()
     const excluded: DecisionRecord['excluded'] = []
     const freshSince = now - POSITION_FRESH_MS
     const origin = storePosition(settings)
@@ -244,29 +271,47 @@ export class Dispatcher implements DispatchSink {
       if (reason) { excluded.push({ driver_id: e.id, reason }); return false }
       return true
     }
-    // Without the store's location there is no distance: no candidate can be ranked.
-    // The nearest drivers may all be full (a busy evening): look twice as far each round, up to 64×.
-    const free: Array<{ e: FleetEntry; m: number }> = []
-    const loads = new Map<number, { load: number; last: string | null }>()
-    for (let k = CANDIDATES_TIMED * 2; origin && free.length < CANDIDATES_TIMED && k <= CANDIDATES_TIMED * 128; k *= 2) {
-      excluded.length = 0
-      const near = this.fleet.nearest(origin.lat, origin.lng, k, accept)
-      const fresh = near.filter((n) => !loads.has(n.e.id))
-      for (const [id, l] of driverLoads(this.svc.db, fresh.map((n) => n.e.id), nowIso(now))) loads.set(id, l)
-      free.length = 0
-      for (const n of near) {
-        if (loads.get(n.e.id)!.load < maxActive) free.push(n)
-        else excluded.push({ driver_id: n.e.id, reason: 'full' })
-      }
-      if (near.length < k) break // nobody farther
+    // Full drivers (by the loads in memory) are passed over by the index walk itself: the nearest
+    // free ones are found however many nearer drivers are busy.
+    const loadOf = (id: number): number => {
+      const l = this.loads.load(id, now)
+      if (l !== undefined) return l
+      this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(now)))
+      return this.loads.load(id, now)!
     }
-    free.length = Math.min(free.length, CANDIDATES_TIMED)
-    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null }
-    const travel = await this.svc.router.toOne(free.map((n) => n.e), origin)
+    const free = origin ? this.fleet.nearest(origin.lat, origin.lng, CANDIDATES_TIMED, (e) => {
+      if (!accept(e)) return false
+      if (loadOf(e.id) < maxActive) return true
+      excluded.push({ driver_id: e.id, reason: 'full' })
+      return false
+    }) : []
+    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null, cpuUs: cpuSince(cpu) }
+    const waiting = this.svc.router.toOne(free.map((n) => n.e), origin)
+    let cpuUs = cpuSince(cpu)
+    const travel = await waiting
+    cpu = process.cpuUsage()
     const cands: Candidate[] = free.map((n, i) => {
-      const l = loads.get(n.e.id)!
-      return { driver_id: n.e.id, travel_s: travel.seconds[i]!, load: l.load, idle_s: l.last ? Math.round((now - Date.parse(l.last)) / 1000) : 1e9 }
+      const last = this.loads.lastEndMs(n.e.id)
+      return { driver_id: n.e.id, travel_s: travel.seconds[i]!, load: loadOf(n.e.id), idle_s: last !== null ? Math.round((now - last) / 1000) : 1e9 }
     })
-    return { ranked: rankCandidates(cands, now, readyMs), excluded, router: { source: travel.source, fallback: travel.fallback } }
+    const ranked = rankCandidates(cands, now, readyMs)
+    cpuUs += cpuSince(cpu)
+    return { ranked, excluded, router: { source: travel.source, fallback: travel.fallback }, cpuUs }
+  }
+
+  /**
+   * SQLite stays the truth against double booking: the best candidate's load is read again from it
+   * (and the memory re-seeded) before anything is committed; one found full is dropped from `ranked`
+   * (excluded `full`) and the next is checked.
+   */
+  private confirmFree(ranked: Ranked[], excluded: DecisionRecord['excluded'], maxActive: number, now: number): void {
+    while (ranked.length > 0) {
+      const id = ranked[0]!.driver_id
+      this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(now)))
+      if (this.loads.load(id, now)! < maxActive) return
+      ranked.shift()
+      excluded.push({ driver_id: id, reason: 'full' })
+      ranked.forEach((c, i) => { c.rank = i + 1 })
+    }
   }
 }
