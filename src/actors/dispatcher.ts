@@ -22,7 +22,7 @@ import type { OfferChanges } from '../storage/drivers.ts'
 import { FleetGrid, type FleetEntry } from '../domain/fleet-grid.ts'
 import { FleetLoads } from '../domain/fleet-loads.ts'
 import type { DeliveryStatus } from '../domain/order-state.ts'
-import { CANDIDATES_TIMED, POSITION_FRESH_MS, dispatchSettingsOf, dueAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
+import { CANDIDATES_TIMED, POSITION_FRESH_MS, answerLeadS, dispatchSettingsOf, dueAt, dueTravelS, recheckAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
 import { driverFeeCents, isActiveDelivery } from '../domain/delivery.ts'
 import { storePosition } from './store-delivery.ts'
 
@@ -68,6 +68,8 @@ export class Dispatcher implements DispatchSink {
   private readonly timers = new Map<number, NodeJS.Timeout>()
   private tick: NodeJS.Timeout | null = null
   private closed = false
+  /** Orders waiting for their due time, by owner (they compete for the same drivers: `dueTravelS`). */
+  private readonly waitingDue = new Map<number, Set<number>>()
   /** CPU time (µs) of the latest decisions' candidate search and ranking, newest last (at most 1,000), for the bench. */
   readonly decisionCpuUs: number[] = []
 
@@ -180,6 +182,8 @@ export class Dispatcher implements DispatchSink {
   private async step(orderId: number): Promise<void> {
     const { svc } = this
     const job = dispatchJobs.get(svc.db, orderId)
+    // Counted among the orders waiting for their due time again only if it still is (below).
+    for (const set of this.waitingDue.values()) set.delete(orderId)
     if (!job || job.state === 'assigned' || job.state === 'closed') return
     const decisions = JSON.parse(job.decisions) as DecisionRecord[]
     const tried = new Set(JSON.parse(job.tried) as number[])
@@ -209,7 +213,9 @@ export class Dispatcher implements DispatchSink {
       await save({ state: 'offered', offer_id: open.id })
       return this.at(orderId, Date.parse(open.expires_at))
     }
-    if (job.due_at !== null && Date.parse(job.due_at) > now) return this.at(orderId, Date.parse(job.due_at))
+    // Waiting for its due time: looked at again before it (halfway there each time), so that a due
+    // time counting on a driver taken meanwhile by another order moves earlier.
+    const waitingForDue = job.state === 'waiting' && job.due_at !== null && decisions[decisions.length - 1]?.action === 'wait_until_due'
     const store = svc.stores.byId(order.store_id)
     if (!store) return void (await save({ state: 'closed' }))
     const settings = parseSettings(store.settings)
@@ -222,12 +228,16 @@ export class Dispatcher implements DispatchSink {
     if (this.decisionCpuUs.length > 1000) this.decisionCpuUs.shift()
     const record = (action: DecisionRecord['action'], more: Partial<DecisionRecord> = {}): DecisionRecord =>
       Object.assign({ at: iso, action, candidates: ranked.slice(0, 10), excluded: excluded.slice(0, 20), router }, more)
-    if (job.due_at === null) {
-      const due = dueAt(readyMs, ranked[0]?.travel_s ?? null, now)
+    if (job.due_at === null || waitingForDue) {
+      const competing = this.waitingDue.get(store.owner_id)
+      const due = dueAt(readyMs, dueTravelS(ranked, competing?.size ?? 0), now, answerLeadS(job.mode, ds.offer_seconds))
       if (due > now + 1000) {
+        if (competing) competing.add(orderId)
+        else this.waitingDue.set(store.owner_id, new Set([orderId]))
         const dueIso = nowIso(due)
-        await save({ state: 'waiting', due_at: dueIso }, record('wait_until_due', { due_at: dueIso }))
-        return this.at(orderId, due)
+        // Said (and written) again only when it moved by a second or more.
+        if (job.due_at === null || Math.abs(due - Date.parse(job.due_at)) >= 1000) await save({ state: 'waiting', due_at: dueIso }, record('wait_until_due', { due_at: dueIso }))
+        return this.at(orderId, recheckAt(now, due))
       }
     }
     const best = ranked[0]
