@@ -7,8 +7,8 @@
  * - **policy**: the stores dispatch in `offer` mode (the server's dispatcher decides);
  * - **baseline**: the stores dispatch by hand and this harness applies "nearest idle driver": each
  *   order, as soon as it is placed, goes to the idle driver nearest its store through
- *   `POST …/orders/{orderId}/assign`; with nobody idle it queues, oldest first, for the next driver
- *   who delivers.
+ *   `POST …/orders/{orderId}/assign` after the driver's reaction time (the same draws as its answers
+ *   to offers); with nobody idle it queues, oldest first, for the next driver who delivers.
  *
  * Drivers are clients of the real driver socket (`/ws/driver`: positions every 400 ms, `offer` and
  * `assignment` frames) and of the driver API (accept or reject an offer after a reaction time,
@@ -55,7 +55,7 @@ export interface SimConfig {
   /** Customers live within this many simulated km of their store. */
   reachKm: number
   prepMinutes: number
-  /** Share of offers a driver rejects. */
+  /** Share of offers a driver rejects (the policy's; the baseline assigns, which cannot be refused: 0 keeps them even). */
   rejectShare: number
   /** A driver answers an offer this many real ms after it arrives (uniform). */
   reactMs: [number, number]
@@ -65,7 +65,7 @@ export interface SimConfig {
 
 export const SIM_DEFAULTS: SimConfig = {
   seed: 37, scale: 30, stores: 8, drivers: 40, ordersPerHour: 160, minutes: 24, cityKm: 8, reachKm: 3, prepMinutes: 15,
-  rejectShare: 0.1, reactMs: [300, 1500], offerSeconds: 5,
+  rejectShare: 0, reactMs: [300, 1500], offerSeconds: 5,
 }
 
 /** The router's effective speed over the straight line (src/domain/eta.ts: 25 km/h door to door, 1.3 detour), m/s. */
@@ -268,7 +268,11 @@ export async function simulate(cfg: SimConfig, log: (s: string) => void): Promis
         this.queue.shift()
         this.setState(best, 'reserved', Date.now())
         const s = setup[this.name]!
-        void call('POST', `/restaurants/${s.stores[o.store]!.id}/orders/${o.id}/assign`, s.token, { driver_id: best.id })
+        // The driver takes the same time to react as to an offer of the policy's (the same draws).
+        const r = city.reactions[this.drivers.indexOf(best)]!
+        const delay = cfg.reactMs[0] + r() * (cfg.reactMs[1] - cfg.reactMs[0])
+        r()
+        setTimeout(() => void call('POST', `/restaurants/${s.stores[o.store]!.id}/orders/${o.id}/assign`, s.token, { driver_id: best.id }), delay)
       }
     }
 

@@ -75,7 +75,7 @@ export const dueAt = (readyMs: number, bestTravelS: number | null, nowMs: number
 
 /**
  * The travel time a due time counts on (issue 37 item 6, found by the simulation): not the nearest
- * candidate's when `competing` other orders of the same fleet are waiting for their due time too —
+ * candidate's when `competing` other orders of the same fleet (owner) are waiting for their due time too —
  * they may take the nearest drivers first — but the (competing + 1)-th fastest candidate's (or the
  * slowest one timed). With nobody competing it is the nearest's.
  */

@@ -4,7 +4,7 @@
  * the spatial index's nearest-neighbour answers checked against a brute-force scan.
  */
 import t from 'tap'
-import { dispatchSettingsOf, dueAt, rankCandidates } from '../../src/domain/dispatch.ts'
+import { answerLeadS, dispatchSettingsOf, dueAt, dueTravelS, rankCandidates, recheckAt } from '../../src/domain/dispatch.ts'
 import { FleetGrid } from '../../src/domain/fleet-grid.ts'
 import { FleetLoads } from '../../src/domain/fleet-loads.ts'
 import { haversineMeters } from '../../src/domain/eta.ts'
@@ -33,6 +33,20 @@ t.test('due time: ready minus the best travel, at once when past or unknown', as
   t.equal(dueAt(600_000, 100, 0), 500_000)
   t.equal(dueAt(600_000, 900, 0), 0)
   t.equal(dueAt(600_000, null, 5), 5)
+  t.equal(dueAt(600_000, 100, 0, 10), 490_000, 'the time to answer the offer comes off too')
+})
+
+t.test('due time under contention (found by the simulation): counts on the (n+1)-th fastest, a third of the offer time to answer, looked at again halfway', async (t) => {
+  const c = [{ travel_s: 300 }, { travel_s: 60 }, { travel_s: 120 }]
+  t.equal(dueTravelS(c, 0), 60, 'nobody else waiting: the nearest')
+  t.equal(dueTravelS(c, 1), 120, 'one other order waiting: it may take the nearest')
+  t.equal(dueTravelS(c, 9), 300, 'more waiting than timed: the slowest timed')
+  t.equal(dueTravelS([], 0), null)
+  t.equal(answerLeadS('offer', 30), 10)
+  t.equal(answerLeadS('auto', 30), 0)
+  t.equal(recheckAt(0, 60_000), 30_000)
+  t.equal(recheckAt(0, 1_500), 1_000, 'at least a second ahead')
+  t.equal(recheckAt(0, 500), 500, 'never after the due time')
 })
 
 t.test('the grid answers the k nearest accepted, as a brute-force scan does', async (t) => {
