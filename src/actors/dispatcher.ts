@@ -17,7 +17,7 @@ import type { OrderView } from '../storage/orders.ts'
 import { ApiError } from '../errors.ts'
 import { nowIso } from '../storage/db.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
-import { DECISIONS_KEPT, dispatchJobs, driverLoadSeed, onShiftPositions, type JobRow } from '../storage/dispatch.ts'
+import { DECISIONS_KEPT, dispatchJobs, driverLoadNow, driverLoadSeed, onShiftPositions, type JobRow } from '../storage/dispatch.ts'
 import type { OfferChanges } from '../storage/drivers.ts'
 import { FleetGrid, type FleetEntry } from '../domain/fleet-grid.ts'
 import { FleetLoads } from '../domain/fleet-loads.ts'
@@ -292,7 +292,8 @@ export class Dispatcher implements DispatchSink {
     const free = origin ? this.fleet.nearest(origin.lat, origin.lng, CANDIDATES_TIMED, (e) => {
       if (!accept(e)) return false
       if (loadOf(e.id) < maxActive) return true
-      excluded.push({ driver_id: e.id, reason: 'full' })
+      // The record keeps the first 20 exclusions: a walk past hundreds of busy drivers need not list them all.
+      if (excluded.length < 20) excluded.push({ driver_id: e.id, reason: 'full' })
       return false
     }) : []
     if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null, cpuUs: cpuSince(cpu) }
@@ -311,13 +312,16 @@ export class Dispatcher implements DispatchSink {
 
   /**
    * SQLite stays the truth against double booking: the best candidate's load is read again from it
-   * (and the memory re-seeded) before anything is committed; one found full is dropped from `ranked`
-   * (excluded `full`) and the next is checked.
+   * before anything is committed; one found full is dropped from `ranked` (excluded `full`, its
+   * memory re-seeded) and the next is checked.
    */
   private confirmFree(ranked: Ranked[], excluded: DecisionRecord['excluded'], maxActive: number, now: number): void {
     while (ranked.length > 0) {
       const id = ranked[0]!.driver_id
-      this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(now)))
+      const iso = nowIso(now)
+      const load = driverLoadNow(this.svc.db, id, iso)
+      if (load === this.loads.load(id, now) && load < maxActive) return
+      this.loads.seed(id, driverLoadSeed(this.svc.db, id, iso))
       if (this.loads.load(id, now)! < maxActive) return
       ranked.shift()
       excluded.push({ driver_id: id, reason: 'full' })

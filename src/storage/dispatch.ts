@@ -53,6 +53,11 @@ export function driverLoadSeed(db: Db, driverId: number, now: string): LoadSeed 
   return { active, offers: offers.map((o) => ({ id: o.id, expiresAtMs: Date.parse(o.expires_at) })), lastEndMs: last ? Date.parse(last) : null }
 }
 
+/** A driver's load now (active deliveries + open offers) as SQLite has it: the check before an offer or assignment is committed. */
+export const driverLoadNow = (db: Db, driverId: number, now: string): number =>
+  stmt<[number, number, string], number>(db, `SELECT (SELECT COUNT(*) FROM orders WHERE driver_id = ? AND delivery_status IN ('assigned', 'picked_up', 'out_for_delivery'))
+    + (SELECT COUNT(*) FROM delivery_offers WHERE driver_id = ? AND status = 'pending' AND expires_at > ?)`).pluck().get(driverId, driverId, now)!
+
 /** On-shift drivers with a stored position, to fill the spatial index at start. */
 export function onShiftPositions(db: Db): Array<{ id: number; owner_id: number; restaurant_id: number | null; lat: number; lng: number; location_updated_at: string }> {
   return stmt<[], { id: number; owner_id: number; restaurant_id: number | null; lat: number; lng: number; location_updated_at: string }>(db,
