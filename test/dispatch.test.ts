@@ -5,7 +5,8 @@
  * never chosen; the explain view shows the candidates, the exclusions and every offer; nobody
  * available waits and is offered once someone starts a shift; `auto` assigns exactly one driver and
  * two orders at once never double-book a driver at `max_active_per_driver: 1`; a restart in the
- * middle of a cascade resumes it without assigning anything twice. Stores in `manual` mode are left alone.
+ * middle of a cascade resumes it without assigning anything twice; orders waiting for their due time
+ * count on the next fastest driver when others wait for the nearest. Stores in `manual` mode are left alone.
  */
 import t from 'tap'
 import { findFreePort, startServer, request } from './helpers/server.ts'
@@ -206,4 +207,27 @@ t.test('a busy evening: when the nearest drivers are all full the search widens 
   const busyIds = new Set(busy.map((b) => b.id))
   t.equal(full.size, 20, 'the nearer ones were left out as full (the record keeps 20 exclusions)')
   t.ok([...full].every((id) => busyIds.has(id as number)), 'only busy drivers are full')
+})
+
+t.test('orders waiting for their due time compete for the nearest driver: the next one counts on the second fastest (found by the simulation)', async (t) => {
+  const f = createFleet(db)
+  const r = await s.req('PUT', `/restaurants/${f.storeId}/settings`, { token: f.ownerToken, body: { location: STORE, prep_minutes: 30, dispatch: { mode: 'auto' } } })
+  t.equal(r.status, 200)
+  const [a, b] = f.drivers as [TestDriver, TestDriver]
+  await onShift(s.req, a, 1)
+  await onShift(s.req, b, 3)
+  const dueOf = async (orderId: number) => {
+    await until(async () => (await explain(s.req, f, orderId)).decisions.length > 0)
+    const d = (await explain(s.req, f, orderId)).decisions[0]
+    return { action: d.action, due: Date.parse(d.due_at), travel: new Map<number, number>(d.candidates.map((c: { driver_id: number; travel_s: number }) => [c.driver_id, c.travel_s])) }
+  }
+  const o1 = await deliveryOrder(s, f, north(5))
+  const d1 = await dueOf(o1.id)
+  t.equal(d1.action, 'wait_until_due')
+  t.equal(d1.due, Date.parse((o1.eta as { ready_at: string }).ready_at) - d1.travel.get(a.id)! * 1000, 'alone: due as the nearest driver would arrive when it is ready')
+  const o2 = await deliveryOrder(s, f, north(5))
+  const d2 = await dueOf(o2.id)
+  t.equal(d2.action, 'wait_until_due')
+  t.equal(d2.due, Date.parse((o2.eta as { ready_at: string }).ready_at) - d2.travel.get(b.id)! * 1000, 'the first order may take the nearest: due as the second would arrive')
+  t.ok(d2.travel.get(b.id)! > d2.travel.get(a.id)!)
 })

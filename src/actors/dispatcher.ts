@@ -17,10 +17,13 @@ import type { OrderView } from '../storage/orders.ts'
 import { ApiError } from '../errors.ts'
 import { nowIso } from '../storage/db.ts'
 import { parseSettings, type StoreRow } from '../storage/stores.ts'
-import { DECISIONS_KEPT, dispatchJobs, driverLoads, onShiftPositions, type JobRow } from '../storage/dispatch.ts'
-import { FleetGrid, type FleetEntry } from '../domain/fleet-grid.ts'
-import { CANDIDATES_TIMED, POSITION_FRESH_MS, dispatchSettingsOf, dueAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
-import { driverFeeCents } from '../domain/delivery.ts'
+import { DECISIONS_KEPT, dispatchJobs, driverLoadNow, driverLoadSeed, onShiftPositions, type JobRow } from '../storage/dispatch.ts'
+import type { OfferChanges } from '../storage/drivers.ts'
+import { FleetGrid } from '../domain/fleet-grid.ts'
+import { FleetLoads } from '../domain/fleet-loads.ts'
+import type { DeliveryStatus } from '../domain/order-state.ts'
+import { CANDIDATES_TIMED, POSITION_FRESH_MS, answerLeadS, dispatchSettingsOf, dueAt, dueTravelS, recheckAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
+import { driverFeeCents, isActiveDelivery } from '../domain/delivery.ts'
 import { storePosition } from './store-delivery.ts'
 import { batchCandidates, type BatchExclusion } from './dispatch-batch.ts'
 
@@ -32,9 +35,14 @@ export interface DispatchSink {
   presence(d: { id: number; ownerId: number; restaurantId: number | null; onShift: boolean; lat: number | null; lng: number | null; locationAt: string | null; deleted?: true }): void
   /** A driver rejected an offer of `orderId`: the next candidate, now. */
   answered(orderId: number): void
+  /** An order's delivery or offers changed, committed (the order actor, after every write): drivers' loads follow. */
+  orderChanged(prev: OrderDelivery, next: OrderDelivery, offers: OfferChanges): void
 }
 
-export const noDispatch: DispatchSink = { moved: () => {}, presence: () => {}, answered: () => {} }
+/** The delivery side of an order, as `orderChanged` reads it. */
+export interface OrderDelivery { id: number; driverId: number | null; deliveryStatus: DeliveryStatus | null }
+
+export const noDispatch: DispatchSink = { moved: () => {}, presence: () => {}, answered: () => {}, orderChanged: () => {} }
 
 /** One decision as the explain view shows it. */
 export interface DecisionRecord {
@@ -50,13 +58,19 @@ export interface DecisionRecord {
 /** The safety net's period: open jobs whose time came (due, offer expired) are looked at again. */
 export const DISPATCH_TICK_MS = 1000
 
+const cpuSince = (c: NodeJS.CpuUsage): number => { const d = process.cpuUsage(c); return d.user + d.system }
+
 export class Dispatcher implements DispatchSink {
   readonly fleet = new FleetGrid()
+  /** Drivers' active deliveries, open offers and last delivery's end, kept from order changes (seeded from SQLite on the first look). */
+  readonly loads = new FleetLoads()
   private chain: Promise<void> = Promise.resolve()
   private readonly queued = new Set<number>()
   private readonly timers = new Map<number, NodeJS.Timeout>()
   private tick: NodeJS.Timeout | null = null
   private closed = false
+  /** Orders waiting for their due time, by owner (they compete for the same drivers: `dueTravelS`). */
+  private readonly waitingDue = new Map<number, Set<number>>()
   /** CPU time (µs) of the latest decisions' candidate search and ranking, newest last (at most 1,000), for the bench. */
   readonly decisionCpuUs: number[] = []
 
@@ -86,6 +100,8 @@ export class Dispatcher implements DispatchSink {
   }
 
   presence(d: Parameters<DispatchSink['presence']>[0]): void {
+    // Off shift, its offers were withdrawn: read afresh from SQLite when it is looked at again.
+    if (d.deleted || !d.onShift) this.loads.forget(d.id)
     if (d.deleted || !d.onShift || d.lat === null || d.lng === null || d.locationAt === null) return this.fleet.remove(d.id)
     const known = this.fleet.get(d.id)
     this.fleet.upsert(d.id, d.ownerId, d.restaurantId, d.lat, d.lng, known?.atMs ?? Date.parse(d.locationAt))
@@ -95,6 +111,17 @@ export class Dispatcher implements DispatchSink {
 
   answered(orderId: number): void {
     this.kick(orderId)
+  }
+
+  orderChanged(prev: OrderDelivery, next: OrderDelivery, offers: OfferChanges): void {
+    const { loads } = this
+    if (prev.driverId !== next.driverId || prev.deliveryStatus !== next.deliveryStatus) {
+      const ended = (next.deliveryStatus === 'delivered' || next.deliveryStatus === 'failed') && prev.deliveryStatus !== next.deliveryStatus
+      loads.delivery(next.id, next.driverId, isActiveDelivery(next.deliveryStatus), ended, Date.now())
+    }
+    for (const o of offers.created) loads.offerOpened(o.id, o.driver_id, Date.parse(o.expires_at))
+    for (const o of offers.withdrawn) loads.offerClosed(o.id)
+    for (const id of offers.closed) loads.offerClosed(id)
   }
 
   // ---- events -------------------------------------------------------------------------------------
@@ -156,6 +183,8 @@ export class Dispatcher implements DispatchSink {
   private async step(orderId: number): Promise<void> {
     const { svc } = this
     const job = dispatchJobs.get(svc.db, orderId)
+    // Counted among the orders waiting for their due time again only if it still is (below).
+    for (const set of this.waitingDue.values()) set.delete(orderId)
     if (!job || job.state === 'assigned' || job.state === 'closed') return
     const decisions = JSON.parse(job.decisions) as DecisionRecord[]
     const tried = new Set(JSON.parse(job.tried) as number[])
@@ -185,25 +214,31 @@ export class Dispatcher implements DispatchSink {
       await save({ state: 'offered', offer_id: open.id })
       return this.at(orderId, Date.parse(open.expires_at))
     }
-    if (job.due_at !== null && Date.parse(job.due_at) > now) return this.at(orderId, Date.parse(job.due_at))
+    // Waiting for its due time: looked at again before it (halfway there each time), so that a due
+    // time counting on a driver taken meanwhile by another order moves earlier.
+    const waitingForDue = job.state === 'waiting' && job.due_at !== null && decisions[decisions.length - 1]?.action === 'wait_until_due'
     const store = svc.stores.byId(order.store_id)
     if (!store) return void (await save({ state: 'closed' }))
     const settings = parseSettings(store.settings)
     const ds = dispatchSettingsOf(settings)
     const readyMs = order.eta ? Date.parse((JSON.parse(order.eta) as { ready_at: string }).ready_at) : now
+    const { ranked, excluded, router, cpuUs } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs, ds.batch ? order : null)
     const cpu = process.cpuUsage()
-    const { ranked, excluded, router } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs, ds.batch ? order : null)
-    const c = process.cpuUsage(cpu)
-    this.decisionCpuUs.push(c.user + c.system)
+    this.confirmFree(ranked, excluded, ds.max_active_per_driver, now)
+    this.decisionCpuUs.push(cpuUs + cpuSince(cpu))
     if (this.decisionCpuUs.length > 1000) this.decisionCpuUs.shift()
     const record = (action: DecisionRecord['action'], more: Partial<DecisionRecord> = {}): DecisionRecord =>
       Object.assign({ at: iso, action, candidates: ranked.slice(0, 10), excluded: excluded.slice(0, 20), router }, more)
-    if (job.due_at === null) {
-      const due = dueAt(readyMs, ranked[0]?.travel_s ?? null, now)
+    if (job.due_at === null || waitingForDue) {
+      const competing = this.waitingDue.get(store.owner_id)
+      const due = dueAt(readyMs, dueTravelS(ranked, competing?.size ?? 0), now, answerLeadS(job.mode, ds.offer_seconds))
       if (due > now + 1000) {
+        if (competing) competing.add(orderId)
+        else this.waitingDue.set(store.owner_id, new Set([orderId]))
         const dueIso = nowIso(due)
-        await save({ state: 'waiting', due_at: dueIso }, record('wait_until_due', { due_at: dueIso }))
-        return this.at(orderId, due)
+        // Said (and written) again only when it moved by a second or more.
+        if (job.due_at === null || Math.abs(due - Date.parse(job.due_at)) >= 1000) await save({ state: 'waiting', due_at: dueIso }, record('wait_until_due', { due_at: dueIso }))
+        return this.at(orderId, recheckAt(now, due))
       }
     }
     const best = ranked[0]
@@ -236,6 +271,8 @@ export class Dispatcher implements DispatchSink {
   /** The candidates for a store now: the nearest on-shift drivers that may serve it, timed by the router and ranked. */
   private async candidates(store: StoreRow, settings: Record<string, unknown>, maxActive: number, tried: ReadonlySet<number>, now: number, readyMs: number,
     batchOrder: { id: number; dest_lat: number | null; dest_lng: number | null } | null) {
+    // CPU of the synchronous parts only: what runs while the router's answer is awaited is not this decision's.
+    let cpu = process.cpuUsage()
     const excluded: DecisionRecord['excluded'] = []
     const freshSince = now - POSITION_FRESH_MS
     const origin = storePosition(settings)
@@ -246,37 +283,61 @@ export class Dispatcher implements DispatchSink {
       if (reason) { excluded.push({ driver_id: e.id, reason }); return false }
       return true
     }
-    // Without the store's location there is no distance: no candidate can be ranked.
-    // The nearest drivers may all be full (a busy evening): look twice as far each round, up to 64×.
-    const free: Array<{ e: FleetEntry; m: number }> = []
-    const loads = new Map<number, { load: number; last: string | null }>()
-    for (let k = CANDIDATES_TIMED * 2; origin && free.length < CANDIDATES_TIMED && k <= CANDIDATES_TIMED * 128; k *= 2) {
-      excluded.length = 0
-      const near = this.fleet.nearest(origin.lat, origin.lng, k, accept)
-      const fresh = near.filter((n) => !loads.has(n.e.id))
-      for (const [id, l] of driverLoads(this.svc.db, fresh.map((n) => n.e.id), nowIso(now))) loads.set(id, l)
-      free.length = 0
-      for (const n of near) {
-        if (loads.get(n.e.id)!.load < maxActive) free.push(n)
-        else excluded.push({ driver_id: n.e.id, reason: 'full' })
-      }
-      if (near.length < k) break // nobody farther
+    // Full drivers (by the loads in memory) are passed over by the index walk itself: the nearest
+    // free ones are found however many nearer drivers are busy.
+    const loadOf = (id: number): number => {
+      const l = this.loads.load(id, now)
+      if (l !== undefined) return l
+      this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(now)))
+      return this.loads.load(id, now)!
     }
-    free.length = Math.min(free.length, CANDIDATES_TIMED)
-    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null }
-    const travel = await this.svc.router.toOne(free.map((n) => n.e), origin)
+    const free = origin ? this.fleet.nearest(origin.lat, origin.lng, CANDIDATES_TIMED, (e) => {
+      if (!accept(e)) return false
+      if (loadOf(e.id) < maxActive) return true
+      // The record keeps the first 20 exclusions: a walk past hundreds of busy drivers need not list them all.
+      if (excluded.length < 20) excluded.push({ driver_id: e.id, reason: 'full' })
+      return false
+    }) : []
+    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null, cpuUs: cpuSince(cpu) }
+    const waiting = this.svc.router.toOne(free.map((n) => n.e), origin)
+    let cpuUs = cpuSince(cpu)
+    const travel = await waiting
+    cpu = process.cpuUsage()
     let cands: Candidate[] = free.map((n, i) => {
-      const l = loads.get(n.e.id)!
-      return { driver_id: n.e.id, travel_s: travel.seconds[i]!, load: l.load, idle_s: l.last ? Math.round((now - Date.parse(l.last)) / 1000) : 1e9 }
+      const last = this.loads.lastEndMs(n.e.id)
+      return { driver_id: n.e.id, travel_s: travel.seconds[i]!, load: loadOf(n.e.id), idle_s: last !== null ? Math.round((now - last) / 1000) : 1e9 }
     })
     let fallback = travel.fallback
     // Batching (docs/dispatch.md "Batching"): carrying drivers only for this store's orders, within the detour limit.
     if (batchOrder) {
+      cpuUs += cpuSince(cpu)
       const b = await batchCandidates(this.svc, store.id, batchOrder, free.map((n) => n.e), cands)
+      cpu = process.cpuUsage()
       cands = b.cands
       excluded.push(...b.excluded)
       fallback ??= b.fallback
     }
-    return { ranked: rankCandidates(cands, now, readyMs), excluded, router: { source: travel.source, fallback } }
+    const ranked = rankCandidates(cands, now, readyMs)
+    cpuUs += cpuSince(cpu)
+    return { ranked, excluded, router: { source: travel.source, fallback }, cpuUs }
+  }
+
+  /**
+   * SQLite stays the truth against double booking: the best candidate's load is read again from it
+   * before anything is committed; one found full is dropped from `ranked` (excluded `full`, its
+   * memory re-seeded) and the next is checked.
+   */
+  private confirmFree(ranked: Ranked[], excluded: DecisionRecord['excluded'], maxActive: number, now: number): void {
+    while (ranked.length > 0) {
+      const id = ranked[0]!.driver_id
+      const iso = nowIso(now)
+      const load = driverLoadNow(this.svc.db, id, iso)
+      if (load === this.loads.load(id, now) && load < maxActive) return
+      this.loads.seed(id, driverLoadSeed(this.svc.db, id, iso))
+      if (this.loads.load(id, now)! < maxActive) return
+      ranked.shift()
+      excluded.push({ driver_id: id, reason: 'full' })
+      ranked.forEach((c, i) => { c.rank = i + 1 })
+    }
   }
 }

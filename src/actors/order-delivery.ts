@@ -154,6 +154,7 @@ export function afterOrderChange(svc: Services, prev: OrderState, next: OrderSta
     if (prev.driverId != null) svc.actors.drivers.tell(prev.driverId, msg)
     if (next.driverId != null && next.driverId !== prev.driverId) svc.actors.drivers.tell(next.driverId, msg)
   }
+  svc.dispatch.orderChanged(prev, next, offers)
   for (const w of offers.withdrawn) svc.realtime.toDriver(w.driver_id, { type: 'offer_withdrawn', offer_id: w.id, order_id: next.id })
   if (offers.created.length > 0) notifyOffers(svc, next.id, offers.created)
   svc.realtime.orderChanged(prev, next)

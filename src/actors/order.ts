@@ -249,7 +249,7 @@ export function orderHandler(svc: Services, orderId: number) {
       let written: number[] = []
       let restocked: StockMove[] = []
       if (next !== state || d.offers?.length || d.rows?.length) {
-        let offers: OfferChanges = { created: [], withdrawn: [] }
+        let offers: OfferChanges = { created: [], withdrawn: [], closed: [] }
         const prev = state
         const kdsChanged = changedKdsLines(prev.kds, next.kds)
         await svc.committer.write((db) => {

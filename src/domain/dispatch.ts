@@ -85,7 +85,33 @@ export function rankCandidates(cands: readonly Candidate[], nowMs: number, ready
 
 /**
  * When a delivery is due for a driver: its ready time minus the best driver's travel time to the
- * store (so that driver arrives as it is ready); at once when that is already past.
+ * store and minus `leadS`, the time the driver is given to answer (so that driver arrives as it is
+ * ready); at once when that is already past.
  */
-export const dueAt = (readyMs: number, bestTravelS: number | null, nowMs: number): number =>
-  bestTravelS === null ? nowMs : Math.max(nowMs, readyMs - bestTravelS * 1000)
+export const dueAt = (readyMs: number, bestTravelS: number | null, nowMs: number, leadS = 0): number =>
+  bestTravelS === null ? nowMs : Math.max(nowMs, readyMs - (bestTravelS + leadS) * 1000)
+
+/**
+ * The travel time a due time counts on (issue 37 item 6, found by the simulation): not the nearest
+ * candidate's when `competing` other orders of the same fleet (owner) are waiting for their due time too —
+ * they may take the nearest drivers first — but the (competing + 1)-th fastest candidate's (or the
+ * slowest one timed). With nobody competing it is the nearest's.
+ */
+export function dueTravelS(cands: ReadonlyArray<{ travel_s: number }>, competing: number): number | null {
+  if (cands.length === 0) return null
+  const t = cands.map((c) => c.travel_s).sort((a, b) => a - b)
+  return t[Math.min(t.length - 1, Math.max(0, competing))]!
+}
+
+/**
+ * The time an offer is expected to take to be answered, given before the driver's ride in the due
+ * time: a third of `offer_seconds` in `offer` mode (10 s by default), none in `auto` mode (assigned at once).
+ */
+export const answerLeadS = (mode: DispatchMode, offerSeconds: number): number => (mode === 'offer' ? offerSeconds / 3 : 0)
+
+/**
+ * When an order waiting for its due time is looked at again: halfway to it, at least a second
+ * ahead (and at the due time itself when that is nearer), so a due time whose best driver was taken
+ * meanwhile moves earlier in time; a few looks per order whatever the time scale.
+ */
+export const recheckAt = (nowMs: number, dueMs: number): number => Math.min(dueMs, nowMs + Math.max(1000, (dueMs - nowMs) / 2))

@@ -1,6 +1,7 @@
 /** The dispatcher's durable state (migration 037; docs/dispatch.md "Policy"): one job per delivery order it works on. */
 import { stmt, type Db } from './db.ts'
 import type { OfferRow } from './drivers.ts'
+import type { LoadSeed } from '../domain/fleet-loads.ts'
 
 export type JobState = 'waiting' | 'offered' | 'assigned' | 'closed'
 
@@ -43,20 +44,24 @@ export const dispatchJobs = {
   },
 }
 
-/** What a decision reads of the candidates besides their positions: load (active deliveries + open offers) and the end of their last delivery. */
-export function driverLoads(db: Db, ids: readonly number[], now: string): Map<number, { load: number; last: string | null }> {
-  const out = new Map<number, { load: number; last: string | null }>()
-  if (ids.length === 0) return out
-  const marks = ids.map(() => '?').join(',')
-  for (const id of ids) out.set(id, { load: 0, last: null })
-  for (const r of stmt<unknown[], { id: number; n: number }>(db, `SELECT driver_id AS id, COUNT(*) AS n FROM orders WHERE driver_id IN (${marks})
-    AND delivery_status IN ('assigned', 'picked_up', 'out_for_delivery') GROUP BY driver_id`).all(...ids)) out.get(r.id)!.load += r.n
-  for (const r of stmt<unknown[], { id: number; n: number }>(db, `SELECT driver_id AS id, COUNT(*) AS n FROM delivery_offers WHERE driver_id IN (${marks})
-    AND status = 'pending' AND expires_at > ? GROUP BY driver_id`).all(...ids, now)) out.get(r.id)!.load += r.n
-  for (const r of stmt<unknown[], { id: number; last: string | null }>(db, `SELECT driver_id AS id, MAX(updated_at) AS last FROM orders WHERE driver_id IN (${marks})
-    AND delivery_status IN ('delivered', 'failed') GROUP BY driver_id`).all(...ids)) out.get(r.id)!.last = r.last
-  return out
+/**
+ * What a decision reads of a driver besides its position, from SQLite (the truth; src/domain/fleet-loads.ts
+ * keeps it in memory from there): its active deliveries, its open offers, and when its last delivery
+ * ended (the newest delivered or failed order's last change; by the index, whatever the history's size).
+ */
+export function driverLoadSeed(db: Db, driverId: number, now: string): LoadSeed {
+  const active = stmt<[number], number>(db, `SELECT id FROM orders WHERE driver_id = ? AND delivery_status IN ('assigned', 'picked_up', 'out_for_delivery')`).pluck().all(driverId)
+  const offers = stmt<[number, string], { id: number; expires_at: string }>(db, `SELECT id, expires_at FROM delivery_offers WHERE driver_id = ? AND status = 'pending' AND expires_at > ?`).all(driverId, now)
+  const last = stmt<[number, number], string | null>(db, `SELECT MAX(
+      (SELECT updated_at FROM orders WHERE driver_id = ? AND delivery_status = 'delivered' ORDER BY id DESC LIMIT 1),
+      (SELECT updated_at FROM orders WHERE driver_id = ? AND delivery_status = 'failed' ORDER BY id DESC LIMIT 1))`).pluck().get(driverId, driverId)
+  return { active, offers: offers.map((o) => ({ id: o.id, expiresAtMs: Date.parse(o.expires_at) })), lastEndMs: last ? Date.parse(last) : null }
 }
+
+/** A driver's load now (active deliveries + open offers) as SQLite has it: the check before an offer or assignment is committed. */
+export const driverLoadNow = (db: Db, driverId: number, now: string): number =>
+  stmt<[number, number, string], number>(db, `SELECT (SELECT COUNT(*) FROM orders WHERE driver_id = ? AND delivery_status IN ('assigned', 'picked_up', 'out_for_delivery'))
+    + (SELECT COUNT(*) FROM delivery_offers WHERE driver_id = ? AND status = 'pending' AND expires_at > ?)`).pluck().get(driverId, driverId, now)!
 
 /** On-shift drivers with a stored position, to fill the spatial index at start. */
 export function onShiftPositions(db: Db): Array<{ id: number; owner_id: number; restaurant_id: number | null; lat: number; lng: number; location_updated_at: string }> {

@@ -358,8 +358,8 @@ export function deliveryWriter(db: Db) {
       photo_path = excluded.photo_path, photo_type = excluded.photo_type, photo_bytes = excluded.photo_bytes, photo_at = excluded.photo_at,
       note = excluded.note, updated_at = excluded.updated_at`)
   const setOffer = db.prepare("UPDATE delivery_offers SET status = ?, responded_at = ? WHERE id = ? AND status = 'pending'")
-  const create = db.prepare<[number, number, number, number, string, string], { id: number; driver_id: number }>(
-    "INSERT INTO delivery_offers (order_id, store_id, driver_id, fee, status, expires_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id, driver_id",
+  const create = db.prepare<[number, number, number, number, string, string], { id: number; driver_id: number; expires_at: string }>(
+    "INSERT INTO delivery_offers (order_id, store_id, driver_id, fee, status, expires_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id, driver_id, expires_at",
   )
   const withdraw = db.prepare<[string, number, number], { id: number; driver_id: number }>(
     "UPDATE delivery_offers SET status = 'withdrawn', responded_at = ? WHERE order_id = ? AND status = 'pending' AND id != ? RETURNING id, driver_id",
@@ -368,11 +368,11 @@ export function deliveryWriter(db: Db) {
     save(orderId: number, d: DeliverySave, now: string): void {
       upsert.run(orderId, d.fee, d.podAttempts, d.podVerifiedAt, d.photo?.path ?? null, d.photo?.type ?? null, d.photo?.bytes ?? null, d.photo?.at ?? null, d.note, now)
     },
-    /** Apply offer writes; returns the offers created and those withdrawn (their drivers are told). */
+    /** Apply offer writes; returns the offers created and those withdrawn (their drivers are told), and those answered. */
     offers(orderId: number, storeId: number, writes: readonly OfferWrite[], now: string): OfferChanges {
-      const out: OfferChanges = { created: [], withdrawn: [] }
+      const out: OfferChanges = { created: [], withdrawn: [], closed: [] }
       for (const w of writes) {
-        if ('id' in w) setOffer.run(w.status, now, w.id)
+        if ('id' in w) { if (setOffer.run(w.status, now, w.id).changes > 0) out.closed.push(w.id) }
         else if ('create' in w) out.created.push(create.get(orderId, storeId, w.create.driverId, w.create.fee, w.create.expiresAt, now)!)
         else out.withdrawn.push(...withdraw.all(now, orderId, w.withdrawPendingExcept ?? 0))
       }
@@ -381,4 +381,5 @@ export function deliveryWriter(db: Db) {
   }
 }
 
-export interface OfferChanges { created: Array<{ id: number; driver_id: number }>; withdrawn: Array<{ id: number; driver_id: number }> }
+/** `closed`: offers answered (accepted, rejected, expired), by id. */
+export interface OfferChanges { created: Array<{ id: number; driver_id: number; expires_at: string }>; withdrawn: Array<{ id: number; driver_id: number }>; closed: number[] }

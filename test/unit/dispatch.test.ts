@@ -4,8 +4,9 @@
  * the spatial index's nearest-neighbour answers checked against a brute-force scan.
  */
 import t from 'tap'
-import { dispatchSettingsOf, dueAt, rankCandidates } from '../../src/domain/dispatch.ts'
+import { answerLeadS, dispatchSettingsOf, dueAt, dueTravelS, rankCandidates, recheckAt } from '../../src/domain/dispatch.ts'
 import { FleetGrid } from '../../src/domain/fleet-grid.ts'
+import { FleetLoads } from '../../src/domain/fleet-loads.ts'
 import { haversineMeters } from '../../src/domain/eta.ts'
 
 t.test('settings: defaults for what is missing or wrong', async (t) => {
@@ -32,6 +33,20 @@ t.test('due time: ready minus the best travel, at once when past or unknown', as
   t.equal(dueAt(600_000, 100, 0), 500_000)
   t.equal(dueAt(600_000, 900, 0), 0)
   t.equal(dueAt(600_000, null, 5), 5)
+  t.equal(dueAt(600_000, 100, 0, 10), 490_000, 'the time to answer the offer comes off too')
+})
+
+t.test('due time under contention (found by the simulation): counts on the (n+1)-th fastest, a third of the offer time to answer, looked at again halfway', async (t) => {
+  const c = [{ travel_s: 300 }, { travel_s: 60 }, { travel_s: 120 }]
+  t.equal(dueTravelS(c, 0), 60, 'nobody else waiting: the nearest')
+  t.equal(dueTravelS(c, 1), 120, 'one other order waiting: it may take the nearest')
+  t.equal(dueTravelS(c, 9), 300, 'more waiting than timed: the slowest timed')
+  t.equal(dueTravelS([], 0), null)
+  t.equal(answerLeadS('offer', 30), 10)
+  t.equal(answerLeadS('auto', 30), 0)
+  t.equal(recheckAt(0, 60_000), 30_000)
+  t.equal(recheckAt(0, 1_500), 1_000, 'at least a second ahead')
+  t.equal(recheckAt(0, 500), 500, 'never after the due time')
 })
 
 t.test('the grid answers the k nearest accepted, as a brute-force scan does', async (t) => {
@@ -54,4 +69,35 @@ t.test('the grid answers the k nearest accepted, as a brute-force scan does', as
     t.same(got, q.lat > 40 ? [] : want, `near ${q.lat}, ${q.lng}${q.lat > 40 ? ' (beyond the ~55 km searched: nobody)' : ''}`)
   }
   t.equal(g.size, 2900)
+})
+
+t.test('loads in memory: deliveries, offers and the last delivery\'s end follow the order changes', async (t) => {
+  const l = new FleetLoads()
+  t.equal(l.load(1, 0), undefined, 'a driver not seeded is not known (the dispatcher reads SQLite)')
+  // Changes of unknown drivers are ignored: their seed reads them.
+  l.delivery(10, 1, true, false, 0)
+  l.offerOpened(100, 1, 50_000)
+  t.equal(l.load(1, 0), undefined)
+  l.seed(1, { active: [10], offers: [{ id: 100, expiresAtMs: 50_000 }], lastEndMs: null })
+  l.seed(2, { active: [], offers: [], lastEndMs: 5 })
+  t.equal(l.load(1, 0), 2)
+  // The same change reported again (a seed read after its commit) is not counted twice.
+  l.delivery(10, 1, true, false, 0)
+  l.offerOpened(100, 1, 50_000)
+  t.equal(l.load(1, 0), 2)
+  t.equal(l.load(1, 50_000), 1, 'an offer past its expiry no longer counts')
+  // Reassigned from 1 to 2: 1 is free, 2 carries it.
+  l.delivery(10, 2, true, false, 1000)
+  t.same([l.load(1, 0), l.load(2, 0)], [0, 1])
+  l.delivery(10, 2, false, true, 9000)
+  t.same([l.load(2, 0), l.lastEndMs(2)], [0, 9000], 'delivered: free, and the end is remembered')
+  l.offerOpened(101, 2, 60_000)
+  t.equal(l.load(2, 0), 1)
+  l.offerClosed(101)
+  t.equal(l.load(2, 0), 0, 'an answered or withdrawn offer no longer counts')
+  l.delivery(11, 2, true, false, 0)
+  l.forget(2)
+  t.equal(l.load(2, 0), undefined, 'forgotten (shift ended): read from SQLite again next time')
+  l.delivery(11, null, false, false, 0)
+  t.equal(l.size, 1)
 })
