@@ -123,6 +123,11 @@ function holder(): Element | null {
   return null
 }
 /** Puts the two lines where they belong now (see above). */
+// A redraw that takes away the form or row holding the lines (a dialog drawn anew, a list redrawn)
+// would take the lines with it: they go back above the content, so the page always has them.
+new MutationObserver(() => {
+  if (!notice.isConnected || !problem.isConnected) view.before(notice, problem)
+}).observe(view.parentElement ?? body, { childList: true, subtree: true })
 function placeMessages(): void {
   const at = aim.el ? holder() : null
   if (!at) { if (view.previousElementSibling !== problem || problem.previousElementSibling !== notice) view.before(notice, problem); return }
