@@ -10,6 +10,9 @@ import { browserAndServer, axeCheck } from './helpers/browser.ts'
 import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { createStaff } from './helpers/people.ts'
 
+/** The page's window, as far as these checks use it (the tests are type-checked without the DOM library). */
+interface Win { getComputedStyle(el: unknown): Record<string, string> }
+
 const world = await browserAndServer(t)
 if (world) {
   const { browser, s } = world
@@ -77,14 +80,14 @@ if (world) {
     await card.waitFor()
     t.equal(await card.getAttribute('data-new'), '1', 'marked new')
     t.equal(await card.locator('.new').textContent(), 'NEW', 'with a NEW badge')
-    t.match(await card.evaluate((el) => getComputedStyle(el).outlineStyle + ' ' + getComputedStyle(el).animationName), /solid kds-flash/, 'outlined and flashing')
+    t.match(await card.evaluate((el) => { const st = (globalThis as unknown as Win).getComputedStyle(el); return `${st.outlineStyle} ${st.animationName}` }), /solid kds-flash/, 'outlined and flashing')
     t.equal(await page.locator('#newCount').textContent(), '1 new', 'counted in the header')
     const orderNote = card.locator('.note', { hasText: 'Birthday: bring a candle' })
     const lineNote = card.locator('.item .note', { hasText: 'No onions, nut allergy' })
     t.equal(await orderNote.isVisible(), true, 'the order note is shown')
     t.equal(await lineNote.isVisible(), true, 'the line note is shown on its line')
     for (const [what, el] of [['order note', orderNote], ['line note', lineNote]] as const) {
-      const bg = await el.evaluate((n) => getComputedStyle(n).backgroundColor)
+      const bg = await el.evaluate((n) => (globalThis as unknown as Win).getComputedStyle(n).backgroundColor)
       t.not(bg, 'rgba(0, 0, 0, 0)', `${what}: highlighted (background ${bg})`)
     }
     const second = await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', customer_name: 'Bo', items: [{ item_id: acct.menu.fries, quantity: 2 }] })

@@ -41,6 +41,7 @@ t.test('over the API', async (t) => {
 
   t.equal((await s.req('PUT', '/account/setup', { token: read, body: { dismissed: true } })).status, 403, 'a read token cannot dismiss')
   t.equal((await s.req('PUT', '/account/setup', { token: all, body: { dismissed: 'yes' } })).status, 422, 'dismissed must be a boolean')
+  t.equal((await s.req('PUT', '/account/setup', { token: all, body: { dismissed: true, restaurant_id: theirs.id } })).status, 404, 'dismissing with another account\'s store: 404')
   t.equal(db.prepare('SELECT setup_dismissed_at FROM owners WHERE id = ?').pluck().get(me), null, 'nothing written by the refusals')
   const d = await s.req('PUT', '/account/setup', { token: all, body: { dismissed: true } })
   t.match(d.body, { dismissed: true, dismissed_at: String })

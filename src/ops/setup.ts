@@ -7,6 +7,7 @@ import * as v from 'valibot'
 import { defineOp } from './op.ts'
 import { ownerOf } from './scope.ts'
 import { notFound } from '../errors.ts'
+import { Id } from './schemas.ts'
 import { setupChecklist, type SetupChecklist } from '../domain/setup.ts'
 import { setSetupDismissed, setupFacts } from '../storage/setup.ts'
 import { nowIso } from '../storage/db.ts'
@@ -38,7 +39,7 @@ const ChecklistSchema = {
 
 const StoreQuery = v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,15}$/, 'A store id: a positive whole number.')))
 
-function checklist(ctx: OpCtx, storeId: string | undefined): SetupChecklist {
+function checklist(ctx: OpCtx, storeId: string | number | undefined): SetupChecklist {
   const facts = setupFacts(ctx.svc.db, ownerOf(ctx).ownerId, storeId === undefined ? undefined : Number(storeId))
   if (!facts) throw notFound('restaurant')
   return setupChecklist(facts, ctx.svc.payments.name)
@@ -55,12 +56,13 @@ export const getSetup = defineOp({
 
 export const setSetup = defineOp({
   id: 'account.setup.set', tag, access: { owner: '*:write' }, scope: [],
-  input: v.object({ dismissed: v.boolean(), restaurant_id: StoreQuery }),
+  input: v.object({ dismissed: v.boolean(), restaurant_id: v.optional(Id) }),
   output: ChecklistSchema,
   summary: 'Hide the setup checklist, or show it again',
-  description: 'Body `{dismissed: true}` hides the list on the dashboard (for every session of the account), `{dismissed: false}` shows it again. Answers the checklist.',
+  description: 'Body `{dismissed: true, restaurant_id?}` hides the list on the dashboard (for every session of the account), `{dismissed: false}` shows it again. Answers the checklist.',
   run: async (ctx, input) => {
     const owner = ownerOf(ctx).ownerId
+    checklist(ctx, input.restaurant_id) // a store that is not the account's: 404 before anything is written
     await ctx.svc.committer.write((db) => setSetupDismissed(db, owner, input.dismissed ? nowIso() : null))
     return checklist(ctx, input.restaurant_id)
   },
