@@ -215,6 +215,8 @@ const bookAt = (days: number, hhmm: string) => `${new Date(Date.now() + days * 8
 const BODY_CASES: Record<string, BodyCase> = {
   'POST /api/v1/restaurants/{id}/menu/items': { who: 'owner', make: (v) => ({ body: { category_id: v.category, name: 'Probe', price: 1 } }) },
   'PUT /api/v1/restaurants/{id}/menu/items/{itemId}': { who: 'owner', make: (v) => ({ body: { category_id: v.category } }) },
+  'GET /api/v1/account/setup': { who: 'owner', make: (v) => ({ query: { restaurant_id: String(v.store) } }) },
+  'PUT /api/v1/account/setup': { who: 'owner', make: (v) => ({ body: { dismissed: true, restaurant_id: v.store } }) },
   'GET /api/v1/drivers': { who: 'owner', make: (v) => ({ query: { restaurant_id: String(v.store) } }), emptyOk: 'a filter: another account\'s store matches none of your drivers' },
   'POST /api/v1/drivers': { who: 'owner', make: (v) => ({ body: { name: 'Probe', phone: `+1555${String(v.store).padStart(7, '0').slice(-7)}`, restaurant_id: v.store } }) },
   'PUT /api/v1/drivers/{id}': { who: 'owner', make: (v) => ({ body: { restaurant_id: v.store } }) },

@@ -15,6 +15,8 @@ const store = localStorage
 const OPEN = new Set(['new', 'preparing', 'ready'])
 const LIVE = new Set(['queued', 'preparing', 'ready'])
 const tickets = new Map<number, KdsTicket>()
+/** Tickets that arrived while the screen was open and nobody has started yet: flashed, badged and counted. */
+const fresh = new Set<number>()
 // Relative to this page ({site_url}/kds), so a site mounted under a path prefix still works.
 const api = (path: string): string => new URL('api/v1' + path, location.href).href
 const authed = (token: string): Record<string, string> => ({ authorization: 'Bearer ' + token })
@@ -33,7 +35,7 @@ const call = async (path: string, body: unknown, token?: string): Promise<Answer
 const failed = (r: Answer, what: string): string => r.body.message || (what + ' failed (' + r.status + ')')
 
 function hideAll(): void {
-  for (const id of ['enroll', 'login', 'board', 'empty', 'logout']) $(id).classList.add('hidden')
+  for (const id of ['enroll', 'login', 'board', 'empty', 'logout', 'newCount']) $(id).classList.add('hidden')
   $('conn').textContent = 'offline'; $('conn').className = ''
 }
 function showEnroll(message?: string): void {
@@ -87,6 +89,15 @@ $('enroll').addEventListener('submit', async (ev) => {
   }
 })
 $('forget').addEventListener('click', () => { forgetDevice(); showEnroll() })
+// The on-screen PIN keypad (issue 34 item 15): fills the PIN field for a finger; typing still works.
+// It does not focus the field, so a tablet's own keyboard stays closed.
+$('keypad').addEventListener('click', (ev) => {
+  const key = (ev.target as Element).closest<HTMLElement>('[data-key]')?.dataset.key
+  const pin = input('pin')
+  if (key === 'clear') pin.value = ''
+  else if (key === 'back') pin.value = pin.value.slice(0, -1)
+  else if (key && pin.value.length < 12) pin.value += key
+})
 
 $('login').addEventListener('submit', async (ev) => {
   ev.preventDefault()
@@ -166,14 +177,17 @@ function onFrame(f: KdsOutFrame): void {
   if (f.type === 'snapshot') {
     tickets.clear()
     for (const t of f.tickets) tickets.set(t.order_id, t)
+    for (const id of fresh) if (!tickets.has(id)) fresh.delete(id)
     $('station').textContent = f.station ? '· ' + f.station : '· all stations'
   } else if (f.type === 'ticket') {
-    if (!tickets.has(f.ticket.order_id)) alertNewTicket()
+    if (!tickets.has(f.ticket.order_id)) { fresh.add(f.ticket.order_id); alertNewTicket() }
     tickets.set(f.ticket.order_id, f.ticket)
   } else if (f.type === 'item') {
     let t = tickets.get(f.order_id)
     if (!t) { t = { ...f.order, items: [] }; tickets.set(f.order_id, t) }
     t.status = f.order_status
+    // A line started (or bumped further): the kitchen has seen this ticket.
+    if (f.items.some((it) => it.kds_state !== 'queued')) fresh.delete(f.order_id)
     for (const it of f.items) {
       const i = t.items.findIndex((x) => x.id === it.id)
       if (!LIVE.has(it.kds_state)) { if (i >= 0) t.items.splice(i, 1) }
@@ -200,14 +214,16 @@ function age(iso: string): { text: string; late: boolean } {
 const itemHtml = (i: KdsItem): string => '<div class="item" data-item="' + i.id + '" data-state="' + esc(i.kds_state) + '">' +
   '<button class="bump" data-bump="' + i.id + '"><span class="state">' + esc(i.kds_state) + '</span>' + i.quantity + '× ' + esc(i.name) +
   (i.variation ? ' (' + esc(i.variation) + ')' : '') +
-  (i.extras.length ? '<small>+ ' + i.extras.map(esc).join(', ') + '</small>' : '') + (i.note ? '<small>' + esc(i.note) + '</small>' : '') + '</button>' +
+  (i.extras.length ? '<small>+ ' + i.extras.map(esc).join(', ') + '</small>' : '') + (i.note ? '<small class="note">Note: ' + esc(i.note) + '</small>' : '') + '</button>' +
   (i.kds_state !== 'queued' ? '<button class="recall" data-recall="' + i.id + '" title="Recall">↶</button>' : '') + '</div>'
 /** One card's markup; the age is filled in by tickAge, so a card's markup changes only with its order. */
 function cardHtml(t: KdsTicket): string {
   const where = t.table_number ? 'table ' + esc(t.table_number) : esc(t.type)
-  return '<section class="ticket" data-ticket="' + t.order_id + '" data-status="' + esc(t.status) + '">' +
-    '<div class="head"><span>#' + t.order_id + ' · ' + where + '</span><span class="age" data-created="' + esc(t.created_at) + '"></span></div>' +
-    (t.customer_name || t.note ? '<div class="meta">' + esc(t.customer_name || '') + (t.note ? ' — ' + esc(t.note) : '') + '</div>' : '') +
+  const isNew = fresh.has(t.order_id)
+  return '<section class="ticket' + (isNew ? ' fresh' : '') + '" data-ticket="' + t.order_id + '" data-status="' + esc(t.status) + '"' + (isNew ? ' data-new="1"' : '') + '>' +
+    '<div class="head"><span>#' + t.order_id + ' · ' + where + (isNew ? '<span class="new">NEW</span>' : '') + '</span><span class="age" data-created="' + esc(t.created_at) + '"></span></div>' +
+    (t.customer_name ? '<div class="meta">' + esc(t.customer_name) + '</div>' : '') +
+    (t.note ? '<div class="note">Note: ' + esc(t.note) + '</div>' : '') +
     t.items.map(itemHtml).join('') +
     '</section>'
 }
@@ -240,6 +256,9 @@ function render(): void {
     prev = c.el
   }
   for (const [id, c] of cards) if (!keep.has(id)) { c.el.remove(); cards.delete(id) }
+  for (const id of fresh) if (!keep.has(id)) fresh.delete(id)
+  $('newCount').textContent = fresh.size ? fresh.size + ' new' : ''
+  $('newCount').classList.toggle('hidden', fresh.size === 0 || board.classList.contains('hidden'))
 }
 const send = (f: KdsStepFrame): void => { ws!.send(JSON.stringify(f)) }
 $('board').addEventListener('click', (ev) => {

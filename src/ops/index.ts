@@ -41,6 +41,7 @@ import { devOps } from './dev.ts'
 import { storeAdminOps } from './store-admin.ts'
 import { appGroupOps } from './app-group.ts'
 import { ownerTokenOps } from './owner-tokens.ts'
+import { setupOps } from './setup.ts'
 import { analyticsDailyOps } from './analytics-daily.ts'
 import { appOps } from './apps.ts'
 import { appBillingOps } from './app-billing.ts'
@@ -83,6 +84,7 @@ export const ALL_OPS: readonly Op[] = [
   ...devOps,
   ...appGroupOps,
   ...ownerTokenOps, ...analyticsDailyOps,
+  ...setupOps,
   ...appOps,
   ...appBillingOps, ...appUninstallOps,
   ...guestOps,

@@ -6,12 +6,13 @@
 // Never sets inline styles (the page's CSP has no 'unsafe-inline'): classes and SVG attributes only.
 
 import type { OrderView, OrdersFeedFrame } from '../../ws/order-frames.ts'
-import { PAGE, SITE, api, act, body, fail, formData, h, liveSocket, loadStores, money, pickStore, S, say, store, stores, table, theStore, time, view, when, type ApiFailure, type Json, type Store } from './core.js'
+import { PAGE, SITE, api, act, body, copyButton, fail, formData, h, liveSocket, loadStores, money, pickStore, S, say, store, stores, table, theStore, time, view, when, type ApiFailure, type Json, type Store } from './core.js'
 import { paymentsPanel } from './payments.js'
 import { shiftsPage } from './shifts.js'
 import { reservationsPage } from './reservations.js'
 import { guestsPage } from './guests.js'
 import { dispatchPage } from './dispatch.js'
+import { setupChecklist } from './setup.js'
 
 // ---- Orders ----
 
@@ -285,9 +286,12 @@ async function menuPage(): Promise<void> {
 
 const CAPS = ['*', 'read', 'write', ...['restaurants', 'menu', 'orders', 'customers', 'analytics', 'drivers', 'webhooks'].flatMap((r) => [`${r}:read`, `${r}:write`])]
 
-/** A secret shown once: the server never shows it again. */
-const secretBox = (label: string, value: string): HTMLElement => h('div', { class: 'secret', role: 'status', data: { secret: '' } },
-  h('b', { text: `${label} — copy it now, it is shown only once:` }), h('br'), h('code', { text: value }))
+/** A secret shown once: the server never shows it again; a button beside it copies it. */
+function secretBox(label: string, value: string): HTMLElement {
+  const code = h('code', { text: value })
+  return h('div', { class: 'secret', role: 'status', data: { secret: '' } },
+    h('b', { text: `${label} — copy it now, it is shown only once:` }), h('br'), code, ' ', copyButton(value, label, () => code))
+}
 
 async function tokensPage(): Promise<void> {
   const secret = h('div', {})
@@ -564,6 +568,8 @@ async function start(): Promise<void> {
       location.replace(`${SITE}/dashboard/stores?first=1`)
       return
     }
+    // The setup checklist (issue 34 item 16) heads the pages a new owner lands on.
+    if (PAGE === 'orders' || PAGE === 'stores') await setupChecklist()
     await PAGES[PAGE]!()
   } catch (err) {
     fail(err)

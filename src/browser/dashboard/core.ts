@@ -48,9 +48,10 @@ export function h(tag: string, props?: Props | null, ...children: Child[]): Elem
 export const money = (n: unknown): string => (typeof n === 'number' ? n.toFixed(2) : '')
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '')
 export const time = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '')
-export function say(msg: string): void { problem.textContent = ''; notice.textContent = msg }
+export function say(msg: string): void { problem.textContent = ''; notice.textContent = msg; placeMessages() }
 export function fail(err: unknown): void {
   notice.textContent = ''
+  placeMessages()
   const e = err as ApiFailure | null
   const message = e && e.message ? e.message : String(err)
   // Every 422 names its fields (docs/errors.md); a rule about the whole request repeats the message: said once.
@@ -63,7 +64,94 @@ export interface ActEvent extends Event { target: HTMLFormElement }
 /** Run an action from a button or form: errors are shown, never thrown into the void. */
 export const act = (fn: (ev: ActEvent) => unknown) => async (ev?: Event): Promise<void> => {
   if (ev && ev.preventDefault) ev.preventDefault()
-  try { await fn(ev as ActEvent) } catch (err) { fail(err) }
+  // The outermost action names where its messages go (an action calling another keeps its own).
+  const outer = acting === 0
+  if (outer) aimMessages(ev)
+  acting++
+  let ok = false
+  try { await fn(ev as ActEvent); ok = true } catch (err) { fail(err) } finally {
+    acting--
+    // The action may have redrawn what it came from: the messages follow it to its new copy.
+    if (outer) { placeMessages(); aim = NO_AIM }
+  }
+  // Whatever shows the account's state (the setup checklist) may look again.
+  if (ok && outer) document.dispatchEvent(new Event('dashboard:changed'))
+}
+
+// ---- result messages next to what they are about (issue 34 item 16) ----
+
+/**
+ * The notice and alert lines are moved next to what the action came from: into its form, into its
+ * row's last cell, or its card; after a redraw, into the copy of that form or row the page drew
+ * (found by its id or data attributes, or a form by its place among the page's forms). Without an
+ * action (a live frame), or when nothing of it is left on screen, they go above the page's content,
+ * never to the foot of a long page.
+ */
+const HOLDERS = 'form, tr, li.order, dialog, .card, section'
+let acting = 0
+interface Aim { el: Element | null; selectors: string[]; heading: string; form: number }
+const NO_AIM: Aim = { el: null, selectors: [], heading: '', form: -1 }
+let aim: Aim = NO_AIM
+/** A form's own name: its heading, legend or aria-label (the same on the copy a redraw makes). */
+const headingOf = (f: Element): string => f.getAttribute('aria-label') || f.querySelector('h2, h3, legend')?.textContent || ''
+
+const cssValue = (s: string): string => s.replace(/["\\]/g, '\\$&')
+/** Selectors that find `el`, or its nearest named ancestor, again after the page is redrawn. */
+function selectorsOf(el: Element): string[] {
+  const out: string[] = []
+  for (let e: Element | null = el; e && e !== view; e = e.parentElement) {
+    if (e.id && e !== notice && e !== problem) out.push(`#${CSS.escape(e.id)}`)
+    const data = [...e.attributes].find((a) => a.name.startsWith('data-') && a.value !== '')
+    if (data) out.push(`${e.tagName.toLowerCase()}[${data.name}="${cssValue(data.value)}"]`)
+  }
+  return out
+}
+function aimMessages(ev?: Event): void {
+  const from = ev ? (ev.target instanceof HTMLFormElement ? ev.target : ev.currentTarget instanceof Element ? ev.currentTarget : null) : null
+  const el = from ? from.closest(HOLDERS) : null
+  const form = el instanceof HTMLFormElement
+  aim = { el, selectors: el ? selectorsOf(el) : [], heading: form ? headingOf(el) : '', form: form ? [...view.querySelectorAll('form')].indexOf(el) : -1 }
+}
+const shown = (el: Element | null | undefined): el is Element => !!el && el.isConnected && (el as HTMLElement).getClientRects().length > 0 && !el.closest('[hidden], dialog:not([open])')
+function holder(): Element | null {
+  if (shown(aim.el)) return aim.el
+  for (const sel of aim.selectors) { const el = document.querySelector(sel); if (shown(el)) return el }
+  const forms = [...view.querySelectorAll('form')]
+  const named = aim.heading ? forms.find((f) => shown(f) && headingOf(f) === aim.heading) : undefined
+  if (named) return named
+  if (aim.form >= 0 && !aim.heading && shown(forms[aim.form])) return forms[aim.form]!
+  return null
+}
+/** Puts the two lines where they belong now (see above). */
+// A redraw that takes away the form or row holding the lines (a dialog drawn anew, a list redrawn)
+// would take the lines with it: they go back above the content, so the page always has them.
+new MutationObserver(() => {
+  if (!notice.isConnected || !problem.isConnected) view.before(notice, problem)
+}).observe(view.parentElement ?? body, { childList: true, subtree: true })
+function placeMessages(): void {
+  const at = aim.el ? holder() : null
+  if (!at) { if (view.previousElementSibling !== problem || problem.previousElementSibling !== notice) view.before(notice, problem); return }
+  const into = at instanceof HTMLTableRowElement ? at.lastElementChild ?? at : at
+  if (problem.parentElement !== into || into.lastElementChild !== problem) into.append(notice, problem)
+}
+
+// ---- copying a secret shown once ----
+
+/** A button that copies `value` to the clipboard; where the browser refuses, it selects `source` for Ctrl+C. */
+export function copyButton(value: string, what: string, source?: () => Element | null): HTMLButtonElement {
+  const btn = h('button', { type: 'button', class: 'copy', 'aria-label': `Copy ${what}`, text: 'Copy' })
+  btn.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(value)
+      btn.textContent = 'Copied'
+      btn.setAttribute('aria-label', `Copied ${what}`)
+    } catch {
+      const el = source ? source() : null
+      if (el) getSelection()?.selectAllChildren(el)
+      btn.textContent = 'Selected: press Ctrl+C'
+    }
+  })
+  return btn
 }
 export function table(head: readonly string[], rows: Child[]): HTMLElement {
   return h('div', { class: 'table-wrap' }, h('table', {},

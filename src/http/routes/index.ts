@@ -48,6 +48,7 @@ import { devRoutes } from './dev.ts'
 import { ownerAuthRoutes } from './owner-auth.ts'
 import { appGroupRoutes } from './app-group.ts'
 import { ownerTokenRoutes } from './owner-tokens.ts'
+import { setupRoutes } from './setup.ts'
 import { analyticsDailyRoutes } from './analytics-daily.ts'
 import { dashboardRoutes } from './dashboard.ts'
 import { guestRoutes } from './guests.ts'
@@ -108,6 +109,8 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
     ...(billingRoutes as Route[]),
     // Owner API tokens and the dashboard (issue 14).
     ...(ownerTokenRoutes as Route[]),
+    // The dashboard's setup checklist (issue 34 item 16).
+    ...(setupRoutes as Route[]),
     ...(analyticsDailyRoutes as Route[]),
     ...(dashboardRoutes as Route[]),
     // Guests and segments (issue 17 item 5).
