@@ -65,8 +65,12 @@ export const act = (fn: (ev: ActEvent) => unknown) => async (ev?: Event): Promis
   if (ev && ev.preventDefault) ev.preventDefault()
   try { await fn(ev as ActEvent) } catch (err) { fail(err) }
 }
+/**
+ * A table in a box that scrolls sideways on a narrow screen: the box is focusable and named after the
+ * columns (issue 34 item 9: a keyboard cannot scroll a region it cannot focus).
+ */
 export function table(head: readonly string[], rows: Child[]): HTMLElement {
-  return h('div', { class: 'table-wrap' }, h('table', {},
+  return h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': `Table: ${head.filter(Boolean).join(', ')}` }, h('table', {},
     h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col', class: /^(Total|Price|Revenue|Orders|Uses|Attempts|Quantity)$/.test(c) ? 'num' : null, text: c })))),
     h('tbody', {}, rows)))
 }
