@@ -588,14 +588,14 @@ const couponsPage = () => crudPage({
   remove: (r) => api('DELETE', `${S()}/coupons/${r.id}`),
   fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_\\-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
     ['min_order', 'Minimum order', { type: 'number', step: '0.01', min: '0' }, Number], ['usage_limit', 'Usage limit', { type: 'number', min: '1', step: '1' }, Number], ['active', 'Active', { type: 'checkbox', checked: true }]],
-  cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => String(r.value)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
+  cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => (r.kind === 'fixed' ? money(r.value) : `${r.value}%`)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
 })
 
 // ---- Apps (docs/apps.md): installed apps (open, uninstall) and the marketplace ----
 
 const priceText = (a: Json): string => a.pricing === 'free' ? 'Free'
-  : a.pricing === 'recurring' ? `${money(a.price)} ${a.currency} / 30 days`
-  : `${money(a.price)} ${a.currency} per unit${a.cap != null ? `, at most ${money(a.cap)} / 30 days` : ''}`
+  : a.pricing === 'recurring' ? `${money(a.price, a.currency)} / 30 days`
+  : `${money(a.price, a.currency)} per unit${a.cap != null ? `, at most ${money(a.cap, a.currency)} / 30 days` : ''}`
 
 async function appsPage(): Promise<void> {
   const draw = async (): Promise<void> => {
