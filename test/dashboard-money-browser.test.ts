@@ -3,7 +3,9 @@
  * amounts show its currency on the board, the order detail, the payments panel and analytics; the
  * refund form starts with nothing chosen (refunding nothing is refused by the page, nothing is
  * written), refunds by line, and says before sending what the chosen units give back — the cents
- * the API then refunds.
+ * the API then refunds (item 13). The analytics chart says what it shows (item 14): a legend, orders
+ * on the left axis, paid revenue net of refunds on its own axis on the right, and the same figures
+ * as the API's summary.
  */
 import t from 'tap'
 import { READY } from './helpers/dashboard.ts'
@@ -65,6 +67,38 @@ if (world) {
     await page.waitForSelector(READY)
     await page.locator('.kpi').first().waitFor()
     t.match(await page.locator('.kpis').textContent(), /Revenue€[\d.]+/, 'analytics: euros')
+    clean()
+  })
+
+  t.test('the analytics chart: a legend, revenue on its own axis, refunds taken off paid revenue as the API does', async (t) => {
+    const store = createStore(db, demo.owner.id, { title: 'Chart Shop' }).id
+    const menu = createMenu(db, store)
+    const order = async (quantity: number) => {
+      const r = await api('POST', `/restaurants/${store}/orders`, { type: 'takeaway', customer_name: 'Cy', phone: '+15550108', items: [{ item_id: menu.fries, quantity }] })
+      t.equal(r.status, 200)
+      return r.body as { id: number; total: number }
+    }
+    const paid = await order(4)
+    await order(1)
+    t.equal((await api('POST', `/restaurants/${store}/orders/${paid.id}/payments`, { amount: paid.total, method: 'card' })).status, 200)
+    t.equal((await api('POST', `/restaurants/${store}/orders/${paid.id}/refunds`, { amount: 2 })).status, 200)
+    const { page, clean } = await open(t, `/dashboard/analytics?store=${store}`)
+    await page.locator('svg.chart').waitFor()
+    const today = new Date().toISOString().slice(0, 10)
+    const from = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10)
+    const summary = (await api('GET', `/restaurants/${store}/analytics?from=${from}&to=${today}`)).body.revenue as { net: number; refunded: number; paid: number }
+    t.equal(summary.net, paid.total - 2, 'the API: paid minus the refund')
+
+    t.same(await page.locator('.legend li').allTextContents(), ['Orders per day (bars, left axis)', 'Paid revenue net of refunds per day (line, right axis)'], 'a legend names both series and their axes')
+    t.match(await page.locator('[data-kpi="net"]').textContent(), `Paid, net of refunds$${summary.net.toFixed(2)}`, 'the paid figure is net of refunds, as the API\'s')
+    t.match(await page.locator('[data-kpi="refunded"]').textContent(), `Refunded$${summary.refunded.toFixed(2)}`, 'and the refunds are shown')
+    t.same(await page.locator('svg.chart .orders-tick').allTextContents(), ['0', '1', '2'], 'orders on the left axis: counts (two orders today)')
+    const revenueTicks = await page.locator('svg.chart .revenue-tick').allTextContents()
+    t.equal(revenueTicks.at(-1), `$${summary.net.toFixed(2)}`, 'revenue on its own axis, up to today\'s net in the store\'s currency')
+    // The line's point for today sits at the top of the revenue axis: it draws net, not gross.
+    const [lastPoint, topTick] = await page.evaluate(`[document.querySelector('svg.chart .net-line').getAttribute('points').trim().split(' ').at(-1).split(',')[1], [...document.querySelectorAll('svg.chart .revenue-tick')].at(-1).getAttribute('y')]`) as [string, string]
+    t.equal(Number(lastPoint), Number(topTick), 'today\'s point is at the net figure')
+    t.equal(await page.locator('svg.chart rect.bar').count(), 30, 'a bar per day')
     clean()
   })
 }
