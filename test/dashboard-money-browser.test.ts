@@ -8,8 +8,7 @@
  * as the API's summary.
  */
 import t from 'tap'
-import { READY } from './helpers/dashboard.ts'
-import { answerTo, dashboardForms } from './helpers/dashboard.ts'
+import { READY, answerTo, dashboardForms } from './helpers/dashboard.ts'
 import { createMenu, createStore } from './helpers/fixtures.ts'
 
 const world = await dashboardForms(t)

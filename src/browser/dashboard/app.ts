@@ -11,6 +11,7 @@ import { paymentsPanel } from './payments.js'
 import { shiftsPage } from './shifts.js'
 import { reservationsPage } from './reservations.js'
 import { guestsPage } from './guests.js'
+import { arrivals } from './arrivals.js'
 
 // ---- Orders ----
 
@@ -30,7 +31,8 @@ async function ordersPage(): Promise<void> {
   const live = h('span', { class: 'live-dot pill warn', id: 'live', text: 'connecting…' })
   const board = h('div', { class: 'board', id: 'board' })
   const dialog = h('dialog', { id: 'order-detail', 'aria-labelledby': 'order-detail-title' })
-  view.replaceChildren(h('p', {}, 'Today\'s orders, live. ', live), board, dialog)
+  const arrived = arrivals()
+  view.replaceChildren(h('p', {}, 'Today\'s orders, live. ', live, ' ', arrived.controls), board, dialog)
   api('GET', '/drivers?per_page=50').then((d) => { drivers = d.data || [] }, () => { drivers = [] })
 
   const setStatus = (o: OrderView, status: string) => act(async () => {
@@ -60,6 +62,7 @@ async function ordersPage(): Promise<void> {
         h('h2', { id: `col-${c.key}`, text: `${c.title} (${mine.length})` }),
         h('ol', {}, mine.map(card)))
     }))
+    arrived.waiting(all.filter((o) => o.status === 'new').length)
   }
 
   async function detail(id: number): Promise<void> {
@@ -104,7 +107,7 @@ async function ordersPage(): Promise<void> {
   liveSocket<OrdersFeedFrame>(`/ws/orders/${theStore().id}`, (f) => {
     if (f.type === 'snapshot') { orders.clear(); for (const o of f.orders) orders.set(o.id, o); draw() }
     else if (f.type === 'order') {
-      if (!orders.has(f.order.id)) { fresh.add(f.order.id); say(`New order #${f.order.id}.`) }
+      if (!orders.has(f.order.id)) { fresh.add(f.order.id); say(`New order #${f.order.id}.`); arrived.arrived(f.order) }
       orders.set(f.order.id, f.order)
       draw()
     }
