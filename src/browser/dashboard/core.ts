@@ -79,12 +79,14 @@ export const act = (fn: (ev: ActEvent) => unknown) => async (ev?: Event): Promis
   if (ev && ev.preventDefault) ev.preventDefault()
   try { await fn(ev as ActEvent) } catch (err) { fail(err) }
 }
+let tables = 0
 /**
- * A table in a box that scrolls sideways on a narrow screen: the box is focusable and named after the
- * columns (issue 34 item 9: a keyboard cannot scroll a region it cannot focus).
+ * A table in a box that scrolls sideways on a narrow screen: the box is focusable and named (issue 34
+ * item 9: a keyboard cannot scroll a region it cannot focus). Numbered, so each region's name is its
+ * own; not after the columns, whose words would also name the box (a "Name" column, a "Name" field).
  */
 export function table(head: readonly string[], rows: Child[]): HTMLElement {
-  return h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': `Table: ${head.filter(Boolean).join(', ')}` }, h('table', {},
+  return h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': `Table ${++tables}, scrolls sideways` }, h('table', {},
     h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col', class: /^(Total|Price|Revenue|Orders|Uses|Attempts|Quantity)$/.test(c) ? 'num' : null, text: c })))),
     h('tbody', {}, rows)))
 }
@@ -177,7 +179,7 @@ export async function loadStores(prefer?: number): Promise<void> {
   const wanted = prefer || Number(new URLSearchParams(location.search).get('store'))
   store = stores.find((s) => s.id === wanted) || stores[0] || null
   // The list leaves the currency out: the chosen store's own record has it.
-  if (store) currency = ((await api('GET', `/restaurants/${store.id}`)) as { currency?: string }).currency || currency
+  if (store) currency = ((await api('GET', `/restaurants/${store.id}`).catch(() => null)) as { currency?: string } | null)?.currency || currency
   const sel = document.getElementById('store') as HTMLSelectElement
   sel.replaceChildren(...stores.map((s) => h('option', { value: s.id, selected: store && s.id === store.id, text: s.title })))
   sel.disabled = stores.length === 0
