@@ -47,9 +47,11 @@ if (world) {
     // The API reference draws itself (Swagger UI): checked once its operations are on the page.
     await page.goto(`${s.site}/docs`)
     await page.locator('.opblock').first().waitFor()
+    await page.locator('select#servers[aria-label]').waitFor()
     await axeCheck(t, page, '/docs')
     await page.locator('.opblock-summary-control').first().click()
     await page.locator('.opblock-body').first().waitFor()
+    await page.waitForFunction("!document.querySelector('.opblock-summary-control a[href]')")
     await axeCheck(t, page, '/docs (an operation opened)')
   })
 

@@ -44,7 +44,13 @@ window.addEventListener("DOMContentLoaded", function () {
     var links = el.querySelectorAll(".opblock-summary-control a[href]");
     for (var i = 0; i < links.length; i++) links[i].removeAttribute("href");
   };
-  new MutationObserver(mend).observe(el, { childList: true, subtree: true });
+  // Once a frame at most, however many nodes Swagger UI adds meanwhile (it adds thousands).
+  var pending = false;
+  new MutationObserver(function () {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(function () { pending = false; mend(); });
+  }).observe(el, { childList: true, subtree: true });
 });
 `
 
