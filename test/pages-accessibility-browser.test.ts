@@ -1,21 +1,19 @@
 /**
  * Every page the server serves, walked in headless Chromium with axe-core (issue 34 item 9): the
- * start page, the sign-in pages and their 404s, the API reference and a guide, the store website,
- * the tracking page live and its 404, the kitchen screen (enrollment, PIN pad, tickets in every
- * state), every dashboard page (the order detail included), the security page, the OAuth consent
- * and an app's embed page. Each: no serious or critical accessibility violation. Pages are opened
+ * start page, the sign-in pages and their 404s, the API reference, the guides and the route list
+ * (also on a phone), the store website, the tracking page live and its 404, the kitchen screen
+ * (enrollment, PIN pad, tickets in every state). The signed-in pages (dashboard, security, OAuth
+ * consent, app embed): test/dashboard-accessibility-browser.test.ts. Each: no serious or critical
+ * accessibility violation. Pages are opened
  * in contexts that let the injected axe script past their CSP; the CSP itself is checked on the
  * tracking 404 in a context that keeps it (no inline style refused there).
  */
 import t from 'tap'
-import type { Page } from 'playwright-core'
 import type { Test } from 'tap'
-import { axeCheck, browserAndServer } from './helpers/browser.ts'
-import { READY } from './helpers/dashboard.ts'
+import { axeCheck, axePage, browserAndServer } from './helpers/browser.ts'
+import { firstItem } from './helpers/dashboard.ts'
 import { createStaff, postOrder } from './helpers/fixtures.ts'
 import { enrollDevice } from './helpers/pin-devices.ts'
-import { createTestApp } from './helpers/apps.ts'
-import { DASHBOARD_PAGES } from '../src/http/pages/dashboard/shell.ts'
 
 const world = await browserAndServer(t)
 if (world) {
@@ -23,20 +21,8 @@ if (world) {
   const db = s.app.svc.db
   const demo = s.seed()
 
-  /** A fresh context whose pages let axe past their CSP (closed when `t` ends). */
-  async function open(t: Test): Promise<Page> {
-    const ctx = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 } })
-    t.teardown(() => ctx.close())
-    return ctx.newPage()
-  }
-  async function signIn(page: Page, next: string): Promise<void> {
-    await page.goto(`${s.site}/login?next=${encodeURIComponent(next)}`)
-    await page.locator('input[type=email]').fill(demo.owner.email)
-    await page.locator('input[type=password]').fill(demo.owner.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForURL((u) => u.pathname === next.split('?')[0])
-  }
-  const item = () => db.prepare('SELECT id FROM menu_items WHERE store_id = ? AND is_sold_out = 0 ORDER BY id LIMIT 1').pluck().get(demo.store.id) as number
+  const open = (t: Test) => axePage(t, browser)
+  const item = () => firstItem(db, demo.store.id)
 
   t.test('pages anyone can open: start, sign-in pages, docs, their 404s', async (t) => {
     const page = await open(t)
@@ -116,46 +102,5 @@ if (world) {
     await line(lines[2]!, 'preparing').locator('.bump').click()
     await line(lines[2]!, 'ready').waitFor()
     await axeCheck(t, page, 'kds tickets (queued, preparing, ready)')
-  })
-
-  t.test('the dashboard, every page, the order detail, the security page', async (t) => {
-    const page = await open(t)
-    await signIn(page, '/dashboard/orders')
-    const placed = await postOrder(s, demo.owner.token, demo.store.id, { type: 'takeaway', customer_name: 'Bo', items: [{ item_id: item(), quantity: 1 }] })
-    t.equal(placed.status, 200)
-    for (const p of DASHBOARD_PAGES) {
-      await page.goto(`${s.site}/dashboard/${p.path}?store=${demo.store.id}`)
-      await page.waitForSelector(READY)
-      if (p.path === 'guests') await page.locator('#view table').first().waitFor()
-      await axeCheck(t, page, `dashboard ${p.path}`)
-    }
-    await page.goto(`${s.site}/dashboard/orders?store=${demo.store.id}`)
-    await page.waitForSelector(READY)
-    await page.locator(`[data-order-id="${placed.body.id}"]`).getByRole('button', { name: /Details/ }).click()
-    await page.locator('dialog[open] #payments').waitFor()
-    await axeCheck(t, page, 'dashboard order detail')
-    await page.goto(`${s.site}/account/security`)
-    await axeCheck(t, page, '/account/security')
-    // On a phone, wide tables scroll sideways in their box: the box must be reachable by keyboard.
-    await page.setViewportSize({ width: 390, height: 844 })
-    for (const p of DASHBOARD_PAGES) {
-      await page.goto(`${s.site}/dashboard/${p.path}?store=${demo.store.id}`)
-      await page.waitForSelector(READY)
-      if (p.path === 'guests') await page.locator('#view table').first().waitFor()
-      await axeCheck(t, page, `dashboard ${p.path} (phone)`)
-    }
-  })
-
-  t.test('the OAuth consent and an app\'s embed page', async (t) => {
-    const app = createTestApp(db, demo.owner.id, { name: 'Label Printer', redirectUris: ['https://printer.example/cb'], scopes: ['orders:read'], embedUrl: 'https://printer.example/embed' })
-    const page = await open(t)
-    const consent = `/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: app.client_id, redirect_uri: 'https://printer.example/cb', state: 's' })}`
-    await signIn(page, consent)
-    await page.getByRole('button', { name: 'Approve' }).waitFor()
-    await axeCheck(t, page, 'OAuth consent')
-    await page.getByRole('button', { name: 'Approve' }).click()
-    await page.waitForURL((u) => !u.pathname.startsWith('/oauth'))
-    await page.goto(`${s.site}/apps/${app.id}/embed?store=${demo.store.id}`)
-    await axeCheck(t, page, 'app embed page')
   })
 }
