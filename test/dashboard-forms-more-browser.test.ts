@@ -99,7 +99,7 @@ if (world) {
     await send(page, openForm().getByRole('button', { name: 'Open shift' }), 'accepted')
     const again = page.locator('[data-open-shift]', { hasText: 'register bar' })
     await again.getByLabel('Counted cash').fill('12.00')
-    t.match(await send(page, again.getByRole('button', { name: 'Close shift' }), 'accepted'), /Shift closed: \+2\.00 over/, 'close: accepted, over/short said')
+    t.match(await send(page, again.getByRole('button', { name: 'Close shift' }), 'accepted'), /Shift closed: \+\$2\.00 over/, 'close: accepted, over/short said')
     clean()
   })
 
@@ -136,15 +136,19 @@ if (world) {
     t.equal(await panel.locator('#split-parts [data-part]').count(), 2, 'split: two parts shown')
     // Take the rest: accepted.
     t.match(await send(page, panel.getByRole('button', { name: 'Take payment' }), 'accepted'), /payment of .* taken: the order is paid/, 'take: accepted')
-    // Refund: more than is left after a refund made elsewhere is refused; a part is refunded.
+    // Refund: nothing chosen is refused by the page; every unit, after a refund made elsewhere, is
+    // refused by the API; one unit is refunded.
     panel = page.locator('dialog[open] #payments')
     const refund = panel.locator('#refund')
-    await refund.getByLabel('Refund amount').waitFor()
-    const refundable = Number(await refund.getByLabel('Refund amount').inputValue())
+    const units = refund.getByRole('spinbutton', { name: /Units of .* to refund/ }).first()
+    await units.waitFor()
+    t.match(await send(page, refund.getByRole('button', { name: 'Refund' }), 'refused'), /Choose the units to refund/, 'refund: nothing chosen, refused')
+    t.equal(count('SELECT COUNT(*) FROM refunds WHERE order_id = ?', live.id), 0, 'no refund')
     t.ok((await api('POST', `/restaurants/${store}/orders/${live.id}/refunds`, { amount: 1 })).status < 300, 'a refund of 1.00 elsewhere meanwhile')
-    t.match(await send(page, refund.getByRole('button', { name: 'Refund' }), 'refused'), /\S/, `refund of the whole ${refundable}: refused`)
-    await refund.getByLabel('Refund amount').fill('0.50')
-    t.match(await send(page, refund.getByRole('button', { name: 'Refund' }), 'accepted'), /Refunded 0\.50/, 'refund: accepted')
+    await units.fill('2')
+    t.match(await send(page, refund.getByRole('button', { name: 'Refund' }), 'refused'), /At most/, 'refund of every unit: refused')
+    await units.fill('1')
+    t.match(await send(page, refund.getByRole('button', { name: 'Refund' }), 'accepted'), /Refunded \$\d+\.\d\d/, 'refund of one unit: accepted')
     clean()
   })
 

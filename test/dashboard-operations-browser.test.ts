@@ -62,7 +62,7 @@ if (launched) {
     const shift = page.locator('[data-open-shift]')
     await shift.waitFor()
     const shiftId = Number(await shift.getAttribute('data-open-shift'))
-    t.match(await shift.textContent(), /register main[\s\S]*Float100\.00/, 'the open shift with its float')
+    t.match(await shift.textContent(), /register main[\s\S]*Float\$100\.00/, 'the open shift with its float')
     t.match((await s.req('GET', `/restaurants/${store}/shifts/${shiftId}`, { token: owner })).body, { status: 'open', register: 'main', totals: { opening_float: 100, expected_cash: 100 } }, 'opened through the API')
     await axeCheck(t, page, 'shifts (open)')
 
@@ -113,13 +113,14 @@ if (launched) {
     t.match((await s.req('GET', path, { token: owner })).body, { is_paid: true }, 'the order is paid')
     await axeCheck(t, page, 'order detail with payments')
 
-    // A refund of 2.00.
+    // A refund of 2.00 (nothing is chosen until the owner chooses: lines, or here an amount).
     const refund = page.locator('dialog[open] #refund')
-    await refund.getByLabel('Refund amount').fill('2.00')
+    t.equal(await refund.locator('#refund-total').textContent(), 'Nothing chosen to refund', 'the refund starts with nothing chosen')
+    await refund.getByLabel('Or an amount').fill('2.00')
     await refund.getByLabel('Reason').fill('cold fries')
     await refund.getByRole('button', { name: 'Refund' }).click()
     await page.locator('dialog[open] [data-refund-id]').waitFor()
-    t.match(await page.locator('dialog[open] [data-refund-id]').textContent(), /2\.00[\s\S]*cold fries/, 'the refund is listed')
+    t.match(await page.locator('dialog[open] [data-refund-id]').textContent(), /\$2\.00[\s\S]*cold fries/, 'the refund is listed')
     const refunds = (await s.req('GET', `${path}/refunds`, { token: owner })).body
     t.match(refunds.data ?? refunds, [{ amount: 2, reason: 'cold fries' }], 'refunded through the API')
     await page.locator('dialog[open]').getByRole('button', { name: 'Close' }).click()
@@ -129,16 +130,16 @@ if (launched) {
     await page.waitForSelector(READY)
     const totals = (await s.req('GET', `/restaurants/${store}/shifts/${shiftId}`, { token: owner })).body.totals as { cash_taken: number; expected_cash: number }
     t.equal(totals.cash_taken, 5, 'the cash payment counts toward the open shift')
-    t.equal(await page.locator('[data-open-shift] [data-figure="cash_taken"] b').textContent(), '5.00', 'shown as cash taken')
-    t.equal(await page.locator('[data-open-shift] [data-figure="expected_cash"] b').textContent(), totals.expected_cash.toFixed(2), 'and the expected cash')
+    t.equal(await page.locator('[data-open-shift] [data-figure="cash_taken"] b').textContent(), '$5.00', 'shown as cash taken, in the store\'s currency')
+    t.equal(await page.locator('[data-open-shift] [data-figure="expected_cash"] b').textContent(), `$${totals.expected_cash.toFixed(2)}`, 'and the expected cash')
     await page.locator('[data-open-shift]').getByLabel('Counted cash').fill((totals.expected_cash - 1.5).toFixed(2))
     await page.locator('[data-open-shift]').getByRole('button', { name: 'Close shift' }).click()
     const result = page.locator('[data-closed-shift] [data-over-short]')
     await result.waitFor()
     t.equal(await result.getAttribute('data-over-short'), '-1.50')
-    t.match(await result.textContent(), 'Over/short: -1.50 short', 'short by 1.50, in words')
+    t.match(await result.textContent(), 'Over/short: -$1.50 short', 'short by 1.50, in words')
     t.match((await s.req('GET', `/restaurants/${store}/shifts/${shiftId}`, { token: owner })).body, { status: 'closed', totals: { over_short: -1.5 } }, 'closed through the API')
-    t.match(await page.locator(`tr[data-shift-id="${shiftId}"]`).textContent(), /main[\s\S]*-1\.50 short/, 'in the history')
+    t.match(await page.locator(`tr[data-shift-id="${shiftId}"]`).textContent(), /main[\s\S]*-\$1\.50 short/, 'in the history')
     t.equal(await page.locator('[data-open-shift]').count(), 0, 'no open shift left')
     await axeCheck(t, page, 'shifts (closed)')
     clean()

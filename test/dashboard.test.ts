@@ -167,19 +167,28 @@ t.test('API tokens: the plan\'s api_tokens quota applies; session tokens do not 
   t.ok((await sessionToken(me)).token, 'the dashboard still gets its session token at the limit')
 })
 
-t.test('orders and revenue per day: every day of the range, cancelled orders earn nothing', async (t) => {
+t.test('orders and revenue per day: every day of the range, cancelled orders earn nothing, refunds net of paid', async (t) => {
   const c = createAccount(db)
   const today = new Date().toISOString().slice(0, 10)
   const o1 = await postOrder(s, c.token, c.storeId, { type: 'takeaway', items: [{ item_id: c.menu.fries, quantity: 2 }] })
   const o2 = await postOrder(s, c.token, c.storeId, { type: 'takeaway', items: [{ item_id: c.menu.fries, quantity: 1 }] })
+  const o3 = await postOrder(s, c.token, c.storeId, { type: 'takeaway', items: [{ item_id: c.menu.fries, quantity: 1 }] })
   t.equal(o1.status, 200)
   await s.req('PUT', `/restaurants/${c.storeId}/orders/${o2.body.id}/status`, { token: c.token, body: { status: 'cancelled' } })
+  // o1 paid, then 1.00 of it refunded; o3 not paid.
+  t.equal((await s.req('POST', `/restaurants/${c.storeId}/orders/${o1.body.id}/payments`, { token: c.token, body: { amount: o1.body.total, method: 'card' } })).status, 200)
+  t.equal((await s.req('POST', `/restaurants/${c.storeId}/orders/${o1.body.id}/refunds`, { token: c.token, body: { amount: 1 } })).status, 200)
   const from = new Date(Date.now() - 6 * 86_400_000).toISOString().slice(0, 10)
   const r = await s.req('GET', `/restaurants/${c.storeId}/analytics/daily?from=${from}&to=${today}`, { token: c.token })
   t.equal(r.status, 200)
   t.equal(r.body.days.length, 7, 'seven days, quiet ones included')
-  t.same(r.body.days[6], { date: today, orders: 2, revenue: o1.body.total })
-  t.same(r.body.days[0], { date: from, orders: 0, revenue: 0 })
+  const cents = (n: number) => Math.round(n * 100)
+  t.same(r.body.days[6], { date: today, orders: 3, revenue: (cents(o1.body.total) + cents(o3.body.total)) / 100, paid: o1.body.total, refunded: 1, net: (cents(o1.body.total) - 100) / 100 })
+  t.same(r.body.days[0], { date: from, orders: 0, revenue: 0, paid: 0, refunded: 0, net: 0 })
+  // The chart and the summary agree: the days add up to the range's figures.
+  const sum = (await s.req('GET', `/restaurants/${c.storeId}/analytics?from=${from}&to=${today}`, { token: c.token })).body.revenue as Record<string, number>
+  const total = (k: string) => (r.body.days as Array<Record<string, number>>).reduce((n, d) => n + cents(d[k]!), 0) / 100
+  t.same({ gross: total('revenue'), paid: total('paid'), refunded: total('refunded'), net: total('net') }, { gross: sum.gross, paid: sum.paid, refunded: sum.refunded, net: sum.net }, 'the days add up to the summary')
   const dflt = await s.req('GET', `/restaurants/${c.storeId}/analytics/daily`, { token: c.token })
   t.equal(dflt.body.days.length, 30, 'the last 30 days by default, as the summary')
   t.equal((await s.req('GET', `/restaurants/${c.storeId}/analytics/daily?from=2020-01-01&to=2021-12-31`, { token: c.token })).status, 422, 'at most 366 days')

@@ -40,6 +40,25 @@ export function paidUnits(book: PaymentBook): Record<number, number> {
   return Object.fromEntries(book.lines.map((l) => [l.id, covered ? l.quantity : Math.min(l.quantity, book.paidUnits[l.id] ?? 0)]))
 }
 
+/** A line as a refund by lines sees it: its units still refundable and what each gives back (cents). */
+export interface RefundableLine { lineId: number; quantity: number; refundable: number; unitAmounts: number[] }
+
+/**
+ * Each line's units still refundable — paid (see `paidUnits`) and not refunded by an earlier refund
+ * by lines — with what each of them gives back, in the order a refund takes them (the same cents
+ * `planRefund` adds up), so a page can show what refunding some units gives back. The refund is
+ * still bounded by `refundable` (an earlier refund by amount lowers it, not the units).
+ */
+export function refundableLines(book: PaymentBook, rb: RefundBook): RefundableLine[] {
+  const dues = lineDues(book.total, book.lines)
+  const paid = paidUnits(book)
+  return book.lines.map((l, i) => {
+    const done = rb.refundedUnits[l.id] ?? 0
+    const left = Math.max(0, (paid[l.id] ?? 0) - done)
+    return { lineId: l.id, quantity: l.quantity, refundable: left, unitAmounts: Array.from({ length: left }, (_, k) => unitsDue(dues[i]!, l.quantity, done + k, 1)) }
+  })
+}
+
 /**
  * The refund a request asks for, split over the payments it goes back through (newest first), or
  * why not. No amount and no lines: everything still refundable (a full refund).

@@ -16,9 +16,9 @@ import { Register, staffIdOf } from './shifts.ts'
 import { ApiError } from '../errors.ts'
 import { fromCents, toCents } from '../domain/money.ts'
 import { PAYMENT_METHODS } from '../domain/payments.ts'
-import { refundable } from '../domain/refunds.ts'
+import { refundable, refundableLines } from '../domain/refunds.ts'
 import { DEFAULT_REGISTER } from '../storage/shifts.ts'
-import { paymentOf } from '../storage/payments.ts'
+import { paymentBook, paymentOf } from '../storage/payments.ts'
 import { refundBook, refundOf, refundsOf, staleOnlineRefunds, type RefundRow } from '../storage/refunds.ts'
 import { nowIso } from '../storage/db.ts'
 import type { PaymentReply } from '../actors/order-payments.ts'
@@ -43,6 +43,17 @@ const RefundsSchema = named('OrderRefunds', {
     data: { type: 'array', items: RefundSchema },
     refunded: { type: 'number', description: 'completed refunds of the order' },
     refundable: { type: 'number', description: 'paid (amounts, not tips) and not yet refunded or being refunded' },
+    lines: {
+      type: 'array', description: 'The order\'s lines as a refund by lines sees them (an addition to the spec, docs/operations.md "Refunds")',
+      items: {
+        type: 'object', required: ['line_id', 'name', 'quantity', 'refundable_quantity', 'unit_amounts'],
+        properties: {
+          line_id: { type: 'integer' }, name: { type: 'string' }, quantity: { type: 'integer' },
+          refundable_quantity: { type: 'integer', description: 'units paid and not yet refunded by line' },
+          unit_amounts: { type: 'array', items: { type: 'number' }, description: 'what each of those units gives back, in the order a refund takes them: refunding `n` units gives back the sum of the first `n`' },
+        },
+      },
+    },
   },
 })
 
@@ -52,15 +63,21 @@ export const refundView = (r: RefundRow) => ({
   reason: r.reason, status: r.status, shift_id: r.shift_id, staff_id: r.staff_id, created_at: r.created_at, completed_at: r.completed_at,
 })
 
-/** The order's refunds with its refunded and still refundable figures. */
+/** The order's refunds with its refunded and still refundable figures, and its lines as a refund by lines sees them. */
 function refundsOut(ctx: OpCtx, orderId: number, only?: readonly number[]) {
   const db = ctx.svc.db
   const rows = refundsOf(db, orderId)
+  const rb = refundBook(db, orderId)
+  const book = paymentBook(db, orderId)
+  const names = new Map(ctx.svc.orders.lines(orderId).map((l) => [l.id, l.name]))
   return {
     data: (only ? rows.filter((r) => only.includes(r.id)) : rows).map(refundView),
     // The order's completed refunds: summed from the rows just read, not read again.
     refunded: fromCents(rows.reduce((sum, r) => sum + (r.status === 'completed' ? r.amount : 0), 0)),
-    refundable: fromCents(refundable(refundBook(db, orderId))),
+    refundable: fromCents(refundable(rb)),
+    lines: book ? refundableLines(book, rb).map((l) => ({
+      line_id: l.lineId, name: names.get(l.lineId) ?? '', quantity: l.quantity, refundable_quantity: l.refundable, unit_amounts: l.unitAmounts.map(fromCents),
+    })) : [],
   }
 }
 

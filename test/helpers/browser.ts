@@ -45,6 +45,13 @@ export async function axeCheck(t: Test, page: Page, label: string): Promise<void
   t.same(result.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `${label}: no serious or critical accessibility violations`)
 }
 
+/** A page in a fresh context (closed when `t` ends) that lets the injected axe script past the page's CSP. */
+export async function axePage(t: Test, browser: Browser, viewport = { width: 1280, height: 800 }): Promise<Page> {
+  const ctx = await browser.newContext({ bypassCSP: true, viewport })
+  t.teardown(() => ctx.close())
+  return ctx.newPage()
+}
+
 /** Records every request a page makes and every error it reports (uncaught, or console.error). */
 export function watchPage(page: Page): { requests: string[]; problems: string[] } {
   const seen = { requests: [] as string[], problems: [] as string[] }

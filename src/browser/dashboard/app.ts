@@ -13,6 +13,7 @@ import { reservationsPage } from './reservations.js'
 import { guestsPage } from './guests.js'
 import { dispatchPage } from './dispatch.js'
 import { setupChecklist } from './setup.js'
+import { arrivals } from './arrivals.js'
 
 // ---- Orders ----
 
@@ -32,7 +33,8 @@ async function ordersPage(): Promise<void> {
   const live = h('span', { class: 'live-dot pill warn', id: 'live', text: 'connecting…' })
   const board = h('div', { class: 'board', id: 'board' })
   const dialog = h('dialog', { id: 'order-detail', 'aria-labelledby': 'order-detail-title' })
-  view.replaceChildren(h('p', {}, 'Today\'s orders, live. ', live), board, dialog)
+  const arrived = arrivals()
+  view.replaceChildren(h('p', {}, 'Today\'s orders, live. ', live, ' ', arrived.controls), board, dialog)
   api('GET', '/drivers?per_page=50').then((d) => { drivers = d.data || [] }, () => { drivers = [] })
 
   const setStatus = (o: OrderView, status: string) => act(async () => {
@@ -62,6 +64,7 @@ async function ordersPage(): Promise<void> {
         h('h2', { id: `col-${c.key}`, text: `${c.title} (${mine.length})` }),
         h('ol', {}, mine.map(card)))
     }))
+    arrived.waiting(all.filter((o) => o.status === 'new').length)
   }
 
   async function detail(id: number): Promise<void> {
@@ -106,7 +109,7 @@ async function ordersPage(): Promise<void> {
   liveSocket<OrdersFeedFrame>(`/ws/orders/${theStore().id}`, (f) => {
     if (f.type === 'snapshot') { orders.clear(); for (const o of f.orders) orders.set(o.id, o); draw() }
     else if (f.type === 'order') {
-      if (!orders.has(f.order.id)) { fresh.add(f.order.id); say(`New order #${f.order.id}.`) }
+      if (!orders.has(f.order.id)) { fresh.add(f.order.id); say(`New order #${f.order.id}.`); arrived.arrived(f.order) }
       orders.set(f.order.id, f.order)
       draw()
     }
@@ -385,26 +388,47 @@ async function webhooksPage(): Promise<void> {
 // ---- Analytics ----
 
 /** A day of `GET …/analytics/daily`. */
-interface Day { date: string; orders: number; revenue: number }
+interface Day { date: string; orders: number; revenue: number; paid: number; refunded: number; net: number }
 
+/** 0, the middle and the top of an axis (integers for counts), without repeats. */
+const ticks = (lo: number, hi: number, whole: boolean): number[] => [...new Set([lo, ...(lo < 0 && hi > 0 ? [0] : []), whole ? Math.round((lo + hi) / 2) : (lo + hi) / 2, hi])].sort((a, b) => a - b)
+
+/**
+ * Orders (bars, the left axis) and paid revenue net of refunds (the line, its own axis on the right,
+ * in the store's currency) per day, with a legend (issue 34 item 14). The line is `net` of
+ * `GET …/analytics/daily`, whose days add up to the summary's `revenue.net`; a day of refunds only
+ * goes below zero. SVG attributes and classes only (no inline style: CSP).
+ */
 function chart(days: Day[]): Element {
-  const W = 640, H = 240, L = 40, B = 24
+  const W = 640, H = 260, L = 40, R = 72, T = 12, B = 28
+  const plotH = H - T - B
   const maxO = Math.max(1, ...days.map((d) => d.orders))
-  const maxR = Math.max(1, ...days.map((d) => d.revenue))
-  const bw = (W - L - 10) / days.length
+  const loR = Math.min(0, ...days.map((d) => d.net))
+  const hiR = Math.max(loR === 0 ? 1 : 0, ...days.map((d) => d.net))
+  const yO = (v: number) => T + (1 - v / maxO) * plotH
+  const yR = (v: number) => T + ((hiR - v) / (hiR - loR)) * plotH
+  const bw = (W - L - R) / Math.max(1, days.length)
+  const label = (x: number, y: number, text: string, anchor = 'start', cls = 'axis-label') => h('text', { x, y, class: cls, 'text-anchor': anchor, 'dominant-baseline': 'middle', text })
   const svg = h('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': 'chart-title' },
-    h('title', { id: 'chart-title', text: `Orders (bars, up to ${maxO}) and revenue (line, up to ${money(maxR)}) per day` }),
-    h('line', { x1: L, y1: H - B, x2: W - 5, y2: H - B, stroke: '#9aa5b1' }),
-    h('text', { x: 4, y: 14, 'font-size': 11, fill: '#5b6570', text: String(maxO) }),
-    h('text', { x: 4, y: H - B, 'font-size': 11, fill: '#5b6570', text: '0' }),
+    h('title', { id: 'chart-title', text: `Orders per day (bars, left axis, up to ${maxO}) and paid revenue net of refunds per day (line, right axis, from ${money(loR)} to ${money(hiR)})` }),
+    // The axes: orders on the left, revenue on the right, each with its ticks.
+    h('line', { x1: L, y1: T, x2: L, y2: T + plotH, class: 'axis' }),
+    h('line', { x1: W - R, y1: T, x2: W - R, y2: T + plotH, class: 'axis revenue' }),
+    h('line', { x1: L, y1: yO(0), x2: W - R, y2: yO(0), class: 'axis' }),
+    ...ticks(0, maxO, true).map((v) => label(L - 4, yO(v), String(v), 'end', 'axis-label orders-tick')),
+    ...ticks(loR, hiR, false).map((v) => label(W - R + 4, yR(v), money(v), 'start', 'axis-label revenue-tick')),
     ...days.map((d, i) => {
-      const bh = (d.orders / maxO) * (H - B - 10)
-      return h('rect', { x: L + i * bw + 1, y: H - B - bh, width: Math.max(1, bw - 2), height: bh, fill: '#9cc3ea' }, h('title', { text: `${d.date}: ${d.orders} orders, ${money(d.revenue)}` }))
+      const bh = (d.orders / maxO) * plotH
+      return h('rect', { x: L + i * bw + 1, y: T + plotH - bh, width: Math.max(1, bw - 2), height: bh, class: 'bar' }, h('title', { text: `${d.date}: ${d.orders} orders, paid ${money(d.paid)}, refunded ${money(d.refunded)}, net ${money(d.net)}` }))
     }),
-    h('polyline', { fill: 'none', stroke: '#0b5cad', 'stroke-width': 2, points: days.map((d, i) => `${L + i * bw + bw / 2},${H - B - (d.revenue / maxR) * (H - B - 10)}`).join(' ') }),
-    h('text', { x: L, y: H - 6, 'font-size': 11, fill: '#5b6570', text: days[0] ? days[0].date : '' }),
-    h('text', { x: W - 5, y: H - 6, 'font-size': 11, fill: '#5b6570', 'text-anchor': 'end', text: days.length ? days[days.length - 1].date : '' }))
-  return svg
+    loR < 0 ? h('line', { x1: L, y1: yR(0), x2: W - R, y2: yR(0), class: 'axis zero' }) : null,
+    h('polyline', { class: 'net-line', fill: 'none', 'stroke-width': 2, points: days.map((d, i) => `${L + i * bw + bw / 2},${yR(d.net)}`).join(' ') }),
+    label(L, H - 8, days[0] ? days[0].date : ''),
+    label(W - R, H - 8, days.length ? days[days.length - 1]!.date : '', 'end'))
+  const legend = h('ul', { class: 'legend', 'aria-label': 'Legend' },
+    h('li', { class: 'key-orders', text: 'Orders per day (bars, left axis)' }),
+    h('li', { class: 'key-net', text: 'Paid revenue net of refunds per day (line, right axis)' }))
+  return h('figure', { class: 'chart-box' }, svg, legend)
 }
 
 async function analyticsPage(): Promise<void> {
@@ -422,7 +446,8 @@ async function analyticsPage(): Promise<void> {
       h('div', { class: 'kpis' },
         h('div', { class: 'kpi' }, 'Orders', h('b', { text: sum.orders.total })),
         h('div', { class: 'kpi' }, 'Revenue', h('b', { text: money(sum.revenue.gross) })),
-        h('div', { class: 'kpi' }, 'Paid', h('b', { text: money(sum.revenue.paid) })),
+        h('div', { class: 'kpi', data: { kpi: 'net' } }, 'Paid, net of refunds', h('b', { text: money(sum.revenue.net) })),
+        h('div', { class: 'kpi', data: { kpi: 'refunded' } }, 'Refunded', h('b', { text: money(sum.revenue.refunded) })),
         h('div', { class: 'kpi' }, 'Average order', h('b', { text: money(sum.revenue.avg_order_value) }))),
       chart(daily.days),
       h('h2', { text: 'Top items' }),
@@ -521,14 +546,14 @@ const couponsPage = () => crudPage({
   remove: (r) => api('DELETE', `${S()}/coupons/${r.id}`),
   fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_\\-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
     ['min_order', 'Minimum order', { type: 'number', step: '0.01', min: '0' }, Number], ['usage_limit', 'Usage limit', { type: 'number', min: '1', step: '1' }, Number], ['active', 'Active', { type: 'checkbox', checked: true }]],
-  cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => String(r.value)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
+  cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => (r.kind === 'fixed' ? money(r.value) : `${r.value}%`)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
 })
 
 // ---- Apps (docs/apps.md): installed apps (open, uninstall) and the marketplace ----
 
 const priceText = (a: Json): string => a.pricing === 'free' ? 'Free'
-  : a.pricing === 'recurring' ? `${money(a.price)} ${a.currency} / 30 days`
-  : `${money(a.price)} ${a.currency} per unit${a.cap != null ? `, at most ${money(a.cap)} / 30 days` : ''}`
+  : a.pricing === 'recurring' ? `${money(a.price, a.currency)} / 30 days`
+  : `${money(a.price, a.currency)} per unit${a.cap != null ? `, at most ${money(a.cap, a.currency)} / 30 days` : ''}`
 
 async function appsPage(): Promise<void> {
   const draw = async (): Promise<void> => {

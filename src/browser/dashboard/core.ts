@@ -45,7 +45,21 @@ export function h(tag: string, props?: Props | null, ...children: Child[]): Elem
   for (const c of (children as unknown[]).flat(Infinity) as Array<Node | string | number | null | undefined | false>) if (c != null && c !== false) el.append(c instanceof Node ? c : document.createTextNode(String(c)))
   return el
 }
-export const money = (n: unknown): string => (typeof n === 'number' ? n.toFixed(2) : '')
+/** The chosen store's currency (ISO 4217; loadStores reads it): every amount the dashboard shows is in it. */
+let currency = 'USD'
+const formats = new Map<string, Intl.NumberFormat>()
+/** An amount to show, in `cur` (the chosen store's currency by default), written the browser's way: `$12.50`, `12,50 €`. */
+export function money(n: unknown, cur: string = currency): string {
+  if (typeof n !== 'number') return ''
+  let f = formats.get(cur)
+  if (!f) {
+    try { f = new Intl.NumberFormat(undefined, { style: 'currency', currency: cur }) } catch { return `${n.toFixed(2)} ${cur}` }
+    formats.set(cur, f)
+  }
+  return f.format(n)
+}
+/** An amount as a form field or a data attribute holds it: `12.50`, no currency. */
+export const amount = (n: unknown): string => (typeof n === 'number' ? n.toFixed(2) : '')
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '')
 export const time = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '')
 export function say(msg: string): void { problem.textContent = ''; notice.textContent = msg; placeMessages() }
@@ -153,8 +167,14 @@ export function copyButton(value: string, what: string, source?: () => Element |
   })
   return btn
 }
+let tables = 0
+/**
+ * A table in a box that scrolls sideways on a narrow screen: the box is focusable and named (issue 34
+ * item 9: a keyboard cannot scroll a region it cannot focus). Numbered, so each region's name is its
+ * own; not after the columns, whose words would also name the box (a "Name" column, a "Name" field).
+ */
 export function table(head: readonly string[], rows: Child[]): HTMLElement {
-  return h('div', { class: 'table-wrap' }, h('table', {},
+  return h('div', { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': `Table ${++tables}, scrolls sideways` }, h('table', {},
     h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col', class: /^(Total|Price|Revenue|Orders|Uses|Attempts|Quantity)$/.test(c) ? 'num' : null, text: c })))),
     h('tbody', {}, rows)))
 }
@@ -246,6 +266,8 @@ export async function loadStores(prefer?: number): Promise<void> {
   stores = list.data || []
   const wanted = prefer || Number(new URLSearchParams(location.search).get('store'))
   store = stores.find((s) => s.id === wanted) || stores[0] || null
+  // The list leaves the currency out: the chosen store's own record has it.
+  if (store) currency = ((await api('GET', `/restaurants/${store.id}`).catch(() => null)) as { currency?: string } | null)?.currency || currency
   const sel = document.getElementById('store') as HTMLSelectElement
   sel.replaceChildren(...stores.map((s) => h('option', { value: s.id, selected: store && s.id === store.id, text: s.title })))
   sel.disabled = stores.length === 0

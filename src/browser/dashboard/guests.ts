@@ -47,7 +47,7 @@ export async function guestsPage(): Promise<void> {
       h('p', { class: 'muted', id: 'guest-count', text: `${r.total} guest${r.total === 1 ? '' : 's'}${chosen ? ` in ${label(chosen.key)}` : ''}${q.search ? ` matching “${q.search}”` : ''}${chosen ? ` — ${chosen.definition}` : ''}` }),
       rows.length ? table(['Name', 'Phone', 'Email', 'Visits', 'Spend', 'First visit', 'Last visit', 'No-shows', 'Segments'], rows.map((g: Json) => h('tr', { data: { guestId: g.id } },
         h('td', { text: g.name || '' }), h('td', { text: g.phone || '' }), h('td', { text: g.email || '' }),
-        h('td', { class: 'num', text: g.visits }), h('td', { class: 'num', text: `${money(g.spend)} ${g.currency}` }),
+        h('td', { class: 'num', text: g.visits }), h('td', { class: 'num', text: money(g.spend, g.currency) }),
         h('td', { text: when(g.first_visit) }), h('td', { text: when(g.last_visit) }),
         h('td', { class: 'num', text: g.no_shows }), h('td', { text: g.segments.map(label).join(', ') }))))
         : h('p', { class: 'muted', text: 'No guest found.' }),

@@ -4,7 +4,7 @@
 // order, refund limits, the open shift a cash payment counts toward) is the API's; its message is shown.
 
 import type { OrderView } from '../../ws/order-frames.ts'
-import { S, act, api, h, money, say, table, when, type Json } from './core.js'
+import { S, act, amount as plain, api, h, money, say, table, when, type Json } from './core.js'
 
 const METHODS = [['cash', 'Cash'], ['card', 'Card']] as const
 const num = (v: FormDataEntryValue | null): number | undefined => (v === '' || v == null ? undefined : Number(v))
@@ -36,7 +36,7 @@ export async function paymentsPanel(o: OrderView, changed: () => Promise<unknown
   }
 
   // Take a payment: the balance by default; a smaller amount leaves the rest due (a partial payment).
-  const amount = h('input', { name: 'amount', id: 'pay-amount', type: 'number', step: '0.01', min: '0.01', max: money(due), required: true, value: money(due) })
+  const amount = h('input', { name: 'amount', id: 'pay-amount', type: 'number', step: '0.01', min: '0.01', max: plain(due), required: true, value: plain(due) })
   const takeForm = h('form', { class: 'row', id: 'take-payment', 'aria-label': 'Take a payment', on: { submit: act(async (ev) => {
     const f = new FormData(ev.target)
     await taken({ amount: Number(f.get('amount')), method: f.get('method'), tip_amount: num(f.get('tip_amount')) }, `${f.get('method') === 'cash' ? 'Cash' : 'Card'} payment`)
@@ -53,7 +53,7 @@ export async function paymentsPanel(o: OrderView, changed: () => Promise<unknown
     const bill = await api('GET', `${base}/bill?split=${n}`)
     const split = bill.split || []
     parts.replaceChildren(h('p', {}, `${split.length} parts of the ${money(bill.balance.balance_due)} due: `,
-      ...split.map((p: Json) => h('button', { type: 'button', data: { part: p.part }, on: { click: () => { amount.value = money(p.amount); amount.focus() } }, text: `Part ${p.part}: ${money(p.amount)}` }))))
+      ...split.map((p: Json) => h('button', { type: 'button', data: { part: p.part }, on: { click: () => { amount.value = plain(p.amount); amount.focus() } }, text: `Part ${p.part}: ${money(p.amount)}` }))))
   }) } },
   h('label', { for: 'split-n' }, 'People', h('input', { name: 'split', id: 'split-n', type: 'number', min: '2', max: '50', step: '1', value: '2', required: true })),
   h('button', { type: 'submit', text: 'Split evenly' }))
@@ -65,21 +65,46 @@ export async function paymentsPanel(o: OrderView, changed: () => Promise<unknown
     byLines.replaceChildren(linesForm(bill.lines as Json[], async (payload) => taken(payload, 'Payment for the chosen lines')))
   }) }, text: 'Split by lines' })
 
-  // Refund: never more than was paid and not yet refunded (the API checks; the form offers that much).
-  const refundForm = h('form', { class: 'row', id: 'refund', 'aria-label': 'Refund', on: { submit: act(async (ev) => {
+  // Refund (issue 34 item 13): nothing is chosen at first. By lines — the units of each line still
+  // refundable, the sum of what the chosen units give back shown as they are chosen (the API's own
+  // cents: `unit_amounts`) — or else an amount typed in; never more than was paid and not refunded.
+  const refundLines = ((refunds.lines || []) as Json[]).filter((l) => l.refundable_quantity > 0)
+  const picks = refundLines.map((l) => h('input', { type: 'number', name: `refund_line_${l.line_id}`, min: '0', max: l.refundable_quantity, step: '1', value: '0', 'aria-label': `Units of ${l.name || `line ${l.line_id}`} to refund` }))
+  const units = (i: number): number => Math.max(0, Math.min(Math.floor(Number(picks[i]!.value) || 0), refundLines[i]!.refundable_quantity))
+  const chosen = (): Array<{ line_id: number; quantity: number }> => refundLines.map((l, i) => ({ line_id: l.line_id as number, quantity: units(i) })).filter((c) => c.quantity > 0)
+  // Cents added up, as the API adds them (no float drift in the sum shown).
+  const linesSum = (): number => refundLines.reduce((s, l, i) => s + (l.unit_amounts as number[]).slice(0, units(i)).reduce((a, b) => a + Math.round(b * 100), 0), 0) / 100
+  const otherAmount = h('input', { name: 'amount', id: 'refund-amount', type: 'number', step: '0.01', min: '0.01', max: plain(refundable), placeholder: 'none' })
+  const summary = h('output', { id: 'refund-total', 'aria-live': 'polite' })
+  const showTotal = (): void => {
+    const lines = chosen()
+    const typed = Number(otherAmount.value) || 0
+    const sum = lines.length ? linesSum() : typed
+    summary.textContent = lines.length ? `Refund ${money(sum)} for ${lines.reduce((s, c) => s + c.quantity, 0)} unit(s)` : typed > 0 ? `Refund ${money(typed)}` : 'Nothing chosen to refund'
+    summary.dataset.amount = sum > 0 ? plain(sum) : ''
+  }
+  const refundForm = h('form', { class: 'card', id: 'refund', 'aria-label': 'Refund', on: { input: showTotal, submit: act(async (ev) => {
     const f = new FormData(ev.target)
-    const body = { amount: Number(f.get('amount')), reason: f.get('reason') || undefined }
-    await api('POST', `${base}/refunds`, body)
+    const lines = chosen()
+    const typed = f.get('amount') ? Number(f.get('amount')) : 0
+    if (lines.length && typed) throw new Error('Refund the chosen units or an amount, not both.')
+    if (!lines.length && !typed) throw new Error('Choose the units to refund, or type an amount.')
+    const r = await api('POST', `${base}/refunds`, { ...(lines.length ? { lines } : { amount: typed }), reason: f.get('reason') || undefined })
     await changed()
-    say(`Refunded ${money(body.amount)}.`)
+    say(`Refunded ${money((r.data as Json[]).reduce((s, x) => s + Math.round(x.amount * 100), 0) / 100)}.`)
   }) } },
-  h('label', { for: 'refund-amount' }, 'Refund amount', h('input', { name: 'amount', id: 'refund-amount', type: 'number', step: '0.01', min: '0.01', max: money(refundable), required: true, value: money(refundable) })),
-  h('label', { for: 'refund-reason' }, 'Reason', h('input', { name: 'reason', id: 'refund-reason', maxlength: 200 })),
-  h('button', { type: 'submit', class: 'danger', text: 'Refund' }))
+  refundLines.length ? table(['Line', 'Refundable', 'Units to refund'], refundLines.map((l, i) => h('tr', { data: { refundLine: l.line_id } },
+    h('td', { text: l.name || `Line ${l.line_id}` }), h('td', { class: 'num', text: `${l.refundable_quantity} of ${l.quantity}` }), h('td', {}, picks[i])))) : '',
+  h('div', { class: 'row' },
+    h('label', { for: 'refund-amount' }, refundLines.length ? 'Or an amount' : 'Refund amount', otherAmount),
+    h('label', { for: 'refund-reason' }, 'Reason', h('input', { name: 'reason', id: 'refund-reason', maxlength: 200 })),
+    h('button', { type: 'submit', class: 'danger', text: 'Refund' })),
+  h('p', {}, summary, h('span', { class: 'muted', text: ` (at most ${money(refundable)})` })))
+  showTotal()
 
   section.append(
     h('h3', { id: 'payments-title', text: 'Payments' }),
-    h('p', { id: 'balance', data: { balanceDue: money(due), paid: isPaid ? '1' : '0' } },
+    h('p', { id: 'balance', data: { balanceDue: plain(due), paid: isPaid ? '1' : '0' } },
       h('span', { class: isPaid ? 'pill live' : 'pill warn', text: isPaid ? 'Paid' : 'Not paid' }),
       ` Total ${money(total)} · paid ${money(paid)} · due ${money(due)}`,
       tips ? ` · tips ${money(tips)}` : '',

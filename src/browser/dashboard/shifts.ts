@@ -2,7 +2,7 @@
 // counted float, watch an open shift's running totals, close it with the counted cash and see
 // over/short, and the history. The API computes every total; this page only shows them.
 
-import { S, act, api, h, money, say, table, view, when, type Json } from './core.js'
+import { S, act, amount, api, h, money, say, table, view, when, type Json } from './core.js'
 
 /** A shift's figure: `totals` of the Shift record (src/ops/shifts.ts). */
 const fig = (sh: Json, key: string): number | null => (sh.totals ? sh.totals[key] : null)
@@ -32,7 +32,7 @@ export async function shiftsPage(): Promise<void> {
       result.replaceChildren(h('div', { class: 'card', data: { closedShift: closed.id ?? sh.id } },
         h('h2', { text: `Shift closed (${closed.register ?? sh.register})` }),
         figures(closed),
-        h('p', {}, h('b', { data: { overShort: money(overShort(closed)) }, text: `Over/short: ${overShortText(overShort(closed))}` }))))
+        h('p', {}, h('b', { data: { overShort: amount(overShort(closed)) }, text: `Over/short: ${overShortText(overShort(closed))}` }))))
       say(`Shift closed: ${overShortText(overShort(closed))}.`)
     }) } },
     h('label', {}, 'Counted cash', h('input', { name: 'counted_cash', type: 'number', step: '0.01', min: '0', required: true })),

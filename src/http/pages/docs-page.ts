@@ -51,10 +51,19 @@ const rendered = new Map<string, string>()
 async function guideHtml(g: Guide): Promise<string> {
   let html = rendered.get(g.name)
   if (html === undefined) {
-    html = (await markdown()).parse(readFileSync(new URL(`${g.name}.md`, DOCS_DIR), 'utf8')) as string
+    html = scrollable((await markdown()).parse(readFileSync(new URL(`${g.name}.md`, DOCS_DIR), 'utf8')) as string, g.title)
     rendered.set(g.name, html)
   }
   return html
+}
+
+/**
+ * Each table in a box that scrolls sideways on a narrow screen, reachable by keyboard and named, and
+ * each code block reachable too (issue 34 item 9: a keyboard cannot scroll a region it cannot focus).
+ */
+function scrollable(html: string, title: string): string {
+  let n = 0
+  return html.replace(/<table>/g, () => `<div class="scroll" tabindex="0" role="region" aria-label="${esc(title)}: table ${++n}"><table>`).replace(/<\/table>/g, '</table></div>').replace(/<pre>/g, '<pre tabindex="0">')
 }
 
 /** Sections of the side bar: sockets, MCP servers and webhook events first, then every other guide. */
@@ -103,7 +112,7 @@ export function routeListPage(rows: Array<{ tag: string; method: string; path: s
   const byTag = new Map<string, typeof rows>()
   for (const r of rows) byTag.set(r.tag, [...(byTag.get(r.tag) ?? []), r])
   const tables = [...byTag].sort(([a], [b]) => a.localeCompare(b)).map(([tag, rs]) =>
-    `<h2>${esc(tag)}</h2><table class="routes">${rs.map((r) => `<tr><td><code>${esc(r.method)}</code></td><td><code>${esc(r.path)}</code></td><td>${esc(r.summary)}</td><td class="muted">${esc(r.auth)}${r.capability ? ` · ${esc(r.capability)}` : ''}</td></tr>`).join('')}</table>`).join('')
+    `<h2>${esc(tag)}</h2><div class="scroll" tabindex="0" role="region" aria-label="${esc(tag)} routes"><table class="routes">${rs.map((r) => `<tr><td><code>${esc(r.method)}</code></td><td><code>${esc(r.path)}</code></td><td>${esc(r.summary)}</td><td class="muted">${esc(r.auth)}${r.capability ? ` · ${esc(r.capability)}` : ''}</td></tr>`).join('')}</table></div>`).join('')
   return shell({
     title: 'Dispatch API routes', current: '/docs/routes', openapiUrl,
     body: `<article class="guide"><h1>Dispatch API v1: all routes</h1><p class="muted">Base URL <code>${esc(baseUrl)}</code> · errors are <code>{message, code, errors?}</code></p>${tables}</article>`,

@@ -101,15 +101,18 @@ dl#totals .sum{font-weight:700}
 </body></html>`
 }
 
-export function trackNotFoundPage(): string {
+/** The style of the two short pages below, under the page's nonce (a `style` attribute is refused by its CSP). */
+const plainStyle = (nonce: string): string => `<style nonce="${nonce}">body{font:15px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}</style>`
+
+export function trackNotFoundPage(nonce: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Order not found</title></head><body style="font:15px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem">
+<title>Order not found</title>${plainStyle(nonce)}</head><body>
 <h1>Order not found</h1><p>This tracking link is not valid. Check the link you received with your order.</p></body></html>`
 }
 
 /** The tracking link of an order whose store's account is suspended (docs/billing.md "Suspension"). */
-export function storeUnavailablePage(): string {
+export function storeUnavailablePage(nonce: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Store unavailable</title></head><body style="font:15px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem">
+<title>Store unavailable</title>${plainStyle(nonce)}</head><body>
 <h1>This store is unavailable</h1><p>This store is not taking visitors or orders at the moment. Please try again later.</p></body></html>`
 }

@@ -36,8 +36,8 @@ export const trackPageRoutes = [
       try {
         row = trackedOrder(svc, params.token)
       } catch (err) {
-        if (!(err instanceof ApiError) || err.code !== 'account_suspended') return new Reply(404, trackNotFoundPage(), headers(nonce, h.host), HTML)
-        return new Reply(403, storeUnavailablePage(), headers(nonce, h.host), HTML)
+        if (!(err instanceof ApiError) || err.code !== 'account_suspended') return new Reply(404, trackNotFoundPage(nonce), headers(nonce, h.host), HTML)
+        return new Reply(403, storeUnavailablePage(nonce), headers(nonce, h.host), HTML)
       }
       const wsPath = `${new URL(svc.config.baseUrl).pathname.replace(/\/+$/, '')}/ws/track/${encodeURIComponent(row.track_token)}`
       return new Reply(200, trackPage({ token: row.track_token, wsPath, nonce, view: trackingView(svc, row), map: mapOf(svc.config) }), headers(nonce, h.host, svc.config), HTML)
