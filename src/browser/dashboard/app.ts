@@ -517,12 +517,17 @@ function crudPage({ noun, list, create, update, remove, fields, cols, shownOnce 
   return draw()
 }
 
+/** The four calls of a collection under the chosen store (`/restaurants/{id}/{path}`, its rows by id). */
+const storeCollection = (path: string): Pick<Crud, 'list' | 'create' | 'update' | 'remove'> => ({
+  list: () => api('GET', `${S()}/${path}`).then((r) => r.data || r),
+  create: (b) => api('POST', `${S()}/${path}`, b),
+  update: (r, b) => api('PUT', `${S()}/${path}/${r.id}`, b),
+  remove: (r) => api('DELETE', `${S()}/${path}/${r.id}`),
+})
+
 const staffPage = () => crudPage({
   noun: 'staff member',
-  list: () => api('GET', `${S()}/staff`).then((r) => r.data || r),
-  create: (b) => api('POST', `${S()}/staff`, b),
-  update: (r, b) => api('PUT', `${S()}/staff/${r.id}`, b),
-  remove: (r) => api('DELETE', `${S()}/staff/${r.id}`),
+  ...storeCollection('staff'),
   fields: [['name', 'Name', { required: true }], ['email', 'Email', { type: 'email', required: true }], ['role', 'Role', { options: ['manager', 'cashier', 'kitchen', 'waiter'] }],
     ['password', 'Password (8+)', { type: 'password', minlength: 8, required: true, autocomplete: 'new-password' }], ['pin', 'PIN (optional)', { inputmode: 'numeric', pattern: '\\d{4,8}' }], ['station', 'Station (optional)', {}]],
   cols: [['Name', (r) => r.name], ['Email', (r) => r.email], ['Role', (r) => r.role], ['Station', (r) => r.station || '']],
@@ -540,10 +545,7 @@ const driversPage = () => crudPage({
 
 const couponsPage = () => crudPage({
   noun: 'coupon',
-  list: () => api('GET', `${S()}/coupons`).then((r) => r.data || r),
-  create: (b) => api('POST', `${S()}/coupons`, b),
-  update: (r, b) => api('PUT', `${S()}/coupons/${r.id}`, b),
-  remove: (r) => api('DELETE', `${S()}/coupons/${r.id}`),
+  ...storeCollection('coupons'),
   fields: [['code', 'Code', { required: true, pattern: '[A-Za-z0-9_\\-]{2,40}' }], ['kind', 'Kind', { options: ['percent', 'fixed'] }], ['value', 'Value', { type: 'number', step: '0.01', min: '0.01', required: true }, Number],
     ['min_order', 'Minimum order', { type: 'number', step: '0.01', min: '0' }, Number], ['usage_limit', 'Usage limit', { type: 'number', min: '1', step: '1' }, Number], ['active', 'Active', { type: 'checkbox', checked: true }]],
   cols: [['Code', (r) => r.code], ['Kind', (r) => r.kind], ['Value', (r) => (r.kind === 'fixed' ? money(r.value) : `${r.value}%`)], ['Uses', (r) => `${r.uses}${r.usage_limit ? ' / ' + r.usage_limit : ''}`], ['Active', (r) => (r.active ? 'yes' : 'no')]],
