@@ -10,7 +10,7 @@
  */
 import t from 'tap'
 import { findFreePort, startServer, request } from './helpers/server.ts'
-import { createFleet, deliveryOrder, type Fleet, type TestDriver } from './helpers/delivery.ts'
+import { assign, createFleet, deliveryOrder, driverStatus, type Fleet, type TestDriver } from './helpers/delivery.ts'
 import { outbox } from './helpers/fixtures.ts'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
@@ -230,4 +230,49 @@ t.test('orders waiting for their due time compete for the nearest driver: the ne
   t.equal(d2.action, 'wait_until_due')
   t.equal(d2.due, Date.parse((o2.eta as { ready_at: string }).ready_at) - d2.travel.get(b.id)! * 1000, 'the first order may take the nearest: due as the second would arrive')
   t.ok(d2.travel.get(b.id)! > d2.travel.get(a.id)!)
+})
+
+/**
+ * A store in `offer` mode with two drivers on shift: one 500 m north of it carrying a picked-up order
+ * to `km` north of the store, one free 8 km away (late for anything ready within the next 25 minutes).
+ */
+async function carryingAndFar(km: number) {
+  const f = createFleet(db)
+  await dispatching(s.req, f, { mode: 'manual' })
+  const [carrying, far] = f.drivers as [TestDriver, TestDriver]
+  await onShift(s.req, carrying, 0.5)
+  await onShift(s.req, far, 8)
+  const first = await deliveryOrder(s, f, north(km))
+  await assign(s, f, first.id, carrying.id)
+  if ((await driverStatus(s, carrying, first.id, 'picked_up')).status !== 200) throw new Error('picked_up')
+  await dispatching(s.req, f, { mode: 'offer', offer_seconds: 5, max_active_per_driver: 1 })
+  return { f, carrying, far, first }
+}
+
+t.test('a driver finishing a delivery near the store is waited for when the best free driver would be late (found by the simulation)', async (t) => {
+  // The carrying driver has picked up an order going 300 m from the store, and is 500 m north of it.
+  const { f, carrying, far, first } = await carryingAndFar(0.3)
+  // Ready in a minute; the free driver is 8 km away (~25 minutes): late. The carrying one is minutes from done, next door.
+  const o = await deliveryOrder(s, f, north(1))
+  await until(async () => (await explain(s.req, f, o.id)).decisions.some((d: { action: string }) => d.action === 'wait_for_driver'))
+  const e = await explain(s.req, f, o.id)
+  const d = e.decisions.find((x: { action: string }) => x.action === 'wait_for_driver')
+  t.match(e, { state: 'waiting', driver_id: null })
+  t.equal(d.driver_id, carrying.id, 'waits for the carrying driver')
+  t.ok(Date.parse(d.arrival_at) < Date.parse(d.best_free_arrival_at), 'because it reaches the store sooner than the free one would')
+  t.same(d.candidates.map((c: { driver_id: number }) => c.driver_id), [far.id], 'the free driver was the candidate')
+  t.ok(d.candidates[0].late_s > 0, 'and would have been late')
+  t.same((await offersOf(s.req, far)).filter((x) => x.order_id === o.id), [], 'the far driver is not offered it')
+  // The delivery ends: the order goes to the driver who just became free.
+  t.equal((await driverStatus(s, carrying, first.id, 'delivered')).status, 200)
+  await offerFor(s.req, carrying, o.id)
+  t.same((await offersOf(s.req, far)).filter((x) => x.order_id === o.id), [], 'still nothing for the far driver')
+})
+
+t.test('nobody finishing sooner: the late free driver is offered the order at once', async (t) => {
+  // This carrying driver's customer is 30 km away: it would come back later than the free driver arrives.
+  const { f, far } = await carryingAndFar(30)
+  const o = await deliveryOrder(s, f, north(1))
+  await offerFor(s.req, far, o.id)
+  t.notOk((await explain(s.req, f, o.id)).decisions.some((d: { action: string }) => d.action === 'wait_for_driver'), 'no wait for a driver who would come later')
 })

@@ -98,6 +98,33 @@ export async function batchCandidates(
   return { cands: out, excluded, fallback }
 }
 
+/** When a driver carrying deliveries would be free, and at a store after that (seconds from now). */
+export interface AfterRoute { driver_id: number; free_s: number; arrive_s: number }
+
+/**
+ * Drivers finishing nearby (docs/dispatch.md "Waiting for a driver finishing nearby"): for each of
+ * these carrying drivers, when its current route ends (its last stop, planned as for its stops) and
+ * when it would reach `storeId` from there. A driver with a stop without a position is left out.
+ * A pickup is counted as the ride to the store, not the wait for the food: the estimate errs early.
+ */
+export async function arrivalsAfterRoute(svc: Services, storeId: number, drivers: ReadonlyArray<{ id: number; lat: number; lng: number }>): Promise<{ arrivals: AfterRoute[]; fallback: string | null }> {
+  const byDriver = new Map<number, ActiveLeg[]>()
+  for (const l of activeLegs(svc.db, drivers.map((d) => d.id))) byDriver.set(l.driver_id, [...(byDriver.get(l.driver_id) ?? []), l])
+  const got = await Promise.all(drivers.map(async (d) => {
+    const legs = byDriver.get(d.id)
+    if (!legs) return null
+    const { points, orders, storePoint } = routePoints(svc, d, legs)
+    const target = storePoint(storeId)
+    if (target === null || orders.some((o) => o === null)) return null
+    const m = await travelMatrix(svc.router, points)
+    const route = planRoute(orders as RouteOrder[], m.secs)
+    const last = route.stops.at(-1)?.point ?? 0
+    return { arrival: { driver_id: d.id, free_s: route.total_s, arrive_s: route.total_s + m.secs[last]![target]! }, fallback: m.router.fallback }
+  }))
+  const found = got.filter((g): g is NonNullable<typeof g> => g !== null)
+  return { arrivals: found.map((g) => g.arrival), fallback: found.find((g) => g.fallback)?.fallback ?? null }
+}
+
 /** A stop of the driver's route as the driver app lists it. */
 export interface StopView {
   type: 'pickup' | 'dropoff'

@@ -25,7 +25,7 @@ import type { DeliveryStatus } from '../domain/order-state.ts'
 import { CANDIDATES_TIMED, POSITION_FRESH_MS, answerLeadS, dispatchSettingsOf, dueAt, dueTravelS, recheckAt, rankCandidates, type Candidate, type Exclusion, type Ranked } from '../domain/dispatch.ts'
 import { driverFeeCents, isActiveDelivery } from '../domain/delivery.ts'
 import { storePosition } from './store-delivery.ts'
-import { batchCandidates, type BatchExclusion } from './dispatch-batch.ts'
+import { arrivalsAfterRoute, batchCandidates, type AfterRoute, type BatchExclusion } from './dispatch-batch.ts'
 
 /** What the driver actors and the driver app tell the dispatcher (a no-op one when dispatch is off). */
 export interface DispatchSink {
@@ -47,31 +47,57 @@ export const noDispatch: DispatchSink = { moved: () => {}, presence: () => {}, a
 /** One decision as the explain view shows it. */
 export interface DecisionRecord {
   at: string
-  action: 'wait_until_due' | 'nobody_available' | 'offered' | 'assigned' | 'assign_failed' | 'closed'
+  action: 'wait_until_due' | 'wait_for_driver' | 'nobody_available' | 'offered' | 'assigned' | 'assign_failed' | 'closed'
   driver_id?: number
   due_at?: string
+  /** `wait_for_driver`: when the driver waited for is expected at the store, and when the best free one would be. */
+  arrival_at?: string
+  best_free_arrival_at?: string
   candidates: Ranked[]
   excluded: BatchExclusion[]
   router: { source: 'straight' | 'osrm'; fallback: string | null } | null
 }
 
+/** Carrying drivers timed per decision when the best free one would be late (`wait_for_driver`). */
+export const FINISHING_TIMED = 4
+
 /** The safety net's period: open jobs whose time came (due, offer expired) are looked at again. */
 export const DISPATCH_TICK_MS = 1000
 
-const cpuSince = (c: NodeJS.CpuUsage): number => { const d = process.cpuUsage(c); return d.user + d.system }
+/**
+ * Starts measuring a synchronous stretch of this thread; the returned function gives its CPU cost so
+ * far in µs, as the smaller of two upper bounds (Node 20 has no per-thread CPU clock): the process's
+ * CPU time, which also counts what other threads (the garbage collector's helpers) do meanwhile, and
+ * the wall time, which also counts being descheduled by a busy machine. Neither leaves out any of the
+ * stretch's own work. Each reading costs ~2 µs.
+ */
+function cpuMeter(): () => number {
+  const wall = process.hrtime.bigint()
+  const cpu = process.cpuUsage()
+  return () => {
+    const c = process.cpuUsage(cpu)
+    return Math.min(Number(process.hrtime.bigint() - wall) / 1000, c.user + c.system)
+  }
+}
 
 export class Dispatcher implements DispatchSink {
   readonly fleet = new FleetGrid()
-  /** Drivers' active deliveries, open offers and last delivery's end, kept from order changes (seeded from SQLite on the first look). */
-  readonly loads = new FleetLoads()
+  /**
+   * Drivers' active deliveries, open offers and last delivery's end, kept from order changes; seeded
+   * from SQLite when a driver enters the index. Every change moves the driver to its load level in
+   * the index, so a search skips the drivers that are full.
+   */
+  readonly loads = new FleetLoads((id, load) => this.fleet.setLevel(id, load))
   private chain: Promise<void> = Promise.resolve()
   private readonly queued = new Set<number>()
   private readonly timers = new Map<number, NodeJS.Timeout>()
   private tick: NodeJS.Timeout | null = null
   private closed = false
+  /** Orders waiting for a driver finishing nearby (`wait_for_driver`): looked at again whenever a delivery ends. */
+  private readonly holding = new Set<number>()
   /** Orders waiting for their due time, by owner (they compete for the same drivers: `dueTravelS`). */
   private readonly waitingDue = new Map<number, Set<number>>()
-  /** CPU time (µs) of the latest decisions' candidate search and ranking, newest last (at most 1,000), for the bench. */
+  /** CPU time (µs, an upper bound: `cpuMeter`) of the latest decisions' candidate search and ranking, newest last (at most 1,000), for the bench. */
   readonly decisionCpuUs: number[] = []
 
   constructor(private readonly svc: Services) {}
@@ -79,7 +105,7 @@ export class Dispatcher implements DispatchSink {
   /** Fill the index from the stored positions and resume every open job (again: the index is refilled). */
   start(): void {
     if (this.tick) clearInterval(this.tick)
-    for (const r of onShiftPositions(this.svc.db)) this.fleet.upsert(r.id, r.owner_id, r.restaurant_id, r.lat, r.lng, Date.parse(r.location_updated_at))
+    for (const r of onShiftPositions(this.svc.db)) this.index(r.id, r.owner_id, r.restaurant_id, r.lat, r.lng, Date.parse(r.location_updated_at), true)
     for (const j of dispatchJobs.open(this.svc.db)) this.kick(j.order_id)
     this.tick = setInterval(() => this.sweep(), DISPATCH_TICK_MS)
     this.tick.unref()
@@ -96,7 +122,18 @@ export class Dispatcher implements DispatchSink {
   // ---- the index ------------------------------------------------------------------------------------
 
   moved(d: { id: number; ownerId: number; restaurantId: number | null; onShift: boolean }, lat: number, lng: number, atMs: number): void {
-    if (d.onShift) this.fleet.upsert(d.id, d.ownerId, d.restaurantId, lat, lng, atMs)
+    if (d.onShift) this.index(d.id, d.ownerId, d.restaurantId, lat, lng, atMs, false)
+  }
+
+  /**
+   * Put a driver in the index or move it there. A driver entering it has its load read from SQLite
+   * first (once per shift, or afresh with `reseed`), so it enters at its load level; a driver already
+   * there only moves (the position path: a few hundred nanoseconds).
+   */
+  private index(id: number, ownerId: number, restaurantId: number | null, lat: number, lng: number, atMs: number, reseed: boolean): void {
+    const entering = this.fleet.get(id) === undefined
+    if (reseed || (entering && !this.loads.has(id))) this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(atMs > Date.now() ? atMs : Date.now())))
+    this.fleet.upsert(id, ownerId, restaurantId, lat, lng, atMs, this.loads.load(id, Date.now()) ?? 0)
   }
 
   presence(d: Parameters<DispatchSink['presence']>[0]): void {
@@ -104,7 +141,7 @@ export class Dispatcher implements DispatchSink {
     if (d.deleted || !d.onShift) this.loads.forget(d.id)
     if (d.deleted || !d.onShift || d.lat === null || d.lng === null || d.locationAt === null) return this.fleet.remove(d.id)
     const known = this.fleet.get(d.id)
-    this.fleet.upsert(d.id, d.ownerId, d.restaurantId, d.lat, d.lng, known?.atMs ?? Date.parse(d.locationAt))
+    this.index(d.id, d.ownerId, d.restaurantId, d.lat, d.lng, known?.atMs ?? Date.parse(d.locationAt), false)
     // Someone became available: waiting orders are looked at again.
     this.sweep()
   }
@@ -139,7 +176,11 @@ export class Dispatcher implements DispatchSink {
       return
     }
     if (e.event === 'order.driver_assigned' || e.event === 'order.status_changed' || e.event === 'order.delivered' || e.event === 'order.delivery_failed') {
-      if (e.event === 'order.delivered' || e.event === 'order.delivery_failed') this.sweep() // a driver is free again
+      if (e.event === 'order.delivered' || e.event === 'order.delivery_failed') {
+        // A driver is free again: orders waiting for someone, and for a driver finishing nearby, are looked at.
+        for (const held of this.holding) this.kick(held)
+        this.sweep()
+      }
       if (this.timers.has(orderId) || dispatchJobs.get(this.svc.db, orderId)) this.kick(orderId)
     }
   }
@@ -171,6 +212,8 @@ export class Dispatcher implements DispatchSink {
 
   private sweep(): void {
     if (this.closed) return
+    // Offers past their expiry no longer count: their drivers are searched again.
+    this.loads.expire(Date.now())
     const now = nowIso()
     for (const j of dispatchJobs.open(this.svc.db)) {
       if (j.state === 'waiting' && (j.due_at === null || j.due_at <= now)) this.kick(j.order_id)
@@ -183,8 +226,9 @@ export class Dispatcher implements DispatchSink {
   private async step(orderId: number): Promise<void> {
     const { svc } = this
     const job = dispatchJobs.get(svc.db, orderId)
-    // Counted among the orders waiting for their due time again only if it still is (below).
+    // Counted among the orders waiting for their due time (or for a driver) again only if it still is (below).
     for (const set of this.waitingDue.values()) set.delete(orderId)
+    this.holding.delete(orderId)
     if (!job || job.state === 'assigned' || job.state === 'closed') return
     const decisions = JSON.parse(job.decisions) as DecisionRecord[]
     const tried = new Set(JSON.parse(job.tried) as number[])
@@ -223,9 +267,9 @@ export class Dispatcher implements DispatchSink {
     const ds = dispatchSettingsOf(settings)
     const readyMs = order.eta ? Date.parse((JSON.parse(order.eta) as { ready_at: string }).ready_at) : now
     const { ranked, excluded, router, cpuUs } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs, ds.batch ? order : null)
-    const cpu = process.cpuUsage()
+    const cpu = cpuMeter()
     this.confirmFree(ranked, excluded, ds.max_active_per_driver, now)
-    this.decisionCpuUs.push(cpuUs + cpuSince(cpu))
+    this.decisionCpuUs.push(cpuUs + cpu())
     if (this.decisionCpuUs.length > 1000) this.decisionCpuUs.shift()
     const record = (action: DecisionRecord['action'], more: Partial<DecisionRecord> = {}): DecisionRecord =>
       Object.assign({ at: iso, action, candidates: ranked.slice(0, 10), excluded: excluded.slice(0, 20), router }, more)
@@ -242,6 +286,26 @@ export class Dispatcher implements DispatchSink {
       }
     }
     const best = ranked[0]
+    // A driver finishing a delivery near the store may get there sooner than the best free one: the
+    // order waits for it (looked at again when a delivery ends, and when it should be free).
+    if (best && best.late_s > 0 && !best.batch) {
+      const marginS = answerLeadS(job.mode, ds.offer_seconds)
+      const last = decisions[decisions.length - 1]
+      // A driver already waited for past its expected time (and the margin) is not waited for again.
+      const overdue = last?.action === 'wait_for_driver' && last.due_at !== undefined && now > Date.parse(last.due_at) + (marginS + 1) * 1000 ? last.driver_id : undefined
+      const sooner = await this.finishingSooner(store.id, excluded.filter((x) => x.driver_id !== overdue), best, now, marginS)
+      if (sooner) {
+        this.holding.add(orderId)
+        const freeIso = nowIso(now + sooner.free_s * 1000)
+        // Said (and written) again only for another driver.
+        if (!(job.state === 'waiting' && last?.action === 'wait_for_driver' && last.driver_id === sooner.driver_id)) {
+          await save({ state: 'waiting', due_at: job.due_at ?? iso, offer_id: null }, record('wait_for_driver', {
+            driver_id: sooner.driver_id, due_at: freeIso, arrival_at: nowIso(now + sooner.arrive_s * 1000), best_free_arrival_at: best.arrival_at,
+          }))
+        }
+        return this.at(orderId, now + sooner.free_s * 1000 + 1000)
+      }
+    }
     if (!best) {
       // Said (and written) once per spell of waiting, not at every sweep.
       if (job.state === 'waiting' && decisions[decisions.length - 1]?.action === 'nobody_available') return
@@ -272,7 +336,7 @@ export class Dispatcher implements DispatchSink {
   private async candidates(store: StoreRow, settings: Record<string, unknown>, maxActive: number, tried: ReadonlySet<number>, now: number, readyMs: number,
     batchOrder: { id: number; dest_lat: number | null; dest_lng: number | null } | null) {
     // CPU of the synchronous parts only: what runs while the router's answer is awaited is not this decision's.
-    let cpu = process.cpuUsage()
+    let cpu = cpuMeter()
     const excluded: DecisionRecord['excluded'] = []
     const freshSince = now - POSITION_FRESH_MS
     const origin = storePosition(settings)
@@ -291,18 +355,20 @@ export class Dispatcher implements DispatchSink {
       this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(now)))
       return this.loads.load(id, now)!
     }
+    // The walk looks only at drivers whose load level is under the limit (their load is checked again:
+    // an offer may have just expired); full drivers nearer than the candidates are named in the record.
+    const full = (e: { id: number }) => { excluded.push({ driver_id: e.id, reason: 'full' }); return excluded.length < 20 }
     const free = origin ? this.fleet.nearest(origin.lat, origin.lng, CANDIDATES_TIMED, (e) => {
       if (!accept(e)) return false
       if (loadOf(e.id) < maxActive) return true
-      // The record keeps the first 20 exclusions: a walk past hundreds of busy drivers need not list them all.
-      if (excluded.length < 20) excluded.push({ driver_id: e.id, reason: 'full' })
+      if (excluded.length < 20) full(e)
       return false
-    }) : []
-    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null, cpuUs: cpuSince(cpu) }
+    }, maxActive, (e) => (e.ownerId === store.owner_id ? full(e) : true)) : []
+    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null, cpuUs: cpu() }
     const waiting = this.svc.router.toOne(free.map((n) => n.e), origin)
-    let cpuUs = cpuSince(cpu)
+    let cpuUs = cpu()
     const travel = await waiting
-    cpu = process.cpuUsage()
+    cpu = cpuMeter()
     let cands: Candidate[] = free.map((n, i) => {
       const last = this.loads.lastEndMs(n.e.id)
       return { driver_id: n.e.id, travel_s: travel.seconds[i]!, load: loadOf(n.e.id), idle_s: last !== null ? Math.round((now - last) / 1000) : 1e9 }
@@ -310,16 +376,32 @@ export class Dispatcher implements DispatchSink {
     let fallback = travel.fallback
     // Batching (docs/dispatch.md "Batching"): carrying drivers only for this store's orders, within the detour limit.
     if (batchOrder) {
-      cpuUs += cpuSince(cpu)
+      cpuUs += cpu()
       const b = await batchCandidates(this.svc, store.id, batchOrder, free.map((n) => n.e), cands)
-      cpu = process.cpuUsage()
+      cpu = cpuMeter()
       cands = b.cands
       excluded.push(...b.excluded)
       fallback ??= b.fallback
     }
     const ranked = rankCandidates(cands, now, readyMs)
-    cpuUs += cpuSince(cpu)
+    cpuUs += cpu()
     return { ranked, excluded, router: { source: travel.source, fallback }, cpuUs }
+  }
+
+  /**
+   * The carrying driver nearest the store that would reach it sooner than the best free candidate,
+   * by more than `marginS` (the time an offer takes to answer), after finishing its route; or null.
+   * Looked at: the drivers the candidate search passed over as full (nearer than the candidates), at
+   * most FINISHING_TIMED of them.
+   */
+  private async finishingSooner(storeId: number, excluded: DecisionRecord['excluded'], best: Ranked, now: number, marginS: number): Promise<AfterRoute | null> {
+    const drivers = excluded.filter((x) => x.reason === 'full').slice(0, FINISHING_TIMED)
+      .flatMap((x) => { const e = this.fleet.get(x.driver_id); return e ? [{ id: e.id, lat: e.lat, lng: e.lng }] : [] })
+    if (drivers.length === 0) return null
+    const { arrivals } = await arrivalsAfterRoute(this.svc, storeId, drivers)
+    const bestArrivalS = (Date.parse(best.arrival_at) - now) / 1000
+    const sooner = arrivals.filter((a) => a.arrive_s + marginS < bestArrivalS).sort((a, b) => a.arrive_s - b.arrive_s)
+    return sooner[0] ?? null
   }
 
   /**

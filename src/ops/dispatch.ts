@@ -52,8 +52,11 @@ export const DispatchExplainSchema = named('DispatchExplain', {
       items: {
         type: 'object', required: ['at', 'action', 'candidates', 'excluded', 'router'],
         properties: {
-          at: when, action: { type: 'string', enum: ['wait_until_due', 'nobody_available', 'offered', 'assigned', 'assign_failed', 'closed'] },
-          driver_id: int, due_at: when,
+          at: when, action: { type: 'string', enum: ['wait_until_due', 'wait_for_driver', 'nobody_available', 'offered', 'assigned', 'assign_failed', 'closed'] },
+          driver_id: { ...int, description: '`offered`/`assigned`: the driver chosen; `wait_for_driver`: the carrying driver waited for' },
+          due_at: { ...when, description: '`wait_until_due`: not offered before this; `wait_for_driver`: when the driver waited for should be free' },
+          arrival_at: { ...when, description: '`wait_for_driver`: when that driver should reach the store, after its route' },
+          best_free_arrival_at: { ...when, description: '`wait_for_driver`: when the best free candidate would reach it (later, and after the ready time)' },
           candidates: { type: 'array', items: CandidateSchema, description: 'ranked, the best 10' },
           excluded: {
             type: 'array', items: {

@@ -71,6 +71,42 @@ t.test('the grid answers the k nearest accepted, as a brute-force scan does', as
   t.equal(g.size, 2900)
 })
 
+t.test('the grid keeps drivers apart by load level: a search under a limit skips the full ones and can name them', async (t) => {
+  const g = new FleetGrid()
+  // Ten drivers in a row going east from the store, 100 m apart; the three nearest carry an order.
+  for (let id = 1; id <= 10; id++) g.upsert(id, 1, null, 38.7, -9.15 + id * 0.0012, 0, id <= 3 ? 1 : 0)
+  const free = g.nearest(38.7, -9.15, 3, () => true, 1).map((n) => n.e.id)
+  t.same(free, [4, 5, 6], 'under max_active_per_driver 1: the nearest free drivers, however many nearer are busy')
+  t.same(g.nearest(38.7, -9.15, 3, () => true, 2).map((n) => n.e.id), [1, 2, 3], 'under 2: the carrying drivers count again')
+  const named: number[] = []
+  g.nearest(38.7, -9.15, 3, () => true, 1, (e) => { named.push(e.id); return named.length < 2 })
+  t.same(named, [1, 2], 'full drivers nearer than the candidates are named, until the callback has enough')
+  // Deliveries end and start: the levels follow.
+  g.setLevel(2, 0)
+  g.setLevel(5, 1)
+  t.same(g.nearest(38.7, -9.15, 3, () => true, 1).map((n) => n.e.id), [2, 4, 6])
+  t.same(g.nearest(38.7, -9.15, 3, () => true).map((n) => n.e.id), [1, 2, 3], 'no limit: every level')
+  // Moving keeps the level; removing empties the cells.
+  g.upsert(1, 1, null, 38.7, -9.15, 5)
+  t.equal(g.get(1)!.level, 1)
+  for (let id = 1; id <= 10; id++) g.remove(id)
+  t.same(g.nearest(38.7, -9.15, 3, () => true), [])
+  t.equal(g.size, 0)
+})
+
+t.test('loads in memory tell every change of a known driver\'s load (the index\'s levels follow them)', async (t) => {
+  const heard: Array<[number, number]> = []
+  const l = new FleetLoads((id, load) => heard.push([id, load]))
+  l.seed(1, { active: [10], offers: [], lastEndMs: null })
+  l.offerOpened(100, 1, 5_000)
+  l.offerOpened(100, 1, 5_000) // the same change again: nothing new
+  l.delivery(10, 1, false, true, 1000)
+  l.delivery(12, 9, true, false, 0) // not known: not told
+  l.expire(4_999)
+  l.expire(5_000)
+  t.same(heard, [[1, 1], [1, 2], [1, 1], [1, 0]], 'seeded at 1; an offer; the delivery ends; the offer expires')
+})
+
 t.test('loads in memory: deliveries, offers and the last delivery\'s end follow the order changes', async (t) => {
   const l = new FleetLoads()
   t.equal(l.load(1, 0), undefined, 'a driver not seeded is not known (the dispatcher reads SQLite)')
