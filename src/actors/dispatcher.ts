@@ -299,7 +299,7 @@ export class Dispatcher implements DispatchSink {
         const freeIso = nowIso(now + sooner.free_s * 1000)
         // Said (and written) again only for another driver.
         if (!(job.state === 'waiting' && last?.action === 'wait_for_driver' && last.driver_id === sooner.driver_id)) {
-          await save({ state: 'waiting', due_at: job.due_at ?? iso, offer_id: null }, record('wait_for_driver', {
+          await save({ state: 'waiting', due_at: freeIso, offer_id: null }, record('wait_for_driver', {
             driver_id: sooner.driver_id, due_at: freeIso, arrival_at: nowIso(now + sooner.arrive_s * 1000), best_free_arrival_at: best.arrival_at,
           }))
         }
