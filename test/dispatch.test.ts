@@ -276,3 +276,40 @@ t.test('nobody finishing sooner: the late free driver is offered the order at on
   await offerFor(s.req, far, o.id)
   t.notOk((await explain(s.req, f, o.id)).decisions.some((d: { action: string }) => d.action === 'wait_for_driver'), 'no wait for a driver who would come later')
 })
+
+t.test('waiting for a driver finishing nearby: never for one that could not take the order, one driver per order, and not past the bound', async (t) => {
+  const wait = async (f: Fleet, orderId: number) => {
+    await until(async () => (await explain(s.req, f, orderId)).decisions.some((d: { action: string }) => d.action === 'wait_for_driver'))
+    return (await explain(s.req, f, orderId)).decisions.find((d: { action: string }) => d.action === 'wait_for_driver')
+  }
+  t.test('a carrying driver whose position is stale is not waited for: the free one is offered the order', async (t) => {
+    const { f, carrying, far } = await carryingAndFar(0.3)
+    db.prepare('UPDATE driver_positions SET location_updated_at = ? WHERE driver_id = ?').run(nowIso(Date.now() - 300_000), carrying.id)
+    s.app.dispatcher.start() // the index refilled from the stored positions, as at a start
+    const o = await deliveryOrder(s, f, north(1))
+    await offerFor(s.req, far, o.id)
+    const e = await explain(s.req, f, o.id)
+    t.notOk(e.decisions.some((d: { action: string }) => d.action === 'wait_for_driver'))
+    t.match(e.decisions.at(-1).excluded, [{ driver_id: carrying.id, reason: 'stale_position' }], 'named with its real reason')
+  })
+  t.test('two orders, one driver finishing nearby: only one waits for it', async (t) => {
+    const { f, carrying, far } = await carryingAndFar(0.3)
+    const o1 = await deliveryOrder(s, f, north(1))
+    t.equal((await wait(f, o1.id)).driver_id, carrying.id)
+    const o2 = await deliveryOrder(s, f, north(1))
+    await offerFor(s.req, far, o2.id)
+    t.notOk((await explain(s.req, f, o2.id)).decisions.some((d: { action: string }) => d.action === 'wait_for_driver'), 'the second does not wait for the same driver')
+    t.match(await explain(s.req, f, o1.id), { state: 'waiting' }, 'the first still waits for it')
+  })
+  t.test('past the bound set at its first wait the order goes to the best free driver', async (t) => {
+    const { f, far } = await carryingAndFar(0.3)
+    const o = await deliveryOrder(s, f, north(1))
+    await wait(f, o.id)
+    t.ok(db.prepare('SELECT hold_until FROM dispatch_jobs WHERE order_id = ?').pluck().get(o.id), 'the bound is stored with the job')
+    db.prepare('UPDATE dispatch_jobs SET hold_until = ? WHERE order_id = ?').run(nowIso(Date.now() - 1000), o.id)
+    // Someone starting a shift has waiting orders looked at again.
+    await onShift(s.req, f.addDriver({ onShift: false }), 12)
+    await offerFor(s.req, far, o.id)
+    t.pass('offered to the free driver after the bound')
+  })
+})

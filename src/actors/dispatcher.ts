@@ -60,6 +60,11 @@ export interface DecisionRecord {
 
 /** Carrying drivers timed per decision when the best free one would be late (`wait_for_driver`). */
 export const FINISHING_TIMED = 4
+/**
+ * An order waits for drivers finishing nearby until this many times the first such driver's
+ * expected time to be free (plus the time to answer) has passed; then the best free driver is asked.
+ */
+export const HOLD_BOUND_FACTOR = 1.5
 
 /** The safety net's period: open jobs whose time came (due, offer expired) are looked at again. */
 export const DISPATCH_TICK_MS = 1000
@@ -93,8 +98,11 @@ export class Dispatcher implements DispatchSink {
   private readonly timers = new Map<number, NodeJS.Timeout>()
   private tick: NodeJS.Timeout | null = null
   private closed = false
-  /** Orders waiting for a driver finishing nearby (`wait_for_driver`): looked at again whenever a delivery ends. */
-  private readonly holding = new Set<number>()
+  /**
+   * Orders waiting for a driver finishing nearby (`wait_for_driver`) → that driver: looked at again
+   * whenever a driver becomes free; a driver one order waits for is not waited for by another.
+   */
+  private readonly holding = new Map<number, number>()
   /** Orders waiting for their due time, by owner (they compete for the same drivers: `dueTravelS`). */
   private readonly waitingDue = new Map<number, Set<number>>()
   /** CPU time (µs, an upper bound: `cpuMeter`) of the latest decisions' candidate search and ranking, newest last (at most 1,000), for the bench. */
@@ -122,7 +130,9 @@ export class Dispatcher implements DispatchSink {
   // ---- the index ------------------------------------------------------------------------------------
 
   moved(d: { id: number; ownerId: number; restaurantId: number | null; onShift: boolean }, lat: number, lng: number, atMs: number): void {
-    if (d.onShift) this.index(d.id, d.ownerId, d.restaurantId, lat, lng, atMs, false)
+    if (!d.onShift) return
+    // A driver's first position of a shift makes it available: waiting orders are looked at again.
+    if (this.index(d.id, d.ownerId, d.restaurantId, lat, lng, atMs, false)) this.becameAvailable()
   }
 
   /**
@@ -130,10 +140,17 @@ export class Dispatcher implements DispatchSink {
    * first (once per shift, or afresh with `reseed`), so it enters at its load level; a driver already
    * there only moves (the position path: a few hundred nanoseconds).
    */
-  private index(id: number, ownerId: number, restaurantId: number | null, lat: number, lng: number, atMs: number, reseed: boolean): void {
+  private index(id: number, ownerId: number, restaurantId: number | null, lat: number, lng: number, atMs: number, reseed: boolean): boolean {
     const entering = this.fleet.get(id) === undefined
     if (reseed || (entering && !this.loads.has(id))) this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(atMs > Date.now() ? atMs : Date.now())))
     this.fleet.upsert(id, ownerId, restaurantId, lat, lng, atMs, this.loads.load(id, Date.now()) ?? 0)
+    return entering
+  }
+
+  /** Someone became available (a shift, a binding, a first position, a delivery ended, an offer refused): waiting orders are looked at again. */
+  private becameAvailable(): void {
+    for (const held of this.holding.keys()) this.kick(held)
+    this.sweep()
   }
 
   presence(d: Parameters<DispatchSink['presence']>[0]): void {
@@ -142,12 +159,13 @@ export class Dispatcher implements DispatchSink {
     if (d.deleted || !d.onShift || d.lat === null || d.lng === null || d.locationAt === null) return this.fleet.remove(d.id)
     const known = this.fleet.get(d.id)
     this.index(d.id, d.ownerId, d.restaurantId, d.lat, d.lng, known?.atMs ?? Date.parse(d.locationAt), false)
-    // Someone became available: waiting orders are looked at again.
-    this.sweep()
+    this.becameAvailable()
   }
 
   answered(orderId: number): void {
     this.kick(orderId)
+    // The driver who said no is free again.
+    for (const held of this.holding.keys()) this.kick(held)
   }
 
   orderChanged(prev: OrderDelivery, next: OrderDelivery, offers: OfferChanges): void {
@@ -177,9 +195,7 @@ export class Dispatcher implements DispatchSink {
     }
     if (e.event === 'order.driver_assigned' || e.event === 'order.status_changed' || e.event === 'order.delivered' || e.event === 'order.delivery_failed') {
       if (e.event === 'order.delivered' || e.event === 'order.delivery_failed') {
-        // A driver is free again: orders waiting for someone, and for a driver finishing nearby, are looked at.
-        for (const held of this.holding) this.kick(held)
-        this.sweep()
+        this.becameAvailable()
       }
       if (this.timers.has(orderId) || dispatchJobs.get(this.svc.db, orderId)) this.kick(orderId)
     }
@@ -260,13 +276,15 @@ export class Dispatcher implements DispatchSink {
     }
     // Waiting for its due time: looked at again before it (halfway there each time), so that a due
     // time counting on a driver taken meanwhile by another order moves earlier.
-    const waitingForDue = job.state === 'waiting' && job.due_at !== null && decisions[decisions.length - 1]?.action === 'wait_until_due'
+    // (After a wait for a driver finishing nearby too: the driver may now be free but the order not yet due.)
+    const lastAction = decisions[decisions.length - 1]?.action
+    const waitingForDue = job.state === 'waiting' && job.due_at !== null && (lastAction === 'wait_until_due' || lastAction === 'wait_for_driver')
     const store = svc.stores.byId(order.store_id)
     if (!store) return void (await save({ state: 'closed' }))
     const settings = parseSettings(store.settings)
     const ds = dispatchSettingsOf(settings)
     const readyMs = order.eta ? Date.parse((JSON.parse(order.eta) as { ready_at: string }).ready_at) : now
-    const { ranked, excluded, router, cpuUs } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs, ds.batch ? order : null)
+    const { ranked, excluded, fullNear, router, cpuUs } = await this.candidates(store, settings, ds.max_active_per_driver, tried, now, readyMs, ds.batch ? order : null)
     const cpu = cpuMeter()
     this.confirmFree(ranked, excluded, ds.max_active_per_driver, now)
     this.decisionCpuUs.push(cpuUs + cpu())
@@ -287,19 +305,25 @@ export class Dispatcher implements DispatchSink {
     }
     const best = ranked[0]
     // A driver finishing a delivery near the store may get there sooner than the best free one: the
-    // order waits for it (looked at again when a delivery ends, and when it should be free).
-    if (best && best.late_s > 0 && !best.batch) {
+    // order waits for it (looked at again when a driver becomes free, and when that one should be),
+    // within a bound set at its first such wait.
+    const holdUntil = job.hold_until === null ? null : Date.parse(job.hold_until)
+    if (best && best.late_s > 0 && !best.batch && (holdUntil === null || now <= holdUntil)) {
+      const cpuHold = cpuMeter()
       const marginS = answerLeadS(job.mode, ds.offer_seconds)
-      const last = decisions[decisions.length - 1]
-      // A driver already waited for past its expected time (and the margin) is not waited for again.
-      const overdue = last?.action === 'wait_for_driver' && last.due_at !== undefined && now > Date.parse(last.due_at) + (marginS + 1) * 1000 ? last.driver_id : undefined
-      const sooner = await this.finishingSooner(store.id, excluded.filter((x) => x.driver_id !== overdue), best, now, marginS)
+      const heldByOthers = new Set([...this.holding].filter(([o]) => o !== orderId).map(([, d]) => d))
+      const { sooner, fallback } = await this.finishingSooner(store.id, fullNear.filter((d) => !heldByOthers.has(d.id)), best, now, marginS)
+      // The decision's cost includes this part (an upper bound: what ran meanwhile while the router was awaited counts too).
+      this.decisionCpuUs[this.decisionCpuUs.length - 1]! += cpuHold()
+      if (router && fallback && !router.fallback) router.fallback = fallback
       if (sooner) {
-        this.holding.add(orderId)
+        this.holding.set(orderId, sooner.driver_id)
         const freeIso = nowIso(now + sooner.free_s * 1000)
+        const last = decisions[decisions.length - 1]
         // Said (and written) again only for another driver.
         if (!(job.state === 'waiting' && last?.action === 'wait_for_driver' && last.driver_id === sooner.driver_id)) {
-          await save({ state: 'waiting', due_at: freeIso, offer_id: null }, record('wait_for_driver', {
+          const bound = job.hold_until ?? nowIso(now + (HOLD_BOUND_FACTOR * sooner.free_s + marginS + 1) * 1000)
+          await save({ state: 'waiting', due_at: freeIso, offer_id: null, hold_until: bound }, record('wait_for_driver', {
             driver_id: sooner.driver_id, due_at: freeIso, arrival_at: nowIso(now + sooner.arrive_s * 1000), best_free_arrival_at: best.arrival_at,
           }))
         }
@@ -355,16 +379,25 @@ export class Dispatcher implements DispatchSink {
       this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(now)))
       return this.loads.load(id, now)!
     }
-    // The walk looks only at drivers whose load level is under the limit (their load is checked again:
-    // an offer may have just expired); full drivers nearer than the candidates are named in the record.
-    const full = (e: { id: number }) => { excluded.push({ driver_id: e.id, reason: 'full' }); return excluded.length < 20 }
+    // The walk looks only at drivers whose load level is under the limit (their load is read again:
+    // levels follow the loads in memory). Full drivers nearer than the candidates are named in the
+    // record, or their other reason; the first few eligible ones may be waited for (`wait_for_driver`).
+    const fullNear: Array<{ id: number; lat: number; lng: number }> = []
+    const full = (e: { id: number }) => { if (excluded.length < 20) excluded.push({ driver_id: e.id, reason: 'full' }) }
     const free = origin ? this.fleet.nearest(origin.lat, origin.lng, CANDIDATES_TIMED, (e) => {
       if (!accept(e)) return false
       if (loadOf(e.id) < maxActive) return true
-      if (excluded.length < 20) full(e)
+      full(e)
       return false
-    }, maxActive, (e) => (e.ownerId === store.owner_id ? full(e) : true)) : []
-    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, router: null, cpuUs: cpu() }
+    }, maxActive, (e) => {
+      if (e.ownerId !== store.owner_id) return true
+      if (accept(e)) {
+        full(e)
+        if (fullNear.length < FINISHING_TIMED) fullNear.push({ id: e.id, lat: e.lat, lng: e.lng })
+      }
+      return excluded.length < 20 || fullNear.length < FINISHING_TIMED
+    }) : []
+    if (!origin || free.length === 0) return { ranked: [] as Ranked[], excluded, fullNear, router: null, cpuUs: cpu() }
     const waiting = this.svc.router.toOne(free.map((n) => n.e), origin)
     let cpuUs = cpu()
     const travel = await waiting
@@ -385,23 +418,20 @@ export class Dispatcher implements DispatchSink {
     }
     const ranked = rankCandidates(cands, now, readyMs)
     cpuUs += cpu()
-    return { ranked, excluded, router: { source: travel.source, fallback }, cpuUs }
+    return { ranked, excluded, fullNear, router: { source: travel.source, fallback }, cpuUs }
   }
 
   /**
-   * The carrying driver nearest the store that would reach it sooner than the best free candidate,
-   * by more than `marginS` (the time an offer takes to answer), after finishing its route; or null.
-   * Looked at: the drivers the candidate search passed over as full (nearer than the candidates), at
-   * most FINISHING_TIMED of them.
+   * Of `drivers` (carrying, eligible but full, nearest the store first), the one that would reach the
+   * store soonest after finishing its route, if that is sooner than the best free candidate by more
+   * than `marginS` (the time an offer takes to answer); or null.
    */
-  private async finishingSooner(storeId: number, excluded: DecisionRecord['excluded'], best: Ranked, now: number, marginS: number): Promise<AfterRoute | null> {
-    const drivers = excluded.filter((x) => x.reason === 'full').slice(0, FINISHING_TIMED)
-      .flatMap((x) => { const e = this.fleet.get(x.driver_id); return e ? [{ id: e.id, lat: e.lat, lng: e.lng }] : [] })
-    if (drivers.length === 0) return null
-    const { arrivals } = await arrivalsAfterRoute(this.svc, storeId, drivers)
+  private async finishingSooner(storeId: number, drivers: ReadonlyArray<{ id: number; lat: number; lng: number }>, best: Ranked, now: number, marginS: number): Promise<{ sooner: AfterRoute | null; fallback: string | null }> {
+    if (drivers.length === 0) return { sooner: null, fallback: null }
+    const { arrivals, fallback } = await arrivalsAfterRoute(this.svc, storeId, drivers)
     const bestArrivalS = (Date.parse(best.arrival_at) - now) / 1000
     const sooner = arrivals.filter((a) => a.arrive_s + marginS < bestArrivalS).sort((a, b) => a.arrive_s - b.arrive_s)
-    return sooner[0] ?? null
+    return { sooner: sooner[0] ?? null, fallback }
   }
 
   /**

@@ -80,7 +80,7 @@ export class FleetGrid {
    * Up to `k` entries passing `accept`, nearest first, each with its great-circle distance in metres;
    * only entries whose load level is under `belowLevel` are looked at. The walk orders by planar
    * distance (degrees of latitude, longitude scaled by the cosine of the latitude here), which ranks
-   * as the great-circle distance does at a city's scale and costs no trigonometry; `accept` is asked
+   * as the great-circle distance does at a city's scale (to a few metres) and costs no trigonometry; `accept` is asked
    * only about entries nearer than the k-th found so far. `skipped`, when given, hears about entries
    * at or above `belowLevel` nearer than the k-th found so far (to say why they were left out), until
    * it answers false. The walk ends early once it has seen every entry of the grid.
@@ -119,6 +119,8 @@ export class FleetGrid {
                 continue
               }
               if (!accept(e)) continue
+              // `accept` may have moved it up a level of this cell (its load just read): counted there, once.
+              if (e.level > l) continue
               let i = Math.min(best.length, k - 1)
               while (i > 0 && d2[i - 1]! > q) { best[i] = best[i - 1]!; d2[i] = d2[i - 1]!; i-- }
               best[i] = e

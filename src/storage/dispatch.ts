@@ -14,6 +14,8 @@ export interface JobRow {
   offer_id: number | null
   tried: string
   decisions: string
+  /** No new wait for a driver finishing nearby after this (ISO; migration 048), set at the first. */
+  hold_until: string | null
   created_at: string
   updated_at: string
 }
@@ -38,9 +40,9 @@ export const dispatchJobs = {
   expire(db: Db, offerId: number, now: string): void {
     stmt(db, "UPDATE delivery_offers SET status = 'expired', responded_at = expires_at WHERE id = ? AND status = 'pending' AND expires_at <= ?").run(offerId, now)
   },
-  save(db: Db, j: Pick<JobRow, 'order_id' | 'state' | 'due_at' | 'offer_id' | 'tried' | 'decisions'>, now: string): void {
-    stmt(db, 'UPDATE dispatch_jobs SET state = ?, due_at = ?, offer_id = ?, tried = ?, decisions = ?, updated_at = ? WHERE order_id = ?')
-      .run(j.state, j.due_at, j.offer_id, j.tried, j.decisions, now, j.order_id)
+  save(db: Db, j: Pick<JobRow, 'order_id' | 'state' | 'due_at' | 'offer_id' | 'tried' | 'decisions' | 'hold_until'>, now: string): void {
+    stmt(db, 'UPDATE dispatch_jobs SET state = ?, due_at = ?, offer_id = ?, tried = ?, decisions = ?, hold_until = ?, updated_at = ? WHERE order_id = ?')
+      .run(j.state, j.due_at, j.offer_id, j.tried, j.decisions, j.hold_until, now, j.order_id)
   },
 }
 

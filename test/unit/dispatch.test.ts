@@ -69,6 +69,14 @@ t.test('the grid answers the k nearest accepted, as a brute-force scan does', as
     t.same(got, q.lat > 40 ? [] : want, `near ${q.lat}, ${q.lng}${q.lat > 40 ? ' (beyond the ~55 km searched: nobody)' : ''}`)
   }
   t.equal(g.size, 2900)
+  // With load levels: a search under a limit answers as a scan of the drivers under it does.
+  const level = new Map(live.map((p) => [p.id, Math.floor(rnd() * 4)]))
+  for (const [id, l] of level) g.setLevel(id, l)
+  for (const q of [{ lat: 38.7, lng: -9.15 }, { lat: 38.61, lng: -9.29 }]) {
+    const got = g.nearest(q.lat, q.lng, 10, (e) => e.ownerId === 1, 2).map((n) => n.e.id)
+    const want = live.filter((p) => p.id % 3 === 1 && level.get(p.id)! < 2).sort((a, b) => haversineMeters(a, q) - haversineMeters(b, q)).slice(0, 10).map((p) => p.id)
+    t.same(got, want, `under level 2 near ${q.lat}, ${q.lng}`)
+  }
 })
 
 t.test('the grid keeps drivers apart by load level: a search under a limit skips the full ones and can name them', async (t) => {
