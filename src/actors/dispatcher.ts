@@ -142,7 +142,12 @@ export class Dispatcher implements DispatchSink {
    */
   private index(id: number, ownerId: number, restaurantId: number | null, lat: number, lng: number, atMs: number, reseed: boolean): boolean {
     const entering = this.fleet.get(id) === undefined
-    if (reseed || (entering && !this.loads.has(id))) this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(atMs > Date.now() ? atMs : Date.now())))
+    // The position path: a driver already indexed only moves (its level follows its load by itself).
+    if (!entering && !reseed) {
+      this.fleet.upsert(id, ownerId, restaurantId, lat, lng, atMs)
+      return false
+    }
+    if (reseed || !this.loads.has(id)) this.loads.seed(id, driverLoadSeed(this.svc.db, id, nowIso(atMs > Date.now() ? atMs : Date.now())))
     this.fleet.upsert(id, ownerId, restaurantId, lat, lng, atMs, this.loads.load(id, Date.now()) ?? 0)
     return entering
   }
