@@ -209,11 +209,11 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
 
   // One home for reactions to committed events (ARCHITECTURE "The shape" 8), one road each. Changes
   // an actor makes after an order exists reach live views through the sinks on `svc` instead
-  // (realtime.orderChanged, kds.itemsChanged), never also through here.
+  // (realtime.orderChanged, kds.itemsChanged and kds.statusChanged), never also through here.
   const reactions: Array<(e: OutboxEvent) => void> = [
     (e) => webhooks.react(e), // safety net of the in-transaction fan-out (docs/webhooks.md)
     realtime.react, // a new order appears on the dispatch feed
-    kds.react, // kitchen screens: new tickets, kitchen status frames
+    kds.react, // kitchen screens: a new order's ticket
     staffPushAlerts(svc), // push to the devices of members who work orders or the kitchen
   ]
   // Automatic dispatch (docs/dispatch.md): its index is fed by the driver actors through svc.dispatch.

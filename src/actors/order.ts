@@ -275,6 +275,7 @@ export function orderHandler(svc: Services, orderId: number) {
         })
         // Kitchen screens first (the bump-to-screen path), built from the actor's own lines (no read-back).
         if (kdsChanged.length > 0) svc.kds.itemsChanged((kdsView = kdsViewOfState(next)) ?? (view = svc.orders.full(svc.orders.row(orderId)!)), kdsChanged.map((l) => l.id))
+        if (next.status !== prev.status) svc.kds.statusChanged(next.storeId, next.id, next.status, prev.status)
         svc.events.publish(events)
         afterOrderChange(svc, prev, next, offers)
         if (restocked.length > 0) await itemsChanged(svc, next.storeId, restocked.map((m) => m.item_id))

@@ -163,8 +163,10 @@ export interface KdsViewOrder {
  */
 export interface KdsSink {
   itemsChanged(order: KdsViewOrder, lineIds: readonly number[]): void
+  /** The order's status changed (committed): status frames, and its card again when a closed order reopens. */
+  statusChanged(storeId: number, orderId: number, status: string, previous: string): void
   /** A staff token was revoked (logout): its kitchen sockets close. */
   tokenRevoked(tokenId: number): void
 }
 
-export const noKds: KdsSink = { itemsChanged() {}, tokenRevoked() {} }
+export const noKds: KdsSink = { itemsChanged() {}, statusChanged() {}, tokenRevoked() {} }

@@ -111,23 +111,24 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     return { type: 'ticket', ticket: group(live)[0]! }
   }
 
-  /** The reaction to committed events (wired in src/app.ts): new tickets and status frames. */
+  /**
+   * The reaction to committed events (wired in src/app.ts): a new order's ticket. Everything that
+   * happens to the order afterwards comes from its actor through the sink below (one road each).
+   */
   const react = (e: OutboxEvent): void => {
     const storeId = e.store_id
     const orderId = Number(e.data.order_id)
     if (storeId === null || !Number.isInteger(orderId)) return
     if (e.event === 'order.created') fanOut(storeId, orderId, ticketFrame)
-    else if (e.event === 'order.status_changed') {
-      const status = String(e.data.status)
-      const previous = String(e.data.previous_status)
+  }
+
+  const sink: KdsSink = {
+    statusChanged(storeId, orderId, status, previous) {
       const frame: KdsStatusFrame = { type: 'status', order_id: orderId, status, previous_status: previous }
       fanOutStatus(storeId, orderId, frame)
       // A closed order brought back (a recall after serving, an override) needs its card again.
       if (KDS_OPEN_ORDER.has(status) && !KDS_OPEN_ORDER.has(previous)) fanOut(storeId, orderId, ticketFrame)
-    }
-  }
-
-  const sink: KdsSink = {
+    },
     itemsChanged(order, lineIds) {
       // Built from the actor's own view of the order: no read between the commit and the frame.
       if (!screens.get(order.restaurant_id)) return
