@@ -38,6 +38,11 @@ if (world) {
     await frame.getByText('Fresh, made to order.').waitFor()
     t.match(await frame.locator('h1').first().textContent(), demo.store.title, 'the preview is the store\'s own site')
     t.match(await page.locator('#preview-state').textContent(), /Showing Classic\./)
+    // A link of the preview opens the published site in a tab of its own, not in the frame.
+    const [tab] = await Promise.all([w.ctx.waitForEvent('page'), frame.getByRole('link', { name: 'Menu', exact: true }).first().click()])
+    await tab.waitForLoadState()
+    t.equal(new URL(tab.url()).pathname, `/s/${demo.store.slug}/menu`, 'the menu link opened the website\'s menu in a new tab')
+    await tab.close()
 
     // Pick Market: the preview changes, the form is Market's, generated from its schemas.
     await picker.getByRole('radio', { name: /Market/ }).check()

@@ -114,7 +114,8 @@ t.test('the dashboard\'s frame address: the session\'s stores only, never cached
   t.match(ok.text, /Framed 77/)
   t.match(ok.text, /<meta name="robots" content="noindex, nofollow">/)
   const csp = ok.headers.get('content-security-policy') ?? ''
-  t.match(csp, /^sandbox;/, 'sandboxed: no scripts, no forms, no origin of its own')
+  t.match(csp, /^sandbox allow-popups allow-popups-to-escape-sandbox;/, 'sandboxed: no scripts, no forms, no origin of its own; links open a tab')
+  t.match(ok.text, /<base target="_blank">/)
   t.match(csp, /frame-ancestors 'self'/)
   t.match(csp, /form-action 'none'/)
   const nonce = /style-src 'nonce-([^']+)'/.exec(csp)?.[1]

@@ -58,7 +58,7 @@ export async function websitePage(): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined
 
   const frameName = 'theme-preview'
-  const preview = h('iframe', { name: frameName, id: 'preview-frame', title: 'Preview of your website with these settings (not published)', sandbox: '' })
+  const preview = h('iframe', { name: frameName, id: 'preview-frame', title: 'Preview of your website with these settings (not published)', sandbox: 'allow-popups allow-popups-to-escape-sandbox' })
   const previewValues = h('input', { type: 'hidden', name: 'values' })
   const previewTemplate = h('input', { type: 'hidden', name: 'template' })
   const previewPage = h('input', { type: 'hidden', name: 'page' })

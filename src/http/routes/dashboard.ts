@@ -80,7 +80,8 @@ const previewForm = form(previewStoreTheme, {
       ...(item ? { item_id: /^[1-9]\d{0,15}$/.test(item) ? Number(item) : item } : {}),
     }
   },
-  success: (out) => new Reply(200, out.html.replace(/<head([^>]*)>/i, '<head$1><meta name="robots" content="noindex, nofollow">'), previewHeaders(out.style_nonce), HTML),
+  // Not indexed; its links open the published site in a tab of its own (the frame is no place for it).
+  success: (out) => new Reply(200, out.html.replace(/<head([^>]*)>/i, '<head$1><meta name="robots" content="noindex, nofollow"><base target="_blank">'), previewHeaders(out.style_nonce), HTML),
   failure: (errors, _req, err) => previewRefused(err.status, errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message))),
 })
 

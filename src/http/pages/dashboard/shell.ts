@@ -91,12 +91,13 @@ export function dashboardHeaders(host: string | undefined, apiOrigin: string | n
 
 /**
  * The theme preview's headers (the Website page's frame): framed by this site only; sandboxed, so the
- * page (any owner's theme) runs no script, posts no form and has no origin of its own; never stored
- * by a cache, never indexed. Its styles are the theme's, by the nonce of this response.
+ * page (any owner's theme) runs no script, posts no form and has no origin of its own — its links
+ * may only open a tab of their own (the published site, outside the sandbox); never stored by a
+ * cache, never indexed. Its styles are the theme's, by the nonce of this response.
  */
 export function previewHeaders(styleNonce: string | null): Record<string, string> {
   return {
-    'Content-Security-Policy': `sandbox; default-src 'none'; style-src ${styleNonce ? `'nonce-${styleNonce}'` : "'none'"}; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'`,
+    'Content-Security-Policy': `sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src ${styleNonce ? `'nonce-${styleNonce}'` : "'none'"}; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'`,
     'Cache-Control': 'no-store',
     'X-Robots-Tag': 'noindex, nofollow',
     'Referrer-Policy': 'same-origin',
