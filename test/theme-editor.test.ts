@@ -55,6 +55,13 @@ t.test('the themes a store may use, with their schemas and the values saved for 
   const custom = (await themes(a.storeId, a.token)).list.find((x) => x.key === 'custom')!
   t.match(custom, { key: 'custom', active: false, usable: true, builtin: false })
   t.match(custom.sections.find((x) => x.key === 'promo'), { name: 'Promo', pages: ['home'] })
+
+  // Its preview is drawn by the theme pool, with an unsaved value of its own section.
+  const drawn = await preview(a.storeId, a.token, { template: 'custom', sections: { promo: { settings: { line: 'Promo line 9' } } } })
+  t.equal(drawn.status, 200)
+  t.match(drawn.body, { template: 'custom', fallback: false, problems: [] })
+  t.match(drawn.body.html, /<p>Promo line 9<\/p>/, 'the uploaded theme with the unsaved value')
+  t.match((await preview(a.storeId, a.token, { template: 'custom', sections: { promo: { settings: { line: 5 } } } })).body.errors, { 'sections.promo.settings.line': ['must be a string'] }, 'checked against the uploaded schema')
 })
 
 t.test('the preview draws unsaved values, checked as saving checks them, and writes nothing', async (t) => {

@@ -223,19 +223,21 @@ export async function themeView(svc: Services, store: StoreRow) {
  * Draw a page with a store's theme. A custom theme is drawn by the theme pool on a page's budget;
  * when it fails the store's default built-in theme draws the page instead and the problems come
  * back for reportRenderProblems. A pool too busy to take the page (or a thread that failed) is not
- * the theme's fault: the built-in draws this page and nothing is reported.
+ * the theme's fault: the built-in draws this page and nothing is reported. `caller` is the pool's
+ * class: a visitor's page, or an owner's preview (which takes the owners' share, not the visitors').
  */
-export async function drawPage(svc: Services, theme: StoreTheme, input: RenderInput): Promise<RenderResult> {
+export async function drawPage(svc: Services, theme: StoreTheme, input: RenderInput, caller: 'page' | 'owner' = 'page'): Promise<RenderResult> {
   const { source } = theme
   if (source.kind === 'builtin') return renderTheme(source.compiled, input)
-  const outcome = await svc.themes.run('page', { kind: 'render', key: source.key, files: source.files, input })
-    .catch((err: unknown) => { if (err instanceof ApiError) return null; throw err })
+  const outcome = await svc.themes.run(caller, { kind: 'render', key: source.key, files: source.files, input })
+    // A pool too busy for a visitor's page: the built-in draws it. An owner is told to retry (503), as for every owner job.
+    .catch((err: unknown) => { if (err instanceof ApiError && caller === 'page') return null; throw err })
   if (outcome?.ok && 'html' in outcome.value) return { html: outcome.value.html, ok: true, problems: [] }
   const instead = renderCompiled(builtinTheme(theme.fallback)!.compiled, { template: input.template, context: input.context, ...(input.content !== undefined ? { content: input.content } : {}) })
   if (outcome === null) return { html: instead, ok: true, problems: [] }
   if (outcome.ok) return { html: instead, ok: false, problems: (outcome.value as { problems: Problem[] }).problems }
   if (outcome.reason === 'failed') return { html: instead, ok: true, problems: [] }
-  return { html: instead, ok: false, problems: [overBudget(outcome.reason, 'page', svc.themes.budgets.page)] }
+  return { html: instead, ok: false, problems: [overBudget(outcome.reason, caller, svc.themes.budgets[caller])] }
 }
 
 // ---- input ------------------------------------------------------------------------------------------

@@ -175,8 +175,9 @@ export const previewStoreTheme = defineOp({
     // A guest with an empty cart: the owner's own cookies and sign-ins are not the visitor's.
     const visitor = { guest: admitVisitor(svc, store), csrf: 'preview', cart: EMPTY_CART, customer: null }
     const context = websiteContext(svc, store, visitor, input)
-    // Drawn like a page of the site; a failure is shown to the owner here, never recorded.
-    const r = await drawPage(svc, theme, { template: input.template, context, sections: theme.sections, settings: theme.settings })
+    // Drawn like a page of the site, on the owners' share of the theme pool (a preview never takes a
+    // visitor's place); a failure is shown to the owner here, never recorded.
+    const r = await drawPage(svc, theme, { template: input.template, context, sections: theme.sections, settings: theme.settings }, 'owner')
     return { html: r.html, style_nonce: nonce, template: name, page, fallback: !r.ok, problems: r.problems }
   },
 })
