@@ -10,6 +10,8 @@
 import t from 'tap'
 import { axeCheck, axePage, browserAndServer } from './helpers/browser.ts'
 import { READY, dashboardWindow, signIn } from './helpers/dashboard.ts'
+import { createStore } from './helpers/fixtures.ts'
+import { builtinTheme } from '../src/themes/builtin/index.ts'
 
 const world = await browserAndServer(t)
 if (world) {
@@ -131,5 +133,64 @@ if (world) {
     await frame.getByRole('heading', { name: 'Phone edit' }).waitFor()
     t.pass('an edit on the phone shows in the preview')
     phone.clean()
+  })
+
+  t.test('an uploaded theme: a field for every setting type, each from its schema', async (t) => {
+    const own = createStore(db, demo.owner.id, { title: 'Type Shop' })
+    const section = `<p class="probe">{{ section.settings.words }}|{{ section.settings.size }}|{{ section.settings.side }}|{{ section.settings.link }}|{{ section.settings.count }}</p>
+{% schema %}{"name": "Every type", "settings": [
+  {"type": "header", "content": "All of them"},
+  {"type": "text", "id": "words", "label": "Words", "default": "hello"},
+  {"type": "textarea", "id": "story", "label": "Story"},
+  {"type": "number", "id": "count", "label": "Count", "default": 3},
+  {"type": "range", "id": "size", "label": "Size", "min": 10, "max": 20, "step": 5, "default": 15},
+  {"type": "checkbox", "id": "shown", "label": "Shown", "default": true},
+  {"type": "select", "id": "tone", "label": "Tone", "options": [{"value": "warm", "label": "Warm"}, {"value": "cool", "label": "Cool"}]},
+  {"type": "radio", "id": "side", "label": "Side", "default": "left", "options": [{"value": "left", "label": "Left"}, {"value": "right", "label": "Right"}]},
+  {"type": "color", "id": "ink", "label": "Ink", "default": "#112233"},
+  {"type": "url", "id": "link", "label": "Link", "default": "/menu"}
+]}{% endschema %}`
+    const classic = builtinTheme('classic')!
+    const files = { ...classic.files, 'sections/every.liquid': section, 'templates/home.liquid': `{% section "every" %}${classic.files['templates/home.liquid']}` }
+    t.equal((await api('PUT', `/restaurants/${own.id}/theme/custom`, { files })).status, 200, 'uploaded, not chosen')
+    const w = await dashboardWindow(t, browser, s.site)
+    w.expect(422, `${s.site}/api/v1/restaurants/${own.id}/theme/preview`)
+    const { page } = w
+    await signIn(page, s.site, demo.owner, `/dashboard/website?store=${own.id}`)
+    await page.getByRole('radio', { name: /Your theme/ }).check()
+    const group = page.locator('#theme-settings').getByRole('group', { name: 'Every type' })
+    await group.waitFor()
+    const frame = page.frameLocator('#preview-frame')
+    await frame.getByText('hello|15|left|/menu|3').waitFor()
+    t.pass('the preview draws the uploaded theme with its defaults')
+    t.equal(await group.getByRole('heading', { name: 'All of them' }).count(), 1, 'header: a heading')
+    t.equal(await group.getByRole('textbox', { name: 'Words' }).inputValue(), 'hello', 'text')
+    t.equal(await group.getByLabel('Story').evaluate((e) => e.tagName), 'TEXTAREA', 'textarea')
+    t.equal(await group.getByRole('spinbutton', { name: 'Count' }).inputValue(), '3', 'number')
+    t.same(await group.getByRole('spinbutton', { name: 'Size' }).evaluate((e) => [e.getAttribute('min'), e.getAttribute('max'), e.getAttribute('step')]), ['10', '20', '5'], 'range')
+    t.ok(await group.getByRole('checkbox', { name: 'Shown' }).isChecked(), 'checkbox')
+    t.equal(await group.getByRole('combobox', { name: 'Tone' }).inputValue(), 'warm', 'select: the first option')
+    t.ok(await group.getByRole('group', { name: 'Side' }).getByRole('radio', { name: 'Left' }).isChecked(), 'radio: buttons, the default checked')
+    t.equal(await group.getByLabel('Ink', { exact: true }).getAttribute('type'), 'color', 'color')
+    t.equal(await group.getByRole('textbox', { name: 'Link' }).inputValue(), '/menu', 'url')
+
+    await group.getByRole('radio', { name: 'Right' }).check()
+    await group.getByRole('spinbutton', { name: 'Size' }).fill('20')
+    await frame.getByText('hello|20|right|/menu|3').waitFor()
+    t.pass('radio and range changes show in the preview')
+    await group.getByRole('textbox', { name: 'Link' }).fill('javascript:alert(1)')
+    const message = group.locator('[data-error-for="sections.every.settings.link"]')
+    await message.filter({ hasText: /\S/ }).waitFor()
+    t.equal(await message.textContent(), 'must be a path starting with "/" or an https:// address', 'the server\'s message for a link')
+    t.equal(await frame.getByText('javascript:').count(), 0, 'the refused value never reaches the preview')
+    await group.getByRole('textbox', { name: 'Link' }).fill('https://example.test/x')
+    await frame.getByText('hello|20|right|https://example.test/x|3').waitFor()
+    await page.getByRole('button', { name: 'Apply Your theme to your website' }).click()
+    await page.locator('#notice').filter({ hasText: 'Your theme is on your website' }).waitFor()
+    const saved = (await api('GET', `/restaurants/${own.id}/theme`)).body
+    t.match(saved, { template: 'custom', sections: { every: { settings: { side: 'right', size: 20, link: 'https://example.test/x', words: 'hello' } } } }, 'saved through the API')
+    const visitor = await fetch(`${s.site}/s/${own.slug}`).then((r) => r.text())
+    t.match(visitor, /hello\|20\|right\|https:\/\/example.test\/x\|3/, 'the public website shows it')
+    w.clean()
   })
 }

@@ -118,13 +118,20 @@ export async function websitePage(): Promise<void> {
     const v = values[s.id!]
     const hint = s.info || (s.type === 'range' ? `${s.min}–${s.max}${s.unit ? ' ' + s.unit : ''}, steps of ${s.step}` : '') || (s.type === 'url' ? 'A path such as /menu, or an https:// address' : '')
     const described = [hint ? `${id}-hint` : '', `${id}-error`].filter(Boolean).join(' ')
+    const after = [hint ? h('small', { id: `${id}-hint`, class: 'muted', text: hint }) : null,
+      h('p', { id: `${id}-error`, class: 'field-error', role: 'alert', data: { errorFor: path }, hidden: true })]
+    if (s.type === 'radio') {
+      // One of the options as radio buttons, named together by the setting's label.
+      return h('fieldset', { class: 'setting radio', id, data: { setting: path, path }, 'aria-describedby': described }, h('legend', { text: s.label ?? s.id }),
+        (s.options ?? []).map((o) => h('label', { class: 'check' }, h('input', { type: 'radio', name: path, value: o.value, checked: o.value === v,
+          on: { change: () => { values[s.id!] = o.value; refresh(0) } } }), o.label)), after)
+    }
     const common = { id, name: path, data: { path }, 'aria-describedby': described }
     let input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement
     switch (s.type) {
       case 'textarea': input = h('textarea', { ...common, rows: 3, placeholder: s.placeholder }); input.value = String(v ?? ''); break
       case 'checkbox': input = h('input', { ...common, type: 'checkbox', checked: v === true }); break
       case 'select': input = h('select', common, (s.options ?? []).map((o) => h('option', { value: o.value, selected: o.value === v, text: o.label }))); break
-      case 'radio': input = h('select', common, (s.options ?? []).map((o) => h('option', { value: o.value, selected: o.value === v, text: o.label }))); break
       case 'color': input = h('input', { ...common, type: 'color', value: String(v ?? '#000000') }); break
       case 'number': input = h('input', { ...common, type: 'number', step: 'any', value: String(v ?? ''), placeholder: s.placeholder }); break
       case 'range': input = h('input', { ...common, type: 'number', min: s.min, max: s.max, step: s.step, value: String(v ?? '') }); break
@@ -137,9 +144,7 @@ export async function websitePage(): Promise<void> {
     const label = s.type === 'checkbox'
       ? h('label', { class: 'check', for: id }, input, s.label ?? s.id)
       : h('label', { for: id }, s.label ?? s.id, input)
-    return h('div', { class: 'setting', data: { setting: path } }, label,
-      hint ? h('small', { id: `${id}-hint`, class: 'muted', text: hint }) : null,
-      h('p', { id: `${id}-error`, class: 'field-error', role: 'alert', data: { errorFor: path }, hidden: true }))
+    return h('div', { class: 'setting', data: { setting: path } }, label, after)
   }
 
   /** A section's fields: its settings, then its blocks (each removable) and a button per block type it may add. */
