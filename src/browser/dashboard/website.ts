@@ -87,24 +87,31 @@ export async function websitePage(): Promise<void> {
   }
 
   /** Check the draft with the API, then have the browser post it into the frame; a refusal names the fields instead. */
+  let latest = 0
   async function update(): Promise<void> {
-    const body = { template: theme.key, ...changes(theme.values, draft), page }
+    // What is checked is what is posted, and only the latest change is: an older answer arriving late changes nothing.
+    const mine = ++latest
+    const shown = theme
+    const values = changes(shown.values, draft)
+    const at = page
     try {
-      await api('POST', `${S()}/theme/preview`, body)
+      await api('POST', `${S()}/theme/preview`, { template: shown.key, ...values, page: at })
     } catch (err) {
       const e = err as ApiFailure
+      if (mine !== latest) return
       if (e.status !== 422) throw err
       const left = showErrors(e.body?.errors ?? {})
       state.textContent = ['The preview waits until the fields marked in the form are fixed.', ...left].join(' ')
       return
     }
+    if (mine !== latest) return
     showErrors({})
-    previewTemplate.value = theme.key
-    previewPage.value = page
-    previewValues.value = JSON.stringify(changes(theme.values, draft))
+    previewTemplate.value = shown.key
+    previewPage.value = at
+    previewValues.value = JSON.stringify(values)
     previewForm.requestSubmit()
-    const changed = !same(changes(theme.values, draft), { settings: {}, sections: {} })
-    state.textContent = `Showing ${theme.title}${theme.active ? '' : ' (not on your website yet)'}${changed ? ' with unsaved changes' : ''}.`
+    const changed = !same(values, { settings: {}, sections: {} })
+    state.textContent = `Showing ${shown.title}${shown.active ? '' : ' (not on your website yet)'}${changed ? ' with unsaved changes' : ''}.`
   }
   const refresh = (delay = 400): void => {
     clearTimeout(timer)
