@@ -6,6 +6,7 @@
  * refuses shows the server's message by its field and *Apply* then writes nothing; *Apply* (the
  * browser submits the form) publishes, and the public website shows it. axe finds nothing serious
  * there, and the page is usable on a phone (390 px: no sideways scroll, the preview follows an edit).
+ * `UPDATE_SCREENSHOTS=1` writes docs/screenshots/dashboard-website.png and dashboard-website-phone.png.
  */
 import t from 'tap'
 import { axeCheck, axePage, browserAndServer } from './helpers/browser.ts'
@@ -99,6 +100,7 @@ if (world) {
     t.match(await picker.locator('[data-theme="market"]').textContent(), /On your website/, 'Market is now the live theme')
     t.equal(await form.getByRole('button', { name: 'Save and publish' }).count(), 1, 'the live theme saves and publishes')
 
+    if (process.env.UPDATE_SCREENSHOTS === '1') await page.evaluate('window.scrollTo(0, 0)').then(() => page.screenshot({ path: new URL('../docs/screenshots/dashboard-website.png', import.meta.url).pathname }))
     // The public website, as a visitor sees it.
     const visitor = await browser.newContext()
     t.teardown(() => visitor.close())
@@ -132,6 +134,7 @@ if (world) {
     await heading.fill('Phone edit')
     await frame.getByRole('heading', { name: 'Phone edit' }).waitFor()
     t.pass('an edit on the phone shows in the preview')
+    if (process.env.UPDATE_SCREENSHOTS === '1') await p.screenshot({ path: new URL('../docs/screenshots/dashboard-website-phone.png', import.meta.url).pathname })
     phone.clean()
   })
 
