@@ -47,7 +47,7 @@ export interface StoreTheme {
 }
 
 export const CUSTOM = 'custom'
-export const TEMPLATES = [...Object.keys(BUILTIN_THEMES), CUSTOM]
+const TEMPLATES = [...Object.keys(BUILTIN_THEMES), CUSTOM]
 
 /** The builtin a store falls back to: `market` for goods stores, else the platform default. */
 export const defaultThemeOf = (store: Pick<StoreRow, 'store_type'>): string =>
@@ -75,7 +75,7 @@ function remember<K, T>(map: Map<K, T>, key: K, value: T): void {
 }
 
 /** Names one upload of one store: the pool's threads keep its compiled form under it. */
-export const customKey = (storeId: number, rec: StoreThemeRecord): string => `${storeId}@${rec.customUploadedAt ?? ''}`
+const customKey = (storeId: number, rec: StoreThemeRecord): string => `${storeId}@${rec.customUploadedAt ?? ''}`
 
 /** The custom theme's schemas, or its compile problems: compiled in the theme pool, on an owner's budget. */
 export async function customOutline(svc: Services, storeId: number, rec: StoreThemeRecord): Promise<{ outline?: ThemeOutline; problems: Problem[] }> {
@@ -89,7 +89,7 @@ export async function customOutline(svc: Services, storeId: number, rec: StoreTh
 }
 
 /** The theme named `name` for this store, its schemas, or the problems why it cannot be used. */
-export async function themeNamed(svc: Services, store: StoreRow, rec: StoreThemeRecord | undefined, name: string): Promise<{ outline?: ThemeOutline; problems: Problem[] }> {
+async function themeNamed(svc: Services, store: StoreRow, rec: StoreThemeRecord | undefined, name: string): Promise<{ outline?: ThemeOutline; problems: Problem[] }> {
   if (name === CUSTOM) {
     if (!rec?.customFiles) return { problems: [noCustomTheme] }
     return customOutline(svc, store.id, rec)
