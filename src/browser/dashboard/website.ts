@@ -86,8 +86,8 @@ export async function websitePage(): Promise<void> {
     return left
   }
 
-  /** Check the draft with the API, then have the browser post it into the frame; a refusal names the fields instead. */
   let latest = 0
+  /** Check the draft with the API, then have the browser post it into the frame; a refusal names the fields instead. */
   async function update(): Promise<void> {
     // What is checked is what is posted, and only the latest change is: an older answer arriving late changes nothing.
     const mine = ++latest
@@ -120,7 +120,7 @@ export async function websitePage(): Promise<void> {
 
   /** One generated field of a setting, at the path the API names it by (`sections.hero.settings.padding`). */
   function field(s: Setting, path: string, values: Record<string, unknown>): HTMLElement {
-    if (s.type === 'header') return h('h4', { class: 'setting-header', text: s.content ?? '' })
+    if (s.type === 'header') return h('h3', { class: 'setting-header', text: s.content ?? '' })
     const id = `f-${path.replace(/[^a-z0-9_-]/gi, '-')}`
     const v = values[s.id!]
     const hint = s.info || (s.type === 'range' ? `${s.min}–${s.max}${s.unit ? ' ' + s.unit : ''}, steps of ${s.step}` : '') || (s.type === 'url' ? 'A path such as /menu, or an https:// address' : '')
