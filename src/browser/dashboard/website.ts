@@ -123,7 +123,7 @@ export async function websitePage(): Promise<void> {
     if (s.type === 'header') return h('h3', { class: 'setting-header', text: s.content ?? '' })
     const id = `f-${path.replace(/[^a-z0-9_-]/gi, '-')}`
     const v = values[s.id!]
-    const hint = s.info || (s.type === 'range' ? `${s.min}–${s.max}${s.unit ? ' ' + s.unit : ''}, steps of ${s.step}` : '') || (s.type === 'url' ? 'A path such as /menu, or an https:// address' : '')
+    const hint = s.info || (s.type === 'range' ? `${s.min}–${s.max}${s.unit ? ' ' + s.unit : ''}, steps of ${s.step}` : '') || (s.type === 'url' ? 'A path such as /menu, or a web address starting with https' : '')
     const described = [hint ? `${id}-hint` : '', `${id}-error`].filter(Boolean).join(' ')
     const after = [hint ? h('small', { id: `${id}-hint`, class: 'muted', text: hint }) : null,
       h('p', { id: `${id}-error`, class: 'field-error', role: 'alert', data: { errorFor: path }, hidden: true })]
