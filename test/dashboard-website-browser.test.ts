@@ -89,6 +89,12 @@ if (world) {
     t.equal(themeRow(), undefined, 'nothing written')
     t.equal((await api('GET', `/restaurants/${store}/theme`)).body.template, 'classic', 'the website still has Classic')
 
+    // Another theme while changes are unsaved: asked first; kept when the owner says no.
+    page.once('dialog', (d) => { t.match(d.message(), /unsaved changes to Market/); void d.dismiss() })
+    await picker.getByRole('radio', { name: /Classic/ }).check({ force: true }).catch(() => undefined)
+    t.ok(await picker.getByRole('radio', { name: /Market/ }).isChecked(), 'still Market')
+    t.equal(await perRow.inputValue(), '9', 'the unsaved value kept')
+
     // Fixed, then Apply: published.
     await perRow.fill('3')
     await message.filter({ hasText: /^$/ }).waitFor({ state: 'attached' })

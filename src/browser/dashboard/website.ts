@@ -209,6 +209,11 @@ export async function websitePage(): Promise<void> {
   }
 
   function choose(key: string): void {
+    // Values are kept per theme: unsaved ones of this theme would be lost by showing another.
+    if (theme && theme.key !== key && !same(changes(theme.values, draft), { settings: {}, sections: {} }) && !confirm(`Leave your unsaved changes to ${theme.title}?`)) {
+      drawPicker()
+      return
+    }
     theme = themes.find((t) => t.key === key)!
     draft = copy(theme.values)
     drawPicker()
