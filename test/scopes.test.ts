@@ -51,8 +51,11 @@ const tok = (caps: string[]) => {
  * "Billing"): reporting usage needs no capability, and an owner's own token is refused (403).
  */
 const APP_TOKEN_ONLY = new Set(['POST /api/app/usage'])
-/** Reads that take a body, so they are POSTs: they change nothing and need the :read capability (docs/dispatch.md "Quotes"). */
-const READS_BY_POST = new Set(['POST /restaurants/{id}/delivery-quote'])
+/**
+ * Reads that take a body, so they are POSTs: they change nothing and need the :read capability
+ * (docs/dispatch.md "Quotes"; the theme preview, docs/themes.md "Editing from the dashboard").
+ */
+const READS_BY_POST = new Set(['POST /restaurants/{id}/delivery-quote', 'POST /restaurants/{id}/theme/preview'])
 
 t.test('the route table is consistent with the capability rules', async (t) => {
   t.ok(routes.length >= 20, `${routes.length} owner routes`)

@@ -245,6 +245,8 @@ const BODY_CASES: Record<string, BodyCase> = {
   'POST /api/v1/staff/reservations': { who: 'staff', make: (v) => ({ body: { name: 'Probe', party_size: 2, starts_at: bookAt(3, '21:00'), table_id: v.table } }) },
   'PUT /api/v1/staff/reservations/{reservationId}': { who: 'staff', make: (v) => ({ body: { table_id: v.table } }) },
   'POST /api/v1/staff/reservations/{reservationId}/seat': { who: 'staff', make: (v) => ({ body: { table_id: v.table } }) },
+  // The theme preview's item page (issue 34 item 12): A's item is on no menu of B's store.
+  'POST /api/v1/restaurants/{id}/theme/preview': { who: 'owner', make: (v) => ({ body: { page: 'item', item_id: v.item } }) },
   // Ids nested in order lines and cart bodies: A's menu items, A's coupon code, in B's store.
   'POST /api/v1/restaurants/{id}/orders': { who: 'owner', make: (v) => ({ body: { type: 'takeaway', items: lines(v) } }) },
   'POST /api/v1/storefront/orders': { who: 'storefront', make: (v) => ({ body: { type: 'takeaway', customer_name: 'Probe', phone: '+15559990002', items: lines(v) } }) },

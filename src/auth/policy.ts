@@ -88,8 +88,10 @@ function resolveStore(reader: ScopeReader, principal: Principal | null, raw: str
   const id = parseId(raw)
   let store: StoreRow | undefined
   if (!principal) store = id ? reader.stores.byId(id) : undefined
-  else if (principal.kind === 'owner') store = id ? reader.stores.ownedBy(id, principal.ownerId) : undefined
-  // Drivers, web sessions and shell tokens name no store of their own (sessions never reach ops).
+  // The owner's web session acts for the same account (the few operations whose access admits a
+  // session: the dashboard's theme preview, which a frame loads without a bearer token).
+  else if (principal.kind === 'owner' || principal.kind === 'session') store = id ? reader.stores.ownedBy(id, principal.ownerId) : undefined
+  // Drivers and shell tokens name no store of their own.
   else if (principal.kind === 'driver' || !('storeId' in principal)) store = undefined
   else if (id === null || id === principal.storeId) store = reader.stores.byId(principal.storeId)
   if (!store) throw notFound('restaurant')

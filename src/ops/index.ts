@@ -32,6 +32,7 @@ import { storeSettingsOps } from './store-settings.ts'
 import { deliveryZoneOps } from './delivery-zones.ts'
 import { dispatchOps } from './dispatch.ts'
 import { storeThemeOps } from './store-theme.ts'
+import { themeEditorOps } from './theme-preview.ts'
 import { catalogOps } from './catalog.ts'
 import { resellerOps } from './reseller.ts'
 import { accountPlanOps } from './account-plan.ts'
@@ -76,6 +77,7 @@ export const ALL_OPS: readonly Op[] = [
   ...deliveryZoneOps,
   ...dispatchOps,
   ...storeThemeOps,
+  ...themeEditorOps,
   ...catalogOps,
   ...resellerOps,
   ...accountPlanOps,

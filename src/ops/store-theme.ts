@@ -46,7 +46,7 @@ export interface StoreTheme {
   problems: Problem[]
 }
 
-const CUSTOM = 'custom'
+export const CUSTOM = 'custom'
 const TEMPLATES = [...Object.keys(BUILTIN_THEMES), CUSTOM]
 
 /** The builtin a store falls back to: `market` for goods stores, else the platform default. */
@@ -54,10 +54,10 @@ export const defaultThemeOf = (store: Pick<StoreRow, 'store_type'>): string =>
   verticalOf(store.store_type).group === 'goods' && builtinTheme('market') ? 'market' : DEFAULT_THEME
 
 /** What the owner chose: the row's choice, else the store's template when it names a builtin. */
-const chosenOf = (store: StoreRow, rec: StoreThemeRecord | undefined): string =>
+export const chosenOf = (store: StoreRow, rec: StoreThemeRecord | undefined): string =>
   rec?.template ?? (Object.hasOwn(BUILTIN_THEMES, store.template) ? store.template : defaultThemeOf(store))
 
-const valuesOf = (rec: StoreThemeRecord | undefined, name: string): ThemeValues => rec?.values[name] ?? {}
+export const valuesOf = (rec: StoreThemeRecord | undefined, name: string): ThemeValues => rec?.values[name] ?? {}
 
 // ---- caches: a custom theme is compiled by the theme pool, so never per request ------------------
 
@@ -78,7 +78,7 @@ function remember<K, T>(map: Map<K, T>, key: K, value: T): void {
 const customKey = (storeId: number, rec: StoreThemeRecord): string => `${storeId}@${rec.customUploadedAt ?? ''}`
 
 /** The custom theme's schemas, or its compile problems: compiled in the theme pool, on an owner's budget. */
-async function customOutline(svc: Services, storeId: number, rec: StoreThemeRecord): Promise<{ outline?: ThemeOutline; problems: Problem[] }> {
+export async function customOutline(svc: Services, storeId: number, rec: StoreThemeRecord): Promise<{ outline?: ThemeOutline; problems: Problem[] }> {
   const uploadedAt = rec.customUploadedAt ?? ''
   const hit = outlines.get(storeId)
   if (hit && hit.uploadedAt === uploadedAt) return hit.result
@@ -223,19 +223,21 @@ export async function themeView(svc: Services, store: StoreRow) {
  * Draw a page with a store's theme. A custom theme is drawn by the theme pool on a page's budget;
  * when it fails the store's default built-in theme draws the page instead and the problems come
  * back for reportRenderProblems. A pool too busy to take the page (or a thread that failed) is not
- * the theme's fault: the built-in draws this page and nothing is reported.
+ * the theme's fault: the built-in draws this page and nothing is reported. `caller` is the pool's
+ * class: a visitor's page, or an owner's preview (which takes the owners' share, not the visitors').
  */
-export async function drawPage(svc: Services, theme: StoreTheme, input: RenderInput): Promise<RenderResult> {
+export async function drawPage(svc: Services, theme: StoreTheme, input: RenderInput, caller: 'page' | 'owner' = 'page'): Promise<RenderResult> {
   const { source } = theme
   if (source.kind === 'builtin') return renderTheme(source.compiled, input)
-  const outcome = await svc.themes.run('page', { kind: 'render', key: source.key, files: source.files, input })
-    .catch((err: unknown) => { if (err instanceof ApiError) return null; throw err })
+  const outcome = await svc.themes.run(caller, { kind: 'render', key: source.key, files: source.files, input })
+    // A pool too busy for a visitor's page: the built-in draws it. An owner is told to retry (503), as for every owner job.
+    .catch((err: unknown) => { if (err instanceof ApiError && caller === 'page') return null; throw err })
   if (outcome?.ok && 'html' in outcome.value) return { html: outcome.value.html, ok: true, problems: [] }
   const instead = renderCompiled(builtinTheme(theme.fallback)!.compiled, { template: input.template, context: input.context, ...(input.content !== undefined ? { content: input.content } : {}) })
   if (outcome === null) return { html: instead, ok: true, problems: [] }
   if (outcome.ok) return { html: instead, ok: false, problems: (outcome.value as { problems: Problem[] }).problems }
   if (outcome.reason === 'failed') return { html: instead, ok: true, problems: [] }
-  return { html: instead, ok: false, problems: [overBudget(outcome.reason, 'page', svc.themes.budgets.page)] }
+  return { html: instead, ok: false, problems: [overBudget(outcome.reason, caller, svc.themes.budgets[caller])] }
 }
 
 // ---- input ------------------------------------------------------------------------------------------
@@ -244,12 +246,12 @@ export async function drawPage(svc: Services, theme: StoreTheme, input: RenderIn
 const Values = v.record(v.pipe(v.string(), v.maxLength(100)), v.unknown())
 const Block = v.strictObject({ type: v.pipe(v.string(), v.maxLength(100)), settings: v.optional(Values) })
 const SectionInput = v.nullable(v.strictObject({ settings: v.optional(Values), blocks: v.optional(v.pipe(v.array(Block), v.maxLength(50))) }))
-const UpdateBody = v.object({
+export const UpdateBody = v.object({
   template: v.optional(v.picklist(TEMPLATES, `Use one of ${TEMPLATES.join(', ')}.`)),
   settings: v.optional(Values),
   sections: v.optional(v.record(v.pipe(v.string(), v.maxLength(100)), SectionInput)),
 })
-type Update = v.InferOutput<typeof UpdateBody>
+export type Update = v.InferOutput<typeof UpdateBody>
 
 /** Text settings are shown on a page: a bound keeps one value from bloating every page. */
 const MAX_TEXT = 10_000
@@ -300,6 +302,27 @@ function merge(cur: ThemeValues, input: Update): ThemeValues {
 
 const invalid = (errors: FieldErrors) => new ApiError('validation_failed', undefined, errors)
 
+/**
+ * What saving `input` would make of the store's theme, checked as `PUT …/theme` checks it (422
+ * naming the field, before anything is written): the theme named (or chosen), its record, and the
+ * theme visitors would see with the values merged in. The update writes it; the preview draws it.
+ */
+export async function draftTheme(svc: Services, store: StoreRow, input: Update): Promise<{ rec: StoreThemeRecord | undefined; name: string; theme: StoreTheme }> {
+  const rec = readStoreTheme(svc.db, store.id)
+  const name = input.template ?? chosenOf(store, rec)
+  const t = await themeNamed(svc, store, rec, name)
+  if (!t.outline) {
+    throw invalid({ template: [name === CUSTOM ? 'Upload a valid custom theme first (PUT /restaurants/{id}/theme/custom).' : `The theme "${name}" cannot be used.`] })
+  }
+  const errors = checkUpdate(t.outline, input)
+  if (Object.keys(errors).length) throw invalid(errors)
+  const values = merge(valuesOf(rec, name), input)
+  const source: ThemeSource = name === CUSTOM
+    ? { kind: 'custom', key: customKey(store.id, rec!), files: rec!.customFiles! }
+    : { kind: 'builtin', compiled: builtinTheme(name)!.compiled }
+  return { rec, name, theme: { name, source, fallback: defaultThemeOf(store), settings: values.settings ?? {}, sections: values.sections ?? {}, problems: [] } }
+}
+
 // ---- operations -------------------------------------------------------------------------------------
 
 const tag = 'Restaurants'
@@ -317,14 +340,7 @@ export const updateStoreTheme = defineOp({
   access: { owner: 'restaurants:write' }, scope: ['store'], input: UpdateBody, output: StoreThemeSchema,
   run: async (ctx, input) => {
     const store = storeOf(ctx)
-    const rec = readStoreTheme(ctx.svc.db, store.id)
-    const name = input.template ?? chosenOf(store, rec)
-    const t = await themeNamed(ctx.svc, store, rec, name)
-    if (!t.outline) {
-      throw invalid({ template: [name === CUSTOM ? 'Upload a valid custom theme first (PUT /restaurants/{id}/theme/custom).' : `The theme "${name}" cannot be used.`] })
-    }
-    const errors = checkUpdate(t.outline, input)
-    if (Object.keys(errors).length) throw invalid(errors)
+    const { rec, name } = await draftTheme(ctx.svc, store, input)
     const uploadedAt = rec?.customUploadedAt ?? null
     await ctx.svc.committer.write((db) => {
       // Merged against the row as it is now, in the transaction, so concurrent updates keep each other's keys.

@@ -257,3 +257,21 @@ export function compileTheme(files: ThemeFiles): CompileResult {
 
 export const sortProblems = (ps: Problem[]): Problem[] =>
   ps.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || (a.column ?? 0) - (b.column ?? 0))
+
+/**
+ * Where each section is drawn: the pages (template names) whose template names it, or `*` when the
+ * layout does (every page). For the settings editor, which shows a section on a page that has it.
+ */
+export function sectionPages(files: ThemeFiles): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const [path, src] of Object.entries(files)) {
+    const page = path === 'layout/theme.liquid' ? '*' : TEMPLATE_PATH.exec(path)?.[1]
+    if (!page || typeof src !== 'string') continue
+    for (const m of src.matchAll(SECTION_TAG)) {
+      const name = m[1] ?? m[2] ?? ''
+      const pages = out.get(name) ?? out.set(name, []).get(name)!
+      if (!pages.includes(page)) pages.push(page)
+    }
+  }
+  return out
+}

@@ -221,6 +221,8 @@ const ID_BY_PREFIX: Array<[RegExp, (x: Side) => number]> = [
   [/^\/apps\/installations\/\{id\}/, (x) => x.installationId],
   [/^\/account\/sessions\/\{id\}/, (x) => x.sessionId],
   [/^\/restaurants\/\{id\}/, (x) => x.storeId],
+  // The dashboard's theme preview frame (issue 34 item 12): a store of the session's account.
+  [/^\/dashboard\/stores\/\{id\}/, (x) => x.storeId],
 ]
 
 /** Every path-parameter name of the route table → this side's value. */

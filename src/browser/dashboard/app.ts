@@ -14,6 +14,7 @@ import { guestsPage } from './guests.js'
 import { dispatchPage } from './dispatch.js'
 import { setupChecklist } from './setup.js'
 import { arrivals } from './arrivals.js'
+import { websitePage } from './website.js'
 
 // ---- Orders ----
 
@@ -584,7 +585,7 @@ async function appsPage(): Promise<void> {
 
 // ---- start ----
 
-const PAGES: Record<string, () => Promise<void>> = { orders: ordersPage, stores: storesPage, dispatch: dispatchPage, menu: menuPage, reservations: reservationsPage, shifts: shiftsPage, guests: guestsPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
+const PAGES: Record<string, () => Promise<void>> = { orders: ordersPage, stores: storesPage, dispatch: dispatchPage, menu: menuPage, website: websitePage, reservations: reservationsPage, shifts: shiftsPage, guests: guestsPage, tokens: tokensPage, webhooks: webhooksPage, analytics: analyticsPage, staff: staffPage, drivers: driversPage, coupons: couponsPage, apps: appsPage }
 /** Pages that work for an account without a store; the others lead to the Stores page instead. */
 const STORELESS = ['stores', 'tokens', 'webhooks', 'apps']
 

@@ -1,6 +1,7 @@
 /** A store's website theme, owner side (docs/themes.md "Choosing and customising a store's theme"): bindings of src/ops/store-theme.ts. */
 import { bind } from '../bind.ts'
 import * as theme from '../../ops/store-theme.ts'
+import * as editor from '../../ops/theme-preview.ts'
 import { themeFilesFromZip } from '../../themes/zip.ts'
 
 const store = { store: 'id' } as const
@@ -8,6 +9,9 @@ const store = { store: 'id' } as const
 export const storeThemeRoutes = [
   bind(theme.getStoreTheme, { method: 'GET', path: '/restaurants/{id}/theme', auth: 'owner', ids: store }),
   bind(theme.updateStoreTheme, { method: 'PUT', path: '/restaurants/{id}/theme', auth: 'owner', ids: store }),
+  // The dashboard's website editor (issue 34 item 12): the themes with their schemas, and a preview of unsaved values.
+  bind(editor.listStoreThemes, { method: 'GET', path: '/restaurants/{id}/themes', auth: 'owner', ids: store }),
+  bind(editor.previewStoreTheme, { method: 'POST', path: '/restaurants/{id}/theme/preview', auth: 'owner', ids: store }),
   // The theme as JSON `{files}`, or as a zip archive (Content-Type: application/zip) of the same files.
   bind(theme.uploadCustomTheme, {
     method: 'PUT', path: '/restaurants/{id}/theme/custom', auth: 'owner', ids: store,

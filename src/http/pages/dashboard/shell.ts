@@ -15,6 +15,8 @@ export const DASHBOARD_PAGES: readonly NavPage[] = [
   { path: 'stores', title: 'Stores' },
   { path: 'dispatch', title: 'Dispatch' },
   { path: 'menu', title: 'Menu' },
+  // The store's website: its theme and section settings, with a live preview (issue 34 item 12).
+  { path: 'website', title: 'Website' },
   // Store operations (issue 17; docs/operations.md): the day's bookings, the cash drawer, who the guests are.
   { path: 'reservations', title: 'Reservations' },
   { path: 'shifts', title: 'Shifts' },
@@ -75,14 +77,31 @@ ${map ? `<link rel="stylesheet" href="${esc(site)}${esc(map.leaflet)}/leaflet.cs
  * sockets on this server (`'self'` does not cover `ws:` in every browser, so the host is named).
  */
 const HOST = /^[\w.-]+(:\d{1,5})?$|^\[[\d:a-fA-F]+\](:\d{1,5})?$/
-export function dashboardHeaders(host: string | undefined, apiOrigin: string | null, tileOrigin: string | null = null): Record<string, string> {
+export function dashboardHeaders(host: string | undefined, apiOrigin: string | null, tileOrigin: string | null = null, frames = false): Record<string, string> {
   const sockets = host && HOST.test(host) ? ` ws://${host} wss://${host}` : ''
   const api = apiOrigin ? ` ${apiOrigin} ${apiOrigin.replace(/^http/, 'ws')}` : ''
   return {
-    'Content-Security-Policy': `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'${sockets}${api}; img-src 'self' data:${tileOrigin ? ` ${tileOrigin}` : ''}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'${sockets}${api}; img-src 'self' data:${tileOrigin ? ` ${tileOrigin}` : ''};${frames ? " frame-src 'self';" : ''} form-action 'self'; base-uri 'none'; frame-ancestors 'none'`,
     'Referrer-Policy': 'same-origin',
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
+  }
+}
+
+/**
+ * The theme preview's headers (the Website page's frame): framed by this site only; sandboxed, so the
+ * page (any owner's theme) runs no script, posts no form and has no origin of its own — its links
+ * may only open a tab of their own (the published site, outside the sandbox); never stored by a
+ * cache, never indexed. Its styles are the theme's, by the nonce of this response.
+ */
+export function previewHeaders(styleNonce: string | null): Record<string, string> {
+  return {
+    'Content-Security-Policy': `sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src ${styleNonce ? `'nonce-${styleNonce}'` : "'none'"}; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'`,
+    'Cache-Control': 'no-store',
+    'X-Robots-Tag': 'noindex, nofollow',
+    'Referrer-Policy': 'same-origin',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'SAMEORIGIN',
   }
 }
