@@ -22,6 +22,9 @@ import { nowIso } from '../storage/db.ts'
 import { customerAddresses, customers, customerTokens, giftCards, isUniqueViolation, storeCredit, type AddressRow } from '../storage/customers.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
 import { named } from './docs-schemas.ts'
+import { parseSettings } from '../storage/stores.ts'
+import { storePosition } from '../actors/store-delivery.ts'
+import { GEOCODER_LIMITS } from '../providers/geocoder.ts'
 
 const tag = 'Customer app'
 const crmTag = 'Customers'
@@ -152,6 +155,36 @@ export const deleteAddress = defineOp({
   run: async (ctx, { address_id }) => {
     const { customerId } = customerOf(ctx)
     if (!await ctx.svc.committer.write((db) => customerAddresses.remove(db, customerId, address_id))) throw notFound('address')
+  },
+})
+
+/** What an address search answers (docs/customers.md "Finding an address"). */
+export const PlacesSchema = named('AddressSearch', {
+  type: 'object', required: ['source', 'places', 'failure'],
+  properties: {
+    source: { type: 'string', enum: ['none', 'nominatim'], description: 'The server\'s geocoder (`GEOCODER`); `none`: no address search on this server, give `lat`/`lng` another way' },
+    places: {
+      type: 'array', maxItems: GEOCODER_LIMITS.places, description: 'Places for the text, the service\'s best first (biased towards the store)',
+      items: { type: 'object', required: ['label', 'lat', 'lng'], properties: { label: { type: 'string' }, lat: { type: 'number' }, lng: { type: 'number' } } },
+    },
+    failure: { type: ['string', 'null'], description: 'Why the geocoder gave no answer (none configured, timed out, refused), or null' },
+  },
+})
+
+/**
+ * Text → places (issue 34 item 4): the server's geocoder (src/providers/geocoder.ts), biased towards
+ * the customer's store. Nothing is saved: the customer saves the place they choose as an address.
+ */
+export const searchAddresses = defineOp({
+  id: 'customer.addresses.search', tag, access: customer, scope: [],
+  input: v.object({ q: v.pipe(v.string(), v.trim(), v.minLength(3, 'Type at least 3 characters.'), v.maxLength(200)) }),
+  output: PlacesSchema,
+  summary: 'Find places for an address text (`?q=`), to save one with its position',
+  description: 'Answers up to 5 places with `lat`/`lng` from the server\'s geocoder (docs/providers.md "Geocoder"), nearest the store first where the service ranks so. Without a geocoder (`source: "none"`), or when it fails, `places` is empty and `failure` says why: the address can still be saved with a position from the device. Answers are cached for a day.',
+  run: async (ctx, { q }) => {
+    const { storeId } = customerOf(ctx)
+    const store = ctx.svc.stores.byId(storeId)
+    return ctx.svc.geocoder.search(q, store ? storePosition(parseSettings(store.settings)) : null)
   },
 })
 
@@ -338,6 +371,6 @@ export const redeemGiftCard = defineOp({
 /** Every customer operation, sign-in included (one line in ALL_OPS). */
 export const customerOps = [
   ...customerAuthOps,
-  getProfile, updateProfile, logout, listAddresses, createAddress, updateAddress, deleteAddress, listGiftCards, getStoreCredit,
+  getProfile, updateProfile, logout, listAddresses, searchAddresses, createAddress, updateAddress, deleteAddress, listGiftCards, getStoreCredit,
   listCustomers, getCustomer, createCustomer, adjustStoreCredit, issueGiftCard, redeemGiftCard,
 ]
