@@ -84,8 +84,9 @@ export const logout = defineOp({
 
 // ---- saved addresses ---------------------------------------------------------------------------------
 
-const Lat = v.pipe(v.number(), v.minValue(-90), v.maxValue(90))
-const Lng = v.pipe(v.number(), v.minValue(-180), v.maxValue(180))
+// The website's form shows these messages as they are (issue 34 item 4).
+const Lat = v.pipe(v.number('The position\'s latitude must be a number.'), v.minValue(-90, 'A latitude is between -90 and 90.'), v.maxValue(90, 'A latitude is between -90 and 90.'))
+const Lng = v.pipe(v.number('The position\'s longitude must be a number.'), v.minValue(-180, 'A longitude is between -180 and 180.'), v.maxValue(180, 'A longitude is between -180 and 180.'))
 const addressFields = {
   label: Nullable(ShortText(60)),
   address: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(500)),
@@ -106,7 +107,7 @@ const addressView = (a: AddressRow) => ({ id: a.id, label: a.label, address: a.a
 /** lat and lng come together (a half position is no position). */
 function checkLatLng(lat: number | null | undefined, lng: number | null | undefined) {
   if ((lat == null) !== (lng == null) || (lat != null && !validLatLng(lat, lng))) {
-    throw new ApiError('validation_failed', undefined, { [lat == null ? 'lat' : 'lng']: ['Send lat and lng together.'] })
+    throw new ApiError('validation_failed', undefined, { [lat == null ? 'lat' : 'lng']: ['Send lat and lng together (a position needs both).'] })
   }
 }
 
