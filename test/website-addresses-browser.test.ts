@@ -10,7 +10,7 @@
 import t from 'tap'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import type { Test } from 'tap'
-import { axeCheck, browserFor, watchPage } from './helpers/browser.ts'
+import { axeCheck, browserFor, watchPage, websiteSignIn } from './helpers/browser.ts'
 import { startServer, type TestServer } from './helpers/server.ts'
 import { createCustomer, type CustomerFixture } from './helpers/fixtures.ts'
 import { assign, driverStatus } from './helpers/delivery.ts'
@@ -48,11 +48,7 @@ if (browser) {
     const page = await ctx.newPage()
     const seen = watchPage(page)
     const customer = createCustomer(db, f.storeId)
-    await page.goto(`${url}/account/login`)
-    await page.getByLabel('Email', { exact: true }).fill(customer.email)
-    await page.getByLabel('Password', { exact: true }).fill(customer.password)
-    await page.getByRole('button', { name: 'Sign in' }).last().click()
-    await page.waitForURL(/\/checkout$/)
+    await websiteSignIn(page, url, customer)
     await page.goto(`${url}/account`)
     const problems = () => seen.problems.filter((p) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(p))
     return { page, customer, clean: () => t.same(problems(), [], 'no script errors or CSP violations') }
@@ -173,11 +169,7 @@ if (browser) {
     const ctx = await browser.newContext({ viewport: PHONE })
     t.teardown(() => ctx.close())
     const page = await ctx.newPage()
-    await page.goto(`${plain.site}/s/${pslug}/account/login`)
-    await page.getByLabel('Email', { exact: true }).fill(c.email)
-    await page.getByLabel('Password', { exact: true }).fill(c.password)
-    await page.getByRole('button', { name: 'Sign in' }).last().click()
-    await page.waitForURL(/\/checkout$/)
+    await websiteSignIn(page, `${plain.site}/s/${pslug}`, c)
     await page.goto(`${plain.site}/s/${pslug}/account`)
     t.equal(await page.getByRole('button', { name: 'Find this address' }).count(), 0, 'no search button')
     await page.getByLabel('Address', { exact: true }).fill('7 Keyboard Way')

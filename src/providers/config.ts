@@ -136,30 +136,33 @@ function push(e: Env): PushConfig {
   return { kind: 'live', vapid, fcm, allowLoopback: e.PUSH_ALLOW_LOOPBACK }
 }
 
-function router(e: Env): RouterConfig {
-  if (e.ROUTER === 'straight') {
-    if (e.OSRM_URL) fail('OSRM_URL is set but ROUTER is straight: set ROUTER=osrm to use it')
-    return { kind: 'straight' }
+/**
+ * The URL of an outside service the operator switched on (OSRM_URL, GEOCODER_URL), or null while it
+ * is off: required when on, a mistake when off, and held to the webhook SSRF rules
+ * (src/webhooks/ssrf.ts): https to a public host; http only to loopback when allowed.
+ */
+function serviceUrl(on: boolean, url: string | undefined, allowLoopback: boolean, names: { url: string; on: string; off: string }): string | null {
+  if (!on) {
+    if (url) fail(`${names.url} is set but ${names.off}: set ${names.on} to use it`)
+    return null
   }
-  if (!e.OSRM_URL) fail('ROUTER=osrm needs OSRM_URL')
-  // The webhook SSRF rules (src/webhooks/ssrf.ts): https to a public host; http only to loopback with ROUTER_ALLOW_LOOPBACK=1.
-  const checked = checkUrl(e.OSRM_URL!, e.ROUTER_ALLOW_LOOPBACK)
-  if (!checked.ok) fail(`OSRM_URL: ${checked.reason}`)
-  return { kind: 'osrm', url: e.OSRM_URL!, timeoutMs: e.ROUTER_TIMEOUT_MS, allowLoopback: e.ROUTER_ALLOW_LOOPBACK }
+  if (!url) return fail(`${names.on} needs ${names.url}`)
+  const checked = checkUrl(url, allowLoopback)
+  if (!checked.ok) fail(`${names.url}: ${checked.reason}`)
+  return url
+}
+
+function router(e: Env): RouterConfig {
+  const url = serviceUrl(e.ROUTER === 'osrm', e.OSRM_URL, e.ROUTER_ALLOW_LOOPBACK, { url: 'OSRM_URL', on: 'ROUTER=osrm', off: 'ROUTER is straight' })
+  return url === null ? { kind: 'straight' } : { kind: 'osrm', url, timeoutMs: e.ROUTER_TIMEOUT_MS, allowLoopback: e.ROUTER_ALLOW_LOOPBACK }
 }
 
 function geocoder(e: Env): GeocoderConfig {
-  if (e.GEOCODER === 'none') {
-    if (e.GEOCODER_URL) fail('GEOCODER_URL is set but GEOCODER is none: set GEOCODER=nominatim to use it')
-    return { kind: 'none' }
-  }
-  if (!e.GEOCODER_URL) fail('GEOCODER=nominatim needs GEOCODER_URL')
-  // The webhook SSRF rules, as OSRM_URL: https to a public host; http only to loopback with GEOCODER_ALLOW_LOOPBACK=1.
-  const checked = checkUrl(e.GEOCODER_URL!, e.GEOCODER_ALLOW_LOOPBACK)
-  if (!checked.ok) fail(`GEOCODER_URL: ${checked.reason}`)
+  const url = serviceUrl(e.GEOCODER === 'nominatim', e.GEOCODER_URL, e.GEOCODER_ALLOW_LOOPBACK, { url: 'GEOCODER_URL', on: 'GEOCODER=nominatim', off: 'GEOCODER is none' })
+  if (url === null) return { kind: 'none' }
   // Nominatim's usage policy: a client names itself (and where it runs).
   const userAgent = `dispatch-server (${e.SITE_URL?.trim() || 'self-hosted'})`
-  return { kind: 'nominatim', url: e.GEOCODER_URL!, timeoutMs: e.GEOCODER_TIMEOUT_MS, allowLoopback: e.GEOCODER_ALLOW_LOOPBACK, userAgent }
+  return { kind: 'nominatim', url, timeoutMs: e.GEOCODER_TIMEOUT_MS, allowLoopback: e.GEOCODER_ALLOW_LOOPBACK, userAgent }
 }
 
 /** Parse and check the provider variables of `env`; throws `invalid configuration: …` (one line). */
