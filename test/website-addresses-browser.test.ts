@@ -6,8 +6,12 @@
  * the destination and a distance/ETA once the driver's position arrives. The geocoder flow against a
  * fake Nominatim, with JavaScript (places found in place) and without (the page lists them). A
  * tampered position is refused with the field's message and nothing saved. axe on the form.
+ * `UPDATE_SCREENSHOTS=1` writes docs/screenshots/address-phone.png and address-tracking-phone.png.
  */
 import t from 'tap'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { axeCheck, browserFor, watchPage, websiteSignIn } from './helpers/browser.ts'
@@ -19,6 +23,7 @@ import { DEST_AT, STORE_AT, mapFleet } from './helpers/tracking-map.ts'
 import { startFake, type Recorded } from './helpers/fake-service.ts'
 
 const PHONE = { width: 390, height: 844 }
+const shots = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../docs/screenshots/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'shots-'))
 
 const browser = await browserFor(t)
 if (browser) {
@@ -75,6 +80,7 @@ if (browser) {
     t.equal(Number(await page.locator('input[name=lat]').inputValue()), DEST_AT.lat, 'and not north or south')
     await page.keyboard.press('ArrowLeft')
     t.ok(Math.abs(Number(await page.locator('input[name=lng]').inputValue()) - DEST_AT.lng) < 1e-5, 'ArrowLeft moves it back')
+    await page.screenshot({ path: join(shots, 'address-phone.png'), fullPage: true })
     await page.getByRole('button', { name: 'Save address' }).click()
     await page.getByText('On the map · For the driver: Blue door, ring twice').waitFor()
     const [addr] = saved(customer.id)
@@ -107,6 +113,7 @@ if (browser) {
     t.equal(await page.getAttribute('#dest-pos', 'data-lat'), String(order.dest_lat), 'the destination marker at the saved position')
     t.equal(await page.textContent('#driver-to'), 'On the way to 5 Elm Road')
     t.match(await page.textContent('#eta'), /^(Your driver is [\d.]+ km away|Arriving in about \d+ min · [\d.]+ km away)\.$/, 'an estimate from the driver\'s position to the destination')
+    await page.screenshot({ path: join(shots, 'address-tracking-phone.png'), fullPage: true })
     clean()
   })
 

@@ -64,6 +64,16 @@ function enhance(f: HTMLFormElement): void {
   const distance = (m: number): string => (m < 1000 ? Math.round(m) + ' m' : (m / 1000).toFixed(1) + ' km')
   const round = (n: number): string => n.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')
 
+  /** Centre on `p` at the closest zoom (17 … 12) that still shows the store, so the customer sees where the pin is relative to it. */
+  function frame(p: Point): void {
+    center = p
+    if (!cfg.store) { zoom = 16; return }
+    for (zoom = 17; zoom > 12; zoom--) {
+      const [x, y] = screen(cfg.store)
+      if (x > EDGE && y > EDGE && x < width() - EDGE && y < H - EDGE) break
+    }
+  }
+
   // ---- the pin and the fields ----
   function setPin(p: Point | null, why: string): void {
     pin = p
@@ -101,18 +111,20 @@ function enhance(f: HTMLFormElement): void {
       }
     } else {
       // Offline: a grid of 100 m squares, so a move of the pin shows as a distance.
-      const step = Math.max(8, 100 / (156543.03 * Math.cos(Math.min(85, Math.abs(center.lat)) * Math.PI / 180) / 2 ** zoom))
-      for (let x = ((w / 2 - cx) % step + step) % step; x < w; x += step) parts.push(`<line class="grid" x1="${x.toFixed(1)}" y1="0" x2="${x.toFixed(1)}" y2="${H}"/>`)
-      for (let y = ((H / 2 - cy) % step + step) % step; y < H; y += step) parts.push(`<line class="grid" x1="0" y1="${y.toFixed(1)}" x2="${w}" y2="${y.toFixed(1)}"/>`)
-      parts.push(`<text class="scale" x="8" y="${H - 8}">squares of 100 m</text>`)
+      // 100 m squares down to zoom 14; coarser zooms widen them (4× per two zooms), so lines stay apart.
+      const metersPerSquare = 100 * 2 ** Math.max(0, 14 - zoom)
+      const step = Math.max(8, metersPerSquare / (156543.03 * Math.cos(Math.min(85, Math.abs(center.lat)) * Math.PI / 180) / 2 ** zoom))
+      for (let x = ((w / 2 - cx) % step + step) % step; x < w; x += step) parts.push(`<line stroke="#cfc8b8" x1="${x.toFixed(1)}" y1="0" x2="${x.toFixed(1)}" y2="${H}"/>`)
+      for (let y = ((H / 2 - cy) % step + step) % step; y < H; y += step) parts.push(`<line stroke="#cfc8b8" x1="0" y1="${y.toFixed(1)}" x2="${w}" y2="${y.toFixed(1)}"/>`)
+      parts.push(`<text x="8" y="${H - 8}" fill="#333" font-size="12">squares of ${metersPerSquare >= 1000 ? metersPerSquare / 1000 + ' km' : metersPerSquare + ' m'}</text>`)
     }
     if (cfg.store) {
       const [x, y] = screen(cfg.store)
-      parts.push(`<g class="store-mark"><circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="7"/><text x="${(x + 10).toFixed(1)}" y="${(y + 4).toFixed(1)}">Store</text></g>`)
+      parts.push(`<g data-store-mark><circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="7" fill="#b45309" stroke="#fff" stroke-width="3"/><text x="${(x + 11).toFixed(1)}" y="${(y + 4).toFixed(1)}" fill="#222" font-size="13" font-weight="bold">Store</text></g>`)
     }
     if (pin) {
       const [x, y] = screen(pin)
-      parts.push(`<g class="pin-mark" data-pin-mark><path d="M${x.toFixed(1)} ${y.toFixed(1)} l-9 -16 a10 10 0 1 1 18 0 z"/><circle cx="${x.toFixed(1)}" cy="${(y - 20).toFixed(1)}" r="3.5" class="pin-dot"/></g>`)
+      parts.push(`<g data-pin-mark><path d="M${x.toFixed(1)} ${y.toFixed(1)} l-9 -16 a10 10 0 1 1 18 0 z" fill="#15803d" stroke="#fff" stroke-width="2"/><circle cx="${x.toFixed(1)}" cy="${(y - 20).toFixed(1)}" r="3.5" fill="#fff"/></g>`)
     }
     map.innerHTML = `<svg width="${w}" height="${H}" viewBox="0 0 ${w} ${H}" aria-hidden="true" focusable="false">${parts.join('')}</svg>` +
       (cfg.tiles && cfg.attribution ? `<span class="attribution"></span>` : '')
@@ -148,7 +160,7 @@ function enhance(f: HTMLFormElement): void {
   locate.addEventListener('click', () => {
     status.textContent = 'Asking your browser for your location…'
     navigator.geolocation.getCurrentPosition(
-      (p) => { center = null; setPin({ lat: p.coords.latitude, lng: p.coords.longitude }, `Your location (within about ${Math.round(p.coords.accuracy)} m): move the pin if it is not quite right.`) },
+      (p) => { frame({ lat: p.coords.latitude, lng: p.coords.longitude }); setPin({ lat: p.coords.latitude, lng: p.coords.longitude }, `Your location (within about ${Math.round(p.coords.accuracy)} m): move the pin if it is not quite right.`) },
       (err) => { status.textContent = (err.code === err.PERMISSION_DENIED ? 'Your browser did not share your location.' : 'Your location is not available right now.') + ' Place the pin on the map or find the address instead.' },
       { enableHighAccuracy: true, timeout: 15000, maximumAge: 60000 },
     )
@@ -156,7 +168,7 @@ function enhance(f: HTMLFormElement): void {
   clear.addEventListener('click', () => setPin(null, 'No position: the address is saved as text only.'))
 
   // ---- places: chosen from the list the server drew, or found in place ----
-  const choose = (p: Place): void => { address.value = p.label; center = null; setPin(p, 'The place you chose:') }
+  const choose = (p: Place): void => { address.value = p.label; frame(p); setPin(p, 'The place you chose:') }
   f.addEventListener('change', (e) => {
     const r = e.target as HTMLInputElement
     if (r.name !== 'place' || !r.checked) return
@@ -194,6 +206,6 @@ function enhance(f: HTMLFormElement): void {
 
   // A position posted back with the form (a refusal, a search) is the pin again, when it is one.
   const start = lat.value && lng.value ? { lat: Number(lat.value), lng: Number(lng.value) } : null
-  if (start && Math.abs(start.lat) <= 85 && Math.abs(start.lng) <= 180) { center = start; setPin(start, 'The position given.') } else draw()
+  if (start && Math.abs(start.lat) <= 85 && Math.abs(start.lng) <= 180) { frame(start); setPin(start, 'The position given.') } else draw()
   window.addEventListener('resize', draw)
 }
