@@ -6,6 +6,7 @@
  * the destination and a distance/ETA once the driver's position arrives. The geocoder flow against a
  * fake Nominatim, with JavaScript (places found in place) and without (the page lists them). A
  * tampered position is refused with the field's message and nothing saved. axe on the form.
+ * With MAP_TILE_URL the pin map draws those tiles (CSP names the host, nothing else is asked).
  * `UPDATE_SCREENSHOTS=1` writes docs/screenshots/address-phone.png and address-tracking-phone.png.
  */
 import t from 'tap'
@@ -19,7 +20,7 @@ import { startServer, type TestServer } from './helpers/server.ts'
 import { createCustomer, type CustomerFixture } from './helpers/fixtures.ts'
 import { assign, driverStatus } from './helpers/delivery.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
-import { DEST_AT, STORE_AT, mapFleet } from './helpers/tracking-map.ts'
+import { DEST_AT, STORE_AT, fakeTileServer, mapFleet } from './helpers/tracking-map.ts'
 import { startFake, type Recorded } from './helpers/fake-service.ts'
 
 const PHONE = { width: 390, height: 844 }
@@ -186,5 +187,28 @@ if (browser) {
     await page.getByText('On the map', { exact: true }).waitFor()
     const [a] = plain.app.svc.db.prepare('SELECT lat, lng FROM customer_addresses WHERE customer_id = ?').all(c.id) as Array<{ lat: number; lng: number }>
     t.ok(a!.lat > STORE_AT.lat && Math.abs(a!.lng - STORE_AT.lng) < 1e-6, 'the keys placed the pin north of the store')
+  })
+  t.test('with MAP_TILE_URL the pin map draws the operator\'s tiles, allowed by the page\'s CSP and nothing else', async (t) => {
+    const tiles = await fakeTileServer()
+    t.teardown(() => tiles.close())
+    const ts: TestServer = await startServer({ RATE_LIMIT_PER_MINUTE: '100000', MAP_TILE_URL: tiles.template, MAP_TILE_ATTRIBUTION: '© Test Tiles' })
+    t.teardown(() => ts.close())
+    const tf = await mapFleet(ts)
+    const tslug = ts.app.svc.db.prepare('SELECT slug FROM stores WHERE id = ?').pluck().get(tf.storeId) as string
+    const c = createCustomer(ts.app.svc.db, tf.storeId)
+    const ctx = await browser.newContext({ viewport: PHONE })
+    t.teardown(() => ctx.close())
+    const page = await ctx.newPage()
+    const seen = watchPage(page)
+    await websiteSignIn(page, `${ts.site}/s/${tslug}`, c)
+    const res = await page.goto(`${ts.site}/s/${tslug}/account`)
+    t.match(res!.headers()['content-security-policy'], new RegExp(`img-src 'self' data: ${tiles.origin};`), 'the CSP names the tile host for images')
+    await page.getByRole('application', { name: 'Map of the address' }).focus()
+    await page.keyboard.press('ArrowDown')
+    await page.locator('[data-pin-map] image').first().waitFor({ state: 'attached' })
+    t.ok(tiles.requests.some((r) => /^\/1[2-7]\/\d+\/\d+\.png$/.test(r.path)), 'tiles asked of the tile host')
+    t.equal(await page.locator('[data-pin-map] .attribution').textContent(), '© Test Tiles', 'the credit, as text')
+    t.same(seen.requests.filter((u) => !u.startsWith(`${ts.site}/`) && !u.startsWith(`${tiles.origin}/`)), [], 'nothing but this server and the tile host')
+    t.same(seen.problems, [], 'no script errors and no CSP violations')
   })
 }
