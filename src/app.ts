@@ -137,7 +137,7 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     hub: new Hub(app),
     sms: providers.sms,
     push: providers.push,
-    router: providers.router,
+    router: providers.router, geocoder: providers.geocoder,
     dispatch: noDispatch,
     email: providers.email,
     payments: createPaymentProvider(config),

@@ -15,6 +15,7 @@ import type { Hub } from './ws/hub.ts'
 import type { SmsProvider } from './providers/sms.ts'
 import type { PushProvider } from './providers/push.ts'
 import type { Router } from './providers/router.ts'
+import type { Geocoder } from './providers/geocoder.ts'
 import type { DispatchSink } from './actors/dispatcher.ts'
 import type { EmailProvider } from './providers/email.ts'
 import type { PaymentProvider } from './providers/payments.ts'
@@ -55,6 +56,8 @@ export interface Services {
   dispatch: DispatchSink
   /** Travel times for quotes, estimates and dispatch (ROUTER; src/providers/router.ts, docs/dispatch.md "Router"). */
   router: Router
+  /** Address search for saved addresses (GEOCODER; src/providers/geocoder.ts, docs/providers.md "Geocoder"). */
+  geocoder: Geocoder
   /** Owner email verification (docs/dashboard.md "Signing in"). */
   email: EmailProvider
   /** Online payments (PAYMENT_PROVIDER; src/providers/payments.ts, docs/providers.md "Payments"). */

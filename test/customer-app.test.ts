@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
-import { createAccount, createStore, isError, outbox, tokenFor } from './helpers/fixtures.ts'
+import { createAccount, createDriver, createStore, isError, outbox, tokenFor } from './helpers/fixtures.ts'
 import { createCustomer } from './helpers/people.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
@@ -80,6 +80,31 @@ t.test('addresses: the first saved is the default; lat/lng together; the default
   t.equal((await s.req('DELETE', `/customer/addresses/${work.body.id}`, { token: c.token })).status, 204)
   const left = await s.req('GET', '/customer/addresses', { token: c.token })
   t.same(left.body.map((x: { id: number; is_default: boolean }) => [x.id, x.is_default]), [[home.body.id, true]], 'the remaining one becomes the default')
+})
+
+t.test('a saved address\'s notes for the driver reach the order, the driver and the owner, not the kitchen (issue 34 item 4)', async (t) => {
+  const c = createCustomer(db, a.storeId)
+  const home = await s.req('POST', '/customer/addresses', { token: c.token, body: { address: '5 Gate St', lat: 52.5, lng: 13.4, notes: 'Code 1234, 3rd floor' } })
+  t.match(home.body, { notes: 'Code 1234, 3rd floor', lat: 52.5, lng: 13.4 })
+  const order = (extra: Record<string, unknown>) => s.req('POST', '/customer/orders', { token: c.token, body: { type: 'delivery', items: [{ item_id: a.menu.fries, quantity: 1 }], note: 'No salt', ...extra } })
+  const o = await order({ address_id: home.body.id })
+  t.equal(o.status, 200)
+  t.match(o.body, { address: '5 Gate St', delivery_notes: 'Code 1234, 3rd floor', note: 'No salt' }, 'the address\'s notes, apart from the kitchen\'s note')
+  t.match((await s.req('GET', `/restaurants/${a.storeId}/orders/${o.body.id}`, { token: a.token })).body, { delivery_notes: 'Code 1234, 3rd floor' }, 'the owner reads them')
+  t.equal(db.prepare('SELECT dest_lat FROM orders WHERE id = ?').pluck().get(o.body.id), 52.5, 'and the position came with the address')
+  const own = await order({ address_id: home.body.id, delivery_notes: 'Leave it at the door' })
+  t.equal(own.body.delivery_notes, 'Leave it at the door', 'notes given with the order win')
+  const typed = await order({ address: '9 Typed Rd' })
+  t.equal(typed.body.delivery_notes, null, 'a typed address has no saved notes')
+  const takeaway = await s.req('POST', '/customer/orders', { token: c.token, body: { ...fries(), delivery_notes: 'ignored' } })
+  t.equal(takeaway.body.delivery_notes, null, 'only deliveries carry them')
+  isError(t, await order({ address_id: home.body.id, delivery_notes: 'x'.repeat(501) }), 422, 'validation_failed', 'notes too long')
+  const d = createDriver(db, a.ownerId, a.storeId, { onShift: true })
+  t.equal((await s.req('POST', `/restaurants/${a.storeId}/orders/${o.body.id}/assign`, { token: a.token, body: { driver_id: d.id } })).status, 200)
+  const mine = await s.req('GET', '/driver/deliveries', { token: d.token })
+  t.match(mine.body.data.find((x: { id: number }) => x.id === o.body.id), { address: '5 Gate St', delivery_notes: 'Code 1234, 3rd floor', note: 'No salt' }, 'the driver reads them')
+  const kitchen = db.prepare('SELECT * FROM order_lines WHERE order_id = ?').all(o.body.id) as Array<Record<string, unknown>>
+  t.notOk(kitchen.some((l) => JSON.stringify(l).includes('1234')), 'not on the kitchen\'s lines')
 })
 
 t.test('store credit: a ledger whose balance is the sum; debits never go below zero; per store', async (t) => {

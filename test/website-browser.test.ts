@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
-import { axeCheck, CHROMIUM, launchChromium } from './helpers/browser.ts'
+import { axeCheck, CHROMIUM, launchChromium, websiteSignIn } from './helpers/browser.ts'
 import { createAccount, createCategory, createCustomer, createItem, createStore } from './helpers/fixtures.ts'
 
 const PHONE = { width: 390, height: 844 }
@@ -122,11 +122,7 @@ if (!launched) {
     const c = createCustomer(db, acct.storeId)
     const url = `${s.site}/s/${acct.slug}`
     const page = await open(t)
-    await page.goto(`${url}/account/login`)
-    await page.getByLabel('Email', { exact: true }).fill(c.email)
-    await page.getByLabel('Password', { exact: true }).fill(c.password)
-    await page.getByRole('button', { name: 'Sign in' }).last().click()
-    await page.waitForURL(/\/checkout$/)
+    await websiteSignIn(page, url, c)
     await page.goto(`${url}/account`)
     await page.getByLabel('Name of the place (optional)').fill('Office')
     await page.getByLabel('Address', { exact: true }).fill('5 Harbour Road')

@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { startServer } from './helpers/server.ts'
-import { browserFor } from './helpers/browser.ts'
+import { browserFor, websiteSignIn } from './helpers/browser.ts'
 
 const PHONE = { width: 390, height: 844 }
 
@@ -54,11 +54,7 @@ if (launched) {
     const demo = s.seed()
     db.prepare("UPDATE stores SET currency = 'EUR' WHERE id = ?").run(demo.store.id)
     const page = await open(t)
-    await page.goto(`${demo.store.url}/account/login`)
-    await page.getByLabel('Email', { exact: true }).fill(demo.customer.email)
-    await page.getByLabel('Password', { exact: true }).fill(demo.customer.password)
-    await page.getByRole('button', { name: 'Sign in' }).last().click()
-    await page.waitForURL(/\/checkout$/)
+    await websiteSignIn(page, demo.store.url, demo.customer)
     await page.goto(`${demo.store.url}/account`)
     await page.getByLabel('Address', { exact: true }).fill('7 Canal Walk')
     await page.getByRole('button', { name: 'Save address' }).click()

@@ -13,6 +13,8 @@ export interface OrderInput extends Omit<FulfillmentInput, 'type'> {
   phone?: string | null
   table_number?: string | number | null
   address?: string | null
+  /** Notes for the driver (gate code, floor): delivery orders only; a saved address brings its own. */
+  delivery_notes?: string | null
   /** Where a delivery goes (issue 37): required once the store has delivery zones (src/domain/zones.ts). */
   lat?: number | null
   lng?: number | null
@@ -47,6 +49,7 @@ export interface OrderDraft {
   dest_lat: number | null
   dest_lng: number | null
   eta: { ready_at: string; pickup_at: string; dropoff_at: string } | null
+  delivery_notes: string | null
   total: number
   timeline: Timeline
   lines: PricedLine[]
@@ -93,6 +96,7 @@ export function draftOrder(vertical: Vertical, menu: ReadonlyMap<number, PricedI
       dest_lat: input.type === 'delivery' ? input.lat ?? null : null,
       dest_lng: input.type === 'delivery' ? input.lng ?? null : null,
       eta: null,
+      delivery_notes: input.type === 'delivery' && !blank(input.delivery_notes) ? input.delivery_notes! : null,
       total: subtotal + tip,
       timeline: stamp({}, 'created', now),
       lines: priced.value.lines,

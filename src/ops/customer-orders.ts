@@ -37,7 +37,7 @@ export const listCustomerOrders = defineOp({
 
 export const createCustomerOrder = defineOp({
   id: 'customer.orders.create', tag, summary: 'Place an order as the signed-in customer (item structure of api-v1 §2.4)',
-  description: 'The customer is the token\'s; name and phone default to the profile; `address_id` fills `address` (and `lat`/`lng`, unless given) from a saved address. `coupon_code` (an addition to api-v1 §2.4, which names it for the storefront) is redeemed as on the storefront, for every mode including delivery. Returns the order with `track_token`. `Idempotency-Key` or `client_uuid` make retries safe.',
+  description: 'The customer is the token\'s; name and phone default to the profile; `address_id` fills `address` (and `lat`/`lng` and `delivery_notes`, unless given) from a saved address. `coupon_code` (an addition to api-v1 §2.4, which names it for the storefront) is redeemed as on the storefront, for every mode including delivery. Returns the order with `track_token`. `Idempotency-Key` or `client_uuid` make retries safe.',
   access: { customer: true }, scope: [],
   input: CustomerOrderBody, output: OrderSchema,
   run: (ctx, body) => {
@@ -46,15 +46,18 @@ export const createCustomerOrder = defineOp({
     const { address_id, coupon_code, ...input } = body
     let address = input.address ?? null
     let position = { lat: input.lat ?? null, lng: input.lng ?? null }
+    let deliveryNotes = input.delivery_notes ?? null
     if (address_id != null) {
       const saved = customerAddresses.own(ctx.svc.db, me.customerId, address_id)
       if (!saved) throw new ApiError('validation_failed', undefined, { address_id: ['No such saved address.'] })
       address = saved.address
       // A saved address brings its own position (delivery zones, docs/dispatch.md) unless the body names one.
       if (position.lat === null && position.lng === null && saved.lat != null && saved.lng != null) position = { lat: saved.lat, lng: saved.lng }
+      // And its notes for the driver (issue 34 item 4), unless the body gives its own.
+      deliveryNotes ??= saved.notes
     }
     const order = {
-      ...input, address, ...position,
+      ...input, address, ...position, delivery_notes: deliveryNotes,
       customer_name: input.customer_name ?? profile?.name ?? null, phone: input.phone ?? profile?.phone ?? null, source: input.source ?? 'customer_app',
     }
     // `coupon_code` stays in the input so it is part of the idempotency hash (as on the storefront).

@@ -22,6 +22,9 @@ import { nowIso } from '../storage/db.ts'
 import { customerAddresses, customers, customerTokens, giftCards, isUniqueViolation, storeCredit, type AddressRow } from '../storage/customers.ts'
 import { appendEvent, type OutboxEvent } from '../storage/outbox.ts'
 import { named } from './docs-schemas.ts'
+import { parseSettings } from '../storage/stores.ts'
+import { storePosition } from '../actors/store-delivery.ts'
+import { GEOCODER_LIMITS } from '../providers/geocoder.ts'
 
 const tag = 'Customer app'
 const crmTag = 'Customers'
@@ -81,8 +84,9 @@ export const logout = defineOp({
 
 // ---- saved addresses ---------------------------------------------------------------------------------
 
-const Lat = v.pipe(v.number(), v.minValue(-90), v.maxValue(90))
-const Lng = v.pipe(v.number(), v.minValue(-180), v.maxValue(180))
+// The website's form shows these messages as they are (issue 34 item 4).
+const Lat = v.pipe(v.number('The position\'s latitude must be a number.'), v.minValue(-90, 'A latitude is between -90 and 90.'), v.maxValue(90, 'A latitude is between -90 and 90.'))
+const Lng = v.pipe(v.number('The position\'s longitude must be a number.'), v.minValue(-180, 'A longitude is between -180 and 180.'), v.maxValue(180, 'A longitude is between -180 and 180.'))
 const addressFields = {
   label: Nullable(ShortText(60)),
   address: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(500)),
@@ -103,7 +107,7 @@ const addressView = (a: AddressRow) => ({ id: a.id, label: a.label, address: a.a
 /** lat and lng come together (a half position is no position). */
 function checkLatLng(lat: number | null | undefined, lng: number | null | undefined) {
   if ((lat == null) !== (lng == null) || (lat != null && !validLatLng(lat, lng))) {
-    throw new ApiError('validation_failed', undefined, { [lat == null ? 'lat' : 'lng']: ['Send lat and lng together.'] })
+    throw new ApiError('validation_failed', undefined, { [lat == null ? 'lat' : 'lng']: ['Send lat and lng together (a position needs both).'] })
   }
 }
 
@@ -152,6 +156,36 @@ export const deleteAddress = defineOp({
   run: async (ctx, { address_id }) => {
     const { customerId } = customerOf(ctx)
     if (!await ctx.svc.committer.write((db) => customerAddresses.remove(db, customerId, address_id))) throw notFound('address')
+  },
+})
+
+/** What an address search answers (docs/customers.md "Finding an address"). */
+export const PlacesSchema = named('AddressSearch', {
+  type: 'object', required: ['source', 'places', 'failure'],
+  properties: {
+    source: { type: 'string', enum: ['none', 'nominatim'], description: 'The server\'s geocoder (`GEOCODER`); `none`: no address search on this server, give `lat`/`lng` another way' },
+    places: {
+      type: 'array', maxItems: GEOCODER_LIMITS.places, description: 'Places for the text, the service\'s best first (biased towards the store)',
+      items: { type: 'object', required: ['label', 'lat', 'lng'], properties: { label: { type: 'string' }, lat: { type: 'number' }, lng: { type: 'number' } } },
+    },
+    failure: { type: ['string', 'null'], description: 'Why the geocoder gave no answer (none configured, timed out, refused), or null' },
+  },
+})
+
+/**
+ * Text → places (issue 34 item 4): the server's geocoder (src/providers/geocoder.ts), biased towards
+ * the customer's store. Nothing is saved: the customer saves the place they choose as an address.
+ */
+export const searchAddresses = defineOp({
+  id: 'customer.addresses.search', tag, access: customer, scope: [],
+  input: v.object({ q: v.pipe(v.string(), v.trim(), v.minLength(3, 'Type at least 3 characters.'), v.maxLength(200)) }),
+  output: PlacesSchema,
+  summary: 'Find places for an address text (`?q=`), to save one with its position',
+  description: 'Answers up to 5 places with `lat`/`lng` from the server\'s geocoder (docs/providers.md "Geocoder"), nearest the store first where the service ranks so. Without a geocoder (`source: "none"`), or when it fails, `places` is empty and `failure` says why: the address can still be saved with a position from the device. Answers are cached for a day.',
+  run: async (ctx, { q }) => {
+    const { storeId } = customerOf(ctx)
+    const store = ctx.svc.stores.byId(storeId)
+    return ctx.svc.geocoder.search(q, store ? storePosition(parseSettings(store.settings)) : null)
   },
 })
 
@@ -338,6 +372,6 @@ export const redeemGiftCard = defineOp({
 /** Every customer operation, sign-in included (one line in ALL_OPS). */
 export const customerOps = [
   ...customerAuthOps,
-  getProfile, updateProfile, logout, listAddresses, createAddress, updateAddress, deleteAddress, listGiftCards, getStoreCredit,
+  getProfile, updateProfile, logout, listAddresses, searchAddresses, createAddress, updateAddress, deleteAddress, listGiftCards, getStoreCredit,
   listCustomers, getCustomer, createCustomer, adjustStoreCredit, issueGiftCard, redeemGiftCard,
 ]

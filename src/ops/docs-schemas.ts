@@ -103,6 +103,7 @@ export const OrderSchema = named('Order', obj(
     status: { type: 'string', enum: [...KITCHEN_STATUSES] },
     delivery_status: nullable({ type: 'string', enum: [...DELIVERY_STATUSES] }),
     is_paid: bool, customer_id: nullable(int), customer_name: nullable(str), phone: nullable(str), table_number: nullable(str), address: nullable(str),
+    delivery_notes: { ...nullable(str), description: 'Delivery orders: notes for the driver, from the saved address or the order input (an addition to api-v1 §2.4)' },
     note: nullable(str), source: nullable(str), coupon_code: nullable(str), subtotal: num, discount: num, tip_amount: num,
     delivery_fee: { type: 'number', description: 'Delivery orders: the delivery zone\'s fee, included in `total`; 0 without zones (docs/dispatch.md "Zones")' },
     total: num,

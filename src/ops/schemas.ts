@@ -51,6 +51,7 @@ const orderFields = {
   phone: Nullable(ShortText(40)),
   table_number: Nullable(v.union([ShortText(20), v.pipe(v.number(), v.integer(), v.minValue(0))])),
   address: Nullable(ShortText(500)),
+  delivery_notes: Nullable(v.pipe(v.string(), v.trim(), v.maxLength(500), v.description('Delivery orders: notes for the driver (gate code, floor, where to leave it); shown to the driver, not on the kitchen screen. A saved address (`address_id`) brings its own `notes` unless this is given.'))),
   lat: Nullable(v.pipe(v.number(), v.minValue(-90), v.maxValue(90), v.description('Where a delivery goes, with `lng`; required for delivery orders once the store has delivery zones (docs/dispatch.md).'))),
   lng: Nullable(v.pipe(v.number(), v.minValue(-180), v.maxValue(180), v.description('Where a delivery goes, with `lat`.'))),
   tip_amount: Nullable(Money),

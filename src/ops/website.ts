@@ -255,6 +255,31 @@ export function lineProblem(svc: Services, store: StoreRow, line: { item_id: num
   }
 }
 
+// ---- saved addresses: the form's fields as the address operations' input ------------------------------
+
+const numberOrNull = (s: string | undefined): number | null => (s?.trim() ? Number(s.trim()) : null)
+
+/**
+ * The website's address form (issue 34 item 4) as `customer.addresses.create` input: the hidden
+ * `lat`/`lng` the pin map fills (a value that is not a number stays NaN, refused by the operation with
+ * the field named); without them, a place chosen from the search (`place`: `lat,lng,label`, the form
+ * without JavaScript) gives the position and its label becomes the address.
+ */
+export function addressFormInput(f: Record<string, string>) {
+  let lat = numberOrNull(f.lat), lng = numberOrNull(f.lng), address = f.address ?? ''
+  const chosen = lat === null && lng === null ? /^(-?\d+(?:\.\d+)?),(-?\d+(?:\.\d+)?),([\s\S]+)$/.exec(f.place ?? '') : null
+  if (chosen) { lat = Number(chosen[1]); lng = Number(chosen[2]); address = chosen[3]! }
+  const text = (s: string | undefined) => (s?.trim() ? s.trim() : null)
+  return { label: text(f.label), address, lat, lng, notes: text(f.notes), is_default: f.is_default === 'on' }
+}
+
+/** What the address search says on the page, above its places. */
+export function foundMessage(found: { places: unknown[]; failure: string | null; source: string }): string {
+  if (found.places.length > 0) return found.places.length === 1 ? 'Is this the place? Save it, or move the pin.' : `Which place is it? ${found.places.length} found.`
+  if (found.failure) return 'The address search is not answering right now. Place the pin on the map, or save the address as text.'
+  return 'No place found for this text. Check it, or place the pin on the map.'
+}
+
 // ---- the checkout: one operation --------------------------------------------------------------------------
 
 /**

@@ -8,6 +8,7 @@ import { createPrivateKey } from 'node:crypto'
 import * as v from 'valibot'
 import { checkUrl } from '../webhooks/ssrf.ts'
 import type { RouterConfig } from './router.ts'
+import type { GeocoderConfig } from './geocoder.ts'
 
 export type SmsConfig =
   | { kind: 'dev' }
@@ -22,7 +23,7 @@ export interface ServiceAccount { client_email: string; private_key: string; pri
 export interface FcmConfig { projectId: string; account: ServiceAccount; apiBase: string }
 export type PushConfig = { kind: 'dev' } | { kind: 'live'; vapid: VapidConfig | null; fcm: FcmConfig | null; allowLoopback: boolean }
 
-export interface ProvidersConfig { sms: SmsConfig; email: EmailConfig; push: PushConfig; timeoutMs: number; router: RouterConfig }
+export interface ProvidersConfig { sms: SmsConfig; email: EmailConfig; push: PushConfig; timeoutMs: number; router: RouterConfig; geocoder: GeocoderConfig }
 
 const text = v.optional(v.pipe(v.string(), v.trim()))
 const httpBase = (fallback: string) => v.pipe(
@@ -65,6 +66,12 @@ const ProviderEnv = v.object({
   OSRM_URL: v.optional(v.pipe(v.string(), v.trim(), v.transform((s) => s.replace(/\/+$/, '')))),
   ROUTER_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(100, 'must be at least 100'), v.maxValue(10_000, 'must be at most 10000')), '1500'),
   ROUTER_ALLOW_LOOPBACK: switchOf,
+  // Address search (docs/providers.md "Geocoder").
+  GEOCODER: v.optional(v.picklist(['none', 'nominatim'], 'must be none or nominatim'), 'none'),
+  GEOCODER_URL: v.optional(v.pipe(v.string(), v.trim(), v.transform((s) => s.replace(/\/+$/, '')))),
+  GEOCODER_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(100, 'must be at least 100'), v.maxValue(10_000, 'must be at most 10000')), '2000'),
+  GEOCODER_ALLOW_LOOPBACK: switchOf,
+  SITE_URL: v.optional(v.string()),
   PROVIDER_TIMEOUT_MS: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(100, 'must be at least 100'), v.maxValue(60_000, 'must be at most 60000')), '5000'),
 })
 type Env = v.InferOutput<typeof ProviderEnv>
@@ -129,16 +136,33 @@ function push(e: Env): PushConfig {
   return { kind: 'live', vapid, fcm, allowLoopback: e.PUSH_ALLOW_LOOPBACK }
 }
 
-function router(e: Env): RouterConfig {
-  if (e.ROUTER === 'straight') {
-    if (e.OSRM_URL) fail('OSRM_URL is set but ROUTER is straight: set ROUTER=osrm to use it')
-    return { kind: 'straight' }
+/**
+ * The URL of an outside service the operator switched on (OSRM_URL, GEOCODER_URL), or null while it
+ * is off: required when on, a mistake when off, and held to the webhook SSRF rules
+ * (src/webhooks/ssrf.ts): https to a public host; http only to loopback when allowed.
+ */
+function serviceUrl(on: boolean, url: string | undefined, allowLoopback: boolean, names: { url: string; on: string; off: string }): string | null {
+  if (!on) {
+    if (url) fail(`${names.url} is set but ${names.off}: set ${names.on} to use it`)
+    return null
   }
-  if (!e.OSRM_URL) fail('ROUTER=osrm needs OSRM_URL')
-  // The webhook SSRF rules (src/webhooks/ssrf.ts): https to a public host; http only to loopback with ROUTER_ALLOW_LOOPBACK=1.
-  const checked = checkUrl(e.OSRM_URL!, e.ROUTER_ALLOW_LOOPBACK)
-  if (!checked.ok) fail(`OSRM_URL: ${checked.reason}`)
-  return { kind: 'osrm', url: e.OSRM_URL!, timeoutMs: e.ROUTER_TIMEOUT_MS, allowLoopback: e.ROUTER_ALLOW_LOOPBACK }
+  if (!url) return fail(`${names.on} needs ${names.url}`)
+  const checked = checkUrl(url, allowLoopback)
+  if (!checked.ok) fail(`${names.url}: ${checked.reason}`)
+  return url
+}
+
+function router(e: Env): RouterConfig {
+  const url = serviceUrl(e.ROUTER === 'osrm', e.OSRM_URL, e.ROUTER_ALLOW_LOOPBACK, { url: 'OSRM_URL', on: 'ROUTER=osrm', off: 'ROUTER is straight' })
+  return url === null ? { kind: 'straight' } : { kind: 'osrm', url, timeoutMs: e.ROUTER_TIMEOUT_MS, allowLoopback: e.ROUTER_ALLOW_LOOPBACK }
+}
+
+function geocoder(e: Env): GeocoderConfig {
+  const url = serviceUrl(e.GEOCODER === 'nominatim', e.GEOCODER_URL, e.GEOCODER_ALLOW_LOOPBACK, { url: 'GEOCODER_URL', on: 'GEOCODER=nominatim', off: 'GEOCODER is none' })
+  if (url === null) return { kind: 'none' }
+  // Nominatim's usage policy: a client names itself (and where it runs).
+  const userAgent = `dispatch-server (${e.SITE_URL?.trim() || 'self-hosted'})`
+  return { kind: 'nominatim', url, timeoutMs: e.GEOCODER_TIMEOUT_MS, allowLoopback: e.GEOCODER_ALLOW_LOOPBACK, userAgent }
 }
 
 /** Parse and check the provider variables of `env`; throws `invalid configuration: …` (one line). */
@@ -146,5 +170,5 @@ export function providersConfig(env: Record<string, string | undefined>): Provid
   const parsed = v.safeParse(ProviderEnv, env)
   if (!parsed.success) fail(parsed.issues.map((i) => `${v.getDotPath(i)}: ${i.message}`).join('; '))
   const e = parsed.output as Env
-  return { sms: sms(e), email: email(e), push: push(e), timeoutMs: e.PROVIDER_TIMEOUT_MS, router: router(e) }
+  return { sms: sms(e), email: email(e), push: push(e), timeoutMs: e.PROVIDER_TIMEOUT_MS, router: router(e), geocoder: geocoder(e) }
 }

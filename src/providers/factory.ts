@@ -14,6 +14,7 @@ import { WebPushSender } from './push-webpush.ts'
 import { FcmSender } from './push-fcm.ts'
 import { LivePushProvider } from './push-live.ts'
 import { createRouter, type Router } from './router.ts'
+import { createGeocoder, type Geocoder } from './geocoder.ts'
 
 export interface Providers {
   sms: SmsProvider
@@ -21,6 +22,8 @@ export interface Providers {
   push: PushProvider
   /** Travel times (ROUTER; docs/dispatch.md "Router"). */
   router: Router
+  /** Address search (GEOCODER; docs/providers.md "Geocoder"). */
+  geocoder: Geocoder
   /** Shutdown: pending retries give up, connections close. */
   close(): Promise<void>
 }
@@ -55,8 +58,10 @@ export function createProviders(cfg: ProvidersConfig, deps: ProviderDeps): Provi
   }
   const router = createRouter(cfg.router)
   closers.push(() => router.close())
+  const geocoder = createGeocoder(cfg.geocoder)
+  closers.push(() => geocoder.close())
   return {
-    sms, email, push, router,
+    sms, email, push, router, geocoder,
     async close() {
       for (const c of closers) await c()
     },

@@ -6,10 +6,8 @@
  * time limit, and a cache; any failure answers the straight-line time and says so (`fallback`), so
  * a quote or a dispatch decision never waits on a router that is down.
  */
-import type { Agent } from 'undici'
 import { straightSeconds, type LatLng } from '../domain/eta.ts'
-import { checkUrl, guardedLookup } from '../webhooks/ssrf.ts'
-import { cachedLookup } from '../webhooks/dns-cache.ts'
+import { AgedCache, GuardedGetter } from './guarded-get.ts'
 
 export type RouterConfig = { kind: 'straight' } | { kind: 'osrm'; url: string; timeoutMs: number; allowLoopback: boolean }
 
@@ -37,33 +35,17 @@ export const ROUTER_CACHE = { ttlMs: 300_000, entries: 20_000, decimals: 5 } as 
 
 const coord = (p: LatLng) => `${p.lng.toFixed(ROUTER_CACHE.decimals)},${p.lat.toFixed(ROUTER_CACHE.decimals)}`
 
-/** A bounded map of pair → seconds with an age limit (oldest out first). */
-class PairCache {
-  private readonly m = new Map<string, { s: number; at: number }>()
-  get(k: string, now: number): number | undefined {
-    const e = this.m.get(k)
-    if (!e) return undefined
-    if (now - e.at > ROUTER_CACHE.ttlMs) { this.m.delete(k); return undefined }
-    return e.s
-  }
-  set(k: string, s: number, now: number): void {
-    this.m.delete(k)
-    this.m.set(k, { s, at: now })
-    if (this.m.size > ROUTER_CACHE.entries) this.m.delete(this.m.keys().next().value!)
-  }
-}
-
-/** undici is loaded by the first OSRM request, not at start (as the push sender does). */
-let undiciLoading: Promise<typeof import('undici')> | null = null
-
 export class OsrmRouter implements Router {
   readonly kind = 'osrm' as const
-  private agent: Agent | null = null
-  private readonly cache = new PairCache()
-  /** Requests sent (not answered from the cache), for tests and metrics. */
-  requests = 0
+  private readonly http: GuardedGetter
+  private readonly cache = new AgedCache<number>(ROUTER_CACHE.ttlMs, ROUTER_CACHE.entries)
 
-  constructor(private readonly cfg: Extract<RouterConfig, { kind: 'osrm' }>) {}
+  constructor(cfg: Extract<RouterConfig, { kind: 'osrm' }>) {
+    this.http = new GuardedGetter({ name: 'osrm', url: cfg.url, timeoutMs: cfg.timeoutMs, allowLoopback: cfg.allowLoopback })
+  }
+
+  /** Requests sent (not answered from the cache), for tests and metrics. */
+  get requests(): number { return this.http.requests }
 
   async toOne(from: readonly LatLng[], to: LatLng): Promise<Travel> {
     const now = Date.now()
@@ -108,35 +90,15 @@ export class OsrmRouter implements Router {
 
   /** GET `path` and read it with `read`; a string is why it failed (no addresses, no response bodies in it). */
   private async get(path: string, read: (body: unknown) => number[] | null): Promise<number[] | string> {
-    this.requests++
-    // IP-literal hosts never reach the connect-time lookup: checked here, as webhooks do (src/webhooks/client.ts).
-    const checked = checkUrl(this.cfg.url, this.cfg.allowLoopback)
-    if (!checked.ok) return 'osrm refused: its URL is not an allowed address'
-    try {
-      const undici = await (undiciLoading ??= import('undici'))
-      this.agent ??= new undici.Agent({
-        connect: undici.buildConnector({ lookup: guardedLookup(this.cfg.allowLoopback, cachedLookup()), timeout: this.cfg.timeoutMs }),
-        headersTimeout: this.cfg.timeoutMs, bodyTimeout: this.cfg.timeoutMs, connections: 8,
-      })
-      // No redirects are followed (undici's request never does without its redirect interceptor).
-      const res = await undici.request(this.cfg.url + path, { method: 'GET', dispatcher: this.agent, signal: AbortSignal.timeout(this.cfg.timeoutMs) })
-      const text = await res.body.text()
-      if (res.statusCode !== 200) return `osrm answered ${res.statusCode}`
-      let body: { code?: unknown }
-      try { body = JSON.parse(text) as { code?: unknown } } catch { return 'osrm answered something that is not JSON' }
-      if (body.code !== 'Ok') return `osrm answered code ${typeof body.code === 'string' ? body.code.slice(0, 40) : 'none'}`
-      return read(body) ?? 'osrm answered without durations'
-    } catch (err) {
-      const e = err as { name?: string; code?: string; cause?: { code?: string } }
-      const code = e.code ?? e.cause?.code
-      if (code === 'EWEBHOOKBLOCKED') return 'osrm refused: its host does not resolve to an allowed address'
-      if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return `osrm timed out after ${this.cfg.timeoutMs} ms`
-      return `osrm unreachable${code ? ` (${code})` : ''}`
-    }
+    const got = await this.http.json(path)
+    if (typeof got === 'string') return got
+    const code = (got.body as { code?: unknown } | null)?.code
+    if (code !== 'Ok') return `osrm answered code ${typeof code === 'string' ? code.slice(0, 40) : 'none'}`
+    return read(got.body) ?? 'osrm answered without durations'
   }
 
   close(): Promise<void> {
-    return this.agent ? this.agent.close().catch(() => {}) : Promise.resolve()
+    return this.http.close()
   }
 }
 

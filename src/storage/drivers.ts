@@ -305,6 +305,7 @@ export function driverDeliveryView(o: OrderRow, lines: Array<{ name: string; qua
     customer_name: o.customer_name,
     phone: o.phone,
     address: o.address,
+    delivery_notes: o.delivery_notes,
     note: o.note,
     items: lines.map((l) => ({ name: l.name, quantity: l.quantity })),
     total: fromCents(o.total),

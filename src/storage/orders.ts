@@ -34,6 +34,8 @@ export interface OrderRow extends FulfillmentColumns {
   dest_lat: number | null
   dest_lng: number | null
   eta: string | null
+  /** Notes for the driver, from the saved address (migration 046). */
+  delivery_notes: string | null
   driver_id: number | null
   track_token: string
   timeline: string
@@ -80,6 +82,7 @@ export interface NewOrder {
   dest_lat: number | null
   dest_lng: number | null
   eta: OrderEta | null
+  delivery_notes: string | null
   total: number
   track_token: string
   timeline: Timeline
@@ -94,8 +97,8 @@ function prepare(db: Db) {
   return {
     order: db.prepare(`INSERT INTO orders (store_id, type, status, delivery_status, is_paid, customer_id, customer_name, phone, table_number,
       address, note, source, coupon_code, subtotal, discount, tip_amount, total, track_token, timeline, created_at, updated_at,
-      delivery_fee, delivery_zone, dest_lat, dest_lng, eta)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      delivery_fee, delivery_zone, dest_lat, dest_lng, eta, delivery_notes)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     /** INSERT of n lines in one statement, by n (made on first use). */
     lines: [] as Statement[],
   }
@@ -124,7 +127,7 @@ export function insertOrder(db: Db, o: NewOrder): { id: number; lineIds: number[
   const id = Number(p.order.run(o.store_id, o.type, o.status, o.delivery_status, o.is_paid ? 1 : 0, o.customer_id, o.customer_name, o.phone,
     o.table_number, o.address, o.note, o.source, o.coupon_code, o.subtotal, o.discount, o.tip_amount, o.total, o.track_token,
     JSON.stringify(o.timeline), o.created_at, o.created_at,
-    o.delivery_fee, o.delivery_zone, o.dest_lat, o.dest_lng, o.eta === null ? null : JSON.stringify(o.eta)).lastInsertRowid)
+    o.delivery_fee, o.delivery_zone, o.dest_lat, o.dest_lng, o.eta === null ? null : JSON.stringify(o.eta), o.delivery_notes).lastInsertRowid)
   const lines = o.lines
   const kdsTimeline = JSON.stringify({ queued_at: o.created_at })
   const lineIds: number[] = []
@@ -171,7 +174,7 @@ export function lineView(l: LineRow) {
 }
 
 type HeadFields = Pick<NewOrder, 'store_id' | 'type' | 'status' | 'delivery_status' | 'customer_id' | 'customer_name' | 'phone' | 'table_number'
-  | 'address' | 'note' | 'source' | 'coupon_code' | 'subtotal' | 'discount' | 'tip_amount' | 'delivery_fee' | 'total'>
+  | 'address' | 'delivery_notes' | 'note' | 'source' | 'coupon_code' | 'subtotal' | 'discount' | 'tip_amount' | 'delivery_fee' | 'total'>
 
 /** The order's own fields (api-v1 §2.4), from a stored row or an order just built in memory. */
 function headView(id: number, o: HeadFields, isPaid: boolean, refundedCents: number) {
@@ -187,6 +190,7 @@ function headView(id: number, o: HeadFields, isPaid: boolean, refundedCents: num
     phone: o.phone,
     table_number: o.table_number,
     address: o.address,
+    delivery_notes: o.delivery_notes,
     note: o.note,
     source: o.source,
     coupon_code: o.coupon_code,

@@ -72,3 +72,12 @@ export async function browserAndServer(t: Test, env: Record<string, string> = {}
   t.teardown(() => s.close())
   return { browser, s }
 }
+
+/** Sign a customer in on a store website (`storeUrl` = `{site}/s/{slug}`) with the sign-in page's password form, as a person does. */
+export async function websiteSignIn(page: Page, storeUrl: string, customer: { email: string; password: string }): Promise<void> {
+  await page.goto(`${storeUrl}/account/login`)
+  await page.getByLabel('Email', { exact: true }).fill(customer.email)
+  await page.getByLabel('Password', { exact: true }).fill(customer.password)
+  await page.getByRole('button', { name: 'Sign in' }).last().click()
+  await page.waitForURL(/\/checkout$/)
+}

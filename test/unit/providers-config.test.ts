@@ -11,7 +11,7 @@ const pem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.expor
 const account = JSON.stringify({ client_email: 'x@p.iam.gserviceaccount.com', private_key: pem, token_uri: 'https://oauth2.example/token' })
 
 t.test('development providers by default', async (t) => {
-  t.same(loadConfig({}).providers, { sms: { kind: 'dev' }, email: { kind: 'dev' }, push: { kind: 'dev' }, timeoutMs: 5000, router: { kind: 'straight' } })
+  t.same(loadConfig({}).providers, { sms: { kind: 'dev' }, email: { kind: 'dev' }, push: { kind: 'dev' }, timeoutMs: 5000, router: { kind: 'straight' }, geocoder: { kind: 'none' } })
 })
 
 t.test('real providers with what they need', async (t) => {

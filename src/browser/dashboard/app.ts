@@ -80,6 +80,7 @@ async function ordersPage(): Promise<void> {
         l.extras.length ? h('span', { class: 'muted', text: ` + ${l.extras.map((e) => e.name).join(', ')}` }) : null,
         l.note ? h('span', { class: 'muted', text: ` “${l.note}”` }) : null))),
       o.note ? h('p', { class: 'muted', text: `Note: ${o.note}` }) : null,
+      o.delivery_notes ? h('p', { class: 'muted', text: `For the driver: ${o.delivery_notes}` }) : null,
       h('p', { id: 'order-paid', data: { paid: o.is_paid ? '1' : '0' } }, h('b', { text: `Total ${money(o.total)}` }), o.is_paid ? ' · paid' : ' · not paid'),
       // Payments, split bill and refunds (issue 17): redrawn with the order after each one.
       await paymentsPanel(o, () => detail(o.id)),

@@ -3,3 +3,6 @@ const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;
 
 /** `s` as text safe in HTML content and quoted attributes; null and undefined become ''. */
 export const esc = (s: unknown): string => String(s ?? '').replace(/[&<>"']/g, (c) => ENTITIES[c]!)
+
+/** JSON safe inside a <script> element (no `</script>`, no HTML comment openers). */
+export const scriptJson = (x: unknown): string => JSON.stringify(x).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')

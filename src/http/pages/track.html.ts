@@ -10,7 +10,7 @@
  * without it, or when Leaflet or the tiles do not load (a tile error before the first tile, or no
  * tile within TILE_TIMEOUT_MS), the same points drawn in SVG with no external request at all.
  */
-import { esc } from './html.ts'
+import { esc, scriptJson } from './html.ts'
 import { inlineScript } from './browser-code.ts'
 import type { TrackingView } from '../../storage/tracking.ts'
 
@@ -20,8 +20,6 @@ const SCRIPT = inlineScript('track.js')
 /** No tile within this long: the tile host is unreachable or too slow, draw offline instead. */
 export const TILE_TIMEOUT_MS = 8000
 
-/** JSON safe inside a <script> element (no `</script>`, no HTML comment openers). */
-const scriptJson = (x: unknown): string => JSON.stringify(x).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')
 
 /** The map of the page: Leaflet's address on this server, the tile template and its credit (plain text). */
 export interface TrackMap { leaflet: string; tileUrl: string; attribution: string }

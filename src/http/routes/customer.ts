@@ -13,6 +13,8 @@ export const customerRoutes = [
   bind(customers.getProfile, { method: 'GET', path: '/customer/me', auth: 'customer' }),
   bind(customers.updateProfile, { method: 'PUT', path: '/customer/me', auth: 'customer' }),
   bind(customers.listAddresses, { method: 'GET', path: '/customer/addresses', auth: 'customer' }),
+  // The geocoder costs an outside request per new text: 30 a minute per customer (docs/customers.md).
+  bind(customers.searchAddresses, { method: 'GET', path: '/customer/address-search', auth: 'customer', rateLimit: { perMinute: 30 } }),
   bind(customers.createAddress, { method: 'POST', path: '/customer/addresses', auth: 'customer' }),
   bind(customers.updateAddress, { method: 'PUT', path: '/customer/addresses/{addressId}', auth: 'customer', params: address }),
   bind(customers.deleteAddress, { method: 'DELETE', path: '/customer/addresses/{addressId}', auth: 'customer', params: address }),

@@ -12,6 +12,10 @@ import type { StoreRow } from '../../storage/stores.ts'
 import { customers as customerRows, customerAddresses } from '../../storage/customers.ts'
 import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
+import { inlineScript } from '../pages/browser-code.ts'
+import { tileOrigin } from '../../domain/map-tiles.ts'
+import { parseSettings } from '../../storage/stores.ts'
+import { storePosition } from '../../actors/store-delivery.ts'
 import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
 import { STOREFRONT_LIMITS } from '../../ops/storefront.ts'
 import { esc } from '../pages/html.ts'
@@ -19,7 +23,7 @@ import { csrfMatches, fromSite } from '../session-gate.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
-  customerFromToken, formErrors, itemExists, lineProblem, pricedCart, websiteCheckout, renderWebsitePage, sitePaths, type FormError, type PageInput, type Visitor,
+  addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, lineProblem, pricedCart, websiteCheckout, renderWebsitePage, sitePaths, type FormError, type PageInput, type Visitor,
 } from '../../ops/website.ts'
 import { form, type Admitted, type FormRequest } from '../form.ts'
 import type { Op } from '../../ops/op.ts'
@@ -102,10 +106,11 @@ const SCRIPT_MARK = `nonce-${randomBytes(12).toString('hex')}`
  * for the form's own request only; the redirects that follow (to the tracking page) are allowed by
  * origin (CSP3 "paths and redirects").
  */
-function pageHeaders(scriptNonce: string, styleNonce: string, formAction = "'self'"): Record<string, string> {
+function pageHeaders(scriptNonce: string, styleNonce: string, formAction = "'self'", tiles: string | null = null): Record<string, string> {
   return {
-    // No external assets (issue 15 item 3): only this response's inline style and script, by nonce.
-    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${scriptNonce}'; style-src 'nonce-${styleNonce}'; img-src 'self' data:; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
+    // No external assets (issue 15 item 3): only this response's inline style and script, by nonce;
+    // the operator's map tiles (MAP_TILE_URL) for the address form's pin map, when configured.
+    'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${scriptNonce}'; style-src 'nonce-${styleNonce}'; img-src 'self' data:${tiles ? ` ${tileOrigin(tiles)}` : ''}; connect-src 'self'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
     // Same-origin posts then carry a Referer, which the CSRF check accepts when Origin is absent.
     'Referrer-Policy': 'same-origin',
     'X-Content-Type-Options': 'nosniff',
@@ -121,15 +126,15 @@ const CACHE = { 'Cache-Control': 'private, no-cache', Vary: 'Cookie' }
  * A themed page: weak ETag of the rendered HTML, 304 when the browser has it. The 304 carries no
  * Content-Security-Policy, so the browser keeps the stored one that matches the stored page's nonce.
  */
-async function htmlPage(r: Request, h: Readonly<Record<string, string>>, status: number, page: Omit<PageInput, 'nonce'>): Promise<Reply> {
+async function htmlPage(r: Request, h: Readonly<Record<string, string>>, status: number, page: Omit<PageInput, 'nonce'>, scripts: string[] = []): Promise<Reply> {
   const marked = await renderWebsitePage(r.svc, r.store, r.visitor, { ...page, nonce: STYLE_MARK })
-  const withScript = marked.replace(/<\/body>/i, `<script nonce="${SCRIPT_MARK}">${WEBSITE_SCRIPT}</script></body>`)
+  const withScript = marked.replace(/<\/body>/i, [WEBSITE_SCRIPT, ...scripts].map((js) => `<script nonce="${SCRIPT_MARK}">${js}</script>`).join('') + '</body>')
   const etag = `W/"${createHash('sha256').update(withScript).digest('base64url').slice(0, 27)}"`
   const cookies: Record<string, string> = r.setCookies.length ? { 'Set-Cookie': r.setCookies.join('\n') } : {}
   if (status === 200 && (h['if-none-match'] ?? '').split(',').map((s) => s.trim()).includes(etag)) return new Reply(304, null, { ETag: etag, ...CACHE, ...cookies })
   const [scriptNonce, styleNonce] = [newNonce(), newNonce()]
   const formAction = `${new URL(r.svc.config.siteUrl).origin}${sitePaths(r.svc, r.store).home}/`
-  return new Reply(status, withScript.split(STYLE_MARK).join(styleNonce).split(SCRIPT_MARK).join(scriptNonce), { ...pageHeaders(scriptNonce, styleNonce, formAction), ...CACHE, ETag: etag, ...cookies }, HTML)
+  return new Reply(status, withScript.split(STYLE_MARK).join(styleNonce).split(SCRIPT_MARK).join(scriptNonce), { ...pageHeaders(scriptNonce, styleNonce, formAction, r.svc.config.mapTileUrl), ...CACHE, ETag: etag, ...cookies }, HTML)
 }
 
 const redirect = (r: Request, to: string, cookies: string[] = []): Reply =>
@@ -243,12 +248,26 @@ const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) 
 
 function accountView(r: Request) {
   const c = customerRows.byId(r.svc.db, r.visitor.customer!.customerId)!
-  const addresses = customerAddresses.list(r.svc.db, c.id).map((a) => ({ id: a.id, label: a.label, address: a.address, is_default: a.is_default === 1 }))
+  const addresses = customerAddresses.list(r.svc.db, c.id).map((a) => ({
+    id: a.id, label: a.label, address: a.address, notes: a.notes, positioned: a.lat != null && a.lng != null, is_default: a.is_default === 1,
+  }))
   return { name: c.name, email: c.email, phone: c.phone, addresses }
 }
 
-const accountPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], notice?: string) =>
-  htmlPage(r, h, status, { template: 'home', pageType: 'account', title: 'Your account', path: `${sitePaths(r.svc, r.store).account}`, content: accountContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, accountView(r)) })
+/** The address form's script (src/browser/address-pin.ts): the pin map, "use my location", places found in place. */
+const ADDRESS_PIN_SCRIPT = inlineScript('address-pin.js')
+
+/** The address form as posted, and the places a search found (docs/website.md "Accounts"). */
+interface AddressFormIn { values?: Record<string, string>; places?: Array<{ label: string; lat: number; lng: number }>; placesMessage?: string }
+
+const accountPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], notice?: string, form: AddressFormIn = {}) => {
+  const { csrf: _csrf, place: _place, ...values } = form.values ?? {}
+  const content = accountContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, accountView(r), {
+    values, places: form.places ?? null, placesMessage: form.placesMessage ?? null, geocoder: r.svc.geocoder.kind !== 'none', styleNonce: STYLE_MARK,
+    pin: { store: storePosition(parseSettings(r.store.settings)), tiles: r.svc.config.mapTileUrl, attribution: r.svc.config.mapTileAttribution },
+  })
+  return htmlPage(r, h, status, { template: 'home', pageType: 'account', title: 'Your account', path: `${sitePaths(r.svc, r.store).account}`, content }, [ADDRESS_PIN_SCRIPT])
+}
 
 const loginPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], codeFor?: string, notice?: string) =>
   htmlPage(r, h, status, { template: 'home', pageType: 'login', title: 'Sign in', path: `${sitePaths(r.svc, r.store).account}/login`, content: loginContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, codeFor) })
@@ -337,11 +356,24 @@ export const websiteRoutes: Route[] = [
     success: (out, r) => redirect(r, sitePaths(r.svc, r.store).checkout, [cookie(r.svc, r.store, COOKIE.customer, out.token)]),
     failure: (r, err, f, h) => loginPage(r, h, 422, refusal(err), f.phone),
   }),
-  websiteForm(customers.createAddress, '/account/addresses', 'Save a delivery address', {
+  websiteForm(customers.createAddress, '/account/addresses', 'Save a delivery address: text, notes for the driver, and a position (`lat`/`lng` from the pin map or the browser\'s location, or `place` chosen from a search)', {
     admit: admitWebsite(toSignIn),
-    input: (f) => ({ label: text(f.label), address: f.address ?? '', notes: text(f.notes), is_default: f.is_default === 'on' }),
+    input: (f) => addressFormInput(f),
     success: (_out, r) => redirect(r, sitePaths(r.svc, r.store).account),
-    failure: (r, err, _f, h) => accountPage(r, h, 422, refusal(err)),
+    failure: (r, err, f, h) => accountPage(r, h, 422, refusal(err), undefined, { values: f }),
+  }),
+  websiteForm(customers.searchAddresses, '/account/addresses/find', 'Find places for the address text (the server\'s geocoder): the account page again with the places to choose from, or JSON `{places, message}` to `Accept: application/json` (30 per minute)', {
+    admit: admitWebsite(toSignIn), rateLimit: { perMinute: 30 },
+    input: (f) => ({ q: f.address ?? '' }),
+    success: (found, r, f, h) => wantsJson(h)
+      ? new Reply(200, JSON.stringify({ places: found.places, message: foundMessage(found) }), { 'Cache-Control': 'no-store' }, JSON_TYPE)
+      : accountPage(r, h, 200, [], undefined, { values: f, places: found.places, placesMessage: foundMessage(found) }),
+    failure: (r, err, f, h) => {
+      const errors = refusal(err)
+      return wantsJson(h)
+        ? new Reply(422, JSON.stringify({ places: [], message: errors.map((e) => e.message).join(' ') }), { 'Cache-Control': 'no-store' }, JSON_TYPE)
+        : accountPage(r, h, 422, errors, undefined, { values: f })
+    },
   }),
   websiteForm(customers.deleteAddress, '/account/addresses/{address}/delete', 'Delete a saved address', {
     admit: admitWebsite(toSignIn),
