@@ -25,8 +25,8 @@ t.test('every browser source becomes one script, and the server serves exactly w
     t.notMatch(code, /\bimport type\b|\bimport\s*\{[^}]*\btype\s/, `${name}: type imports are gone`)
     t.notMatch(code, /from\s*["']\.\.\//, `${name}: nothing from the server reaches the browser`)
   }
-  // The two inlined scripts are classic scripts: they parse as a function body, and run at once.
-  for (const name of ['kds.js', 'track.js']) {
+  // The inlined scripts are classic scripts: they parse as a function body, and run at once.
+  for (const name of ['kds.js', 'track.js', 'store-website.js', 'address-pin.js']) {
     t.doesNotThrow(() => new Function(inlineScript(name)), `${name} is plain JavaScript`)
     t.match(inlineScript(name), /^"use strict";\n\(\(\) => \{/, `${name}: one function run at once, nothing global`)
   }
