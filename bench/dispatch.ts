@@ -13,7 +13,7 @@
  *    driver" baseline in the same run.
  *
  * `npm run bench -- dispatch` (about 2 minutes). Environment: BENCH_DISPATCH_DRIVERS (default 10000),
- * BENCH_DISPATCH_ORDERS (default 200); the simulation's BENCH_SIM_MINUTES (simulated minutes of
+ * BENCH_DISPATCH_ORDERS (default 600, after 50 to warm up); the simulation's BENCH_SIM_MINUTES (simulated minutes of
  * orders, default 24), BENCH_SIM_DRIVERS (40), BENCH_SIM_STORES (8), BENCH_SIM_ORDERS_PER_HOUR
  * (160), BENCH_SIM_SEED (37), BENCH_SIM_SCALE (30: the clock's acceleration); BENCH_DISPATCH_STAGES
  * (default `index,decisions,sim`) to run only some.
@@ -106,8 +106,8 @@ function indexStage(opts: ScenarioOptions): Stage {
 /** 2. Whole decisions on a real server built in this process (its dispatcher's CPU counters are read). */
 async function decisionStage(opts: ScenarioOptions): Promise<Stage> {
   const N = envInt('BENCH_DISPATCH_DRIVERS', 10_000)
-  const ORDERS = envInt('BENCH_DISPATCH_ORDERS', 200)
-  const WARMUP = 20
+  const ORDERS = envInt('BENCH_DISPATCH_ORDERS', 600)
+  const WARMUP = 50
   const rand = rng(38)
   const at = () => cityPoint(rand)
   const rows: BenchRow[] = []

@@ -36,14 +36,26 @@ export async function travelMatrix(router: Router, points: ReadonlyArray<LatLng 
   return { secs, router: note }
 }
 
+/** Stores' positions by id, kept while their settings are the same text (a route reads them for every stop; parsing the settings each time showed in the decision's profile). */
+const positions = new Map<number, { settings: string | null; at: LatLng | null }>()
+function storePositionById(svc: Services, storeId: number): LatLng | null {
+  const row = svc.stores.byId(storeId)
+  if (!row) return null
+  const known = positions.get(storeId)
+  if (known && known.settings === row.settings) return known.at
+  const at = storePosition(parseSettings(row.settings))
+  if (positions.size > 10_000) positions.clear()
+  positions.set(storeId, { settings: row.settings, at })
+  return at
+}
+
 /** Points of a route: the start, each store once, each drop-off; the legs as route orders (null when a position is missing). */
 function routePoints(svc: Services, start: LatLng | null, legs: ReadonlyArray<Pick<ActiveLeg, 'id' | 'store_id' | 'delivery_status' | 'dest_lat' | 'dest_lng'>>) {
   const points: Array<LatLng | null> = [start]
   const storeAt = new Map<number, number | null>()
   const storePoint = (storeId: number): number | null => {
     if (!storeAt.has(storeId)) {
-      const row = svc.stores.byId(storeId)
-      const p = row ? storePosition(parseSettings(row.settings)) : null
+      const p = storePositionById(svc, storeId)
       storeAt.set(storeId, p ? points.push(p) - 1 : null)
     }
     return storeAt.get(storeId)!
