@@ -27,7 +27,7 @@ if (world) {
   const menu = async () => (await api('GET', `/restaurants/${store}/menu`)).body as Category[]
   const itemOf = async (id: number) => (await menu()).flatMap((c) => c.items).find((i) => i.id === id)!
   const loaded = (page: Page, selector: string) =>
-    page.waitForFunction((sel) => { const img = document.querySelector<HTMLImageElement>(sel); return !!img && img.complete && img.naturalWidth > 0 }, selector)
+    page.waitForFunction(`(() => { const img = document.querySelector(${JSON.stringify(selector)}); return !!img && img.complete && img.naturalWidth > 0 })()`)
 
   const cats = await menu()
   const withItems = cats.filter((c) => c.items.length >= 2)
