@@ -97,10 +97,26 @@ if (world) {
     t.match(await answerTo(page, vars.getByRole('button', { name: 'Store variations' }), 'accepted'), /Variations of .* saved/)
     t.same((await itemOf(dish.id)).variations.map((v) => [v.name, v.price]), [['Regular', null], ['Family size', 24]], 'renamed, removed and added on the server')
 
+    // Refused: a variation removed elsewhere since the dialog was drawn.
+    dialog = await openDialog()
+    const family = (await itemOf(dish.id)).variations.find((v) => v.name === 'Family size')!
+    t.equal((await api('DELETE', `/restaurants/${store}/menu/items/${dish.id}/variants/${family.id}`)).status, 204, 'removed elsewhere meanwhile')
+    const vars2 = dialog.getByRole('form', { name: `Variations of ${dish.name}` })
+    await vars2.getByLabel('Price of variation 2').fill('25.00')
+    t.match(await answerTo(page, vars2.getByRole('button', { name: 'Store variations' }), 'refused'), /\S/, 'a variation removed since: refused')
+    t.same((await itemOf(dish.id)).variations.map((v) => v.name), ['Regular'], 'not brought back')
+    await page.keyboard.press('Escape')
+
     dialog = await openDialog()
     const extras = dialog.getByRole('form', { name: `Extras of ${dish.name}` })
     const before = (await itemOf(dish.id)).extras.length
+    // Refused: a price above the API's limit, with nothing written.
     await extras.getByRole('button', { name: 'Add extra' }).click()
+    await extras.getByLabel(`Extra ${before + 1}`, { exact: true }).fill('Gold leaf')
+    await extras.getByLabel(`Price of extra ${before + 1}`).fill('2000000')
+    t.match(await answerTo(page, extras.getByRole('button', { name: 'Store extras' }), 'refused'), /\S/, 'a price above the limit: refused')
+    t.equal((await itemOf(dish.id)).extras.length, before, 'no extra written')
+    // Accepted: the same row, corrected.
     await extras.getByLabel(`Extra ${before + 1}`, { exact: true }).fill('Truffle oil')
     await extras.getByLabel(`Price of extra ${before + 1}`).fill('3.25')
     await extras.getByLabel(`Group of extra ${before + 1}`).fill('Toppings')
