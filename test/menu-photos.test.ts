@@ -9,6 +9,7 @@ import t from 'tap'
 import sharp from 'sharp'
 import { startServer } from './helpers/server.ts'
 import { createAccount, outbox } from './helpers/fixtures.ts'
+import { bearer, callTool, connectMcp } from './helpers/mcp.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -180,4 +181,33 @@ t.test('reordering categories and items: every id once, or 422 and nothing chang
   t.equal((await call('PUT', `${base}/categories/${other.menu.categoryId}/order`, { ids: [other.menu.burger.id] })).status, 404)
   // The held menu prices by the new order at once: an order still sees both items.
   t.same((await call('GET', base)).body.find((c: { id: number }) => c.id === cat.id).items.map((i: { name: string; position: number }) => [i.name, i.position]), [['Cola', 0], ['Tea', 1]])
+})
+
+t.test('the MCP item tools: an agent sets a photo, sees it in get_menu, removes it, reorders', async (t) => {
+  const a = createAccount(db)
+  const admin = await connectMcp(s, '/mcp', bearer(a.token))
+  t.teardown(() => admin.close())
+  const png = await picture(320, 240)
+  const set = await callTool(admin, 'set_item_photo', { restaurant_id: a.storeId, item_id: a.menu.fries, image: `data:image/png;base64,${png.toString('base64')}` })
+  t.notOk(set.isError, JSON.stringify(set.json))
+  t.match(set.json.photo, { url: /\/media\/items\/[0-9a-f]{32}\.jpg$/, thumb_url: /-thumb\.jpg$/ })
+  t.match(await sharp((await fetchBytes(set.json.photo.url)).bytes).metadata(), { width: 320, height: 240, format: 'jpeg' })
+  const menu = await callTool(admin, 'get_menu', { restaurant_id: a.storeId })
+  const fries = menu.json.flatMap((c: { items: Array<{ id: number }> }) => c.items).find((i: { id: number }) => i.id === a.menu.fries)
+  t.same(fries.photo, set.json.photo, 'get_menu shows it')
+  t.equal(fries.images[0], set.json.photo.url)
+
+  const bad = await callTool(admin, 'set_item_photo', { restaurant_id: a.storeId, item_id: a.menu.fries, image: Buffer.from('plain text').toString('base64') })
+  t.ok(bad.isError, 'not an image: a tool error')
+  const theirs = await callTool(admin, 'set_item_photo', { restaurant_id: other.storeId, item_id: other.menu.fries, image: png.toString('base64') })
+  t.ok(theirs.isError, "another account's store: refused")
+
+  const cats = (await callTool(admin, 'list_categories', { restaurant_id: a.storeId })).json as Array<{ id: number }>
+  const reordered = await callTool(admin, 'reorder_categories', { restaurant_id: a.storeId, ids: cats.map((c) => c.id).reverse() })
+  t.notOk(reordered.isError, JSON.stringify(reordered.json))
+  t.same(reordered.json.map((c: { id: number }) => c.id), cats.map((c) => c.id).reverse())
+
+  const removed = await callTool(admin, 'remove_item_photo', { restaurant_id: a.storeId, item_id: a.menu.fries })
+  t.equal(removed.json.photo, null)
+  t.equal((await fetchBytes(set.json.photo.url)).status, 404)
 })
