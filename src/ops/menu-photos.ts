@@ -40,15 +40,17 @@ const unreadable = (why: string) => new ApiError('validation_failed', undefined,
  * metadata (location, camera). A file that does not decode as an image is 422.
  */
 export async function preparePhoto(bytes: Buffer): Promise<PhotoRenditions> {
-  const render = (side: number) =>
-    sharp(bytes, { limitInputPixels: PHOTO_MAX_PIXELS, failOn: 'error' })
+  // The upload is decoded once; the thumbnail is made from the (small) full rendition.
+  const render = (input: Buffer, side: number) =>
+    sharp(input, { limitInputPixels: PHOTO_MAX_PIXELS, failOn: 'error' })
       .rotate()
       .resize(side, side, { fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })
       .jpeg({ quality: 82, mozjpeg: true })
       .toBuffer({ resolveWithObject: true })
   try {
-    const [full, thumb] = await Promise.all([render(PHOTO_LONG_SIDE), render(THUMB_LONG_SIDE)])
+    const full = await render(bytes, PHOTO_LONG_SIDE)
+    const thumb = await render(full.data, THUMB_LONG_SIDE)
     return {
       key: createHash('sha256').update(full.data).digest('hex').slice(0, 32),
       type: 'image/jpeg',
