@@ -70,8 +70,11 @@ export async function preparePhoto(bytes: Buffer): Promise<PhotoRenditions> {
 
 const itemId = { item_id: Id }
 export const PhotoBody = v.object({
-  /** Base64 or a data URL; the route also takes the image itself as the body. */
-  image: v.pipe(v.string(), v.minLength(1)),
+  /**
+   * Base64 or a data URL; the route also takes the image itself as the body. Required, but checked
+   * in `run` after the item: an item that is not the store's is 404 whatever the body (api-v1 §1).
+   */
+  image: v.optional(v.string()),
   content_type: v.optional(v.picklist(['image/jpeg', 'image/jpg', 'image/png', 'image/webp'])),
 })
 
@@ -85,8 +88,9 @@ export const setItemPhoto = defineOp({
   input: v.object({ ...itemId, ...PhotoBody.entries }), output: ItemSchema,
   run: async (ctx, { item_id, ...body }) => {
     const store = storeOf(ctx)
-    if (!ctx.svc.stores.item(store.id, item_id)) throw notFound('item') // before the work of resizing
-    const { bytes } = decodePhoto(body, ctx.svc.config.photoMaxBytes)
+    if (!ctx.svc.stores.item(store.id, item_id)) throw notFound('item') // before the body, and the work of resizing
+    if (!body.image) throw new ApiError('validation_failed', undefined, { image: ['Send the photo: the image itself as the body, or `image` as base64.'] })
+    const { bytes } = decodePhoto({ image: body.image, content_type: body.content_type }, ctx.svc.config.photoMaxBytes)
     const photo = await preparePhoto(bytes)
     await runMenuOp(ctx.svc, store.id, { op: 'item.photo', id: item_id, photo })
     return itemOut(ctx.svc, store, item_id)
@@ -120,9 +124,12 @@ export const reorderCategories = defineOp({
 export const reorderItems = defineOp({
   id: 'menu.items.reorder', tag, summary: 'Set the order of a category\'s items', access: write, scope: ['store'],
   description: '`ids`: every item of the category once, in the order to show them (422 otherwise, nothing changed). Answers the menu.',
-  input: v.object({ category_id: Id, ids: Ids }), output: MenuSchema,
+  // `ids` is required, checked after the category: another store's category is 404 whatever the body.
+  input: v.object({ category_id: Id, ids: v.optional(Ids) }), output: MenuSchema,
   run: async (ctx, { category_id, ids }) => {
     const store = storeOf(ctx)
+    if (!ctx.svc.stores.category(store.id, category_id)) throw notFound('category')
+    if (!ids) throw new ApiError('validation_failed', undefined, { ids: ['List every item of the category once, in the order to show them.'] })
     await runMenuOp(ctx.svc, store.id, { op: 'item.reorder', categoryId: category_id, ids })
     return fullMenu(ctx.svc, store.id, store.store_type)
   },
