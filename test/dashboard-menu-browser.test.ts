@@ -19,8 +19,15 @@ if (world) {
   const { s, store, api, open } = world
   const dir = mkdtempSync(join(tmpdir(), 'menu-photo-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  // UPDATE_SCREENSHOTS=1 writes the pictures of docs/menu-photos.md into docs/screenshots.
+  const shots = process.env.UPDATE_SCREENSHOTS === '1' ? new URL('../docs/screenshots/', import.meta.url).pathname : dir
   const pngFile = join(dir, 'dish.png')
-  writeFileSync(pngFile, await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#d35400', noise: { type: 'gaussian', mean: 120, sigma: 30 } } }).png().toBuffer())
+  // A real PNG of a dish (drawn as SVG, rendered by sharp), 1600×1000.
+  const dishSvg = `<svg xmlns="http://www.w3.org/2000/svg" width="1600" height="1000"><rect width="1600" height="1000" fill="#8d5a36"/>
+    <circle cx="800" cy="500" r="440" fill="#f4f1ea"/><circle cx="800" cy="500" r="360" fill="#e0a548"/><circle cx="800" cy="500" r="320" fill="#c8321e"/>
+    ${[[700, 400], [900, 380], [820, 560], [650, 600], [960, 620], [780, 300]].map(([x, y]) => `<circle cx="${x}" cy="${y}" r="55" fill="#f7e7b4"/>`).join('')}
+    ${[[740, 470], [880, 480], [700, 700], [920, 540]].map(([x, y]) => `<ellipse cx="${x}" cy="${y}" rx="34" ry="18" fill="#2e8b3a" transform="rotate(30 ${x} ${y})"/>`).join('')}</svg>`
+  writeFileSync(pngFile, await sharp(Buffer.from(dishSvg)).png().toBuffer())
 
   type Item = { id: number; name: string; description: string; photo: { url: string; thumb_url: string } | null; variations: Array<{ id: number; name: string; price: number | null }>; extras: Array<{ name: string; price: number; group: string | null }> }
   type Category = { id: number; name: string; items: Item[] }
@@ -47,16 +54,20 @@ if (world) {
     const thumb = `tr[data-item-id="${dish.id}"] img.thumb`
     await loaded(page, thumb)
     t.equal(await page.locator(thumb).getAttribute('src'), after.photo!.thumb_url, 'the row shows the thumbnail')
+    await page.screenshot({ path: join(shots, 'dashboard-menu-photo.png') })
     const meta = await sharp(Buffer.from(await (await fetch(after.photo!.url)).arrayBuffer())).metadata()
     t.match(meta, { format: 'jpeg', width: 1200, height: 750 }, 'resized by the server')
 
     // The store website, as a customer sees it: the menu's thumbnail and the item page's photo.
     const site = (await api('GET', `/restaurants/${store}`)).body.url as string
     const customer = await page.context().newPage()
+    await customer.setViewportSize({ width: 390, height: 844 })
     await customer.goto(`${site}/menu`)
     await loaded(customer, `img[src="${after.photo!.thumb_url}"]`)
+    await customer.screenshot({ path: join(shots, 'website-menu-photo-phone.png') })
     await customer.goto(`${site}/items/${dish.id}`)
     await loaded(customer, `img[src="${after.photo!.url}"]`)
+    await customer.screenshot({ path: join(shots, 'website-item-photo-phone.png') })
     t.equal(await customer.locator(`img[src="${after.photo!.url}"]`).getAttribute('alt'), dish.name, 'the item page names the photo')
     await customer.close()
 
@@ -83,6 +94,7 @@ if (world) {
       return page.locator('dialog[open]')
     }
     let dialog = await openDialog()
+    await page.screenshot({ path: join(shots, 'dashboard-menu-dialog.png') })
     const textFile = join(dir, 'notes.png')
     writeFileSync(textFile, 'not a picture at all')
     await dialog.getByLabel('Photo file').setInputFiles(textFile)
