@@ -117,7 +117,7 @@ if (world) {
     await vars2.getByLabel('Price of variation 2').fill('25.00')
     t.match(await answerTo(page, vars2.getByRole('button', { name: 'Store variations' }), 'refused'), /\S/, 'a variation removed since: refused')
     t.same((await itemOf(dish.id)).variations.map((v) => v.name), ['Regular'], 'not brought back')
-    await page.keyboard.press('Escape')
+    await page.locator(`tr[data-item-id="${dish.id}"]`).getByText('Variants: Regular', { exact: true }).waitFor()
 
     dialog = await openDialog()
     const extras = dialog.getByRole('form', { name: `Extras of ${dish.name}` })

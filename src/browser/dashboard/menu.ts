@@ -72,12 +72,18 @@ function itemDialog(i: Json, redraw: () => Promise<void>): HTMLDialogElement {
   const variations = h('form', { class: 'card', 'aria-label': `Variations of ${i.name}`, on: { submit: act(async (ev) => {
     const rows = rowsOf(ev.target)
     const kept = new Set(rows.map((r) => r.id).filter((id) => id !== null))
-    // Removed first (a renamed one may take a removed one's name), then changed and new, in the order shown.
-    for (const old of i.variations || []) if (!kept.has(old.id)) await api('DELETE', `${S()}/menu/items/${i.id}/variants/${old.id}`)
-    for (const [pos, r] of rows.entries()) {
-      const data = { name: r.v('name'), price: r.v('price') === '' ? null : Number(r.v('price')), position: pos }
-      if (r.id) await api('PUT', `${S()}/menu/items/${i.id}/variants/${r.id}`, data)
-      else await api('POST', `${S()}/menu/items/${i.id}/variants`, data)
+    try {
+      // Removed first (a renamed one may take a removed one's name), then changed and new, in the order shown.
+      for (const old of i.variations || []) if (!kept.has(old.id)) await api('DELETE', `${S()}/menu/items/${i.id}/variants/${old.id}`)
+      for (const [pos, r] of rows.entries()) {
+        const data = { name: r.v('name'), price: r.v('price') === '' ? null : Number(r.v('price')), position: pos }
+        if (r.id) await api('PUT', `${S()}/menu/items/${i.id}/variants/${r.id}`, data)
+        else await api('POST', `${S()}/menu/items/${i.id}/variants`, data)
+      }
+    } catch (err) {
+      // One call each, not one transaction: the page shows what the server now has, with the refusal.
+      close(); await redraw().catch(() => {})
+      throw err
     }
     say(`Variations of ${i.name} saved.`); close(); await redraw()
   }) } },
