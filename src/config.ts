@@ -53,6 +53,8 @@ const EnvSchema = v.object({
   GROUP_COMMIT: bool(true),
   RATE_LIMIT_PER_MINUTE: int(120, 1),
   BODY_LIMIT_BYTES: int(1024 * 1024, 1024),
+  /** Largest menu item photo accepted (docs/menu-photos.md); its upload route's body limit follows it. */
+  PHOTO_MAX_BYTES: v.pipe(int(8 * 1024 * 1024, 1024), max(64 * 1024 * 1024)),
   /** Limits under abuse (docs/limits.md): the whole body must arrive within this many ms, else 408. */
   BODY_TIMEOUT_MS: v.pipe(int(30_000, 100), max(600_000)),
   /** Request target (path + query) and total header bytes; above them 414 / 431 (docs/limits.md). */
@@ -145,6 +147,8 @@ export type Config = Readonly<{
   groupCommit: boolean
   rateLimitPerMinute: number
   bodyLimitBytes: number
+  /** Largest menu item photo, in bytes as uploaded (before it is resized). */
+  photoMaxBytes: number
   /** Limits under abuse (docs/limits.md): body deadline, request head sizes, sockets per credential/address, messages per socket. */
   bodyTimeoutMs: number
   maxUrlBytes: number
@@ -294,6 +298,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     groupCommit: e.GROUP_COMMIT,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    photoMaxBytes: e.PHOTO_MAX_BYTES,
     bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     maxUrlBytes: e.MAX_URL_BYTES,
     maxHeaderBytes: e.MAX_HEADER_BYTES,

@@ -35,7 +35,7 @@ t.test('every browser source becomes one script, and the server serves exactly w
 t.test('the dashboard modules import each other by the page\'s content tag', async (t) => {
   const app = DASHBOARD_ASSETS['app.js']!.body
   const imports = [...app.matchAll(/^import [^;]*?from\s*(["'])([^"']+)\1/gm)].map((m) => m[2]!)
-  t.same(imports.sort(), ['arrivals', 'core', 'dispatch', 'guests', 'payments', 'reservations', 'setup', 'shifts', 'website'].map((m) => `./${m}.js?v=${ASSET_TAG}`), 'app.js imports its nine siblings, tagged')
+  t.same(imports.sort(), ['arrivals', 'core', 'dispatch', 'guests', 'menu', 'payments', 'reservations', 'setup', 'shifts', 'website'].map((m) => `./${m}.js?v=${ASSET_TAG}`), 'app.js imports its ten siblings, tagged')
   for (const [name, asset] of Object.entries(DASHBOARD_ASSETS)) {
     if (!name.endsWith('.js')) continue
     t.notMatch(asset.body, /from\s*["']\.\/[\w-]+\.js["']/, `${name}: no untagged import left`)

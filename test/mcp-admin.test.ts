@@ -15,9 +15,11 @@ const ADMIN_TOOLS = [
   'update_menu_item', 'delete_menu_item', 'set_item_availability', 'list_orders', 'get_order', 'update_order_status',
   'list_customers', 'get_customer', 'sales_report', 'get_restaurant_settings', 'update_business_hours', 'list_coupons', 'create_coupon',
   'update_coupon', 'delete_coupon', 'assign_driver', 'get_delivery_zones', 'set_delivery_zones',
+  'set_item_photo', 'remove_item_photo', 'reorder_categories', 'reorder_items',
 ]
 const WRITE_TOOLS = ['add_category', 'update_category', 'delete_category', 'add_menu_item', 'update_menu_item', 'delete_menu_item',
-  'set_item_availability', 'update_order_status', 'update_business_hours', 'create_coupon', 'update_coupon', 'delete_coupon', 'assign_driver', 'set_delivery_zones']
+  'set_item_availability', 'update_order_status', 'update_business_hours', 'create_coupon', 'update_coupon', 'delete_coupon', 'assign_driver', 'set_delivery_zones',
+  'set_item_photo', 'remove_item_photo', 'reorder_categories', 'reorder_items']
 
 t.test('admin MCP server', async (t) => {
   const s = await startServer()
@@ -32,7 +34,7 @@ t.test('admin MCP server', async (t) => {
     const { tools } = await admin.listTools()
     const names = tools.map((x) => x.name)
     for (const n of ADMIN_TOOLS) t.ok(names.includes(n), n)
-    t.equal(tools.length, 25, 'the 22 of api-v1 §4.11 plus assign_driver and the delivery zones')
+    t.equal(tools.length, 29, 'the 22 of api-v1 §4.11 plus assign_driver, the delivery zones, the item photo and the menu order')
     for (const x of tools) {
       t.equal(x.inputSchema.type, 'object', `${x.name} schema is an object`)
       t.ok((x.description ?? '').length > 40, `${x.name} is described`)

@@ -48,6 +48,14 @@ t.test('staff app and kitchen display', async (t) => {
   const item = await check(t, '/staff/menu/items', 'POST', '/staff/menu/items', { ...tk, body: { category_id: cat.body.id, name: 'Doc dish', price: 4.5 } })
   await check(t, '/staff/menu/items/{itemId}', 'PUT', `/staff/menu/items/${item.body.id}`, { ...tk, body: { name: 'Doc dish 2', price: 5 } })
   await check(t, '/staff/menu/items/{itemId}/sold-out', 'PATCH', `/staff/menu/items/${item.body.id}/sold-out`, tk)
+  // The item photo (a 1×1 PNG as base64) and the menu order, as the owner's (docs/menu-photos.md).
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=='
+  const shot = await check(t, '/staff/menu/items/{itemId}/photo', 'POST', `/staff/menu/items/${item.body.id}/photo`, { ...tk, body: { image: png } })
+  t.match(shot.body.photo, { url: String, thumb_url: String }, 'the staff upload is the item\'s photo')
+  await check(t, '/staff/menu/items/{itemId}/photo', 'DELETE', `/staff/menu/items/${item.body.id}/photo`, tk)
+  await check(t, '/staff/menu/categories/{categoryId}/order', 'PUT', `/staff/menu/categories/${cat.body.id}/order`, { ...tk, body: { ids: [item.body.id] } })
+  const cats = (await s.req('GET', `/restaurants/${a.storeId}/menu/categories`, { token: a.token })).body as Array<{ id: number }>
+  await check(t, '/staff/menu/order', 'PUT', '/staff/menu/order', { ...tk, body: { ids: cats.map((c) => c.id).reverse() } })
   await check(t, '/staff/integration/busy', 'POST', '/staff/integration/busy', { ...tk, body: { minutes: 20 } })
   await check(t, '/staff/integration/snooze', 'POST', '/staff/integration/snooze', { ...tk, body: {} })
   await check(t, '/staff/integration/status', 'GET', '/staff/integration/status', tk)

@@ -38,6 +38,7 @@ const PUBLIC: Array<[RegExp, string]> = [
   [/^GET \/verify-email\/\{token\}$/, 'the emailed verification token is the credential (docs/dashboard.md)'],
   [/^(GET|POST) \/reset-password\/\{token\}$/, 'the emailed password-reset token is the credential (docs/dashboard.md)'],
   [/^GET \/docs\//, 'the server\'s own documentation pages and assets: they name no account\'s data'],
+  [/^GET \/media\/items\/\{name\}$/, 'a menu item photo by its content hash: public like the menus that name it (docs/menu-photos.md)'],
   [/^GET \/api\/v1\/app\/handoff\/\{nonce\}$/, 'the one-time handoff nonce is the credential (docs/app-shell.md)'],
   [/^POST \/api\/v1\/payments\/webhooks\/\{provider\}$/, 'a payment provider\'s webhook: `{provider}` names a gateway, not an account; the signature over the body is the credential (docs/providers.md "Payments")'],
 ]
@@ -210,6 +211,10 @@ const valuesOf = (x: Side): V => ({
 })
 const GHOST: V = { store: 99_999_001, category: 99_999_002, driver: 99_999_003, address: 99_999_004, customer: 99_999_005, order: 99_999_006, customerOrder: 99_999_009, item: 99_999_007, plan: 99_999_008, coupon: 'NOSUCHCOUPON', table: 99_999_010 }
 const lines = (v: V) => [{ item_id: v.item, quantity: 1 }]
+const categoriesOf = (storeId: number) => db.prepare('SELECT id FROM menu_categories WHERE store_id = ? ORDER BY position, id').pluck().all(storeId) as number[]
+const itemsOf = (categoryId: number) => db.prepare('SELECT id FROM menu_items WHERE category_id = ? ORDER BY position, id').pluck().all(categoryId) as number[]
+/** B's own list as it is (the control), or with `id` in place of its first entry (the probes). */
+const ownOrWith = (own: number[], v: V, id: number) => (v.store === b.storeId ? own : [id, ...own.slice(1)])
 /** A UTC start `days` ahead on the default 30-minute booking grid. */
 const bookAt = (days: number, hhmm: string) => `${new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10)}T${hhmm}:00Z`
 const BODY_CASES: Record<string, BodyCase> = {
@@ -226,6 +231,11 @@ const BODY_CASES: Record<string, BodyCase> = {
   'POST /api/v1/driver/login/verify': { who: 'none', make: (v) => ({ body: { driver_id: v.driver, code: '000000' } }) },
   'POST /api/v1/staff/menu/items': { who: 'staff', make: (v) => ({ body: { category_id: v.category, name: 'Probe', price: 1 } }) },
   'PUT /api/v1/staff/menu/items/{itemId}': { who: 'staff', make: (v) => ({ body: { category_id: v.category } }) },
+  // The menu's order (docs/menu-photos.md): B's full list with one of A's in place of one of B's; the control sends B's list.
+  'PUT /api/v1/restaurants/{id}/menu/order': { who: 'owner', make: (v) => ({ body: { ids: ownOrWith(categoriesOf(b.storeId), v, v.category) } }) },
+  'PUT /api/v1/staff/menu/order': { who: 'staff', make: (v) => ({ body: { ids: ownOrWith(categoriesOf(b.storeId), v, v.category) } }) },
+  'PUT /api/v1/restaurants/{id}/menu/categories/{categoryId}/order': { who: 'owner', make: (v) => ({ body: { ids: ownOrWith(itemsOf(b.menu.categoryId), v, v.item) } }) },
+  'PUT /api/v1/staff/menu/categories/{categoryId}/order': { who: 'staff', make: (v) => ({ body: { ids: ownOrWith(itemsOf(b.menu.categoryId), v, v.item) } }) },
   'POST /api/v1/customer/orders': { who: 'customer', make: (v) => ({ body: { type: 'delivery', address_id: v.address, items: [{ item_id: b.menu.fries, quantity: 1 }] } }) },
   'POST /api/v1/storefront/menu/search': { who: 'storefront', make: (v) => ({ body: { category_id: v.category } }), emptyOk: 'a filter: another store\'s category matches none of this store\'s items' },
   'GET /api/v1/customer/orders/track': { who: 'customer', make: (v) => ({ query: { order_id: String(v.customerOrder) } }) },

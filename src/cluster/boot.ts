@@ -18,6 +18,7 @@ import { firstRunMessage } from '../first-run.ts'
 import { ClusterNode, DivergedError, RefusedError, RestoreError } from './node.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
 import { EXIT, StartupError } from '../startup.ts'
+import { photoBodyLimit } from '../ops/menu-photos.ts'
 
 export interface Running {
   /** Graceful stop: resolves with the exit code. */
@@ -40,7 +41,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
     joined: (secret) => {
-      forward = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: config.bodyLimitBytes, log })
+      forward = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: Math.max(config.bodyLimitBytes, photoBodyLimit(config)), log })
     },
     promote: async (replicator, renew, secret) => {
       await listening

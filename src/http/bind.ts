@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot'
 import type { AuthFamily } from '../auth/principals.ts'
+import type { Config } from '../config.ts'
 import type { Op, ScopeIds, ScopeNeed } from '../ops/op.ts'
 import { isIdParam, type Method, type Route } from './route.ts'
 
@@ -33,6 +34,8 @@ export interface Binding {
    * A decoder for `application/json` itself gets the raw bytes and the request headers (a signed provider webhook).
    */
   decoders?: Record<string, (body: Buffer, headers: Readonly<Record<string, string>>) => unknown>
+  /** This address's body limit instead of `BODY_LIMIT_BYTES` (a photo upload's follows `PHOTO_MAX_BYTES`). */
+  bodyLimit?: (config: Config) => number
 }
 
 /** What the pipeline needs of a bound route beyond the plain route fields. */

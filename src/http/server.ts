@@ -289,8 +289,10 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         // body is read from now on (uWS drops body bytes that arrive before `onData` is set); it is
         // only parsed, and its errors only answered, where the input is read, as before.
         const declared = headers['content-length'] ? Number(headers['content-length']) : null
+        // A route may have its own limit (a photo upload, src/http/bind.ts `bodyLimit`).
+        const bodyLimit = route.binding?.bodyLimit?.(svc.config) ?? svc.config.bodyLimitBytes
         if (method === 'POST' && route.op && route.binding && route.auth !== 'session' && inputSource(route.binding) === 'body') {
-          const body = readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)
+          const body = readBody(res, bodyLimit, declared, svc.config.bodyTimeoutMs)
           body.catch(() => {}) // answered by the operation's read, or never when the request is refused first
           afterPoll(guard(() => {
             try {
@@ -329,7 +331,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
           const ctype = headers['content-type'] ?? ''
           /** The JSON body (413, 415 and 400 as the envelope); must be called before this handler returns (unless `early`). */
           const readJson = (): Promise<unknown> =>
-            (early ?? readBody(res, svc.config.bodyLimitBytes, declared, svc.config.bodyTimeoutMs)).then((buf) => {
+            (early ?? readBody(res, bodyLimit, declared, svc.config.bodyTimeoutMs)).then((buf) => {
               // Another body format a binding accepts besides JSON (a theme as application/zip), decoded to the same input.
               const decode = route.binding?.decoders?.[ctype.split(';')[0]!.trim().toLowerCase()]
               if (decode && buf.length > 0) return decode(buf, headers)

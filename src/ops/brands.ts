@@ -58,7 +58,7 @@ function brandOut(ctx: OpContext, id: number) {
   const vertical = verticalOf(store.store_type)
   const items = found.itemIds.flatMap((itemId) => {
     const i = ctx.svc.stores.item(store.id, itemId)
-    return i ? [itemView(i.item, vertical, i.variants, i.extras)] : []
+    return i ? [itemView(i.item, vertical, ctx.svc.config.siteUrl, i.variants, i.extras)] : []
   })
   return { ...brandView(found.brand), item_count: items.length, items }
 }

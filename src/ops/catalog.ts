@@ -12,7 +12,7 @@ import { MenuSchema } from './docs-schemas.ts'
 import { CategoryCreate, ItemCreate, menuOps, runMenuOp } from './menu-payloads.ts'
 import { ApiError, notFound } from '../errors.ts'
 import { catalogQueries, DIETARY, RANK_WINDOW, TIER_WINDOW, type CatalogItemRow, type CatalogStoreRow } from '../storage/catalog.ts'
-import { menuView, storeUrl } from '../storage/stores.ts'
+import { itemImages, menuView, storeUrl } from '../storage/stores.ts'
 import { requireQuota } from '../storage/entitlements.ts'
 import { fromCents, toCents } from '../domain/money.ts'
 import { verticalOf } from '../domain/verticals.ts'
@@ -72,7 +72,7 @@ function storeCard(svc: Services, s: CatalogStoreRow, categories?: string[]) {
   }
 }
 
-const itemCard = (i: CatalogItemRow) => ({
+const itemCard = (siteUrl: string) => (i: CatalogItemRow) => ({
   id: i.id,
   name: i.name,
   description: i.description,
@@ -82,7 +82,7 @@ const itemCard = (i: CatalogItemRow) => ({
   is_vegan: i.is_vegan === 1,
   is_halal: i.is_halal === 1,
   calories: i.calories,
-  image: (JSON.parse(i.images) as string[])[0] ?? null,
+  image: itemImages(siteUrl, i)[0] ?? null,
 })
 
 export const searchCatalogStores = defineOp({
@@ -145,7 +145,7 @@ export const searchCatalogItems = defineOp({
     const data = page.flatMap(([id, g]) => {
       const s = stores.get(id)
       const shown = g.ids.flatMap((i) => items.get(i) ?? [])
-      return s ? [{ store: storeCard(ctx.svc, s), items: shown.map(itemCard), match_count: g.count }] : []
+      return s ? [{ store: storeCard(ctx.svc, s), items: shown.map(itemCard(ctx.svc.config.siteUrl)), match_count: g.count }] : []
     })
     return { data, has_more: groups.size > q.offset + q.limit }
   },
@@ -161,7 +161,7 @@ export const getCatalogStore = defineOp({
     const catalog = catalogQueries(ctx.svc.db)
     const s = catalog.store(String(store))
     if (!s) throw notFound('store')
-    const menu = menuView(ctx.svc.stores.menu(s.id), verticalOf(s.store_type), false)
+    const menu = menuView(ctx.svc.stores.menu(s.id), verticalOf(s.store_type), false, ctx.svc.config.siteUrl)
     return { ...storeCard(ctx.svc, s, menu.map((c) => c.name)), menu }
   },
 })
@@ -224,7 +224,7 @@ export const applyStarterMenu = defineOp({
       starter,
       category_count: m.categories.length,
       item_count: starterItemCount(m),
-      menu: menuView(ctx.svc.stores.menu(store.id), verticalOf(store.store_type), true),
+      menu: menuView(ctx.svc.stores.menu(store.id), verticalOf(store.store_type), true, ctx.svc.config.siteUrl),
     }
   },
 })

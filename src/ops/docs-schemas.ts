@@ -76,12 +76,19 @@ export const VariantSchema = named('MenuItemVariant', obj({
 }))
 export const ExtraSchema = named('MenuItemExtra', obj({ id: int, name: str, price: num, group: nullable(str) }))
 
+export const PhotoSchema = named('MenuItemPhoto', obj(
+  { url: { type: 'string', format: 'uri', description: 'JPEG, at most 1200 px on its long side' }, thumb_url: { type: 'string', format: 'uri', description: 'JPEG, at most 400 px on its long side' } },
+  ['url', 'thumb_url'],
+))
+
 export const ItemSchema = named('MenuItem', obj(
   {
     id: int, category_id: int, name: str, description: str, price: num, position: int, is_sold_out: bool, is_popular: bool,
     is_vegan: bool, is_halal: bool, calories: nullable(int), brand: nullable(str), brand_id: nullable(int), stock: { ...nullable(int), description: 'Goods stores: units left (null: untracked); for an item with expiry batches, the unexpired quantity. At 0 the item is sold out.' }, sku: nullable(str), variant_count: int,
     min_age: { ...nullable(int), description: 'Age-restricted item (age_gate verticals): orders holding it need `age_confirmed: true`.' },
-    images: arr(str), variations: arr(VariantSchema), extras: arr(ExtraSchema),
+    images: { ...arr(str), description: 'Image addresses; an uploaded photo comes first (its `photo.url`), then the addresses set with `images`.' },
+    photo: { ...nullable(PhotoSchema), description: 'The photo uploaded with `POST …/menu/items/{itemId}/photo`, served by this server at content-hashed addresses (docs/menu-photos.md); null: none.' },
+    variations: arr(VariantSchema), extras: arr(ExtraSchema),
   },
   ['id', 'category_id', 'name', 'price', 'is_sold_out', 'is_popular', 'variations', 'extras'],
 ))
@@ -89,7 +96,7 @@ export const ItemSchema = named('MenuItem', obj(
 export const MenuCategorySchema = named('MenuCategory', obj({ id: int, name: str, position: int, station: nullable(str), items: arr(ItemSchema) }))
 export const MenuSchema = arr(MenuCategorySchema)
 
-export const MenuChangeSchema = named('MenuChange', obj({ entity: { type: 'string', enum: ['category', 'item', 'variant', 'batch'] }, change: { type: 'string', enum: ['created', 'updated', 'deleted'] }, id: int }))
+export const MenuChangeSchema = named('MenuChange', obj({ entity: { type: 'string', enum: ['menu', 'category', 'item', 'variant', 'batch'] }, change: { type: 'string', enum: ['created', 'updated', 'deleted'] }, id: int }))
 
 const LineSchema = named('OrderLine', obj({
   id: int, item_id: int, name: str, variation: nullable(obj({ id: int, name: str })), quantity: int, unit_price: num,

@@ -15,7 +15,8 @@ import {
 import { deliveryOut, feeOf } from './delivery-views.ts'
 import { driverStops } from '../actors/dispatch-batch.ts'
 import { ApiError, notFound } from '../errors.ts'
-import { mayServe, POD_PHOTO_MAX_BYTES, POD_PHOTO_TYPES, sniffImageType } from '../domain/delivery.ts'
+import { mayServe, POD_PHOTO_MAX_BYTES } from '../domain/delivery.ts'
+import { decodePhoto } from './image-upload.ts'
 import { fromCents } from '../domain/money.ts'
 import { deliveryCode } from '../auth/delivery-code.ts'
 import { nowIso } from '../storage/db.ts'
@@ -40,24 +41,6 @@ function myOffer(svc: Services, p: DriverPrincipal, offerId: number) {
   const offer = svc.drivers.offer(offerId)
   if (!offer || offer.driver_id !== p.driverId) throw notFound('offer')
   return offer
-}
-
-const tooLarge = () => new ApiError('payload_too_large', `The photo must be at most ${POD_PHOTO_MAX_BYTES} bytes.`)
-
-/** Decode a base64 (or data-URL) image and check its size and real type (413, 415, 422). */
-export function decodePhoto(input: { image: string; content_type?: string }): { bytes: Buffer; type: string } {
-  const m = /^data:([\w/+.-]+);base64,(.*)$/s.exec(input.image)
-  const declared = input.content_type ?? m?.[1]
-  const b64 = (m ? m[2]! : input.image).replace(/\s+/g, '')
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64)) throw new ApiError('validation_failed', undefined, { image: ['Send the image as base64.'] })
-  if (b64.length * 0.75 > POD_PHOTO_MAX_BYTES + 3) throw tooLarge()
-  const bytes = Buffer.from(b64, 'base64')
-  if (bytes.length > POD_PHOTO_MAX_BYTES) throw tooLarge()
-  const type = sniffImageType(bytes)
-  if (!type || (declared && declared.toLowerCase() !== type && !(declared === 'image/jpg' && type === 'image/jpeg'))) {
-    throw new ApiError('unsupported_media_type', `Send a ${POD_PHOTO_TYPES.join(', ')} image.`)
-  }
-  return { bytes, type }
 }
 
 const orderId = { order_id: Id }
@@ -199,7 +182,7 @@ export const attachPhoto = defineOp({
     const { driverId } = driverOf(ctx)
     const o = orderOf(ctx)
     const dbPath = svc.config.dbPath
-    const { bytes, type } = decodePhoto(input)
+    const { bytes, type } = decodePhoto(input, POD_PHOTO_MAX_BYTES)
     const previous = svc.drivers.delivery(o.id)?.photo_path ?? null
     // The file is durable before the order names it, so a crash never leaves a dangling reference.
     const photo: PodPhoto = { path: await savePodPhoto(dbPath, o.id, bytes, type), type, bytes: bytes.length, at: nowIso() }

@@ -6,6 +6,7 @@
 import type { Op } from './op.ts'
 import { deliveryFamilyOps } from './delivery-family.ts'
 import { menuOpsList } from './menu.ts'
+import { menuPhotoOps } from './menu-photos.ts'
 import { fitmentOps } from './fitments.ts'
 import { menuReadOps } from './menu-read.ts'
 import { brandOps } from './brands.ts'
@@ -62,7 +63,7 @@ import { decideConsent } from './oauth-consent.ts'
 export const ALL_OPS: readonly Op[] = [
   ...deliveryFamilyOps,
   ...staffOps, ...staffAdminOps, ...pinDeviceOps, ...integrationOps, ...kdsOps,
-  ...menuOpsList, ...menuReadOps, ...brandOps, ...fitmentOps,
+  ...menuOpsList, ...menuPhotoOps, ...menuReadOps, ...brandOps, ...fitmentOps,
   ...orderOps, ...shipmentOps, ...slotOps,
   ...storeOps,
   ...storefrontOps,

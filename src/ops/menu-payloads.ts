@@ -94,7 +94,7 @@ export function runMenuOp(svc: Services, storeId: number, op: MenuOp): Promise<M
 export function itemOut(svc: Services, store: StoreRow, itemId: number) {
   const found = svc.stores.item(store.id, itemId)
   if (!found) throw notFound('item')
-  return itemView(found.item, verticalOf(store.store_type), found.variants, found.extras)
+  return itemView(found.item, verticalOf(store.store_type), svc.config.siteUrl, found.variants, found.extras)
 }
 
 export function categoryOut(svc: Services, storeId: number, id: number) {

@@ -12,7 +12,7 @@ import {
   CategoryCreate, CategoryUpdate, ItemCreate, ItemUpdate, SoldOutBody, VariantCreate, VariantUpdate,
   categoryOut, itemOut, menuOps, runMenuOp, variantOut,
 } from './menu-payloads.ts'
-import { variantView } from '../storage/stores.ts'
+import { externalImages, variantView } from '../storage/stores.ts'
 import { notFound } from '../errors.ts'
 
 const tag = 'Menu'
@@ -64,7 +64,7 @@ export const createItem = defineOp({
   input: ItemCreate, output: ItemSchema,
   run: async (ctx, input) => {
     const store = storeOf(ctx)
-    const c = await runMenuOp(ctx.svc, store.id, menuOps.createItem(input))
+    const c = await runMenuOp(ctx.svc, store.id, menuOps.createItem({ ...input, images: externalImages(ctx.svc.config.siteUrl, input.images) }))
     return itemOut(ctx.svc, store, c.id)
   },
 })
@@ -74,7 +74,7 @@ export const updateItem = defineOp({
   input: v.object({ ...itemId, ...ItemUpdate.entries }), output: ItemSchema,
   run: async (ctx, { item_id, ...changes }) => {
     const store = storeOf(ctx)
-    await runMenuOp(ctx.svc, store.id, menuOps.updateItem(item_id, changes))
+    await runMenuOp(ctx.svc, store.id, menuOps.updateItem(item_id, { ...changes, images: externalImages(ctx.svc.config.siteUrl, changes.images) }))
     return itemOut(ctx.svc, store, item_id)
   },
 })

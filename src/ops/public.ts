@@ -23,7 +23,7 @@ export const getPublicMenu = defineOp({
   input: VehicleQuerySchema, output: MenuSchema,
   run: (ctx, input) => {
     const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), false)
+    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), false, ctx.svc.config.siteUrl)
   },
 })
 

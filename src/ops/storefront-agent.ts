@@ -150,7 +150,7 @@ export const searchStorefrontMenu = defineOp({
     const hits = (q.query ?? '').trim() ? searchMenu(store.id, menu, q.query!, q.dietary ?? [], keep) : menu.items.filter(keep)
     return hits.slice(0, SEARCH_MAX).map((i) => {
       const c = categories.get(i.category_id)
-      return { ...itemView(i, vertical, menu.variants.get(i.id) ?? [], menu.extras.get(i.id)), category: { id: i.category_id, name: c?.name ?? '' }, from_price: fromCents(fromPrice(i)) }
+      return { ...itemView(i, vertical, ctx.svc.config.siteUrl, menu.variants.get(i.id) ?? [], menu.extras.get(i.id)), category: { id: i.category_id, name: c?.name ?? '' }, from_price: fromCents(fromPrice(i)) }
     })
   },
 })
@@ -165,7 +165,7 @@ export const getStorefrontItem = defineOp({
     const store = storeOf(ctx)
     const found = ctx.svc.stores.item(store.id, item_id)
     if (!found) throw notFound('item')
-    const view = itemView(found.item, verticalOf(store.store_type), found.variants, found.extras)
+    const view = itemView(found.item, verticalOf(store.store_type), ctx.svc.config.siteUrl, found.variants, found.extras)
     const groups = new Map<string, typeof view.extras>()
     for (const e of view.extras) groups.set(e.group ?? 'Extras', [...(groups.get(e.group ?? 'Extras') ?? []), e])
     const category = ctx.svc.stores.category(store.id, found.item.category_id)

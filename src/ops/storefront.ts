@@ -48,7 +48,7 @@ export const getStorefrontMenu = defineOp({
   input: VehicleQuerySchema,
   run: (ctx, input) => {
     const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true).map((c) => ({
+    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true, ctx.svc.config.siteUrl).map((c) => ({
       ...c,
       items: c.items.map((i) => {
         const groups = new Map<string, typeof i.extras>()

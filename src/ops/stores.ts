@@ -49,7 +49,7 @@ export const getMenu = defineOp({
   input: VehicleQuerySchema, output: MenuSchema,
   run: (ctx, input) => {
     const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true)
+    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true, ctx.svc.config.siteUrl)
   },
 })
 

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto'
 import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
-import { soldOut, storeUrl } from '../storage/stores.ts'
+import { itemImages, photoView, soldOut, storeUrl } from '../storage/stores.ts'
 import type { CustomerPrincipal } from '../auth/customer.ts'
 import type { Principal, VisitorPrincipal } from '../auth/principals.ts'
 import { ApiError, WHOLE_REQUEST } from '../errors.ts'
@@ -91,9 +91,10 @@ function menuObject(svc: Services, store: StoreRow) {
   const food = verticalOf(store.store_type).capabilities.food_fields
   const paths = sitePaths(svc, store)
   const items = menu.items.map((i) => {
-    const images = JSON.parse(i.images) as string[]
+    const photo = photoView(svc.config.siteUrl, i)
     return {
-      id: i.id, name: i.name, description: i.description ?? '', price: i.price, url: paths.item(i.id), image_url: images[0] ?? null,
+      id: i.id, name: i.name, description: i.description ?? '', price: i.price, url: paths.item(i.id),
+      image_url: itemImages(svc.config.siteUrl, i)[0] ?? null, thumb_url: photo?.thumb_url ?? null,
       category_id: i.category_id, available: !soldOut(i, menu.variants.get(i.id)),
       dietary: food ? [...(i.is_vegan ? ['vegan'] : []), ...(i.is_halal ? ['halal'] : [])] : [],
       attributes: food ? {} : Object.fromEntries(Object.entries({ brand: i.brand, sku: i.sku }).filter(([, x]) => x != null)),

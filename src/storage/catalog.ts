@@ -30,6 +30,7 @@ export interface CatalogItemRow {
   is_halal: number
   calories: number | null
   images: string
+  photo_key: string | null
 }
 
 /** Dietary filters: the menu_items flags that exist (migration 001), indexed as tags. */
@@ -179,7 +180,7 @@ export function createCatalogQueries(db: Db) {
       `SELECT i.id, i.store_id, length(i.name) AS name_len FROM menu_items i WHERE i.id IN (SELECT value FROM json_each(?)) AND i.is_sold_out = 0 AND ${FROM_PRICE} <= ?`,
     ),
     itemsByIds: db.prepare<[string], CatalogItemRow>(
-      `SELECT i.id, i.store_id, i.name, i.description, i.price, ${FROM_PRICE} AS from_price, c.name AS category, i.is_vegan, i.is_halal, i.calories, i.images
+      `SELECT i.id, i.store_id, i.name, i.description, i.price, ${FROM_PRICE} AS from_price, c.name AS category, i.is_vegan, i.is_halal, i.calories, i.images, i.photo_key
        FROM menu_items i JOIN menu_categories c ON c.id = i.category_id
        WHERE i.id IN (SELECT value FROM json_each(?))`,
     ),

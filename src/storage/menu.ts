@@ -7,6 +7,7 @@ import { resolveBrand } from './brands.ts'
 import { deleteBatch, insertBatch } from './stock.ts'
 import { batchesRefused, fieldsOutsideVertical } from '../domain/item-fields.ts'
 import { STORE_TYPES, verticalOf } from '../domain/verticals.ts'
+import { dropUnusedPhoto, putPhoto, type PhotoRenditions } from './menu-photos.ts'
 
 export interface CategoryData { name?: string; position?: number; station?: string | null }
 export interface ExtraData { id?: number; name: string; price: number; group?: string | null }
@@ -48,12 +49,18 @@ export type MenuOp =
   | { op: 'variant.create'; itemId: number; data: VariantData & { name: string } }
   | { op: 'variant.update'; itemId: number; id: number; data: VariantData }
   | { op: 'variant.delete'; itemId: number; id: number }
+  /** The item's uploaded photo (docs/menu-photos.md): set (replacing any) or, with null, removed. */
+  | { op: 'item.photo'; id: number; photo: PhotoRenditions | null }
+  /** Display order: `ids` must name every category of the store (or every item of the category) once. */
+  | { op: 'category.reorder'; ids: number[] }
+  | { op: 'item.reorder'; categoryId: number; ids: number[] }
   /** Expiry batches (`expiry` verticals, docs/verticals.md "Expiry"). */
   | { op: 'batch.create'; itemId: number; data: { batch_code?: string | null; expires_on: string; quantity: number } }
   | { op: 'batch.delete'; itemId: number; id: number }
 
 export interface MenuChange {
-  entity: 'category' | 'item' | 'variant' | 'batch'
+  /** `menu`: the categories' order changed (`id` is the store's). */
+  entity: 'menu' | 'category' | 'item' | 'variant' | 'batch'
   change: 'created' | 'updated' | 'deleted'
   id: number
 }
@@ -119,6 +126,16 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
     if (Object.keys(errors).length > 0) throw new ApiError('not_for_store_type', undefined, errors)
   }
   const brandOf = (d: ItemData) => resolveBrand(db, storeId, d, now)
+  /** Positions 0…n-1 in the order given; `ids` must be exactly the rows listed by `sql` (422 otherwise, nothing written). */
+  const reorder = (table: string, sql: string, param: number, ids: number[]) => {
+    const current = stmt<[number], number>(db, sql).pluck().all(param)
+    const given = new Set(ids)
+    if (given.size !== ids.length || given.size !== current.length || !current.every((id) => given.has(id))) {
+      throw new ApiError('validation_failed', undefined, { ids: [`List each of the ${current.length} ${table === 'menu_categories' ? 'categories of the store' : 'items of the category'} exactly once.`] })
+    }
+    const set = stmt(db, `UPDATE ${table} SET position = ? WHERE id = ?`)
+    ids.forEach((id, pos) => set.run(pos, id))
+  }
   const update = (table: string, id: number, cols: Record<string, unknown>) => {
     const entries = Object.entries(cols).filter(([, v]) => v !== undefined)
     if (entries.length === 0) return
@@ -178,10 +195,26 @@ export function applyMenuOp(db: Db, storeId: number, op: MenuOp, now: string): M
       minAge(op.id, d.min_age)
       return { entity: 'item', change: 'updated', id: op.id }
     }
-    case 'item.delete':
-      item(op.id)
+    case 'item.delete': {
+      const i = item(op.id)
       stmt(db, 'DELETE FROM menu_items WHERE id = ?').run(op.id)
+      dropUnusedPhoto(db, i.photo_key)
       return { entity: 'item', change: 'deleted', id: op.id }
+    }
+    case 'item.photo': {
+      const i = item(op.id)
+      if (op.photo) putPhoto(db, op.photo, now)
+      update('menu_items', op.id, { photo_key: op.photo?.key ?? null, updated_at: now })
+      if (i.photo_key !== (op.photo?.key ?? null)) dropUnusedPhoto(db, i.photo_key)
+      return { entity: 'item', change: 'updated', id: op.id }
+    }
+    case 'category.reorder':
+      reorder('menu_categories', 'SELECT id FROM menu_categories WHERE store_id = ?', storeId, op.ids)
+      return { entity: 'menu', change: 'updated', id: storeId }
+    case 'item.reorder':
+      category(op.categoryId)
+      reorder('menu_items', 'SELECT id FROM menu_items WHERE category_id = ?', op.categoryId, op.ids)
+      return { entity: 'category', change: 'updated', id: op.categoryId }
     case 'item.sold_out': {
       const i = item(op.id)
       const value = op.value ?? i.is_sold_out === 0 // no explicit value: toggle

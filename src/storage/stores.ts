@@ -45,6 +45,8 @@ export interface ItemRow {
   brand_id?: number | null
   /** Migration 021: minimum buyer age (age_gate verticals); null: not restricted. */
   min_age?: number | null
+  /** Migration 045: the uploaded photo (`menu_photos.key`, its content hash); null: none. */
+  photo_key?: string | null
   created_at: string
   updated_at: string
 }
@@ -274,8 +276,26 @@ export const variantView = (v: VariantRow) => ({
 })
 export const extraView = (e: ExtraRow) => ({ id: e.id, name: e.name, price: fromCents(e.price), group: e.group_name })
 
-/** An item as the API shows it (api-v1 §2.3): food flags for food stores, goods fields otherwise. */
-export function itemView(i: ItemRow, vertical: Vertical, variants: VariantRow[] = [], extras: ExtraRow[] = []) {
+/** Where an uploaded photo is served (docs/menu-photos.md): its content hash names it, so a new photo is a new address. */
+export const PHOTO_PATH = '/media/items/'
+export const photoUrls = (siteUrl: string, key: string) => ({ url: `${siteUrl}${PHOTO_PATH}${key}.jpg`, thumb_url: `${siteUrl}${PHOTO_PATH}${key}-thumb.jpg` })
+/** The item's photo as the API shows it, or null. */
+export const photoView = (siteUrl: string, i: Pick<ItemRow, 'photo_key'>) => (i.photo_key ? photoUrls(siteUrl, i.photo_key) : null)
+/** The item's images: the uploaded photo first (so every reader of `images[0]` shows it), then the external addresses. */
+export function itemImages(siteUrl: string, i: Pick<ItemRow, 'photo_key' | 'images'>): string[] {
+  const external = JSON.parse(i.images) as string[]
+  return i.photo_key ? [photoUrls(siteUrl, i.photo_key).url, ...external] : external
+}
+
+/**
+ * `images` as a write gives them, less this server's own photo addresses: a client that read an item
+ * and sends its `images` back (the photo first) does not turn the photo into an address of its own.
+ */
+export const externalImages = (siteUrl: string, images: string[] | undefined): string[] | undefined =>
+  images?.filter((u) => !u.startsWith(`${siteUrl}${PHOTO_PATH}`))
+
+/** An item as the API shows it (api-v1 §2.3): food flags for food stores, goods fields otherwise; `siteUrl` makes the photo's address. */
+export function itemView(i: ItemRow, vertical: Vertical, siteUrl: string, variants: VariantRow[] = [], extras: ExtraRow[] = []) {
   const base = {
     id: i.id,
     category_id: i.category_id,
@@ -291,16 +311,19 @@ export function itemView(i: ItemRow, vertical: Vertical, variants: VariantRow[] 
     : { brand: i.brand, brand_id: i.brand_id ?? null, stock: i.stock, sku: i.sku, variant_count: variants.length }
   // Age-restricted items (issue 18 item 4): clients see `min_age` to ask for the confirmation an order needs.
   const age = vertical.capabilities.age_gate || i.min_age != null ? { min_age: i.min_age ?? null } : {}
-  return { ...base, ...fields, ...age, images: JSON.parse(i.images) as string[], variations: variants.map(variantView), extras: extras.map(extraView) }
+  return {
+    ...base, ...fields, ...age, images: itemImages(siteUrl, i), photo: photoView(siteUrl, i),
+    variations: variants.map(variantView), extras: extras.map(extraView),
+  }
 }
 
 /** Categories with their items; `includeSoldOut: false` for the public menu (api-v1 §4.4). */
-export function menuView(menu: StoreMenu, vertical: Vertical, includeSoldOut: boolean) {
+export function menuView(menu: StoreMenu, vertical: Vertical, includeSoldOut: boolean, siteUrl: string) {
   const byCat = new Map<number, ReturnType<typeof itemView>[]>()
   for (const i of menu.items) {
     if (!includeSoldOut && soldOut(i, menu.variants.get(i.id))) continue
     const list = byCat.get(i.category_id) ?? []
-    list.push(itemView(i, vertical, menu.variants.get(i.id), menu.extras.get(i.id)))
+    list.push(itemView(i, vertical, siteUrl, menu.variants.get(i.id), menu.extras.get(i.id)))
     byCat.set(i.category_id, list)
   }
   return menu.categories.map((c) => ({ id: c.id, name: c.name, position: c.position, station: c.station, items: byCat.get(c.id) ?? [] }))

@@ -8,7 +8,7 @@ import type { ThemeContext } from './render.ts'
 import { weekView } from '../domain/business-hours.ts'
 
 const item = (id: number, name: string, price: number, category_id: number, extra: Record<string, unknown> = {}) => ({
-  id, name, price, category_id, description: '', url: `/s/sample/items/${id}`, image_url: null, available: true,
+  id, name, price, category_id, description: '', url: `/s/sample/items/${id}`, image_url: null, thumb_url: null, available: true,
   dietary: [], attributes: {}, variations: [], extras: [], ...extra,
 })
 

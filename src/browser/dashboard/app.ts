@@ -14,6 +14,7 @@ import { guestsPage } from './guests.js'
 import { dispatchPage } from './dispatch.js'
 import { setupChecklist } from './setup.js'
 import { arrivals } from './arrivals.js'
+import { menuPage } from './menu.js'
 import { websitePage } from './website.js'
 
 // ---- Orders ----
@@ -233,58 +234,6 @@ async function storesPage(): Promise<void> {
   await draw()
   view.replaceChildren(list, create, zones)
   if (new URLSearchParams(location.search).get('first') && !store) say('Create a store to start: the other pages need one.')
-}
-
-// ---- Menu ----
-
-async function menuPage(): Promise<void> {
-  const draw = async (): Promise<void> => {
-    const cats = await api('GET', `${S()}/menu`) as Json[]
-    const addItem = h('form', { class: 'card', on: { submit: act(async (ev) => {
-      const f = formData(ev.target)
-      await api('POST', `${S()}/menu/items`, { category_id: Number(f.category_id), name: f.name, price: Number(f.price) })
-      say(`${f.name} added.`); await draw()
-    }) } }, h('h2', { text: 'Add an item' }),
-    h('label', {}, 'Category', h('select', { name: 'category_id', required: true }, cats.map((c) => h('option', { value: c.id, text: c.name })))),
-    h('label', {}, 'Name', h('input', { name: 'name', required: true, maxlength: 120 })),
-    h('label', {}, 'Price', h('input', { name: 'price', type: 'number', step: '0.01', min: '0', required: true })),
-    h('button', { type: 'submit', class: 'primary', text: 'Add item' }))
-    const addCat = h('form', { class: 'card row', on: { submit: act(async (ev) => {
-      const f = formData(ev.target)
-      await api('POST', `${S()}/menu/categories`, { name: f.name })
-      say(`Category ${f.name} added.`); await draw()
-    }) } }, h('label', {}, 'New category', h('input', { name: 'name', required: true, maxlength: 120 })), h('button', { type: 'submit', text: 'Add category' }))
-
-    const itemRow = (i: Json): HTMLElement => {
-      const edit = h('form', { class: 'row', hidden: true, on: { submit: act(async (ev) => {
-        const f = formData(ev.target)
-        await api('PUT', `${S()}/menu/items/${i.id}`, { name: f.name, price: Number(f.price), description: f.description })
-        say(`${f.name} saved.`); await draw()
-      }) } },
-      h('label', {}, 'Name', h('input', { name: 'name', value: i.name, required: true })),
-      h('label', {}, 'Price', h('input', { name: 'price', type: 'number', step: '0.01', min: '0', value: i.price, required: true })),
-      h('label', {}, 'Description', h('input', { name: 'description', value: i.description || '' })),
-      h('button', { type: 'submit', class: 'primary', text: 'Save' }))
-      const variants = (i.variations || []).map((v: Json) => `${v.name} ${money(v.price)}`).join(', ')
-      return h('tr', { data: { itemId: i.id } },
-        h('td', {}, h('span', { text: i.name }), variants ? h('div', { class: 'muted', text: `Variants: ${variants}` }) : null, edit),
-        h('td', { class: 'num', text: money(i.price) }),
-        h('td', {}, h('span', { class: i.is_sold_out ? 'pill sold' : 'pill live', text: i.is_sold_out ? 'Sold out' : 'Available' })),
-        h('td', {},
-          h('button', { type: 'button', data: { soldOut: i.is_sold_out ? 1 : 0 }, 'aria-pressed': i.is_sold_out ? 'true' : 'false', on: { click: act(async () => {
-            const r = await api('PATCH', `${S()}/menu/items/${i.id}/sold-out`, { is_sold_out: !i.is_sold_out })
-            say(`${i.name} is ${r.is_sold_out ? 'sold out' : 'available again'}.`); await draw()
-          }) }, text: i.is_sold_out ? 'Mark available' : 'Mark sold out' }), ' ',
-          h('button', { type: 'button', on: { click: () => { edit.hidden = !edit.hidden } }, text: 'Edit' }), ' ',
-          h('button', { type: 'button', class: 'danger', on: { click: act(async () => {
-            if (!confirm(`Delete ${i.name}?`)) return
-            await api('DELETE', `${S()}/menu/items/${i.id}`); say(`${i.name} deleted.`); await draw()
-          }) }, text: 'Delete' })))
-    }
-    view.replaceChildren(addCat, ...cats.map((c) => h('section', { data: { categoryId: c.id } }, h('h2', { text: c.name }),
-      c.items.length ? table(['Item', 'Price', 'State', 'Actions'], c.items.map(itemRow)) : h('p', { class: 'muted', text: 'No items yet.' }))), addItem)
-  }
-  await draw()
 }
 
 // ---- API tokens and storefront tokens ----

@@ -178,7 +178,7 @@ export function table(head: readonly string[], rows: Child[]): HTMLElement {
     h('thead', {}, h('tr', {}, head.map((c) => h('th', { scope: 'col', class: /^(Total|Price|Revenue|Orders|Uses|Attempts|Quantity)$/.test(c) ? 'num' : null, text: c })))),
     h('tbody', {}, rows)))
 }
-/** A form's fields as text (the dashboard's forms have no file inputs). */
+/** A form's fields as text (a file input, the Menu page's photo, is read by its own form: menu.ts). */
 export const formData = (form: HTMLFormElement): Record<string, string> => Object.fromEntries([...new FormData(form).entries()].map(([k, v]) => [k, String(v)]))
 
 // ---- the session's API token and the API ----

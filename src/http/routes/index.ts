@@ -8,7 +8,7 @@ import { discoveryRoutes } from './discovery.ts'
 import { readyzRoutes } from './readyz.ts'
 import { meRoutes } from './me.ts'
 import { restaurantRoutes } from './restaurants.ts'
-import { menuRoutes } from './menu.ts'
+import { mediaRoutes, menuRoutes } from './menu.ts'
 import { brandRoutes } from './brands.ts'
 import { fitmentRoutes } from './fitments.ts'
 import { orderRoutes } from './orders.ts'
@@ -66,6 +66,7 @@ export function allRoutes(opts: { appGroup?: boolean } = {}): Route[] {
     ...(meRoutes as Route[]),
     ...(restaurantRoutes as Route[]),
     ...(menuRoutes as Route[]),
+    ...(mediaRoutes as Route[]),
     ...(brandRoutes as Route[]),
     ...(fitmentRoutes as Route[]),
     ...(orderRoutes as Route[]),

@@ -7,6 +7,8 @@
 import { bind } from '../bind.ts'
 import * as orders from '../../ops/orders.ts'
 import * as menu from '../../ops/menu.ts'
+import * as photos from '../../ops/menu-photos.ts'
+import { rawImageDecoders } from '../../ops/image-upload.ts'
 import { salesReport } from '../../ops/stores.ts'
 import { createCustomer, getCustomer, listCustomers } from '../../ops/customers.ts'
 
@@ -21,6 +23,11 @@ export const staffRoutes = [
   bind(menu.updateItem, { method: 'PUT', path: '/staff/menu/items/{itemId}', auth: 'staff', params: { itemId: 'item_id' } }),
   bind(menu.deleteItem, { method: 'DELETE', path: '/staff/menu/items/{itemId}', auth: 'staff', params: { itemId: 'item_id' } }),
   bind(menu.setItemSoldOut, { method: 'PATCH', path: '/staff/menu/items/{itemId}/sold-out', auth: 'staff', params: { itemId: 'item_id' } }),
+  // The item photo and the menu order (docs/menu-photos.md), as the owner routes.
+  bind(photos.setItemPhoto, { method: 'POST', path: '/staff/menu/items/{itemId}/photo', auth: 'staff', params: { itemId: 'item_id' }, decoders: rawImageDecoders, bodyLimit: photos.photoBodyLimit }),
+  bind(photos.deleteItemPhoto, { method: 'DELETE', path: '/staff/menu/items/{itemId}/photo', auth: 'staff', params: { itemId: 'item_id' } }),
+  bind(photos.reorderCategories, { method: 'PUT', path: '/staff/menu/order', auth: 'staff' }),
+  bind(photos.reorderItems, { method: 'PUT', path: '/staff/menu/categories/{categoryId}/order', auth: 'staff', params: { categoryId: 'category_id' } }),
   bind(salesReport, { method: 'GET', path: '/staff/analytics', auth: 'staff' }),
   bind(listCustomers, { method: 'GET', path: '/staff/customers', auth: 'staff' }),
   bind(createCustomer, { method: 'POST', path: '/staff/customers', auth: 'staff' }),

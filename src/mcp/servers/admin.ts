@@ -12,6 +12,7 @@ import { adminAdmission } from '../../ops/mcp-admission.ts'
 import { getMenu, listStores, salesReport } from '../../ops/stores.ts'
 import { listCategories } from '../../ops/menu-read.ts'
 import * as menu from '../../ops/menu.ts'
+import * as photos from '../../ops/menu-photos.ts'
 import { getOrder, listOrders, setOrderStatus } from '../../ops/orders.ts'
 import { getCustomer, listCustomers } from '../../ops/customers.ts'
 import { createCoupon, deleteCoupon, listCoupons, updateCoupon } from '../../ops/coupons.ts'
@@ -46,7 +47,7 @@ export const adminTools: ToolBinding[] = [
   }),
   tool(getMenu, {
     name: 'get_menu', ids: store, readOnly: true,
-    description: `The full menu of a restaurant: categories in display order, each with its items (sold-out ones included, flagged \`is_sold_out\`), their variants and extras. ${MONEY}`,
+    description: `The full menu of a restaurant: categories in display order, each with its items (sold-out ones included, flagged \`is_sold_out\`), their variants and extras, and each item's uploaded \`photo\` (\`url\` at most 1200 px, \`thumb_url\` 400 px; null when none; also \`images[0]\`). ${MONEY}`,
   }),
   tool(listCategories, {
     name: 'list_categories', ids: store, readOnly: true,
@@ -75,6 +76,22 @@ export const adminTools: ToolBinding[] = [
   tool(menu.deleteItem, {
     name: 'delete_menu_item', ids: store,
     description: 'Delete a menu item for good (`restaurant_id`, `item_id`). Past orders keep their lines. To hide an item for a while use set_item_availability instead.',
+  }),
+  tool(photos.setItemPhoto, {
+    name: 'set_item_photo', ids: store,
+    description: 'Give an item its photo: `restaurant_id`, `item_id`, `image` (base64 or a `data:image/…;base64,` URL of a JPEG, PNG or WebP; the whole call must stay within the server\'s request body limit, 1 MiB by default — larger photos go through the REST upload). The server resizes it (at most 1200 px, a 400 px thumbnail), strips its metadata and answers the item with `photo.url` and `photo.thumb_url`; a new photo replaces the old one at a new address. Not an image: an error with `code` `unsupported_media_type` or `validation_failed`.',
+  }),
+  tool(photos.deleteItemPhoto, {
+    name: 'remove_item_photo', ids: store,
+    description: 'Remove an item\'s uploaded photo (`restaurant_id`, `item_id`); image addresses set with `images` stay.',
+  }),
+  tool(photos.reorderCategories, {
+    name: 'reorder_categories', ids: store,
+    description: 'Set the display order of a restaurant\'s categories: `restaurant_id`, `ids` (every category id once, first shown first; list_categories has them). Anything else is refused with nothing changed. Returns the menu.',
+  }),
+  tool(photos.reorderItems, {
+    name: 'reorder_items', ids: store,
+    description: 'Set the display order of a category\'s items: `restaurant_id`, `category_id`, `ids` (every item id of the category once, first shown first). Anything else is refused with nothing changed. Returns the menu.',
   }),
   tool(menu.setItemSoldOut, {
     name: 'set_item_availability', ids: store,

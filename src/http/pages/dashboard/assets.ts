@@ -12,7 +12,7 @@ export interface Asset { body: string; type: string }
 
 const JS = 'text/javascript; charset=utf-8'
 /** app.js is the entry module the shell loads; the others are the modules it imports. */
-const SCRIPTS = ['app.js', 'core.js', 'payments.js', 'shifts.js', 'reservations.js', 'guests.js', 'dispatch.js', 'setup.js', 'arrivals.js', 'website.js'] as const
+const SCRIPTS = ['app.js', 'core.js', 'payments.js', 'shifts.js', 'reservations.js', 'guests.js', 'dispatch.js', 'setup.js', 'arrivals.js', 'website.js', 'menu.js'] as const
 const raw: Record<string, Asset> = {
   ...Object.fromEntries(SCRIPTS.map((name) => [name, { body: browserScript(`dashboard/${name}`), type: JS }])),
   'app.css': { body: read('app.css'), type: 'text/css; charset=utf-8' },
