@@ -94,6 +94,8 @@ t.test('a saved address\'s notes for the driver reach the order, the driver and 
   t.equal(db.prepare('SELECT dest_lat FROM orders WHERE id = ?').pluck().get(o.body.id), 52.5, 'and the position came with the address')
   const own = await order({ address_id: home.body.id, delivery_notes: 'Leave it at the door' })
   t.equal(own.body.delivery_notes, 'Leave it at the door', 'notes given with the order win')
+  const blank = await order({ address_id: home.body.id, delivery_notes: '  ' })
+  t.equal(blank.body.delivery_notes, 'Code 1234, 3rd floor', 'blank notes with the order are none: the saved address\'s fill in')
   const typed = await order({ address: '9 Typed Rd' })
   t.equal(typed.body.delivery_notes, null, 'a typed address has no saved notes')
   const takeaway = await s.req('POST', '/customer/orders', { token: c.token, body: { ...fries(), delivery_notes: 'ignored' } })

@@ -86,6 +86,8 @@ t.test('nominatim: places near the store, the client named, cached; failures say
 
   nominatim.plan({ status: 503, body: 'busy' })
   t.same((await search('Alexanderplatz')).body, { source: 'nominatim', places: [], failure: 'nominatim answered 503' })
+  nominatim.plan({ status: 200, body: `[${'0,'.repeat(600_000)}0]` })
+  t.same((await search('Alexanderplatz')).body.failure, 'nominatim answered more than 1048576 bytes', 'an answer past 1 MB is not read')
   nominatim.plan({ status: 200, body: '<html>' })
   t.same((await search('Alexanderplatz')).body.failure, 'nominatim answered something that is not JSON', 'a failure is not cached: asked again')
   t.same((await search('Alexanderplatz')).body.places, [{ label: 'Somewhere called Alexanderplatz', lat: 52.5, lng: 13.4 }])

@@ -18,7 +18,16 @@ import { firstRunMessage } from '../first-run.ts'
 import { ClusterNode, DivergedError, RefusedError, RestoreError } from './node.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
 import { EXIT, StartupError } from '../startup.ts'
-import { photoBodyLimit } from '../ops/menu-photos.ts'
+import { allRoutes } from '../http/routes/index.ts'
+import { fullPath } from '../http/server.ts'
+
+/** The routes with a body limit of their own (the photo uploads), as the forwarder matches them: a `{param}` is one path segment. */
+export function largeBodyRoutes(config: Config): Array<{ path: RegExp; limitBytes: number }> {
+  return allRoutes().filter((r) => r.binding?.bodyLimit).map((r) => ({
+    path: new RegExp(`^${fullPath(r).replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    limitBytes: r.binding!.bodyLimit!(config),
+  }))
+}
 
 export interface Running {
   /** Graceful stop: resolves with the exit code. */
@@ -41,7 +50,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
     joined: (secret) => {
-      forward = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: Math.max(config.bodyLimitBytes, photoBodyLimit(config)), log })
+      forward = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: config.bodyLimitBytes, largeBodies: largeBodyRoutes(config), log })
     },
     promote: async (replicator, renew, secret) => {
       await listening

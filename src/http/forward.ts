@@ -40,6 +40,8 @@ export interface ForwardOptions {
   /** Whom this node believes about client addresses (TRUST_PROXY, with the cluster's secret). */
   trust: TrustProxy
   bodyLimitBytes: number
+  /** Routes with a larger body limit of their own (a photo upload): the path's pattern and its limit; every other request keeps `bodyLimitBytes`. */
+  largeBodies?: ReadonlyArray<{ path: RegExp; limitBytes: number }>
   log: Logger
 }
 
@@ -114,10 +116,12 @@ export function forwarder(o: ForwardOptions): Forwarder {
       if (!hasBody) return go(undefined)
       const chunks: Buffer[] = []
       let size = 0
+      const path = head.url.split('?')[0]!
+      const limit = o.largeBodies?.find((b) => b.path.test(path))?.limitBytes ?? o.bodyLimitBytes
       res.onData((chunk, last) => {
         if (state.done) return
         size += chunk.byteLength
-        if (size > o.bodyLimitBytes) return fail(res, state, head, new ApiError('payload_too_large', `The request body must be at most ${o.bodyLimitBytes} bytes.`))
+        if (size > limit) return fail(res, state, head, new ApiError('payload_too_large', `The request body must be at most ${limit} bytes.`))
         // uWS reuses the chunk's memory once this returns: copied.
         chunks.push(Buffer.from(new Uint8Array(chunk)))
         if (last) go(Buffer.concat(chunks, size))

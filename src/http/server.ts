@@ -291,7 +291,9 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
         const declared = headers['content-length'] ? Number(headers['content-length']) : null
         // A route may have its own limit (a photo upload, src/http/bind.ts `bodyLimit`).
         const bodyLimit = route.binding?.bodyLimit?.(svc.config) ?? svc.config.bodyLimitBytes
-        if (method === 'POST' && route.op && route.binding && route.auth !== 'session' && inputSource(route.binding) === 'body') {
+        // A route with a larger limit of its own (a photo upload) reads its body only once the caller
+        // is authenticated (below, in `proceed`): nobody unauthenticated fills memory up to that limit.
+        if (method === 'POST' && route.op && route.binding && !route.binding.bodyLimit && route.auth !== 'session' && inputSource(route.binding) === 'body') {
           const body = readBody(res, bodyLimit, declared, svc.config.bodyTimeoutMs)
           body.catch(() => {}) // answered by the operation's read, or never when the request is refused first
           afterPoll(guard(() => {

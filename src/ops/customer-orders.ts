@@ -46,7 +46,8 @@ export const createCustomerOrder = defineOp({
     const { address_id, coupon_code, ...input } = body
     let address = input.address ?? null
     let position = { lat: input.lat ?? null, lng: input.lng ?? null }
-    let deliveryNotes = input.delivery_notes ?? null
+    // Blank notes are no notes: the saved address's fill in (a website form posts an empty field).
+    let deliveryNotes = input.delivery_notes?.trim() ? input.delivery_notes : null
     if (address_id != null) {
       const saved = customerAddresses.own(ctx.svc.db, me.customerId, address_id)
       if (!saved) throw new ApiError('validation_failed', undefined, { address_id: ['No such saved address.'] })

@@ -20,6 +20,9 @@ export interface GuardedTarget {
 /** undici is loaded by the first request, not at start (as the push sender does). */
 let undiciLoading: Promise<typeof import('undici')> | null = null
 
+/** The most of a service's answer that is read (an OSRM table or a geocoder's places are a few kB). */
+export const GUARDED_ANSWER_MAX_BYTES = 1024 * 1024
+
 export class GuardedGetter {
   private agent: Agent | null = null
   /** Requests sent, for tests and metrics. */
@@ -41,7 +44,18 @@ export class GuardedGetter {
       })
       // No redirects are followed (undici's request never does without its redirect interceptor).
       const res = await undici.request(this.t.url + path, { method: 'GET', headers: this.headers, dispatcher: this.agent, signal: AbortSignal.timeout(this.t.timeoutMs) })
-      const text = await res.body.text()
+      // At most GUARDED_ANSWER_MAX_BYTES of an answer is read: a service that sends more is not believed.
+      const chunks: Buffer[] = []
+      let size = 0
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length
+        if (size > GUARDED_ANSWER_MAX_BYTES) {
+          res.body.destroy()
+          return `${name} answered more than ${GUARDED_ANSWER_MAX_BYTES} bytes`
+        }
+        chunks.push(chunk)
+      }
+      const text = Buffer.concat(chunks).toString('utf8')
       if (res.statusCode !== 200) return `${name} answered ${res.statusCode}`
       try { return { body: JSON.parse(text) as unknown } } catch { return `${name} answered something that is not JSON` }
     } catch (err) {

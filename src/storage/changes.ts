@@ -44,7 +44,17 @@ export interface CapturedTable {
   columns: string[]
   /** Primary-key columns of a WITHOUT ROWID table (its rows are keyed by them); null for rowid tables. */
   key: string[] | null
+  /** Columns declared BLOB: JSON cannot hold bytes, so their values travel as `{"hex": …}` (`captured`, `replayed`). */
+  blobs: string[]
 }
+
+/** A column's value as the capture triggers put it in a row's JSON array (bytes as `{"hex": …}`). */
+const captured = (ref: string, c: string, blob: boolean): string =>
+  blob ? `CASE WHEN typeof(${ref}.${q(c)}) = 'blob' THEN json_object('hex', hex(${ref}.${q(c)})) ELSE ${ref}.${q(c)} END` : `${ref}.${q(c)}`
+
+/** The value of element `i` of a captured row (`@row`), bytes back from their `{"hex": …}` form. */
+const replayed = (i: number, blob: boolean): string =>
+  blob ? `CASE WHEN json_type(@row, '$[${i}]') = 'object' THEN unhex(json_extract(@row, '$[${i}].hex')) ELSE json_extract(@row, '$[${i}]') END` : `json_extract(@row, '$[${i}]')`
 
 const TRIGGER_PREFIX = '_cap_'
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`
@@ -65,10 +75,10 @@ export function capturedTables(db: Db): CapturedTable[] {
     name.startsWith('sqlite_') || name === 'schema_migrations' || name === '_changes' || name.startsWith('_cluster_') ||
     virtual.some((v) => name === v || name.startsWith(`${v}_`))
   return all.filter((t) => !skipped(t.name)).map((t) => {
-    const cols = db.prepare(`SELECT name, pk FROM pragma_table_info(?) ORDER BY cid`).all(t.name) as Array<{ name: string; pk: number }>
+    const cols = db.prepare(`SELECT name, pk, type FROM pragma_table_info(?) ORDER BY cid`).all(t.name) as Array<{ name: string; pk: number; type: string }>
     const withoutRowid = /\)\s*WITHOUT\s+ROWID\s*;?\s*$/i.test(t.sql ?? '')
     const key = withoutRowid ? cols.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name) : null
-    return { name: t.name, columns: cols.map((c) => c.name), key }
+    return { name: t.name, columns: cols.map((c) => c.name), key, blobs: cols.filter((c) => /^BLOB$/i.test(c.type)).map((c) => c.name) }
   })
 }
 
@@ -78,7 +88,7 @@ export function installCapture(db: Db): CapturedTable[] {
   db.transaction(() => {
     removeCaptureTriggers(db)
     for (const t of tables) {
-      const row = (ref: 'NEW' | 'OLD') => `json_array(${t.columns.map((c) => `${ref}.${q(c)}`).join(', ')})`
+      const row = (ref: 'NEW' | 'OLD') => `json_array(${t.columns.map((c) => captured(ref, c, t.blobs.includes(c))).join(', ')})`
       const rid = (ref: 'NEW' | 'OLD') => (t.key ? 'NULL' : `${ref}.rowid`)
       const oldKey = t.key ? `json_array(${t.key.map((c) => `OLD.${q(c)}`).join(', ')})` : 'NULL'
       const name = (op: string) => q(`${TRIGGER_PREFIX}${t.name}_${op}`)
@@ -153,14 +163,17 @@ export class ChangeDrain {
  */
 export class ChangeApplier {
   private readonly statements = new Map<string, Statement>()
-  private readonly keys = new Map<string, string[] | null>()
+  private readonly tables = new Map<string, { key: string[] | null; blobs: string[] }>()
 
   constructor(private readonly db: Db) {}
 
-  /** Keys of the WITHOUT ROWID tables here (the replica's own schema decides how rows are found). */
-  private keyOf(table: string): string[] | null {
-    if (!this.keys.has(table)) this.keys.set(table, capturedTables(this.db).find((t) => t.name === table)?.key ?? null)
-    return this.keys.get(table)!
+  /** Keys of the WITHOUT ROWID tables here and BLOB columns (the replica's own schema decides how rows are found and read). */
+  private shapeOf(table: string): { key: string[] | null; blobs: string[] } {
+    if (!this.tables.has(table)) {
+      const t = capturedTables(this.db).find((x) => x.name === table)
+      this.tables.set(table, { key: t?.key ?? null, blobs: t?.blobs ?? [] })
+    }
+    return this.tables.get(table)!
   }
 
   private statement(sig: string, sql: () => string): Statement {
@@ -173,8 +186,8 @@ export class ChangeApplier {
     for (const [table, op, rid, row, old] of set.changes) {
       const cols = set.columns[table]
       if (!cols) throw new Error(`change set without the columns of ${table}`)
-      const key = this.keyOf(table)
-      const value = (i: number) => `json_extract(@row, '$[${i}]')`
+      const { key, blobs } = this.shapeOf(table)
+      const value = (i: number) => replayed(i, blobs.includes(cols[i]!))
       const byKey = (from: string) => key!.map((k, i) => `${q(k)} = json_extract(${from}, '$[${i}]')`).join(' AND ')
       if (op === OP.insert) {
         this.statement(`${table}|${op}|${cols.join(',')}`, () => key

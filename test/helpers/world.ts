@@ -25,6 +25,7 @@ import { APP_SCOPES } from '../../src/domain/app-scopes.ts'
 import { STOREFRONT_SCOPES } from '../../src/auth/storefront.ts'
 import { newToken, sha256Hex } from '../../src/auth/tokens.ts'
 import { nowIso } from '../../src/storage/db.ts'
+import sharp from 'sharp'
 
 /** The credential families of api-v1 §5 a caller can hold (`app`: an installed app's OAuth access token, on owner routes). */
 export const FAMILIES = ['owner', 'app', 'staff', 'customer', 'storefront', 'driver', 'session', 'shell', 'none'] as const
@@ -176,6 +177,9 @@ async function buildSide(s: TestServer, letter: 'A' | 'B'): Promise<Side> {
   const address = await api('POST', '/customer/addresses', { address: `${m} Home Lane 3`, label: `${m} home` }, customer.token)
   const customerOrder = await api('POST', '/customer/orders', { type: 'takeaway', items: [{ item_id: menu.fries, quantity: 1 }] }, customer.token) as Order
   const coupon = await api('POST', `/restaurants/${store.id}/coupons`, { code: `${letter}${tag()}`, kind: 'percent', value: 10 })
+  // An item photo: its renditions are bytes in SQLite (menu_photos), which the cluster replicates too.
+  const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#c33' } }).png().toBuffer()
+  await api('POST', `/restaurants/${store.id}/menu/items/${menu.fries}/photo`, { image: png.toString('base64') })
   const giftCard = await api('POST', `/restaurants/${store.id}/gift-cards`, { amount: 10 })
   const shift = await api('POST', `/restaurants/${store.id}/shifts`, { opening_float: 100 })
   const table = await api('POST', `/restaurants/${store.id}/tables`, { name: `${letter}1`, capacity: 4 })

@@ -81,7 +81,7 @@ const previewForm = form(previewStoreTheme, {
     }
   },
   // Not indexed; its links open the published site in a tab of its own (the frame is no place for it).
-  success: (out) => new Reply(200, out.html.replace(/<head([^>]*)>/i, '<head$1><meta name="robots" content="noindex, nofollow"><base target="_blank">'), previewHeaders(out.style_nonce), HTML),
+  success: (out) => new Reply(200, out.html.replace(/<head(\s[^>]*)?>/i, (_m, attrs: string | undefined) => `<head${attrs ?? ''}><meta name="robots" content="noindex, nofollow"><base target="_blank">`), previewHeaders(out.style_nonce), HTML),
   failure: (errors, _req, err) => previewRefused(err.status, errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message))),
 })
 

@@ -39,6 +39,9 @@ export const menuRoutes = [
 export const mediaRoutes = [
   route({
     method: 'GET', path: '/media/items/{name}', site: true, tag: 'Public', summary: 'A menu item photo (content-hashed address)', auth: 'none',
+    // A lookup by primary key, cached a year by browsers: not counted against a visitor's page budget
+    // (a menu of many thumbnails would use it up).
+    rateLimit: false,
     produces: 'image/jpeg', response: { type: 'string', format: 'binary' },
     description: '`{key}.jpg` (at most 1200 px) or `{key}-thumb.jpg` (400 px), as an item\'s `photo` names them. Cached for a year as immutable: a new photo has a new key.',
     handler: ({ svc, params }) => {
