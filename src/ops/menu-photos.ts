@@ -20,6 +20,7 @@ import { photoBytes, type PhotoRenditions } from '../storage/menu-photos.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import type { Config } from '../config.ts'
 import type { Services } from '../services.ts'
+import { concurrencyLimit } from '../domain/concurrency.ts'
 
 const tag = 'Menu'
 const write = { owner: 'menu:write', staff: 'menu_edit' } as const
@@ -39,7 +40,18 @@ const unreadable = (why: string) => new ApiError('validation_failed', undefined,
  * 1200×1200 and 400×400 (never enlarged), flattened on white, JPEG without any of the original's
  * metadata (location, camera). A file that does not decode as an image is 422.
  */
-export async function preparePhoto(bytes: Buffer): Promise<PhotoRenditions> {
+export function preparePhoto(bytes: Buffer): Promise<PhotoRenditions> {
+  return decoding(() => renditions(bytes))
+}
+
+/**
+ * Photos decoded at once, server-wide: a large image takes up to ~4 bytes per pixel while it is
+ * decoded (160 MB at the 40-megapixel limit), so uploads arriving together wait their turn.
+ */
+export const PHOTO_DECODES_AT_ONCE = 2
+const decoding = concurrencyLimit(PHOTO_DECODES_AT_ONCE)
+
+async function renditions(bytes: Buffer): Promise<PhotoRenditions> {
   // The upload is decoded once; the thumbnail is made from the (small) full rendition.
   const render = (input: Buffer, side: number) =>
     sharp(input, { limitInputPixels: PHOTO_MAX_PIXELS, failOn: 'error' })
