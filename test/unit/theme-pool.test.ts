@@ -44,7 +44,10 @@ t.test('renders stop when the job budget is spent; the thread is kept', async (t
   const p = pool({ budgets: { public: 50 } })
   const started = performance.now()
   const r = await checkTheme(p, 'public', { kind: 'validate', files: theme(LOOP) })
-  t.match(r.problems, [{ file: 'templates/home.liquid', code: 'render_error', message: /render limit/ }], 'the render limit of the budget stopped it')
+  // The template that loops is stopped; once the budget is spent, the layout drawn around it may be
+  // stopped too (when depends on how far the CPU clock had moved): every problem is the render limit.
+  t.ok(r.problems.some((x) => x.file === 'templates/home.liquid' && x.code === 'render_error' && /render limit/.test(x.message)), 'the render limit of the budget stopped it')
+  t.ok(r.problems.length > 0 && r.problems.every((x) => x.code === 'render_error' && /render limit/.test(x.message)), 'and nothing else went wrong')
   t.ok(performance.now() - started < 5000, 'long before the loop would end')
   const page = await p.run('page', { kind: 'render', key: 'a', files: theme('<b>{{ store.name }}</b>'), input: { template: 'home', context: { store: { name: 'Ana' } } } })
   t.same(page, { ok: true, value: { html: '<b>Ana</b>' } }, 'the same thread draws the next page')
