@@ -68,6 +68,17 @@ function routePoints(svc: Services, start: LatLng | null, legs: ReadonlyArray<Pi
   return { points, orders, storePoint }
 }
 
+/** The active deliveries of these drivers, by driver, oldest first (one query for all). */
+function legsByDriver(svc: Services, drivers: ReadonlyArray<{ id: number }>): Map<number, ActiveLeg[]> {
+  const byDriver = new Map<number, ActiveLeg[]>()
+  for (const l of activeLegs(svc.db, drivers.map((d) => d.id))) {
+    const legs = byDriver.get(l.driver_id)
+    if (legs) legs.push(l)
+    else byDriver.set(l.driver_id, [l])
+  }
+  return byDriver
+}
+
 export interface BatchExclusion { driver_id: number; reason: Exclusion; detour_s?: number; limit_s?: number }
 
 /**
@@ -80,8 +91,7 @@ export async function batchCandidates(
   svc: Services, storeId: number, order: { id: number; dest_lat: number | null; dest_lng: number | null },
   drivers: ReadonlyArray<{ id: number; lat: number; lng: number }>, cands: Candidate[],
 ): Promise<{ cands: Candidate[]; excluded: BatchExclusion[]; fallback: string | null }> {
-  const byDriver = new Map<number, ActiveLeg[]>()
-  for (const l of activeLegs(svc.db, drivers.map((d) => d.id))) byDriver.set(l.driver_id, [...(byDriver.get(l.driver_id) ?? []), l])
+  const byDriver = legsByDriver(svc, drivers)
   // Every carrying candidate's route is timed at once: a router that is down costs one time limit per decision.
   type Verdict = { keep: Candidate; out?: never; fallback: string | null } | { keep?: never; out: BatchExclusion; fallback: string | null }
   const verdicts = await Promise.all(cands.map(async (c): Promise<Verdict> => {
@@ -120,8 +130,7 @@ export interface AfterRoute { driver_id: number; free_s: number; arrive_s: numbe
  * A pickup is counted as the ride to the store, not the wait for the food: the estimate errs early.
  */
 export async function arrivalsAfterRoute(svc: Services, storeId: number, drivers: ReadonlyArray<{ id: number; lat: number; lng: number }>): Promise<{ arrivals: AfterRoute[]; fallback: string | null }> {
-  const byDriver = new Map<number, ActiveLeg[]>()
-  for (const l of activeLegs(svc.db, drivers.map((d) => d.id))) byDriver.set(l.driver_id, [...(byDriver.get(l.driver_id) ?? []), l])
+  const byDriver = legsByDriver(svc, drivers)
   const got = await Promise.all(drivers.map(async (d) => {
     const legs = byDriver.get(d.id)
     if (!legs) return null
