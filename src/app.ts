@@ -9,7 +9,6 @@ import { openDb, type Db } from './storage/db.ts'
 import { syncPlatformPlans } from './storage/plans.ts'
 import { isSuspended } from './storage/accounts.ts'
 import { createResellerQueries } from './storage/reseller.ts'
-import { gated } from './auth/account-gate.ts'
 import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
 import { withStoreCache } from './storage/store-cache.ts'
@@ -20,17 +19,11 @@ import { MailboxGauge, Registry, startSystem, stopSystem } from './actors/system
 import { storeHandler, type StoreDeps, type StoreMsg, type StoreState } from './actors/store.ts'
 import { bookingReads } from './actors/store-fulfillment.ts'
 import { orderHandler, type OrderMsg, type OrderState } from './actors/order.ts'
-import { createOwnerAuth } from './auth/owner.ts'
-import { audienceAccepts } from './auth/app-tokens.ts'
 import { mountHttp } from './http/server.ts'
 import { developerApp } from './storage/apps.ts'
 import { mcpEndpoints } from './mcp/endpoints.ts'
-import { createStaffAuth } from './auth/staff.ts'
-import { createCustomerAuth } from './auth/customer.ts'
-import { createStorefrontAuth } from './auth/storefront.ts'
-import { createSessionAuth } from './auth/owner-sessions.ts'
-import { createShellAuth } from './auth/shell.ts'
 import { touchSession } from './storage/owner-auth.ts'
+import { authFamilies } from './auth/families.ts'
 import { noKds } from './domain/kds.ts'
 import { mountKdsSocket } from './ws/kds.ts'
 import { staffPushAlerts } from './reactions/staff-push.ts'
@@ -43,7 +36,6 @@ import { createProviders } from './providers/factory.ts'
 import { createPaymentProvider } from './providers/payments.ts'
 import { forgetPushToken } from './storage/push-devices.ts'
 import { createDriverQueries } from './storage/drivers.ts'
-import { createDriverAuth } from './auth/driver.ts'
 import { driverHandler, LocationWriter, type DriverMsg, type DriverState } from './actors/driver.ts'
 import { Realtime } from './ws/realtime.ts'
 import { mountDeliverySockets } from './ws/sockets.ts'
@@ -110,14 +102,6 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
   const sockets = countSockets(app)
   if (config.metricsToken) mountMetricsEndpoint(app, metrics, config.metricsToken, log, drain.requests)
   const metricsServer = config.metricsListen ? metricsListener(metrics, config.metricsListen.host, config.metricsListen.port, log) : null
-  const owner = createOwnerAuth(db)
-  const staffAuth = createStaffAuth(db)
-  const customerAuth = createCustomerAuth(db)
-  const storefrontAuth = createStorefrontAuth(db)
-  const driverAuth = createDriverAuth(db)
-  const shellAuth = createShellAuth(db)
-  // The dashboard's web session; last_seen_at is bookkeeping, written off the request path.
-  const sessionAuth = createSessionAuth(db, (id, at) => { committer.write((w) => touchSession(w, id, at)).catch(() => {}) })
   const realtime = new Realtime(new Hub(app))
   const locations = new LocationWriter(db, opts.replication ?? null)
   locations.onAnswerError = (err) => log.error({ err }, 'answering a stored position failed')
@@ -142,25 +126,9 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     email: providers.email,
     payments: createPaymentProvider(config),
     kds: noKds,
-    // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors.
-    // Each is gated by its account (src/auth/account-gate.ts): a suspended account's tokens of every
-    // family answer 403 account_suspended; an app's token, 403 feature_not_in_plan without `apps`.
-    auth: {
-      none: () => null,
-      // An app or agent token bound to a resource (RFC 8707) authenticates there only (src/auth/app-tokens.ts).
-      owner: gated(db, (input) => {
-        const p = input.bearer ? owner.resolve(input.bearer) : null
-        return p && audienceAccepts(p.app?.resource, input.resource ?? `${config.siteUrl}/api/v1`) ? p : null
-      }),
-      driver: gated(db, (input) => (input.bearer ? driverAuth.resolve(input.bearer) : null)),
-      staff: gated(db, (input) => (input.bearer ? staffAuth.resolve(input.bearer) : null)),
-      customer: gated(db, (input) => (input.bearer ? customerAuth.resolve(input.bearer) : null)),
-      storefront: gated(db, (input) => (input.headers['x-storefront-token'] ? storefrontAuth.resolve(input.headers['x-storefront-token']) : null)),
-      // Only routes declaring `auth: 'session'` ask for it (site pages; never /api/v1: src/http/server.ts).
-      session: gated(db, (input) => sessionAuth.resolve(input.headers.cookie)),
-      // The owner's mobile shell (api-v1 §4.9): only the /app routes declare it (docs/app-shell.md).
-      shell: gated(db, (input) => (input.bearer ? shellAuth.resolve(input.bearer) : null)),
-    },
+    // One authenticator per family (api-v1 §5), shared by the HTTP, WebSocket and MCP front doors
+    // (src/auth/families.ts); the web session's last use is written off the request path.
+    auth: authFamilies(db, config, (id, at) => { committer.write((w) => touchSession(w, id, at)).catch(() => {}) }),
     accounts: { suspended: (ownerId) => isSuspended(db, ownerId) },
     lifecycle: { draining: () => drain.draining, database: () => databaseReadiness(db), requests: drain.requests, ...(opts.cluster ? { cluster: opts.cluster } : {}) },
     metrics,

@@ -16,6 +16,12 @@ export interface ClusterConfig {
   leaseMs: number
   /** A replica further behind than this answers 503 on /readyz. */
   maxLagMs: number
+  /**
+   * A replica answers the public reads from its own database while it is at most this far behind
+   * (src/http/replica-reads.ts); further behind, it forwards them to the primary like everything else.
+   * null (`off`): every read goes to the primary.
+   */
+  readLagMs: number | null
   user: string | null
   password: string | null
   token: string | null
@@ -47,7 +53,7 @@ const whole = (env: Record<string, string | undefined>, name: string, fallback: 
 export function clusterConfig(env: Record<string, string | undefined>, single: { dbPath: string; groupCommit: boolean; host: string; port: number }): ClusterConfig | null {
   const urls = (env.NATS_URL ?? '').split(',').map((s) => s.trim()).filter(Boolean)
   if (urls.length === 0) {
-    for (const name of ['NODE_ID', 'NODE_URL', 'NATS_CREDS', 'NATS_USER', 'NATS_TOKEN', 'NATS_REPLICAS']) if (env[name]) fail(`${name} needs NATS_URL (cluster mode)`)
+    for (const name of ['NODE_ID', 'NODE_URL', 'NATS_CREDS', 'NATS_USER', 'NATS_TOKEN', 'NATS_REPLICAS', 'CLUSTER_READ_LAG_MS']) if (env[name]) fail(`${name} needs NATS_URL (cluster mode)`)
     return null
   }
   for (const u of urls) if (!/^(nats|tls):\/\/[^\s/]+(:\d+)?\/?$/.test(u)) fail(`NATS_URL must be a comma-separated list of nats://host:port, got "${u}"`)
@@ -76,6 +82,7 @@ export function clusterConfig(env: Record<string, string | undefined>, single: {
     replicas: whole(env, 'NATS_REPLICAS', Math.min(3, urls.length), 1, 5),
     leaseMs,
     maxLagMs: whole(env, 'CLUSTER_MAX_LAG_MS', 5000, 100, 3_600_000),
+    readLagMs: readLag(env),
     user: env.NATS_USER || null,
     password: env.NATS_PASSWORD || null,
     token: env.NATS_TOKEN || null,
@@ -85,6 +92,12 @@ export function clusterConfig(env: Record<string, string | undefined>, single: {
     snapshotEvery: whole(env, 'CLUSTER_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
     snapshotsKept: whole(env, 'CLUSTER_SNAPSHOTS_KEPT', 2, 1, 100),
   }
+}
+
+/** CLUSTER_READ_LAG_MS: a whole number of ms (0 = only while caught up), or `off`: every read goes to the primary. */
+function readLag(env: Record<string, string | undefined>): number | null {
+  if (env.CLUSTER_READ_LAG_MS?.trim().toLowerCase() === 'off') return null
+  return whole(env, 'CLUSTER_READ_LAG_MS', 2000, 0, 3_600_000)
 }
 
 /**

@@ -36,6 +36,9 @@ t.test('cluster mode: NATS_URL switches it on; invalid combinations are refused 
   t.equal(loadConfig({}).cluster, null, 'off by default')
   const c = loadConfig({ NATS_URL: 'nats://a:4222, nats://b:4222', NODE_ID: 'node-1', HOST: '127.0.0.1', PORT: '8081' }).cluster
   t.match(c, { natsUrls: ['nats://a:4222', 'nats://b:4222'], nodeId: 'node-1', name: 'dispatch', replicas: 2, leaseMs: 3000, maxLagMs: 5000, nodeUrl: 'http://127.0.0.1:8081' })
+  t.equal(c?.readLagMs, 2000, 'replicas serve public reads while at most 2 s behind, by default')
+  t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: '0' }).cluster?.readLagMs, 0, '0: only while caught up')
+  t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: 'off' }).cluster?.readLagMs, null, 'off: every read goes to the primary')
   t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', NODE_URL: 'https://node-1.internal:8443/' }).cluster?.nodeUrl, 'https://node-1.internal:8443', 'NODE_URL as given, without a trailing slash')
   t.match(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', PORT: '9000' }).cluster?.nodeUrl, /^http:\/\/[^/]+:9000$/, 'listening on every address: this machine\'s name')
   const refused: Array<[Record<string, string>, RegExp]> = [
@@ -46,6 +49,9 @@ t.test('cluster mode: NATS_URL switches it on; invalid combinations are refused 
     [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', NODE_URL: 'http://x:1/path' }, /NODE_URL must be/],
     [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', DB_PATH: ':memory:' }, /:memory:/],
     [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', GROUP_COMMIT: '0' }, /GROUP_COMMIT=0/],
+    [{ CLUSTER_READ_LAG_MS: '100' }, /CLUSTER_READ_LAG_MS needs NATS_URL/],
+    [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: 'soon' }, /CLUSTER_READ_LAG_MS must be a whole number/],
+    [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: '3600001' }, /CLUSTER_READ_LAG_MS must be between 0 and 3600000/],
   ]
   for (const [env, why] of refused) t.throws(() => loadConfig(env), why, JSON.stringify(env))
 })
