@@ -12,6 +12,7 @@ import type { Db } from '../storage/db.ts'
 import { buildApp, type App } from '../app.ts'
 import { replicaServer } from '../http/replica.ts'
 import { forwarder, type Forwarder } from '../http/forward.ts'
+import { replicaReads, type ReplicaReads } from '../http/replica-reads.ts'
 import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
@@ -45,12 +46,24 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', apply_delay_ms: null, ready: false } as const
   // What the replica does not serve itself goes to the primary, once the node knows the cluster's secret.
   let forward: Forwarder | null = null
-  const replica = replicaServer(() => db, () => node?.status() ?? starting, () => node?.forwardTarget() ?? null, () => forward, log)
+  // The public reads it answers from its own database (docs/cluster.md "Public reads on replicas").
+  let reads: ReplicaReads | null = null
+  const endReads = () => { const r = reads; reads = null; return r?.close() }
+  const status = () => {
+    const s = node?.status() ?? starting
+    return reads ? { ...s, local_reads: reads.stats() } : s
+  }
+  const replica = replicaServer(() => db, status, () => node?.forwardTarget() ?? null, () => forward, log, () => reads)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
     joined: (secret) => {
-      forward = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: config.bodyLimitBytes, largeBodies: largeBodyRoutes(config), log })
+      const trust = withClusterSecret(config.trustProxy, secret)
+      forward = forwarder({ secret, trust, bodyLimitBytes: config.bodyLimitBytes, largeBodies: largeBodyRoutes(config), log })
+      reads = replicaReads({
+        config: { ...config, trustProxy: trust }, dbPath: config.dbPath, log, node: cluster.nodeId, boundMs: cluster.readLagMs, leaseMs: cluster.leaseMs,
+        freshness: () => node ? { status: node.status(), streamCheckedAt: node.streamCheckedAt() } : null,
+      })
     },
     promote: async (replicator, renew, secret) => {
       await listening
@@ -61,6 +74,8 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       if (!await renew()) throw new Error('the lease was taken while the server was being built')
       replica.close()
       void forward?.close()
+      // Its read-only view closes with the listener: the full server answers every read from here on.
+      void endReads()
       await app.listen()
       if (config.demoSeed && (db.prepare('SELECT COUNT(*) FROM owners').pluck().get() as number) === 0) {
         const demo = seedDemo(db, config.siteUrl)
@@ -109,7 +124,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
     async stop() {
       let complete = true
       if (app) complete = await (app as App).close()
-      else { replica.close(); await forward?.close() }
+      else { replica.close(); await forward?.close(); await endReads() }
       await started.stop()
       db.close()
       return complete ? 0 : 70

@@ -37,6 +37,11 @@ export interface ClusterStatus {
    * node's commit, one clock per machine: skew between machines counts), or null.
    */
   apply_delay_ms: { p50: number; p99: number; max: number; samples: number } | null
+  /**
+   * Replicas: the public reads answered from this node's own database, and those of the same list
+   * forwarded to the primary instead (src/http/replica-reads.ts); absent on the primary.
+   */
+  local_reads?: { served: number; forwarded: number; lag_bound_ms: number | null }
   ready: boolean
 }
 
@@ -73,6 +78,8 @@ export class ClusterNode {
   private primary: string | null = null
   private primaryUrl: string | null = null
   private streamLast = 0
+  /** When the watch last read the stream's length (0: not yet): this replica's lag is known as of then. */
+  private streamAt = 0
   private applier: Applier | null
   private replicator: Replicator | null = null
   private timer: NodeJS.Timeout | null = null
@@ -134,6 +141,15 @@ export class ClusterNode {
     return this.role === 'replica' && this.primary !== this.o.cluster.nodeId ? this.primaryUrl : null
   }
 
+  /**
+   * When this replica last learned how long the stream is (0: not since it started): its `lag_ms` is
+   * only as current as that. A replica answers public reads itself only while it is recent
+   * (src/http/replica-reads.ts): one restarted from an old file, or cut off from NATS, does not.
+   */
+  streamCheckedAt(): number {
+    return this.streamAt
+  }
+
   /** Every third of a lease: who is primary, how long the stream is, and whether to take the lease. */
   private watch(): void {
     const tick = async () => {
@@ -145,6 +161,7 @@ export class ClusterNode {
         // reads there (and a dead one simply does not answer: 503 either way).
         if (holder?.url) this.primaryUrl = holder.url
         this.streamLast = await lastSeq(this.link)
+        this.streamAt = Date.now()
         this.applier?.nudge(this.streamLast)
         // Only a replica that has applied the whole stream contends: one still replaying a long
         // history would hold the lease while it catches up.

@@ -1,8 +1,9 @@
 /**
  * What a cluster replica serves on PORT while it is not the primary (docs/cluster.md "Any node
  * accepts any request"): `/healthz` and `/readyz` (its role, the primary, how far behind it is) of
- * its own; every other request and socket is passed to the primary and its answer back
- * (src/http/forward.ts). While no primary is known, 503 `unavailable` with `Retry-After`.
+ * its own; the public reads from its own database while it is within CLUSTER_READ_LAG_MS
+ * (src/http/replica-reads.ts); every other request and socket is passed to the primary and its
+ * answer back (src/http/forward.ts). While no primary is known, 503 `unavailable` with `Retry-After`.
  */
 import uWS from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
@@ -13,6 +14,7 @@ import type { ClusterStatus } from '../cluster/node.ts'
 import { newRequestCounter, requestState, send } from '../net/respond.ts'
 import { readiness } from './routes/readyz.ts'
 import type { Forwarder } from './forward.ts'
+import type { ReplicaReads } from './replica-reads.ts'
 
 export interface ReplicaServer {
   listen(host: string, port: number): Promise<number>
@@ -24,7 +26,7 @@ export interface ReplicaServer {
  * `target`: the primary's NODE_URL, null while unknown (or before the node has joined); `forward`
  * is made once the node knows the cluster's secret.
  */
-export function replicaServer(db: () => Db, status: () => ClusterStatus, target: () => string | null, forward: () => Forwarder | null, log: Logger): ReplicaServer {
+export function replicaServer(db: () => Db, status: () => ClusterStatus, target: () => string | null, forward: () => Forwarder | null, log: Logger, reads: () => ReplicaReads | null = () => null): ReplicaServer {
   const app = uWS.App()
   const counter = newRequestCounter()
   let listenSocket: uWS.us_listen_socket | null = null
@@ -44,6 +46,8 @@ export function replicaServer(db: () => Db, status: () => ClusterStatus, target:
     close: (ws, code, m) => tunnels?.close?.(ws, code, m),
   })
   app.any('/*', (res, req) => {
+    // A public read this node answers from its own data (when fresh enough); else as below.
+    if (reads()?.serve(res, req)) return
     const method = req.getCaseSensitiveMethod().toUpperCase()
     const path = req.getUrl()
     const isProbe = (path === '/healthz' || path === '/readyz') && (method === 'GET' || method === 'HEAD')

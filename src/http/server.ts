@@ -71,7 +71,12 @@ export interface HttpFrontDoor {
   routes: Route[]
 }
 
-export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Services['auth'], rawEndpoints: readonly RawEndpoint[] = []): HttpFrontDoor {
+export interface MountOptions {
+  /** Lines added to every answer, asked per request (a cluster replica's `X-Dispatch-Served-By`: src/http/replica-reads.ts). */
+  headers?: () => Record<string, string>
+}
+
+export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], authenticators: Services['auth'], rawEndpoints: readonly RawEndpoint[] = [], opts: MountOptions = {}): HttpFrontDoor {
   const router = new Router()
   for (const r of routes) {
     // The web session authenticates site pages only, never the API (issue 14, docs/dashboard.md).
@@ -115,7 +120,7 @@ export function mountHttp(app: TemplatedApp, svc: Services, routes: Route[], aut
     let requestId = '-'
     let method = ''
     let path = ''
-    const baseHeaders = corsHeaders()
+    const baseHeaders = opts.headers ? Object.assign(corsHeaders(), opts.headers()) : corsHeaders()
     // Nothing thrown while answering may reach uWS (it would end the process): log and answer 500.
     const guard = requestGuard(res, state, (err) => {
       log.error({ err, reqId: requestId, method, path: redactPath(path) }, 'uncaught error while answering')

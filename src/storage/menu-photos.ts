@@ -31,6 +31,11 @@ export function dropUnusedPhoto(db: Db, key: string | null | undefined): void {
 }
 
 /** One rendition's bytes and type, or undefined when no item's photo has this key. */
+/** Whether a photo is stored under `key` (a replica checks before it answers a photo address itself). */
+export function photoStored(db: Db, key: string): boolean {
+  return stmt<[string], number>(db, 'SELECT 1 FROM menu_photos WHERE key = ?').pluck().get(key) !== undefined
+}
+
 export function photoBytes(db: Db, key: string, size: 'full' | 'thumb'): { type: string; bytes: Buffer } | undefined {
   const col = size === 'thumb' ? 'thumb' : 'full'
   return stmt<[string], { type: string; bytes: Buffer }>(db, `SELECT type, ${col} AS bytes FROM menu_photos WHERE key = ?`).get(key)

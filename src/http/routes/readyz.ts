@@ -48,6 +48,11 @@ export const readyzRoutes = [
           description: 'Cluster mode, replicas: how long the messages applied in the last 10 s (up to 4,096) took from the primary\'s commit to this node\'s, in ms; null on the primary and when none were applied',
           anyOf: [{ type: 'null' }, { type: 'object', required: ['p50', 'p99', 'max', 'samples'], properties: { p50: { type: 'number' }, p99: { type: 'number' }, max: { type: 'number' }, samples: { type: 'integer' } } }],
         },
+        local_reads: {
+          type: 'object', required: ['served', 'forwarded', 'lag_bound_ms'],
+          description: 'Cluster mode, replicas: the public reads this node answered from its own database since it started (each such answer carries `X-Dispatch-Served-By`), those of the same routes it forwarded to the primary instead (further behind than `lag_bound_ms`, joining, or not holding what was asked yet), and CLUSTER_READ_LAG_MS (null: off). Absent on the primary (docs/cluster.md "Public reads on replicas")',
+          properties: { served: { type: 'integer' }, forwarded: { type: 'integer' }, lag_bound_ms: { type: ['integer', 'null'] } },
+        },
       },
     },
     query: ReadyzQuery,

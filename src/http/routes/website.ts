@@ -129,7 +129,9 @@ const CACHE = { 'Cache-Control': 'private, no-cache', Vary: 'Cookie' }
 async function htmlPage(r: Request, h: Readonly<Record<string, string>>, status: number, page: Omit<PageInput, 'nonce'>, scripts: string[] = []): Promise<Reply> {
   const marked = await renderWebsitePage(r.svc, r.store, r.visitor, { ...page, nonce: STYLE_MARK })
   const withScript = marked.replace(/<\/body>/i, [WEBSITE_SCRIPT, ...scripts].map((js) => `<script nonce="${SCRIPT_MARK}">${js}</script>`).join('') + '</body>')
-  const etag = `W/"${createHash('sha256').update(withScript).digest('base64url').slice(0, 27)}"`
+  // Hashed without the marks (random per process): every node of a cluster, and this one after a
+  // restart, gives the same page the same ETag (docs/cluster.md "Public reads on replicas").
+  const etag = `W/"${createHash('sha256').update(withScript.split(STYLE_MARK).join('\0s').split(SCRIPT_MARK).join('\0c')).digest('base64url').slice(0, 27)}"`
   const cookies: Record<string, string> = r.setCookies.length ? { 'Set-Cookie': r.setCookies.join('\n') } : {}
   if (status === 200 && (h['if-none-match'] ?? '').split(',').map((s) => s.trim()).includes(etag)) return new Reply(304, null, { ETag: etag, ...CACHE, ...cookies })
   const [scriptNonce, styleNonce] = [newNonce(), newNonce()]

@@ -1,0 +1,181 @@
+/**
+ * Public reads on a cluster replica (docs/cluster.md "Public reads on replicas"): the public menu,
+ * the tracking view and page, the store website's pages and photos, the catalog (its API and its MCP
+ * server) are answered from the replica's own database, through the **same** route table and HTTP
+ * front door as on the primary (src/http/server.ts `mountHttp` on the routes of `LOCAL_READS` only,
+ * over the read-only view of src/cluster/read-view.ts), while the replica is within
+ * CLUSTER_READ_LAG_MS of the primary. Everything else — and these too when the replica is further
+ * behind, has a problem, is still joining, or does not hold what was asked for yet — is forwarded
+ * to the primary as before (src/http/forward.ts).
+ *
+ * Every answer served here says so: `X-Dispatch-Served-By` (this node) and `X-Dispatch-Lag-Ms` (how
+ * far behind it was). Rate limits and the client's address follow the primary's rules (the same
+ * RATE_LIMIT_PER_MINUTE, MCP_PUBLIC_RATE_PER_MINUTE, route limits and TRUST_PROXY): the replica sees
+ * the client directly, and counts its budget on this node.
+ */
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js'
+import type { Config } from '../config.ts'
+import type { Logger } from '../log.ts'
+import type { Services } from '../services.ts'
+import type { ClusterStatus } from '../cluster/node.ts'
+import { readView, type ReadView } from '../cluster/read-view.ts'
+import { allRoutes } from './routes/index.ts'
+import { fullPath, mountHttp, type RawEndpoint } from './server.ts'
+import { Router } from './router.ts'
+import type { Route } from './route.ts'
+import { mcpEndpoints } from '../mcp/endpoints.ts'
+import { catalogServer } from '../mcp/servers/catalog.ts'
+import { LEAFLET_BASE } from './routes/leaflet-assets.ts'
+import { photoStored } from '../storage/menu-photos.ts'
+import { corsHeaders } from '../net/respond.ts'
+
+type Params = Readonly<Record<string, string>>
+/** Whether the replica holds what the request names; false: forwarded (it may have been created a moment ago on the primary). */
+type Present = (svc: Services, params: Params) => boolean
+
+const storeById: Present = (svc, p) => /^[1-9]\d{0,15}$/.test(p.restaurantId ?? '') && svc.stores.byId(Number(p.restaurantId)) !== undefined
+const storeBySlug: Present = (svc, p) => svc.stores.bySlug(p.slug ?? '') !== undefined
+const tracked: Present = (svc, p) => svc.orders.rowByTrackToken(p.token ?? '') !== undefined
+const photo: Present = (svc, p) => photoStored(svc.db, /^([0-9a-f]{32})(-thumb)?\.jpg$/.exec(p.name ?? '')?.[1] ?? '')
+
+/**
+ * The routes a replica answers itself (GET and HEAD), by the path they are served at, each with what
+ * it must hold first. The store website's pages of a signed-in customer (a `customer` cookie) are
+ * forwarded: they show the customer's own data, which they may have just changed on the primary.
+ */
+export const LOCAL_READS: ReadonlyArray<{ path: string; present?: Present; website?: true }> = [
+  { path: '/api/v1/menu/{restaurantId}', present: storeById },
+  { path: '/api/v1/track/{token}', present: tracked },
+  { path: '/t/{token}', present: tracked },
+  { path: `${LEAFLET_BASE}/*` },
+  { path: '/media/items/{name}', present: photo },
+  { path: '/api/v1/catalog/stores' },
+  { path: '/api/v1/catalog/stores/{store}' },
+  { path: '/api/v1/catalog/items' },
+  { path: '/api/v1/catalog/starter-menus' },
+  ...['', '/menu', '/items/{item}', '/cart', '/checkout', '/account/login'].map((p) => ({ path: `/s/{slug}${p}`, present: storeBySlug, website: true as const })),
+]
+
+/** The public MCP server a replica answers itself (every method at its address: its tools only read). */
+export const LOCAL_MCP = catalogServer.path
+
+/**
+ * Why this replica may not answer a read itself now, or null when it may: CLUSTER_READ_LAG_MS off, not
+ * a replica (promoting), a problem (joining, stopped applying), the stream's length not checked within
+ * a lease (its lag unknown: just started, or cut off from NATS), or further behind than the bound.
+ */
+export function localReadRefusal(s: ClusterStatus | null, streamCheckedAt: number, now: number, boundMs: number | null, leaseMs: number): string | null {
+  if (boundMs === null) return 'off'
+  if (!s) return 'starting'
+  if (s.role !== 'replica') return `role ${s.role}`
+  if (s.problem !== null) return s.problem
+  if (streamCheckedAt === 0 || now - streamCheckedAt > leaseMs) return 'lag unknown'
+  if (s.lag_ms > boundMs) return `lag ${s.lag_ms} ms over ${boundMs} ms`
+  return null
+}
+
+export interface LocalReadStats {
+  /** Reads this node answered from its own database since it started. */
+  served: number
+  /** Reads of the list it forwarded to the primary instead (too far behind, joining, or not holding what was asked yet). */
+  forwarded: number
+  /** CLUSTER_READ_LAG_MS; null: off. */
+  lag_bound_ms: number | null
+}
+
+export interface ReplicaReads {
+  /**
+   * Answer the request here when it is one of the public reads and this node is fresh enough (true:
+   * answered, or answering); false: the caller forwards it. Call first thing in the handler.
+   */
+  serve(res: HttpResponse, req: HttpRequest): boolean
+  stats(): LocalReadStats
+  /** The read-only view, for other front doors of the replica (its sockets). */
+  readonly view: ReadView
+  close(): Promise<void>
+}
+
+export interface ReplicaReadsOptions {
+  /** As the replica serves: TRUST_PROXY joined with the cluster's secret. */
+  config: Config
+  dbPath: string
+  log: Logger
+  node: string
+  boundMs: number | null
+  leaseMs: number
+  /** The node's status and when it last read the stream's length (null before the node started). */
+  freshness(): { status: ClusterStatus; streamCheckedAt: number } | null
+}
+
+const EXPOSED = `${corsHeaders()['Access-Control-Expose-Headers']}, X-Dispatch-Served-By, X-Dispatch-Lag-Ms`
+
+export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
+  const view = readView(o.config, o.dbPath, o.log)
+  const { svc } = view
+  const wanted = new Map(LOCAL_READS.map((r) => [r.path, r]))
+  const routes = allRoutes({ appGroup: o.config.appGroup }).filter((r) => r.method === 'GET' && wanted.has(localPath(r)))
+  const router = new Router()
+  for (const r of routes) router.add(fullPath(r), r)
+  const raw: RawEndpoint[] = mcpEndpoints(svc, [catalogServer])
+  // The front door itself, mounted on a stand-in app: its one handler is called for the reads chosen below.
+  let handler: ((res: HttpResponse, req: HttpRequest) => void) | null = null
+  const capture = { any: (_pattern: string, h: (res: HttpResponse, req: HttpRequest) => void) => { handler = h; return capture } } as unknown as TemplatedApp
+  let lag = 0
+  mountHttp(capture, svc, routes, svc.auth, raw, {
+    headers: () => ({ 'X-Dispatch-Served-By': o.node, 'X-Dispatch-Lag-Ms': String(lag), 'Access-Control-Expose-Headers': EXPOSED }),
+  })
+  const door = handler as unknown as (res: HttpResponse, req: HttpRequest) => void
+  let served = 0
+  let forwarded = 0
+  let closed = false
+
+  /** One of the listed reads, holding what it names (null: not a read of the list; false: forwarded). */
+  function listed(req: HttpRequest, method: string, path: string): boolean | null {
+    if (path === LOCAL_MCP) return true
+    if (method !== 'GET' && method !== 'HEAD') return null
+    const m = router.match('GET', path)
+    if (m.kind !== 'found') return null
+    const entry = wanted.get(localPath(m.route))!
+    if (entry.website && /(?:^|;)\s*customer=[^;\s]/.test(req.getHeader('cookie'))) return false
+    try {
+      return entry.present ? entry.present(svc, m.params) : true
+    } catch (err) {
+      o.log.warn({ err, path }, 'a replica read could not check its data; forwarding it')
+      return false
+    }
+  }
+
+  return {
+    view,
+    serve(res, req) {
+      if (closed) return false
+      const method = req.getCaseSensitiveMethod().toUpperCase()
+      const path = req.getUrl()
+      const f = o.freshness()
+      // Checked first: a replica too far behind reads nothing of its own file, not even to look a token up.
+      const refusal = localReadRefusal(f?.status ?? null, f?.streamCheckedAt ?? 0, Date.now(), o.boundMs, o.leaseMs)
+      if (refusal !== null) {
+        if (o.boundMs !== null && (path === LOCAL_MCP || ((method === 'GET' || method === 'HEAD') && router.match('GET', path).kind === 'found'))) forwarded++
+        return false
+      }
+      const local = listed(req, method, path)
+      if (local === null) return false
+      if (!local) { forwarded++; return false }
+      served++
+      lag = f!.status.lag_ms
+      door(res, req)
+      return true
+    },
+    stats: () => ({ served, forwarded, lag_bound_ms: o.boundMs }),
+    async close() {
+      closed = true
+      await view.close()
+    },
+  }
+}
+
+/** A route's path as LOCAL_READS names it (the Leaflet files by their folder). */
+function localPath(r: Route): string {
+  const p = fullPath(r)
+  return p.startsWith(`${LEAFLET_BASE}/`) ? `${LEAFLET_BASE}/*` : p
+}
