@@ -13,6 +13,8 @@ import { buildApp, type App } from '../app.ts'
 import { replicaServer } from '../http/replica.ts'
 import { forwarder, type Forwarder } from '../http/forward.ts'
 import { replicaReads, type ReplicaReads } from '../http/replica-reads.ts'
+import { mcpEndpoints } from '../mcp/endpoints.ts'
+import { catalogServer } from '../mcp/servers/catalog.ts'
 import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
@@ -62,6 +64,8 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       forward = forwarder({ secret, trust, bodyLimitBytes: config.bodyLimitBytes, largeBodies: largeBodyRoutes(config), log })
       reads = replicaReads({
         config: { ...config, trustProxy: trust }, dbPath: config.dbPath, log, node: cluster.nodeId, boundMs: cluster.readLagMs, leaseMs: cluster.leaseMs,
+        // The public catalog's MCP server: its tools only read (api-v1 §4.11).
+        mcp: (svc) => mcpEndpoints(svc, [catalogServer]),
         freshness: () => node ? { status: node.status(), streamCheckedAt: node.streamCheckedAt() } : null,
       })
     },

@@ -23,9 +23,7 @@ import { allRoutes } from './routes/index.ts'
 import { fullPath, mountHttp, type RawEndpoint } from './server.ts'
 import { Router } from './router.ts'
 import type { Route } from './route.ts'
-import { mcpEndpoints } from '../mcp/endpoints.ts'
-import { catalogServer } from '../mcp/servers/catalog.ts'
-import { LEAFLET_BASE } from './routes/leaflet-assets.ts'
+import { LOCAL_READ_PATHS, localReadKey } from './replica-read-paths.ts'
 import { photoStored } from '../storage/menu-photos.ts'
 import { corsHeaders } from '../net/respond.ts'
 
@@ -39,25 +37,20 @@ const tracked: Present = (svc, p) => svc.orders.rowByTrackToken(p.token ?? '') !
 const photo: Present = (svc, p) => photoStored(svc.db, /^([0-9a-f]{32})(-thumb)?\.jpg$/.exec(p.name ?? '')?.[1] ?? '')
 
 /**
- * The routes a replica answers itself (GET and HEAD), by the path they are served at, each with what
- * it must hold first. The store website's pages of a signed-in customer (a `customer` cookie) are
- * forwarded: they show the customer's own data, which they may have just changed on the primary.
+ * What each read must find in the replica's database before the replica answers it (else the primary
+ * does). The store website's pages of a signed-in customer (a `customer` cookie) are forwarded: they
+ * show the customer's own data, which they may have just changed on the primary.
  */
-export const LOCAL_READS: ReadonlyArray<{ path: string; present?: Present; website?: true }> = [
-  { path: '/api/v1/menu/{restaurantId}', present: storeById },
-  { path: '/api/v1/track/{token}', present: tracked },
-  { path: '/t/{token}', present: tracked },
-  { path: `${LEAFLET_BASE}/*` },
-  { path: '/media/items/{name}', present: photo },
-  { path: '/api/v1/catalog/stores' },
-  { path: '/api/v1/catalog/stores/{store}' },
-  { path: '/api/v1/catalog/items' },
-  { path: '/api/v1/catalog/starter-menus' },
-  ...['', '/menu', '/items/{item}', '/cart', '/checkout', '/account/login'].map((p) => ({ path: `/s/{slug}${p}`, present: storeBySlug, website: true as const })),
-]
+const PRESENT: Readonly<Record<string, Present>> = {
+  '/api/v1/menu/{restaurantId}': storeById,
+  '/api/v1/track/{token}': tracked,
+  '/t/{token}': tracked,
+  '/media/items/{name}': photo,
+}
 
-/** The public MCP server a replica answers itself (every method at its address: its tools only read). */
-export const LOCAL_MCP = catalogServer.path
+/** The reads a replica answers itself (src/http/replica-read-paths.ts), each with what it must hold first. */
+export const LOCAL_READS: ReadonlyArray<{ path: string; present?: Present; website?: true }> = LOCAL_READ_PATHS.map((path) =>
+  path.startsWith('/s/{slug}') ? { path, present: storeBySlug, website: true as const } : { path, ...(PRESENT[path] ? { present: PRESENT[path] } : {}) })
 
 /**
  * Why this replica may not answer a read itself now, or null when it may: CLUSTER_READ_LAG_MS off, not
@@ -103,6 +96,11 @@ export interface ReplicaReadsOptions {
   node: string
   boundMs: number | null
   leaseMs: number
+  /**
+   * The public MCP servers it answers itself, built on the view (the catalog's: its tools only read;
+   * every method at their addresses is answered here). Given by the caller: src/http imports no other front door.
+   */
+  mcp(svc: Services): RawEndpoint[]
   /** The node's status and when it last read the stream's length (null before the node started). */
   freshness(): { status: ClusterStatus; streamCheckedAt: number } | null
 }
@@ -113,10 +111,11 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
   const view = readView(o.config, o.dbPath, o.log)
   const { svc } = view
   const wanted = new Map(LOCAL_READS.map((r) => [r.path, r]))
-  const routes = allRoutes({ appGroup: o.config.appGroup }).filter((r) => r.method === 'GET' && wanted.has(localPath(r)))
+  const routes = allRoutes({ appGroup: o.config.appGroup }).filter((r) => r.method === 'GET' && wanted.has(localReadKey(fullPath(r))))
   const router = new Router()
   for (const r of routes) router.add(fullPath(r), r)
-  const raw: RawEndpoint[] = mcpEndpoints(svc, [catalogServer])
+  const raw = o.mcp(svc)
+  const rawPaths = new Set(raw.map((e) => e.path))
   // The front door itself, mounted on a stand-in app: its one handler is called for the reads chosen below.
   let handler: ((res: HttpResponse, req: HttpRequest) => void) | null = null
   const capture = { any: (_pattern: string, h: (res: HttpResponse, req: HttpRequest) => void) => { handler = h; return capture } } as unknown as TemplatedApp
@@ -131,11 +130,11 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
 
   /** One of the listed reads, holding what it names (null: not a read of the list; false: forwarded). */
   function listed(req: HttpRequest, method: string, path: string): boolean | null {
-    if (path === LOCAL_MCP) return true
+    if (rawPaths.has(path)) return true
     if (method !== 'GET' && method !== 'HEAD') return null
     const m = router.match('GET', path)
     if (m.kind !== 'found') return null
-    const entry = wanted.get(localPath(m.route))!
+    const entry = wanted.get(localReadKey(fullPath(m.route)))!
     if (entry.website && /(?:^|;)\s*customer=[^;\s]/.test(req.getHeader('cookie'))) return false
     try {
       return entry.present ? entry.present(svc, m.params) : true
@@ -155,7 +154,7 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
       // Checked first: a replica too far behind reads nothing of its own file, not even to look a token up.
       const refusal = localReadRefusal(f?.status ?? null, f?.streamCheckedAt ?? 0, Date.now(), o.boundMs, o.leaseMs)
       if (refusal !== null) {
-        if (o.boundMs !== null && (path === LOCAL_MCP || ((method === 'GET' || method === 'HEAD') && router.match('GET', path).kind === 'found'))) forwarded++
+        if (o.boundMs !== null && (rawPaths.has(path) || ((method === 'GET' || method === 'HEAD') && router.match('GET', path).kind === 'found'))) forwarded++
         return false
       }
       const local = listed(req, method, path)
@@ -172,10 +171,4 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
       await view.close()
     },
   }
-}
-
-/** A route's path as LOCAL_READS names it (the Leaflet files by their folder). */
-function localPath(r: Route): string {
-  const p = fullPath(r)
-  return p.startsWith(`${LEAFLET_BASE}/`) ? `${LEAFLET_BASE}/*` : p
 }

@@ -6,6 +6,8 @@
  */
 import { ERROR_CATALOG, errorEnvelope, tableCode, WHOLE_REQUEST, type ErrorCode } from '../../errors.ts'
 import { isIdParam, pathParams, type Route } from '../route.ts'
+import { fullPath } from '../server.ts'
+import { isLocalRead } from '../replica-read-paths.ts'
 
 /** Response headers (names exactly as src/http/server.ts and op-pipeline.ts send them). */
 export const HEADERS: Record<string, { description: string; schema: Record<string, unknown> }> = {
@@ -15,6 +17,8 @@ export const HEADERS: Record<string, { description: string; schema: Record<strin
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
   'Idempotent-Replayed': { description: '`true` when this answer is the stored answer of an earlier request with the same `Idempotency-Key` (nothing was created again).', schema: { type: 'string', enum: ['true'] } },
   Location: { description: 'Where the browser goes next.', schema: { type: 'string' } },
+  'X-Dispatch-Served-By': { description: 'Cluster mode only (docs/cluster.md "Public reads on replicas"): this answer came from the database of this replica (its `NODE_ID`), not from the primary; absent on answers of the primary, also when a replica passed the request on.', schema: { type: 'string' } },
+  'X-Dispatch-Lag-Ms': { description: 'With `X-Dispatch-Served-By`: how far behind the primary that replica was when it answered, in ms (at most `CLUSTER_READ_LAG_MS`; 0 when caught up).', schema: { type: 'integer' } },
 }
 const header = (name: keyof typeof HEADERS & string) => ({ $ref: `#/components/headers/${name}` })
 
@@ -155,7 +159,9 @@ export function errorResponses(r: Route): Record<string, unknown> {
 /** Headers of the success answer: the common ones, `Idempotent-Replayed` where an `Idempotency-Key` is taken. */
 export function successHeaders(r: Route): Record<string, unknown> {
   const idempotent = (r.headers ?? []).some((h) => h.name.toLowerCase() === 'idempotency-key')
-  return { ...commonHeaders(), ...(idempotent ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}) }
+  // A public read a cluster replica may answer from its own database says so (src/http/replica-read-paths.ts).
+  const replica = r.method === 'GET' && isLocalRead(fullPath(r)) ? { 'X-Dispatch-Served-By': header('X-Dispatch-Served-By'), 'X-Dispatch-Lag-Ms': header('X-Dispatch-Lag-Ms') } : {}
+  return { ...commonHeaders(), ...(idempotent ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}), ...replica }
 }
 
 /**
