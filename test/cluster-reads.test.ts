@@ -130,8 +130,26 @@ if (!hasNats()) {
     t.equal(notModified.status, 304, 'the primary\'s ETag is fresh on the replica')
     t.equal(notModified.headers.get(SERVED_BY), 'n2')
     t.equal((await call(primary, 'GET', `${slug}/menu`, { headers: { ...cookie, 'if-none-match': there.headers.get('etag')! } })).status, 304, 'and the replica\'s on the primary')
-    const home = await call(n2, 'GET', slug, { headers: cookie })
-    t.equal(home.headers.get(SERVED_BY), 'n2', 'the home page too')
+    // A cart in the visitor's cookie, made by the primary's own form (so the cart and checkout pages price it).
+    const item = (await call(primary, 'GET', `/api/v1/menu/${storeId}`)).body[0].items[0].id as number
+    const added = await fetch(`${primary.sp.site}${slug}/cart`, {
+      method: 'POST', redirect: 'manual', body: `csrf=${cookie.cookie.slice(5)}&item_id=${item}&quantity=2`,
+      headers: { ...cookie, origin: 'http://dispatch.test', 'content-type': 'application/x-www-form-urlencoded' },
+    })
+    t.equal(added.status, 303, 'added to the cart')
+    const cart = /cart=[^;]+/.exec(added.headers.get('set-cookie') ?? '')?.[0]
+    t.ok(cart, 'the cart cookie')
+    const withCart = { cookie: `${cookie.cookie}; ${cart}` }
+    for (const page of ['', '/menu', `/items/${item}`, '/cart', '/checkout', '/account/login']) {
+      const a = await call(primary, 'GET', `${slug}${page}`, { headers: withCart })
+      const b = await call(n2, 'GET', `${slug}${page}`, { headers: withCart })
+      t.equal(b.status, a.status, `${page || '/'}: the primary's status`)
+      t.equal(b.headers.get(SERVED_BY), 'n2', `${page || '/'}: answered by the replica`)
+      t.equal(b.headers.get('etag'), a.headers.get('etag'), `${page || '/'}: the same page`)
+    }
+    const unknownStore = await call(n2, 'GET', '/s/no-such-store/menu')
+    t.equal(unknownStore.status, 404)
+    t.equal(unknownStore.headers.get(SERVED_BY), null, 'a store the replica does not hold: the primary\'s page')
     const signedIn = await call(n2, 'GET', `${slug}/menu`, { headers: { cookie: `${cookie.cookie}; customer=dsc_whatever` } })
     t.equal(signedIn.status, 200)
     t.equal(signedIn.headers.get(SERVED_BY), null, 'a signed-in customer\'s page: the primary\'s')
