@@ -32,7 +32,7 @@ import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
 import { CLOSE, errorFrame, refusalFrame } from './frames.ts'
 import { admitFrame, frame } from './frame.ts'
-import { reportLocation } from '../ops/driver-app.ts'
+import { reportLocation } from '../ops/delivery/driver-app.ts'
 
 interface DriverSocket extends LiveSocket {
   driverId: number

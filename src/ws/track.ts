@@ -9,7 +9,7 @@
  * sent the current view and the latest location, so it converges on the present instead of
  * replaying a backlog.
  */
-import { trackedOrder } from '../ops/public.ts'
+import { trackedOrder } from '../ops/web/public.ts'
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import { trackingView, type TrackViewFrame } from '../storage/tracking.ts'

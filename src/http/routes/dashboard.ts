@@ -14,7 +14,7 @@ import { tileOrigin } from '../../domain/map-tiles.ts'
 import { LEAFLET_BASE } from './leaflet-assets.ts'
 import { form } from '../form.ts'
 import { esc } from '../pages/html.ts'
-import { previewStoreTheme } from '../../ops/theme-preview.ts'
+import { previewStoreTheme } from '../../ops/web/theme-preview.ts'
 import { jsonShapeProblem } from '../../net/request-limits.ts'
 
 const HTML = 'text/html; charset=utf-8'

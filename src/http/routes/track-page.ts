@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto'
 import { route, Reply } from '../route.ts'
 import { trackPage, trackNotFoundPage, storeUnavailablePage } from '../pages/track.html.ts'
-import { trackedOrder } from '../../ops/public.ts'
+import { trackedOrder } from '../../ops/web/public.ts'
 import { ApiError } from '../../errors.ts'
 import { trackingView } from '../../storage/tracking.ts'
 import { pageHeaders } from '../pages/page-headers.ts'

@@ -2,7 +2,7 @@
  * The store website at the store's `url` `{site_url}/s/{slug}` (issue 15; docs/website.md): pages
  * rendered with the store's theme, forms that work without JavaScript (post, then 303), the cart in a
  * cookie, sign-in in an HttpOnly cookie. Only the web's concerns live here — cookies, CSRF, CSP,
- * ETags, redirects; what a page shows and what a form does is src/ops/website.ts.
+ * ETags, redirects; what a page shows and what a form does is src/ops/web/website.ts.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { Reply, route, type Ctx, type Route } from '../route.ts'
@@ -16,19 +16,19 @@ import { inlineScript } from '../pages/browser-code.ts'
 import { tileOrigin } from '../../domain/map-tiles.ts'
 import { parseSettings } from '../../storage/stores.ts'
 import { storePosition } from '../../actors/store-delivery.ts'
-import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
-import { STOREFRONT_LIMITS } from '../../ops/storefront.ts'
+import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/web/website-cart.ts'
+import { STOREFRONT_LIMITS } from '../../ops/web/storefront.ts'
 import { esc } from '../pages/html.ts'
 import { csrfMatches, fromSite } from '../session-gate.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
   addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, lineProblem, pricedCart, websiteCheckout, renderWebsitePage, sitePaths, type FormError, type PageInput, type Visitor,
-} from '../../ops/website.ts'
+} from '../../ops/web/website.ts'
 import { form, type Admitted, type FormRequest } from '../form.ts'
 import type { Op } from '../../ops/op.ts'
-import * as customerAuth from '../../ops/customer-auth.ts'
-import * as customers from '../../ops/customers.ts'
+import * as customerAuth from '../../ops/customers/customer-auth.ts'
+import * as customers from '../../ops/customers/customers.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json'

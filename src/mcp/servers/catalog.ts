@@ -1,11 +1,11 @@
 /**
  * The public catalog MCP server at `{site_url}/mcp/catalog` (api-v1 §4.11, issue 12 item 6;
  * docs/mcp-catalog.md): no credential; an agent finds stores and dishes across the platform. Every
- * tool binds a public operation of src/ops/catalog.ts, the same ones as `GET /catalog/...`. The
+ * tool binds a public operation of src/ops/web/catalog.ts, the same ones as `GET /catalog/...`. The
  * argument schemas are written out (the op inputs also accept HTTP query strings, which would only
  * confuse an agent).
  */
-import * as catalog from '../../ops/catalog.ts'
+import * as catalog from '../../ops/web/catalog.ts'
 import { DIETARY } from '../../storage/catalog.ts'
 import { STARTER_KEYS } from '../../domain/starter-menus.ts'
 import { tool, type JsonSchema, type McpServerDef } from '../tool.ts'
