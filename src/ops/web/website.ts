@@ -29,7 +29,6 @@ import { defineOp, Outcome, type Op, type OpCtx } from '../op.ts'
 import { validate } from '../validate.ts'
 import { storeOf } from '../scope.ts'
 import { admitVisitor } from '../../auth/policy.ts'
-import { drawPage, storeThemeFor, reportRenderProblems } from './store-theme.ts'
 import type { ThemeContext } from '../../themes/render.ts'
 import type { TemplateName } from '../../themes/reference.ts'
 import type { WebCart } from './website-cart.ts'
@@ -221,21 +220,6 @@ export function websiteContext(full: Services, store: StoreRow, visitor: Visitor
     request: { path: page.path, locale: 'en', nonce: page.nonce, page_type: page.pageType },
     page: { title: page.title === store.title ? store.title : `${page.title} · ${store.title}`, description: `Order from ${store.title}`, template: page.pageType },
   }
-}
-
-/**
- * Render a page with the store's theme (src/ops/web/store-theme.ts). A theme that fails while rendering
- * falls back to the default theme — the page still works — and the owner is shown why (issue 15 item 1).
- */
-export async function renderWebsitePage(svc: Services, store: StoreRow, visitor: Visitor, page: PageInput): Promise<string> {
-  const theme = storeThemeFor(svc, store)
-  const context = websiteContext(svc, store, visitor, page)
-  const r = await drawPage(svc, theme, {
-    template: page.template, context, sections: theme.sections, settings: theme.settings,
-    ...(page.content !== undefined ? { content: page.content } : {}),
-  })
-  if (!r.ok) reportRenderProblems(svc, store.id, r.problems)
-  return r.html
 }
 
 /** Does the item exist on this store's menu (for the item page's 404)? */
