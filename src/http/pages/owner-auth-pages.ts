@@ -8,7 +8,7 @@ import { Reply } from '../route.ts'
 import { csrfField } from '../session-gate.ts'
 import type { SessionView } from '../../ops/accounts/owner-sessions.ts'
 import type { TwoFactorState } from '../../ops/accounts/owner-auth.ts'
-import { esc } from './html.ts'
+import { esc } from '../html.ts'
 
 const HTML = 'text/html; charset=utf-8'
 

@@ -13,7 +13,7 @@ import { STORE_TYPES } from '../../domain/verticals.ts'
 import { tileOrigin } from '../../domain/map-tiles.ts'
 import { LEAFLET_BASE } from './leaflet-assets.ts'
 import { form } from '../form.ts'
-import { esc } from '../pages/html.ts'
+import { esc } from '../html.ts'
 import { previewStoreTheme } from '../../ops/web/theme-preview.ts'
 import { jsonShapeProblem } from '../../net/request-limits.ts'
 

@@ -15,10 +15,9 @@ import type { SecurityDone } from '../../ops/accounts/owner-security.ts'
 import type { Op } from '../../ops/op.ts'
 import type { SessionPrincipal } from '../../auth/principals.ts'
 import { ApiError } from '../../errors.ts'
-import { ownerById } from '../../storage/owners.ts'
-import { issueSessionApiToken, listOwnerSessions, sessionCookie } from '../../ops/accounts/owner-sessions.ts'
+import { issueSessionApiToken, sessionCookie } from '../../ops/accounts/owner-sessions.ts'
 import {
-  resetLinkLive, twoFactorState, verifyOwnerEmail,
+  resetLinkLive, verifyOwnerEmail,
 } from '../../ops/accounts/owner-auth.ts'
 import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
@@ -53,7 +52,7 @@ type SessionCtx = Ctx<'session', undefined, URLSearchParams | undefined>
 async function securityPage(ctx: Pick<SessionCtx, 'svc' | 'principal'>, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
   const { ownerId, sessionId, csrf } = ctx.principal
   return authPage(status, 'Account security', securityBody({
-    csrf, email: ownerById(ctx.svc.db, ownerId)?.email ?? '', sessions: listOwnerSessions(ctx.svc, ownerId, sessionId), twoFactor: twoFactorState(ctx.svc, ownerId), ...msg,
+    csrf, ...security.securityState(ctx.svc, ownerId, sessionId), ...msg,
   }), extra)
 }
 

@@ -6,7 +6,6 @@
  * confuse an agent).
  */
 import * as catalog from '../../ops/web/catalog.ts'
-import { DIETARY } from '../../storage/catalog.ts'
 import { STARTER_KEYS } from '../../domain/starter-menus.ts'
 import { tool, type JsonSchema, type McpServerDef } from '../tool.ts'
 
@@ -44,7 +43,7 @@ export const catalogServer: McpServerDef = {
       readOnly: true,
       inputSchema: object({
         query: { ...text('Words of the item\'s name, category or description, e.g. "margherita" or "oat latte".', 200), minLength: 1 },
-        dietary: { type: 'array', items: { type: 'string', enum: [...DIETARY] }, uniqueItems: true, description: 'Needs every item must meet.' },
+        dietary: { type: 'array', items: { type: 'string', enum: [...catalog.DIETARY] }, uniqueItems: true, description: 'Needs every item must meet.' },
         max_price: { type: 'number', minimum: 0, description: 'Highest price (major units of each store\'s currency); an item qualifies when its base price or one of its variations is at most this.' },
         city,
         limit: count('Stores per page.', 1, catalog.GROUPS_MAX, 10),

@@ -7,14 +7,20 @@
 import * as v from 'valibot'
 import { defineOp, type OpCtx } from '../op.ts'
 import type { SessionPrincipal } from '../../auth/owner-sessions.ts'
-import { revokeOwnerSession } from './owner-sessions.ts'
-import { beginTwoFactor, confirmTwoFactor, disableTwoFactor } from './owner-auth.ts'
+import { listOwnerSessions, revokeOwnerSession } from './owner-sessions.ts'
+import { beginTwoFactor, confirmTwoFactor, disableTwoFactor, twoFactorState } from './owner-auth.ts'
 import type { Services } from '../../services.ts'
+import { ownerById } from '../../storage/owners.ts'
 
 const tag = 'Owner sign-in'
 const access = { session: true } as const
 const sessionOf = (ctx: OpCtx): SessionPrincipal => ctx.principal as SessionPrincipal
 const Code = v.object({ code: v.string() })
+
+/** What the security page shows: the account's email, its sessions (this one marked) and two-factor sign-in. */
+export const securityState = (svc: Services, ownerId: number, sessionId: number) => ({
+  email: ownerById(svc.db, ownerId)?.email ?? '', sessions: listOwnerSessions(svc, ownerId, sessionId), twoFactor: twoFactorState(svc, ownerId),
+})
 
 /** What a security action answers: which session it was taken from (a revoked own session signs the browser out). */
 export interface SecurityDone { session_id: number; ended_own_session: boolean }

@@ -5,7 +5,10 @@
 import { ApiError, notFound } from '../../errors.ts'
 import { driverFeeCents, mayServe, normalizePhone } from '../../domain/delivery.ts'
 import { fromCents } from '../../domain/money.ts'
-import { driverDeliveryView, proofView, type DriverRow } from '../../storage/drivers.ts'
+import { driverDeliveryView, driverView, offerView, proofView, type DriverRow } from '../../storage/drivers.ts'
+import { nowIso } from '../../storage/db.ts'
+import { deliveryDestination } from '../../storage/tracking.ts'
+import type { LatLng } from '../../domain/eta.ts'
 import type { OrderRow } from '../../storage/orders.ts'
 import type { StoreRow } from '../../storage/stores.ts'
 import type { Services } from '../../services.ts'
@@ -33,7 +36,29 @@ export function ownerDeliveryView(svc: Services, o: OrderRow) {
 export function deliveryOut(svc: Services, orderId: number) {
   const o = svc.orders.row(orderId)
   if (!o) throw notFound('delivery')
-  return driverDeliveryView(o, svc.orders.lines(o.id), svc.drivers.delivery(o.id), svc.drivers.storeTitle(o.store_id))
+  return deliveryView(svc, o)
+}
+
+/** A delivery as the driver app shows it (the API's answers and the driver socket's frames alike). */
+export const deliveryView = (svc: Services, o: OrderRow) =>
+  driverDeliveryView(o, svc.orders.lines(o.id), svc.drivers.delivery(o.id), svc.drivers.storeTitle(o.store_id))
+
+/** Where a delivery goes (the order's pin, else the customer's saved address), for the route drawn so far and the ETA. */
+export const destinationOf = (svc: Services, o: Pick<OrderRow, 'customer_id' | 'address' | 'dest_lat' | 'dest_lng'>): LatLng | null => deliveryDestination(svc.db, o)
+
+/**
+ * Everything the driver app needs to (re)build its screen, as the driver socket's `hello` says it
+ * (docs/drivers.md "Driver socket"): the driver, the deliveries under way and the offers waiting.
+ * Null when the driver is gone.
+ */
+export function driverHello(svc: Services, driverId: number) {
+  const row = svc.drivers.byId(driverId)
+  if (!row) return null
+  const now = nowIso()
+  const active = svc.drivers.activeOrders(driverId)
+  const deliveries = active.map((a) => deliveryView(svc, svc.orders.row(a.id)!))
+  const offers = svc.drivers.pendingOffers(driverId, now).map((r) => offerView(r, svc.orders.row(r.order_id), svc.drivers.storeTitle(r.store_id), now))
+  return { driver: driverView(row, { connected: true, active_deliveries: active.map((a) => a.id) }), deliveries, offers }
 }
 
 /** A driver named in an input: the owner's, unbound or bound to this store — else a field error (not a 404). */

@@ -10,7 +10,7 @@ import type { Services } from '../../services.ts'
 import { staffOf, storeOf } from '../scope.ts'
 import { Id } from '../schemas/common.ts'
 import { ApiError, notFound } from '../../errors.ts'
-import { kdsItemOfView, kdsQueriesOf } from '../../storage/kds.ts'
+import { group, kdsItemOfView, kdsQueriesOf, type KdsQueries } from '../../storage/kds.ts'
 import { KDS_STATES } from '../../domain/order-state.ts'
 import { mayStep, type KdsMember, type KdsViewLine, type KdsViewOrder } from '../../domain/kds.ts'
 
@@ -95,5 +95,21 @@ export const recallItem = defineOp({
   access, scope: ['store'], input: StepInput, output: StepSchema,
   run: (ctx, { item_id }) => stepOf(ctx, item_id, 'recall'),
 })
+
+/**
+ * Who may watch a kitchen screen (the kitchen socket, docs/kds.md "Kitchen socket"): a staff token
+ * with `kds`, its own store, the plan's `kds` feature — admitted at the upgrade and again whenever
+ * credentials change (src/ops/invoke.ts `admit`). Not in `ALL_OPS`: no route binds it.
+ */
+export const kdsScreenAdmission = defineOp({
+  id: 'kds.screen.admit', feature: 'kds', tag, summary: 'Open a kitchen screen (staff tokens with kds; the plan\'s kds feature)',
+  access, scope: ['store'], output: { type: 'null' },
+  run: () => null,
+})
+
+/** The kitchen's reads for the screens' live frames: the same queries (and line → order cache) as the operations above. */
+export const kdsReads = (svc: Services): KdsQueries => kdsQueriesOf(svc.db)
+/** Tickets of an order's lines, and an item of the order actor's view, as the screens show them. */
+export { group as ticketsOf, kdsItemOfView }
 
 export const kdsOps = [listTickets, bumpItem, recallItem]

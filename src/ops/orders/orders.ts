@@ -12,6 +12,9 @@ import { OrderSchema } from '../schemas/named.ts'
 import { KITCHEN_STATUSES } from '../../domain/order-state.ts'
 import { DateStr } from './analytics-query.ts'
 import { ApiError } from '../../errors.ts'
+import type { Services } from '../../services.ts'
+import { localDay, timeZoneOf } from '../../domain/business-hours.ts'
+import { parseSettings } from '../../storage/stores.ts'
 
 const tag = 'Orders'
 export const ORDERS_PER_PAGE = 30
@@ -60,5 +63,26 @@ export const setOrderStatus = defineOp({
   input: StatusBody, output: OrderSchema,
   run: (ctx, { status }) => ctx.svc.actors.orders.ask(orderOf(ctx).id, (replyTo) => ({ type: 'set_status', status, replyTo })),
 })
+
+/**
+ * Who may watch a store's orders board (the orders socket, docs/orders.md): as for
+ * `GET /restaurants/{id}/orders`, an owner token with `orders:read` and its own store. Admitted at
+ * the upgrade and whenever credentials change (src/ops/invoke.ts `admit`); not in `ALL_OPS`.
+ */
+export const ordersBoardAdmission = defineOp({
+  id: 'orders.board.admit', tag, summary: 'Watch a store\'s orders board (owner tokens with orders:read)',
+  access: { owner: 'orders:read' }, scope: ['store'], output: { type: 'null' },
+  run: () => null,
+})
+
+/** A board shows a day's service; a busier day is paged over HTTP (`GET …/orders?from=&to=`). */
+export const BOARD_SNAPSHOT_MAX = 200
+
+/** The board as it opens: today as the store's staff see it, its local day in the store's time zone (docs/stores.md). */
+export function boardToday(svc: Services, storeId: number) {
+  const day = localDay(timeZoneOf(parseSettings(svc.stores.byId(storeId)?.settings)), new Date())
+  const { data } = svc.orders.page(storeId, 1, BOARD_SNAPSHOT_MAX, { since: day.start, until: day.end })
+  return { date: day.date, orders: data }
+}
 
 export const orderOps = [listOrders, getOrder, createOrder, setOrderStatus]

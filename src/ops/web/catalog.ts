@@ -30,6 +30,8 @@ export const ITEMS_PER_STORE_MAX = 10
 const fromText = (s: v.GenericSchema<number, number>): v.GenericSchema<number | string, number> =>
   v.union([s, v.pipe(v.string(), v.regex(/^\d{1,7}(\.\d{1,2})?$/, 'Send a number.'), v.transform(Number), s)])
 const Count = (min: number, max: number) => fromText(v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max)))
+/** The dietary needs an item search can ask for. */
+export { DIETARY }
 const Dietary = v.picklist(DIETARY)
 const DietaryList = v.union([
   v.pipe(v.array(Dietary), v.maxLength(DIETARY.length)),

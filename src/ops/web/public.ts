@@ -13,6 +13,9 @@ import type { Services } from '../../services.ts'
 import type { OrderRow } from '../../storage/orders.ts'
 import { menuView } from '../../storage/stores.ts'
 import { trackingView } from '../../storage/tracking.ts'
+
+/** What every tracking door shows of an order (this route, the `/t/` page, the tracking socket's frames). */
+export { trackingView }
 import { verticalOf } from '../../domain/verticals.ts'
 
 const tag = 'Public'

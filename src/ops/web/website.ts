@@ -17,6 +17,9 @@ import type { Principal, VisitorPrincipal } from '../../auth/principals.ts'
 import { ApiError, WHOLE_REQUEST } from '../../errors.ts'
 import { verticalOf } from '../../domain/verticals.ts'
 import { customerAddresses, customers } from '../../storage/customers.ts'
+import { parseSettings } from '../../storage/stores.ts'
+import { storePosition } from '../../actors/store-delivery.ts'
+import type { LatLng } from '../../domain/eta.ts'
 import { settingsView } from '../stores/store-settings.ts'
 import { canonicalHours, weekView } from '../../domain/business-hours.ts'
 import { checkoutModes, defaultMode } from '../../domain/checkout-modes.ts'
@@ -221,6 +224,18 @@ export function websiteContext(full: Services, store: StoreRow, visitor: Visitor
     page: { title: page.title === store.title ? store.title : `${page.title} · ${store.title}`, description: `Order from ${store.title}`, template: page.pageType },
   }
 }
+
+/** The signed-in customer's account page: who they are and their saved addresses (docs/website.md "Accounts"). */
+export function accountView(svc: Services, customerId: number) {
+  const c = customers.byId(svc.db, customerId)!
+  const addresses = customerAddresses.list(svc.db, c.id).map((a) => ({
+    id: a.id, label: a.label, address: a.address, notes: a.notes, positioned: a.lat != null && a.lng != null, is_default: a.is_default === 1,
+  }))
+  return { name: c.name, email: c.email, phone: c.phone, addresses }
+}
+
+/** Where the store is on the address form's pin map (its settings' position), if it has one. */
+export const storePin = (store: StoreRow): LatLng | null => storePosition(parseSettings(store.settings))
 
 /** Does the item exist on this store's menu (for the item page's 404)? */
 export const itemExists = (svc: Services, store: StoreRow, itemId: number): boolean => svc.stores.menu(store.id).items.some((i) => i.id === itemId)
