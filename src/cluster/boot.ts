@@ -11,6 +11,7 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { buildApp, type App } from '../app.ts'
 import { replicaServer } from '../http/replica.ts'
+import { databaseReadiness } from '../storage/health.ts'
 import { forwarder, type Forwarder } from '../http/forward.ts'
 import { replicaReads, type ReplicaReads } from '../http/replica-reads.ts'
 import { mcpEndpoints } from '../mcp/endpoints.ts'
@@ -55,7 +56,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
     const s = node?.status() ?? starting
     return reads ? { ...s, local_reads: reads.stats() } : s
   }
-  const replica = replicaServer(() => db, status, () => node?.forwardTarget() ?? null, () => forward, log, () => reads)
+  const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log, () => reads)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,

@@ -12,7 +12,7 @@
  * commits (another connection's) are seen at once: stores and suspensions per auth epoch (a counter
  * bumped by triggers on `stores`, `owners` and `owner_tokens`, which fire on the replica as it
  * applies those rows: src/storage/auth-epoch.ts), a store's theme per `store_themes` version and
- * upload time (src/ops/store-theme.ts). Menus, orders and pages are read afresh per request.
+ * upload time (src/themes/store-site.ts). Menus, orders and pages are read afresh per request.
  *
  * Used by the replica's public reads (src/http/replica-reads.ts); anything else a replica answers
  * itself from its own data (a tracking socket's token, say) can authenticate through it alike.
@@ -35,9 +35,21 @@ import { databaseReadiness } from '../storage/health.ts'
 import { createMetrics } from '../metrics/registry.ts'
 import { createThemePool } from '../themes/pool.ts'
 import { newRequestCounter } from '../net/respond.ts'
+import { photoStored } from '../storage/menu-photos.ts'
 
 export interface ReadView {
   svc: Services
+  /**
+   * Whether the replica's copy holds what a read names (a store, an order's tracking token, a photo):
+   * what it does not hold yet may have been created a moment ago on the primary.
+   */
+  holds: {
+    store(id: number): boolean
+    storeSlug(slug: string): boolean
+    trackToken(token: string): boolean
+    /** A photo address `{key}.jpg` or `{key}-thumb.jpg`. */
+    photo(name: string): boolean
+  }
   /** Close the theme pool's threads and the connection (the node is promoted, or stops). */
   close(): Promise<void>
 }
@@ -100,6 +112,12 @@ export function readView(config: Config, dbPath: string, log: Logger): ReadView 
   }
   return {
     svc,
+    holds: {
+      store: (id) => svc.stores.byId(id) !== undefined,
+      storeSlug: (slug) => svc.stores.bySlug(slug) !== undefined,
+      trackToken: (token) => svc.orders.rowByTrackToken(token) !== undefined,
+      photo: (name) => photoStored(db, /^([0-9a-f]{32})(-thumb)?\.jpg$/.exec(name)?.[1] ?? ''),
+    },
     async close() {
       await themes.close()
       db.close()

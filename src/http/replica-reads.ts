@@ -24,17 +24,16 @@ import { fullPath, mountHttp, type RawEndpoint } from './server.ts'
 import { Router } from './router.ts'
 import type { Route } from './route.ts'
 import { LOCAL_READ_PATHS, localReadKey } from './replica-read-paths.ts'
-import { photoStored } from '../storage/menu-photos.ts'
 import { corsHeaders } from '../net/respond.ts'
 
 type Params = Readonly<Record<string, string>>
 /** Whether the replica holds what the request names; false: forwarded (it may have been created a moment ago on the primary). */
-type Present = (svc: Services, params: Params) => boolean
+type Present = (holds: ReadView['holds'], params: Params) => boolean
 
-const storeById: Present = (svc, p) => /^[1-9]\d{0,15}$/.test(p.restaurantId ?? '') && svc.stores.byId(Number(p.restaurantId)) !== undefined
-const storeBySlug: Present = (svc, p) => svc.stores.bySlug(p.slug ?? '') !== undefined
-const tracked: Present = (svc, p) => svc.orders.rowByTrackToken(p.token ?? '') !== undefined
-const photo: Present = (svc, p) => photoStored(svc.db, /^([0-9a-f]{32})(-thumb)?\.jpg$/.exec(p.name ?? '')?.[1] ?? '')
+const storeById: Present = (h, p) => /^[1-9]\d{0,15}$/.test(p.restaurantId ?? '') && h.store(Number(p.restaurantId))
+const storeBySlug: Present = (h, p) => h.storeSlug(p.slug ?? '')
+const tracked: Present = (h, p) => h.trackToken(p.token ?? '')
+const photo: Present = (h, p) => h.photo(p.name ?? '')
 
 /**
  * What each read must find in the replica's database before the replica answers it (else the primary
@@ -137,7 +136,7 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
     const entry = wanted.get(localReadKey(fullPath(m.route)))!
     if (entry.website && /(?:^|;)\s*customer=[^;\s]/.test(req.getHeader('cookie'))) return false
     try {
-      return entry.present ? entry.present(svc, m.params) : true
+      return entry.present ? entry.present(view.holds, m.params) : true
     } catch (err) {
       o.log.warn({ err, path }, 'a replica read could not check its data; forwarding it')
       return false
