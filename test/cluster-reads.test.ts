@@ -55,8 +55,14 @@ if (!hasNats()) {
       return request(`${node.sp.site}${url}`, method, { ...opts, headers: { ...opts.headers, connection: 'close' } })
     })
   const owner = (method: string, path: string, body?: unknown) => call(primary, method, `/api/v1${path}`, { token, body })
-  /** The replica has applied everything the primary had when this was called. */
-  const caughtUp = async (replica: ClusterNodeProcess) => appliedUpTo(replica, (await primary.readyz()).body.applied_seq as number)
+  /**
+   * The replica has applied everything the primary had when this was called, and answers the reads
+   * itself (its /readyz `local_reads.refused` is null: it has also read the stream's length lately).
+   */
+  const caughtUp = async (replica: ClusterNodeProcess) => {
+    await appliedUpTo(replica, (await primary.readyz()).body.applied_seq as number)
+    await waitFor(async () => (await replica.readyz()).body.local_reads?.refused === null, 60_000, `${replica.id} to answer reads itself`)
+  }
   const served = async (node: ClusterNodeProcess) => (await node.readyz()).body.local_reads?.served as number
 
   const slug = new URL((await owner('GET', `/restaurants/${storeId}`)).body.url as string).pathname
@@ -191,6 +197,7 @@ if (!hasNats()) {
     t.equal(menu.text, (await call(primary, 'GET', `/api/v1/menu/${storeId}`)).text)
     t.equal((await call(n2, 'GET', `/t/${trackToken}`)).headers.get(SERVED_BY), null, 'the tracking page too')
     const r = (await n2.readyz()).body
+    t.match(r.local_reads.refused, /stopped by the test/, '/readyz says why it passes the reads on')
     t.equal(r.local_reads.served, servedBefore, 'nothing more served locally')
     t.equal(r.local_reads.forwarded, forwardedBefore + 2, '/readyz counts the reads it forwarded')
     // Started again on a file without the test's trigger: it catches up and serves again.

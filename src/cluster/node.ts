@@ -41,7 +41,7 @@ export interface ClusterStatus {
    * Replicas: the public reads answered from this node's own database, and those of the same list
    * forwarded to the primary instead (src/http/replica-reads.ts); absent on the primary.
    */
-  local_reads?: { served: number; forwarded: number; lag_bound_ms: number | null }
+  local_reads?: { served: number; forwarded: number; lag_bound_ms: number | null; refused: string | null }
   ready: boolean
 }
 

@@ -73,6 +73,8 @@ export interface LocalReadStats {
   forwarded: number
   /** CLUSTER_READ_LAG_MS; null: off. */
   lag_bound_ms: number | null
+  /** Why this node passes the reads on now (`localReadRefusal`), or null while it answers them itself. */
+  refused: string | null
 }
 
 export interface ReplicaReads {
@@ -125,6 +127,7 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
   const door = handler as unknown as (res: HttpResponse, req: HttpRequest) => void
   let served = 0
   let forwarded = 0
+  const refusalNow = (f: ReturnType<ReplicaReadsOptions['freshness']>) => localReadRefusal(f?.status ?? null, f?.streamCheckedAt ?? 0, Date.now(), o.boundMs, o.leaseMs)
   let closed = false
 
   /** One of the listed reads, holding what it names (null: not a read of the list; false: forwarded). */
@@ -151,7 +154,7 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
       const path = req.getUrl()
       const f = o.freshness()
       // Checked first: a replica too far behind reads nothing of its own file, not even to look a token up.
-      const refusal = localReadRefusal(f?.status ?? null, f?.streamCheckedAt ?? 0, Date.now(), o.boundMs, o.leaseMs)
+      const refusal = refusalNow(f)
       if (refusal !== null) {
         if (o.boundMs !== null && (rawPaths.has(path) || ((method === 'GET' || method === 'HEAD') && router.match('GET', path).kind === 'found'))) forwarded++
         return false
@@ -164,7 +167,7 @@ export function replicaReads(o: ReplicaReadsOptions): ReplicaReads {
       door(res, req)
       return true
     },
-    stats: () => ({ served, forwarded, lag_bound_ms: o.boundMs }),
+    stats: () => ({ served, forwarded, lag_bound_ms: o.boundMs, refused: refusalNow(o.freshness()) }),
     async close() {
       closed = true
       await view.close()

@@ -49,9 +49,9 @@ export const readyzRoutes = [
           anyOf: [{ type: 'null' }, { type: 'object', required: ['p50', 'p99', 'max', 'samples'], properties: { p50: { type: 'number' }, p99: { type: 'number' }, max: { type: 'number' }, samples: { type: 'integer' } } }],
         },
         local_reads: {
-          type: 'object', required: ['served', 'forwarded', 'lag_bound_ms'],
-          description: 'Cluster mode, replicas: the public reads this node answered from its own database since it started (each such answer carries `X-Dispatch-Served-By`), those of the same routes it forwarded to the primary instead (further behind than `lag_bound_ms`, joining, or not holding what was asked yet), and CLUSTER_READ_LAG_MS (null: off). Absent on the primary (docs/cluster.md "Public reads on replicas")',
-          properties: { served: { type: 'integer' }, forwarded: { type: 'integer' }, lag_bound_ms: { type: ['integer', 'null'] } },
+          type: 'object', required: ['served', 'forwarded', 'lag_bound_ms', 'refused'],
+          description: 'Cluster mode, replicas: the public reads this node answered from its own database since it started (each such answer carries `X-Dispatch-Served-By`), those of the same routes it forwarded to the primary instead (further behind than `lag_bound_ms`, joining, or not holding what was asked yet), CLUSTER_READ_LAG_MS (null: off), and why it passes them on now (null while it answers them itself). Absent on the primary (docs/cluster.md "Public reads on replicas")',
+          properties: { served: { type: 'integer' }, forwarded: { type: 'integer' }, lag_bound_ms: { type: ['integer', 'null'] }, refused: { type: ['string', 'null'] } },
         },
       },
     },
