@@ -98,7 +98,10 @@ t.test('query parameters are typed as the client sends them', async (t) => {
 })
 
 t.test('response headers are documented and really sent', async (t) => {
-  t.same(Object.keys(doc.components.headers).sort(), ['Idempotent-Replayed', 'Location', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-Request-Id'])
+  t.same(Object.keys(doc.components.headers).sort(), ['Idempotent-Replayed', 'Location', 'Retry-After', 'X-Dispatch-Lag-Ms', 'X-Dispatch-Served-By', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-Request-Id'])
+  // A cluster replica's own answers to the public reads (sent there: test/cluster-reads.test.ts).
+  t.ok(doc.paths['/menu/{restaurantId}'].get.responses['200'].headers['X-Dispatch-Served-By'], 'X-Dispatch-Served-By on the public menu, which a replica may answer')
+  t.notOk(doc.paths['/restaurants/{id}/orders'].post.responses['200'].headers['X-Dispatch-Served-By'], 'and not on a write')
   for (const { path, method, op } of operations) {
     // The success answer; an address that only redirects (`status: 303`) succeeds with its 303.
     const ok = (Object.entries(op.responses).find(([c]) => /^2/.test(c)) ?? ['303', op.responses['303']])[1] as any
