@@ -13,7 +13,8 @@ import { gated } from './auth/account-gate.ts'
 import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
 import { withStoreCache } from './storage/store-cache.ts'
-import { createOrderQueries, findIdempotency } from './storage/orders.ts'
+import { createOrderQueries } from './storage/orders.ts'
+import { idempotencyReads } from './actors/store-idempotency.ts'
 import { couponReads } from './storage/coupons.ts'
 import { EventRouter } from './actors/event-router.ts'
 import { MailboxGauge, Registry, startSystem, stopSystem } from './actors/system.ts'
@@ -179,7 +180,7 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
   // What the store actor uses, not the whole bag (ARCHITECTURE 4).
   const storeDeps: StoreDeps = {
     committer, log, events, siteUrl: config.siteUrl, stores: svc.stores, orders: svc.orders,
-    idempotency: { find: (scope, key) => findIdempotency(db, scope, key) }, coupons: couponReads(db),
+    idempotency: idempotencyReads(db), coupons: couponReads(db),
     bookings: bookingReads(db), stock: { holds: (orderId) => holdsStock(db, orderId) },
   }
 

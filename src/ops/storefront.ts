@@ -3,6 +3,7 @@
  * with the store's storefront token (scopes `menu:read`, `order:write`). The token's store is the
  * only store it reaches: no operation takes a store id.
  */
+import { keyCaller } from '../domain/idempotency.ts'
 import { VehicleQuerySchema, menuForVehicle } from './fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from './op.ts'
@@ -98,7 +99,7 @@ export const createStorefrontOrder = defineOp({
   output: { ...OrderSchema, required: [...OrderSchema.required, 'track_token', 'continue_url'], properties: { ...OrderSchema.properties, continue_url: { type: 'string', format: 'uri' } } },
   run: async (ctx, body) => {
     // The store website's guests (src/auth/visitor.ts) keep the idempotency scope the website's orders always had.
-    const caller = ctx.principal?.kind === 'visitor' ? 'storefront:0' : `storefront:${storefrontOf(ctx).tokenId}`
+    const caller = ctx.principal?.kind === 'visitor' ? keyCaller.websiteGuest : keyCaller.storefront(storefrontOf(ctx).tokenId)
     const { coupon_code, ...rest } = body
     // `coupon_code` stays in the input so it is part of the idempotency hash.
     const input = { ...rest, coupon_code: coupon_code ?? null, source: rest.source ?? 'storefront' }

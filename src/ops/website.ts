@@ -8,7 +8,6 @@
  * every mode of the store, saved addresses). Nothing is priced here that pricing does not price:
  * carts are priced by src/ops/cart.ts, the functions the store actor prices orders with.
  */
-import { createHash } from 'node:crypto'
 import type { Services } from '../services.ts'
 import type { StoreRow } from '../storage/stores.ts'
 import { itemImages, photoView, soldOut, storeUrl } from '../storage/stores.ts'
@@ -20,6 +19,7 @@ import { customerAddresses, customers } from '../storage/customers.ts'
 import { settingsView } from './store-settings.ts'
 import { canonicalHours, weekView } from '../domain/business-hours.ts'
 import { checkoutModes, defaultMode } from '../domain/checkout-modes.ts'
+import { checkoutClientUuid } from '../actors/store-idempotency.ts'
 import { couponOnDraft, draftCart } from './cart.ts'
 import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from './customer-orders.ts'
@@ -351,10 +351,8 @@ export const websiteCheckout = defineOp({
       // The checkout's "I am old enough" box (issue 18 item 4): the store actor asks for it when the cart holds `min_age` items.
       age_confirmed: form.age_confirmed === 'on',
     }
-    // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
-    // form is another key, so fixing a refused post is never an idempotency conflict.
-    const formHash = createHash('sha256').update(JSON.stringify([common, coupon, form.address ?? '', form.address_id ?? ''])).digest('base64url').slice(0, 16)
-    if (posted.id) Object.assign(common, { client_uuid: `website-${posted.id}-${formHash}` })
+    // One cart, one form: one order, however often it is posted (src/domain/idempotency.ts websiteClientUuid).
+    if (posted.id) Object.assign(common, { client_uuid: checkoutClientUuid(posted.id, [common, coupon, form.address ?? '', form.address_id ?? '']) })
     const viaStorefront = !customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
     let order: { track_url: string }
     if (viaStorefront) {
