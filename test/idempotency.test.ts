@@ -8,6 +8,7 @@ import t, { type Test } from 'tap'
 import { startServer } from './helpers/server.ts'
 import { counts, createAccount, createCustomer, createMenu, createStore, isError, postOrder } from './helpers/fixtures.ts'
 import { createStorefrontToken } from './helpers/people.ts'
+import { holdNextCommit } from './helpers/hold-commit.ts'
 import { newToken } from '../src/auth/tokens.ts'
 import type { CreatedOrder } from '../src/actors/store.ts'
 import type { Db } from '../src/storage/db.ts'
@@ -166,23 +167,6 @@ t.test('in-flight keys of different callers of one store do not collide (store a
   if (a.status === 'fulfilled' && b.status === 'fulfilled') t.not(a.value.order.id, b.value.order.id, 'two orders')
 })
 
-/** Hold every durable write until `open()` (which also puts the committer back): a first request stays in flight, without a clock. */
-function gatedCommits(t: Test): { firstWrite: Promise<void>; open: () => void } {
-  const committer = s.app.svc.committer
-  const write = committer.write.bind(committer)
-  let started!: () => void
-  let release!: () => void
-  const firstWrite = new Promise<void>((r) => { started = r })
-  const gate = new Promise<void>((r) => { release = r })
-  committer.write = <T>(fn: (db: Db) => T) => {
-    started()
-    return gate.then(() => write(fn))
-  }
-  const restore = () => { release(); committer.write = write }
-  t.teardown(restore)
-  return { firstWrite, open: restore }
-}
-
 t.test('the storefront and customer APIs answer the same rule: 409 in flight, 422 reused, scoped per caller', async (t) => {
   const sfToken = createStorefrontToken(db, acct.storeId)
   const customer = createCustomer(db, acct.storeId)
@@ -193,9 +177,9 @@ t.test('the storefront and customer APIs answer the same rule: 409 in flight, 42
   }
   for (const [door, send] of Object.entries(doors)) {
     const n = ordersFor()
-    const gate = gatedCommits(t)
+    const gate = holdNextCommit(t, s.app.svc.committer)
     const first = send(input, `${door}-1`)
-    await gate.firstWrite
+    await gate.held
     isError(t, await send(input, `${door}-1`), 409, 'idempotency_in_flight', `${door}: the same request while the first is written`)
     isError(t, await send({ ...input, note: 'other' }, `${door}-1`), 422, 'idempotency_key_reused', `${door}: another request while the first is written`)
     gate.open()

@@ -11,7 +11,7 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import type { Test } from 'tap'
 import { browserAndServer, watchPage, websiteSignIn } from './helpers/browser.ts'
-import type { Db } from '../src/storage/db.ts'
+import { holdNextCommit } from './helpers/hold-commit.ts'
 import { createAccount, createCustomer } from './helpers/fixtures.ts'
 import type { RecordingSmsProvider } from '../src/providers/sms.ts'
 
@@ -106,22 +106,19 @@ if (world) {
     })
   }
 
-  /** Hold the next durable write (only that one) until `open()`: a first checkout stays in flight, without a clock. */
-  function holdFirstWrite(t: Test): { held: Promise<void>; open: () => void } {
-    const committer = s.app.svc.committer
-    const write = committer.write.bind(committer)
-    let started!: () => void
-    let release!: () => void
-    const held = new Promise<void>((r) => { started = r })
-    const gate = new Promise<void>((r) => { release = r })
-    committer.write = <T>(fn: (db: Db) => T) => {
-      committer.write = write
-      started()
-      return gate.then(() => write(fn))
+  /** One visitor (signed in as `customer`, if given) with `itemId` in the cart and the checkout form open and filled by `fill` in two tabs. */
+  async function checkoutInTwoTabs(t: Test, url: string, itemId: number, fill: (tab: Page) => Promise<unknown>, customer?: { email: string; password: string }) {
+    const { page, other, clean } = await visitor(t)
+    if (customer) await websiteSignIn(page, url, customer)
+    await page.goto(`${url}/items/${itemId}`)
+    await page.getByRole('button', { name: 'Add to cart' }).click()
+    await page.locator('[data-cart-count]', { hasText: /^1$/ }).first().waitFor()
+    const second = await other()
+    for (const tab of [page, second]) {
+      await tab.goto(`${url}/checkout`)
+      await fill(tab)
     }
-    const open = () => { release(); committer.write = write }
-    t.teardown(open)
-    return { held, open }
+    return { page, second, clean }
   }
   const ordersOf = (storeId: number) => (db.prepare('SELECT COUNT(*) AS n FROM orders WHERE store_id = ?').get(storeId) as { n: number }).n
   /**
@@ -141,20 +138,14 @@ if (world) {
   t.test('the checkout from two tabs: the second post while the first is written is refused (in flight), one order', async (t) => {
     const acct = createAccount(db)
     const url = `${s.site}/s/${acct.slug}`
-    const { page, other, clean } = await visitor(t)
-    await page.goto(`${url}/items/${acct.menu.fries}`)
-    await page.getByRole('button', { name: 'Add to cart' }).click()
-    await page.locator('[data-cart-count]', { hasText: /^1$/ }).first().waitFor()
-    const second = await other()
-    for (const tab of [page, second]) {
-      await tab.goto(`${url}/checkout`)
+    const { page, second, clean } = await checkoutInTwoTabs(t, url, acct.menu.fries, async (tab) => {
       const takeaway = tab.getByRole('radio', { name: /Takeaway/i })
       if (await takeaway.count()) await takeaway.check()
       else await tab.getByLabel('Fulfilment').selectOption('takeaway')
       await tab.getByLabel('Name').fill('Grace Hopper')
       await tab.getByLabel('Phone').fill('+15550002222')
-    }
-    const hold = holdFirstWrite(t)
+    })
+    const hold = holdNextCommit(t, s.app.svc.committer)
     // Not awaited: Playwright's click waits for the navigation it starts, and this one's answer is held.
     const placing = page.getByRole('button', { name: 'Place order' }).click()
     await hold.held // the first tab's order is priced and waiting for its commit
@@ -175,17 +166,8 @@ if (world) {
     const url = `${s.site}/s/${acct.slug}`
     const saved = await s.req('POST', '/customer/addresses', { token: c.token, body: { label: 'Office', address: '5 Harbour Road' } })
     t.equal(saved.status, 200)
-    const { page, other, clean } = await visitor(t)
-    await websiteSignIn(page, url, c)
-    await page.goto(`${url}/items/${acct.menu.fries}`)
-    await page.getByRole('button', { name: 'Add to cart' }).click()
-    await page.locator('[data-cart-count]', { hasText: /^1$/ }).first().waitFor()
-    const second = await other()
-    for (const tab of [page, second]) {
-      await tab.goto(`${url}/checkout`)
-      await tab.getByRole('radio', { name: 'Delivery' }).check()
-    }
-    const hold = holdFirstWrite(t)
+    const { page, second, clean } = await checkoutInTwoTabs(t, url, acct.menu.fries, (tab) => tab.getByRole('radio', { name: 'Delivery' }).check(), c)
+    const hold = holdNextCommit(t, s.app.svc.committer)
     // Not awaited: Playwright's click waits for the navigation it starts, and this one's answer is held.
     const placing = page.getByRole('button', { name: 'Place order' }).click()
     await hold.held

@@ -18,6 +18,8 @@ import { ApiError } from '../../src/errors.ts'
 
 const k: Idempotency = { scope: 'owner:1/store:3', key: 'k1', hash: 'h1' }
 const echo = (text: string) => `#${text}`
+/** An order input as the rule sees it (it reads `client_uuid` and hashes the rest). */
+const body = (x: Record<string, unknown>) => x as { client_uuid?: string | null }
 
 t.test('the decision: new, replay, reused, in flight', async (t) => {
   t.same(decideIdempotency(k, undefined, undefined), { kind: 'new' }, 'an unknown key is a new order')
@@ -39,7 +41,7 @@ t.test('the refusals answer the error catalog', async (t) => {
 
 t.test('the key: the transport\'s, else client_uuid, 1 to 255 characters, scoped per caller and store', async (t) => {
   const input = { type: 'takeaway', client_uuid: 'body-key' }
-  t.same(chooseKey({ caller: 'owner:1', storeId: 3, input: { type: 'takeaway' } }, echo), { ok: true, idem: null }, 'no key: every request is a new order')
+  t.same(chooseKey({ caller: 'owner:1', storeId: 3, input: body({ type: 'takeaway' }) }, echo), { ok: true, idem: null }, 'no key: every request is a new order')
   t.same(chooseKey({ caller: 'owner:1', storeId: 3, input: { client_uuid: null } }, echo), { ok: true, idem: null }, 'a null client_uuid is no key')
   t.match(chooseKey({ caller: 'owner:1', storeId: 3, transportKey: 'hdr', input }, echo), { ok: true, idem: { key: 'hdr', scope: 'owner:1/store:3' } }, 'the header wins')
   t.match(chooseKey({ caller: 'customer:9', storeId: 4, input }, echo), { ok: true, idem: { key: 'body-key', scope: 'customer:9/store:4' } }, 'client_uuid otherwise')
@@ -59,11 +61,11 @@ t.test('the key: the transport\'s, else client_uuid, 1 to 255 characters, scoped
 
 t.test('the hash: the input as stable JSON, however its keys are ordered; SHA-256 hex as stored', async (t) => {
   t.equal(stableJson({ b: [1, { d: null, c: 'x' }], a: true, u: undefined }), '{"a":true,"b":[1,{"c":"x","d":null}],"u":null}')
-  const a = chooseKey({ caller: 'owner:1', storeId: 3, transportKey: 'k', input: { type: 'takeaway', items: [{ item_id: 1, quantity: 2 }] } }, echo)
-  const b = chooseKey({ caller: 'owner:1', storeId: 3, transportKey: 'k', input: { items: [{ quantity: 2, item_id: 1 }], type: 'takeaway' } }, echo)
+  const a = chooseKey({ caller: 'owner:1', storeId: 3, transportKey: 'k', input: body({ type: 'takeaway', items: [{ item_id: 1, quantity: 2 }] }) }, echo)
+  const b = chooseKey({ caller: 'owner:1', storeId: 3, transportKey: 'k', input: body({ items: [{ quantity: 2, item_id: 1 }], type: 'takeaway' }) }, echo)
   t.equal(a.ok && a.idem?.hash, '#{"items":[{"item_id":1,"quantity":2}],"type":"takeaway"}', 'the digest is asked over the stable JSON')
   t.equal(a.ok && a.idem?.hash, b.ok && b.idem?.hash, 'reordered keys, same hash')
-  const c = chooseKey({ caller: 'owner:1', storeId: 3, transportKey: 'k', input: { items: [{ quantity: 3, item_id: 1 }], type: 'takeaway' } }, echo)
+  const c = chooseKey({ caller: 'owner:1', storeId: 3, transportKey: 'k', input: body({ items: [{ quantity: 3, item_id: 1 }], type: 'takeaway' }) }, echo)
   t.not(a.ok && a.idem?.hash, c.ok && c.idem?.hash, 'another input, another hash')
   // Hashes outlive a deploy in `idempotency_keys`: a retry across an upgrade must hash as before.
   const input = { type: 'takeaway', items: [{ item_id: 1, quantity: 2 }], client_uuid: 'u' }
