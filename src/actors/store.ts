@@ -88,7 +88,7 @@ export type StoreMsg =
   /**
    * Items changed in SQLite outside this actor, already committed: stock an order gave back (a
    * cancellation, a line refund: src/storage/stock.ts `restockOrder`, `restockLines`), a brand renamed
-   * or deleted (src/ops/brands.ts). They are re-read, not adjusted, as the held copy may already have
+   * or deleted (src/ops/menu/brands.ts). They are re-read, not adjusted, as the held copy may already have
    * them (an actor loaded after the commit, e.g. once passivated). `release`: the order whose
    * `reserve_stock` this ends (its write committed or failed): the reservation stops counting as
    * in flight, and the re-read makes the held counts right either way.

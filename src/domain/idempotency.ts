@@ -2,7 +2,7 @@
  * Idempotent order creation (api-v1 §2.4 "Idempotency", docs/orders.md), pure: which key a request
  * carries, how it is scoped and hashed, and what a key means when it comes back. Every front door
  * that creates orders (owner API, storefront, customer, the store website's checkout, the MCP
- * `place_order` tools) reaches these through src/ops/order-create.ts; the store actor keeps the
+ * `place_order` tools) reaches these through src/ops/orders/order-create.ts; the store actor keeps the
  * keys in flight and the committed ones through src/actors/store-idempotency.ts, which asks
  * `decideIdempotency` what to do. Nothing else decides.
  *
@@ -40,7 +40,7 @@ export type Digest = (text: string) => string
 /**
  * Who a key belongs to (`KeyedRequest.caller`): keys are scoped per caller and store, so two callers
  * of one store may pick the same key. The store website's guests share `storefront:0`, the scope
- * their orders always had (a guest's key is its cart's random id, src/ops/website-cart.ts); a
+ * their orders always had (a guest's key is its cart's random id, src/ops/web/website-cart.ts); a
  * reservation's seat names the reservation (it sends no key today).
  */
 export const keyCaller = {

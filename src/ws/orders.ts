@@ -11,7 +11,6 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
-import type { Access } from '../ops/op.ts'
 import { ApiError } from '../errors.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
@@ -20,25 +19,20 @@ import { feedMessages } from './feed.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
 import { policyVerdict } from './frames.ts'
-import { localDay, timeZoneOf } from '../domain/business-hours.ts'
-import { parseSettings } from '../storage/stores.ts'
-import { authorize, resolveScope } from '../auth/policy.ts'
+import { admit } from '../ops/invoke.ts'
+import { boardToday, ordersBoardAdmission } from '../ops/orders/orders.ts'
 import type { OrdersSnapshotFrame } from './order-frames.ts'
 
 interface OrdersSocket extends LiveSocket { storeId: number }
 
-const ORDERS_ACCESS: Access = { owner: 'orders:read' }
-/** A board shows a day's service; a busier day is paged over HTTP (`GET …/orders?from=&to=`). */
-export const BOARD_SNAPSHOT_MAX = 200
+export { BOARD_SNAPSHOT_MAX } from '../ops/orders/orders.ts'
 
 export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
   const hub = rt.hub
   const snapshot = (ws: WebSocket<OrdersSocket>) => {
     const { storeId } = ws.getUserData()
-    // Today as the store's staff see it: its local day in the store's time zone (docs/stores.md).
-    const day = localDay(timeZoneOf(parseSettings(svc.stores.byId(storeId)?.settings)), new Date())
-    const { data } = svc.orders.page(storeId, 1, BOARD_SNAPSHOT_MAX, { since: day.start, until: day.end })
-    const frame: OrdersSnapshotFrame = { type: 'snapshot', restaurant_id: storeId, date: day.date, orders: data }
+    const { date, orders } = boardToday(svc, storeId)
+    const frame: OrdersSnapshotFrame = { type: 'snapshot', restaurant_id: storeId, date, orders }
     hub.send(ws, frame)
   }
 
@@ -53,11 +47,10 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
       // 404 for a store that is not the owner's (src/auth/policy.ts).
       const p = svc.auth.owner(input)
       if (!p) throw new ApiError('unauthenticated')
-      authorize(p, ORDERS_ACCESS)
-      const { store } = resolveScope(svc, p, ['store'], { store: input.params[0] ?? undefined })
+      const { store } = admit(ordersBoardAdmission, svc, p, { store: input.params[0] ?? undefined })
       const storeId = store!.id
       // Re-checked whenever credentials change (src/ws/sessions.ts): a revoked or expired token closes it.
-      const check = (q: Principal) => policyVerdict(() => { authorize(q, ORDERS_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
+      const check = (q: Principal) => policyVerdict(() => { admit(ordersBoardAdmission, svc, q, { store: storeId }) })
       return { storeId, session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null) }
     }),
     open: (ws) => {

@@ -1,9 +1,9 @@
 /**
  * Refunds (issue 17 item 2; docs/operations.md "Refunds"): the owner names the store and order;
- * staff act on an order of their own store. Both bind the same operations (src/ops/refunds.ts).
+ * staff act on an order of their own store. Both bind the same operations (src/ops/money/refunds.ts).
  */
 import { bind } from '../bind.ts'
-import * as refunds from '../../ops/refunds.ts'
+import * as refunds from '../../ops/money/refunds.ts'
 
 const owner = { store: 'id', order: 'orderId' } as const
 const staff = { order: 'orderId' } as const

@@ -1,7 +1,7 @@
-/** Shipments and slot availability (issue 18 items 5-6; docs/verticals.md): bindings of src/ops/shipments.ts and src/ops/slots.ts. */
+/** Shipments and slot availability (issue 18 items 5-6; docs/verticals.md): bindings of src/ops/orders/shipments.ts and src/ops/orders/slots.ts. */
 import { bind } from '../bind.ts'
-import * as shipments from '../../ops/shipments.ts'
-import * as slots from '../../ops/slots.ts'
+import * as shipments from '../../ops/orders/shipments.ts'
+import * as slots from '../../ops/orders/slots.ts'
 
 const store = { store: 'id' } as const
 const order = { store: 'id', order: 'orderId' } as const

@@ -2,33 +2,31 @@
  * The store website at the store's `url` `{site_url}/s/{slug}` (issue 15; docs/website.md): pages
  * rendered with the store's theme, forms that work without JavaScript (post, then 303), the cart in a
  * cookie, sign-in in an HttpOnly cookie. Only the web's concerns live here — cookies, CSRF, CSP,
- * ETags, redirects; what a page shows and what a form does is src/ops/website.ts.
+ * ETags, redirects; what a page shows and what a form does is src/ops/web/website.ts.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { Reply, route, type Ctx, type Route } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
 import type { StoreRow } from '../../storage/stores.ts'
-import { customers as customerRows, customerAddresses } from '../../storage/customers.ts'
 import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { inlineScript } from '../pages/browser-code.ts'
 import { tileOrigin } from '../../domain/map-tiles.ts'
-import { parseSettings } from '../../storage/stores.ts'
-import { storePosition } from '../../actors/store-delivery.ts'
-import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
-import { STOREFRONT_LIMITS } from '../../ops/storefront.ts'
-import { esc } from '../pages/html.ts'
+import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/web/website-cart.ts'
+import { STOREFRONT_LIMITS } from '../../ops/web/storefront.ts'
+import { esc } from '../html.ts'
 import { csrfMatches, fromSite } from '../session-gate.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
-  addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, lineProblem, pricedCart, websiteCheckout, renderWebsitePage, sitePaths, type FormError, type PageInput, type Visitor,
-} from '../../ops/website.ts'
+  addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, lineProblem, pricedCart, websiteCheckout, sitePaths, accountView, storePin, type FormError, type PageInput, type Visitor,
+} from '../../ops/web/website.ts'
+import { renderWebsitePage } from '../pages/website-page.ts'
 import { form, type Admitted, type FormRequest } from '../form.ts'
 import type { Op } from '../../ops/op.ts'
-import * as customerAuth from '../../ops/customer-auth.ts'
-import * as customers from '../../ops/customers.ts'
+import * as customerAuth from '../../ops/customers/customer-auth.ts'
+import * as customers from '../../ops/customers/customers.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json'
@@ -246,14 +244,6 @@ const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) 
 
 // ---- pages --------------------------------------------------------------------------------------------------
 
-function accountView(r: Request) {
-  const c = customerRows.byId(r.svc.db, r.visitor.customer!.customerId)!
-  const addresses = customerAddresses.list(r.svc.db, c.id).map((a) => ({
-    id: a.id, label: a.label, address: a.address, notes: a.notes, positioned: a.lat != null && a.lng != null, is_default: a.is_default === 1,
-  }))
-  return { name: c.name, email: c.email, phone: c.phone, addresses }
-}
-
 /** The address form's script (src/browser/address-pin.ts): the pin map, "use my location", places found in place. */
 const ADDRESS_PIN_SCRIPT = inlineScript('address-pin.js')
 
@@ -262,9 +252,9 @@ interface AddressFormIn { values?: Record<string, string>; places?: Array<{ labe
 
 const accountPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], notice?: string, form: AddressFormIn = {}) => {
   const { csrf: _csrf, place: _place, ...values } = form.values ?? {}
-  const content = accountContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, accountView(r), {
+  const content = accountContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, accountView(r.svc, r.visitor.customer!.customerId), {
     values, places: form.places ?? null, placesMessage: form.placesMessage ?? null, geocoder: r.svc.geocoder.kind !== 'none', styleNonce: STYLE_MARK,
-    pin: { store: storePosition(parseSettings(r.store.settings)), tiles: r.svc.config.mapTileUrl, attribution: r.svc.config.mapTileAttribution },
+    pin: { store: storePin(r.store), tiles: r.svc.config.mapTileUrl, attribution: r.svc.config.mapTileAttribution },
   })
   return htmlPage(r, h, status, { template: 'home', pageType: 'account', title: 'Your account', path: `${sitePaths(r.svc, r.store).account}`, content }, [ADDRESS_PIN_SCRIPT])
 }
