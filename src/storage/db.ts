@@ -22,6 +22,19 @@ export function stmt<P extends unknown[] | {} = unknown[], R = unknown>(db: Db, 
   return s as unknown as Database.Statement<P, R>
 }
 
+/**
+ * `make(db)` once per connection (its prepared statements, a query object): the committer hands every
+ * write the same connection, so statements prepared for it are reused, and a closed database's go with it.
+ */
+export function perDb<T>(make: (db: Db) => T): (db: Db) => T {
+  const made = new WeakMap<Db, T>()
+  return (db) => {
+    let x = made.get(db)
+    if (x === undefined) made.set(db, (x = make(db)))
+    return x
+  }
+}
+
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations')
 
 export function openDb(path: string): Db {

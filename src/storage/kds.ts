@@ -3,7 +3,7 @@
  * writes every KDS change through before anyone is told). Shared by `GET /staff/kds` and the
  * kitchen socket's first frame (docs/kds.md "Tickets").
  */
-import type { Db } from './db.ts'
+import { perDb, type Db } from './db.ts'
 import type { LineRow } from './orders.ts'
 import type { KdsViewLine } from '../domain/kds.ts'
 
@@ -127,10 +127,5 @@ export function group(rows: readonly TicketRow[]): KdsTicket[] {
   return out
 }
 
-const prepared = new WeakMap<Db, KdsQueries>()
 /** The queries of a connection, prepared once (operations read through this; the socket keeps its own). */
-export function kdsQueriesOf(db: Db): KdsQueries {
-  let q = prepared.get(db)
-  if (!q) prepared.set(db, (q = createKdsQueries(db)))
-  return q
-}
+export const kdsQueriesOf: (db: Db) => KdsQueries = perDb(createKdsQueries)
