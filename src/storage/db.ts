@@ -35,6 +35,18 @@ export function perDb<T>(make: (db: Db) => T): (db: Db) => T {
   }
 }
 
+/** Rows grouped by a key (an item's variants, a store's batches), each group in the rows' order. */
+export function groupBy<T, K>(rows: readonly T[], key: (r: T) => K): Map<K, T[]> {
+  const m = new Map<K, T[]>()
+  for (const r of rows) {
+    const k = key(r)
+    const list = m.get(k)
+    if (list) list.push(r)
+    else m.set(k, [r])
+  }
+  return m
+}
+
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations')
 
 export function openDb(path: string): Db {
