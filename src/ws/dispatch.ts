@@ -42,8 +42,6 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
     // A dispatcher watches many drivers: allow a deeper queue before skipping, then resync.
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
     upgrade: authedUpgrade<DispatchSocket>(1, (input) => {
       // The policy decides, as for every HTTP operation: 401, 403 without the capability, 404 for a
       // store that is not the owner's (src/auth/policy.ts).

@@ -46,8 +46,6 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
     maxMessageBytes: 1024,
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
     upgrade: authedUpgrade<OrdersSocket>(1, (input) => {
       // The policy decides, as for `GET /restaurants/{id}/orders`: 401, 403 without the capability,
       // 404 for a store that is not the owner's (src/auth/policy.ts).
