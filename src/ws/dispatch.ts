@@ -9,19 +9,13 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import type { Principal } from '../auth/principals.ts'
-import { ApiError } from '../errors.ts'
-import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
-import { session, subject } from './sessions.ts'
-import { feedMessages } from './feed.ts'
+import { feedMessages, ownerStoreUpgrade, type OwnerStoreSocket } from './feed.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
-import { dispatchDeliveryView, topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { CLOSE, policyVerdict } from './frames.ts'
-import { authorize, resolveScope } from '../auth/policy.ts'
+import { dispatchDeliveryView, topics, type Realtime } from './realtime.ts'
 import type { Access } from '../ops/op.ts'
 
-interface DispatchSocket extends LiveSocket { storeId: number; ownerId: number }
+type DispatchSocket = OwnerStoreSocket
 
 export const DISPATCH_CAPABILITY = 'drivers:read' as const
 const DISPATCH_ACCESS: Access = { owner: DISPATCH_CAPABILITY }
@@ -42,21 +36,8 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
     // A dispatcher watches many drivers: allow a deeper queue before skipping, then resync.
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
-    upgrade: authedUpgrade<DispatchSocket>(1, (input) => {
-      // The policy decides, as for every HTTP operation: 401, 403 without the capability, 404 for a
-      // store that is not the owner's (src/auth/policy.ts).
-      const p = svc.auth.owner(input)
-      if (!p) throw new ApiError('unauthenticated')
-      authorize(p, DISPATCH_ACCESS)
-      const { store } = resolveScope(svc, p, ['store'], { store: input.params[0] ?? undefined })
-      const storeId = store!.id
-      // Re-checked whenever credentials change (src/ws/sessions.ts): the same refusals, as close codes.
-      const check = (q: Principal) => policyVerdict(() => { authorize(q, DISPATCH_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
-      return {
-        storeId, ownerId: store!.owner_id,
-        session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null),
-      }
-    }),
+    // The policy decides, as for every HTTP operation that needs `drivers:read` (src/ws/feed.ts).
+    upgrade: ownerStoreUpgrade(svc, DISPATCH_ACCESS),
     open: (ws) => {
       const { storeId, ownerId } = ws.getUserData()
       rt.dispatchSockets++ // first: `close` always runs, even when the rest of `open` fails

@@ -10,22 +10,16 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import type { Principal } from '../auth/principals.ts'
 import type { Access } from '../ops/op.ts'
-import { ApiError } from '../errors.ts'
-import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
-import { session, subject } from './sessions.ts'
-import { feedMessages } from './feed.ts'
+import { feedMessages, ownerStoreUpgrade, type OwnerStoreSocket } from './feed.ts'
 import { SLOW_CONSUMER_BYTES } from './hub.ts'
-import { topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { policyVerdict } from './frames.ts'
+import { topics, type Realtime } from './realtime.ts'
 import { localDay, timeZoneOf } from '../domain/business-hours.ts'
 import { parseSettings } from '../storage/stores.ts'
-import { authorize, resolveScope } from '../auth/policy.ts'
 import type { OrdersSnapshotFrame } from './order-frames.ts'
 
-interface OrdersSocket extends LiveSocket { storeId: number }
+type OrdersSocket = OwnerStoreSocket
 
 const ORDERS_ACCESS: Access = { owner: 'orders:read' }
 /** A board shows a day's service; a busier day is paged over HTTP (`GET …/orders?from=&to=`). */
@@ -46,18 +40,8 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
     maxMessageBytes: 1024,
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
-    upgrade: authedUpgrade<OrdersSocket>(1, (input) => {
-      // The policy decides, as for `GET /restaurants/{id}/orders`: 401, 403 without the capability,
-      // 404 for a store that is not the owner's (src/auth/policy.ts).
-      const p = svc.auth.owner(input)
-      if (!p) throw new ApiError('unauthenticated')
-      authorize(p, ORDERS_ACCESS)
-      const { store } = resolveScope(svc, p, ['store'], { store: input.params[0] ?? undefined })
-      const storeId = store!.id
-      // Re-checked whenever credentials change (src/ws/sessions.ts): a revoked or expired token closes it.
-      const check = (q: Principal) => policyVerdict(() => { authorize(q, ORDERS_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
-      return { storeId, session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null) }
-    }),
+    // The policy decides, as for `GET /restaurants/{id}/orders` (src/ws/feed.ts).
+    upgrade: ownerStoreUpgrade(svc, ORDERS_ACCESS),
     open: (ws) => {
       rt.orderSockets++ // first: `close` always runs, even when the rest of `open` fails
       hub.subscribe(ws, topics.orders(ws.getUserData().storeId))
