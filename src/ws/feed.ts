@@ -2,13 +2,15 @@
  * What the listen-only feed sockets share (tracking, dispatch, orders board): the frames they accept,
  * and, for the owner's feeds of one store, how they are authorized.
  */
-import type { WebSocket } from 'uWebSockets.js'
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
 import type { Access } from '../ops/op.ts'
 import { ApiError } from '../errors.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
-import type { Hub, SocketData } from './hub.ts'
+import { SLOW_CONSUMER_BYTES, type Hub, type SocketData } from './hub.ts'
+import { guarded } from './guard.ts'
+import type { Realtime } from './realtime.ts'
 import { decode } from './codec.ts'
 import { errorFrame, policyVerdict } from './frames.ts'
 import { session, subject } from './sessions.ts'
@@ -50,4 +52,46 @@ export function ownerStoreUpgrade(svc: Services, access: Access) {
       session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null),
     }
   })
+}
+
+/** What tells one owner's store feed from another. */
+export interface OwnerStoreFeed {
+  /** The socket kind, also its address: `{base_url}/ws/{kind}/{restaurantId}`. */
+  kind: 'dispatch' | 'orders'
+  /** Its name in the error frame of a frame it does not accept. */
+  label: string
+  access: Access
+  /** The counter of open sockets of this kind (the realtime layer skips work nobody could see). */
+  counter: 'dispatchSockets' | 'orderSockets'
+  /** The hub topics whose frames it hears. */
+  topics: (d: OwnerStoreSocket) => string[]
+  /** Sends the whole picture: on connect, on `refresh`, and after falling behind. */
+  snapshot: (ws: WebSocket<OwnerStoreSocket>) => void
+}
+
+/**
+ * Mount an owner's feed of one store: a snapshot, then the frames of its topics. It watches a whole
+ * store: a deeper queue than one order's tracking before frames are skipped; once drained, a fresh
+ * snapshot puts the screen right again.
+ */
+export function mountOwnerStoreFeed(app: TemplatedApp, svc: Services, rt: Realtime, feed: OwnerStoreFeed): void {
+  const hub = rt.hub
+  app.ws<OwnerStoreSocket>(`/api/v1/ws/${feed.kind}/:restaurantId`, guarded(feed.kind, svc, rt.sessions.track({
+    maxMessageBytes: 1024,
+    maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
+    closeOnBackpressureLimit: 0,
+    upgrade: ownerStoreUpgrade(svc, feed.access),
+    open: (ws) => {
+      rt[feed.counter]++ // first: `close` always runs, even when the rest of `open` fails
+      for (const topic of feed.topics(ws.getUserData())) hub.subscribe(ws, topic)
+      feed.snapshot(ws)
+    },
+    message: feedMessages(hub, feed.label, feed.snapshot),
+    drain: (ws) => {
+      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) feed.snapshot(ws)
+    },
+    close: () => {
+      rt[feed.counter]--
+    },
+  })))
 }

@@ -11,15 +11,11 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import type { Access } from '../ops/op.ts'
-import { guarded } from './guard.ts'
-import { feedMessages, ownerStoreUpgrade, type OwnerStoreSocket } from './feed.ts'
-import { SLOW_CONSUMER_BYTES } from './hub.ts'
+import { mountOwnerStoreFeed, type OwnerStoreSocket } from './feed.ts'
 import { topics, type Realtime } from './realtime.ts'
 import { localDay, timeZoneOf } from '../domain/business-hours.ts'
 import { parseSettings } from '../storage/stores.ts'
 import type { OrdersSnapshotFrame } from './order-frames.ts'
-
-type OrdersSocket = OwnerStoreSocket
 
 const ORDERS_ACCESS: Access = { owner: 'orders:read' }
 /** A board shows a day's service; a busier day is paged over HTTP (`GET …/orders?from=&to=`). */
@@ -27,7 +23,7 @@ export const BOARD_SNAPSHOT_MAX = 200
 
 export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
   const hub = rt.hub
-  const snapshot = (ws: WebSocket<OrdersSocket>) => {
+  const snapshot = (ws: WebSocket<OwnerStoreSocket>) => {
     const { storeId } = ws.getUserData()
     // Today as the store's staff see it: its local day in the store's time zone (docs/stores.md).
     const day = localDay(timeZoneOf(parseSettings(svc.stores.byId(storeId)?.settings)), new Date())
@@ -36,24 +32,9 @@ export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime
     hub.send(ws, frame)
   }
 
-  app.ws<OrdersSocket>('/api/v1/ws/orders/:restaurantId', guarded('orders', svc, rt.sessions.track({
-    maxMessageBytes: 1024,
-    maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
-    closeOnBackpressureLimit: 0,
-    // The policy decides, as for `GET /restaurants/{id}/orders` (src/ws/feed.ts).
-    upgrade: ownerStoreUpgrade(svc, ORDERS_ACCESS),
-    open: (ws) => {
-      rt.orderSockets++ // first: `close` always runs, even when the rest of `open` fails
-      hub.subscribe(ws, topics.orders(ws.getUserData().storeId))
-      snapshot(ws)
-    },
-    message: feedMessages(hub, 'Orders', (ws) => snapshot(ws)),
-    // Frames skipped while it was behind: a fresh snapshot puts the board right again.
-    drain: (ws) => {
-      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
-    },
-    close: () => {
-      rt.orderSockets--
-    },
-  })))
+  mountOwnerStoreFeed(app, svc, rt, {
+    kind: 'orders', label: 'Orders', access: ORDERS_ACCESS, counter: 'orderSockets',
+    topics: ({ storeId }) => [topics.orders(storeId)],
+    snapshot,
+  })
 }
