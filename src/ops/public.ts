@@ -2,29 +2,23 @@
  * Public operations (api-v1 §4.4): no credential. The menu without sold-out items, and tracking
  * by the order's unguessable token (the token is the capability; an unknown one is a 404).
  */
-import { VehicleQuerySchema, menuForVehicle } from './fitments.ts'
+import { VEHICLE_FILTER_DOC, VehicleQuerySchema, vehicleMenuView } from './fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from './op.ts'
-import { storeOf } from './scope.ts'
 import { MenuSchema, TrackingSchema } from './docs-schemas.ts'
 import { notFound } from '../errors.ts'
 import { storeUnavailable } from '../auth/suspension.ts'
 import type { Services } from '../services.ts'
 import type { OrderRow } from '../storage/orders.ts'
-import { menuView } from '../storage/stores.ts'
 import { trackingView } from '../storage/tracking.ts'
-import { verticalOf } from '../domain/verticals.ts'
 
 const tag = 'Public'
 
 export const getPublicMenu = defineOp({
   id: 'public.menu.get', tag, summary: 'A store\'s active menu (sold-out items excluded)', access: { public: true }, scope: ['store'],
-  description: 'Car parts stores: `?make=&model=&year=&engine=` keeps only the items fitting that vehicle, plus universal ones (docs/verticals.md "Fitments").',
+  description: VEHICLE_FILTER_DOC,
   input: VehicleQuerySchema, output: MenuSchema,
-  run: (ctx, input) => {
-    const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), false, ctx.svc.config.siteUrl)
-  },
+  run: (ctx, input) => vehicleMenuView(ctx, input, false),
 })
 
 export const trackOrder = defineOp({

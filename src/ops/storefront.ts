@@ -3,7 +3,7 @@
  * with the store's storefront token (scopes `menu:read`, `order:write`). The token's store is the
  * only store it reaches: no operation takes a store id.
  */
-import { VehicleQuerySchema, menuForVehicle } from './fitments.ts'
+import { VehicleQuerySchema, vehicleMenuView } from './fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from './op.ts'
 import { storeOf, storefrontOf } from './scope.ts'
@@ -11,7 +11,7 @@ import { Nullable, OrderInputSchema, OrderLineInput } from './schemas.ts'
 import { MenuSchema, OrderSchema, VerticalSchema } from './docs-schemas.ts'
 import { placeOrder } from './order-create.ts'
 import { Outcome } from './op.ts'
-import { menuView, storeSummary, type StoreRow } from '../storage/stores.ts'
+import { storeSummary, type StoreRow } from '../storage/stores.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { basePrepMinutes, integrationStatus } from '../domain/integration.ts'
 import { integrationRow } from '../storage/staff.ts'
@@ -47,8 +47,7 @@ export const getStorefrontMenu = defineOp({
   // stores: `?make=&model=&year=&engine=` keeps the items fitting that vehicle (docs/verticals.md).
   input: VehicleQuerySchema,
   run: (ctx, input) => {
-    const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true, ctx.svc.config.siteUrl).map((c) => ({
+    return vehicleMenuView(ctx, input, true).map((c) => ({
       ...c,
       items: c.items.map((i) => {
         const groups = new Map<string, typeof i.extras>()
