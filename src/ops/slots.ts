@@ -7,7 +7,7 @@ import * as v from 'valibot'
 import { defineOp, type OpCtx } from './op.ts'
 import { storeOf } from './scope.ts'
 import { DateStr } from './analytics-query.ts'
-import { named } from './docs-schemas.ts'
+import { dateTime, named } from './docs-schemas.ts'
 import { SLOT_KINDS, appointmentRulesOf, gridStarts, peakOverlap, slotGridOf, utcIso, type SlotGrid } from '../domain/fulfillment.ts'
 import { verticalOf } from '../domain/verticals.ts'
 import { timeZoneOf, zonedInstant } from '../domain/business-hours.ts'
@@ -17,7 +17,6 @@ import { invalidField } from '../errors.ts'
 
 const tag = 'Fulfillment'
 const MIN = 60_000
-const dateTime = { type: 'string', format: 'date-time' }
 const SlotListSchema = named('SlotList', {
   type: 'object', required: ['date', 'timezone', 'capacity', 'minutes', 'slots'],
   properties: {
