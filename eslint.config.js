@@ -4,6 +4,8 @@ import tseslint from 'typescript-eslint'
 
 const FRONT_DOORS = ['http', 'ws', 'mcp']
 /** A front door may not import another front door (ARCHITECTURE "The shape"). */
+/** A page module (src/http/pages): imported only by the routes that serve it and by other pages. */
+const PAGES = { regex: '(^|/)pages/', message: 'Nothing imports a page module but the routes that serve it (src/http/routes) and other pages.' }
 const otherFrontDoors = (self) =>
   FRONT_DOORS.filter((d) => d !== self).flatMap((d) => [`../${d}/*`, `../../${d}/*`, `../../../${d}/*`, `**/src/${d}/*`])
 
@@ -29,10 +31,25 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafePromises: [{ from: 'package', package: '@tapjs/core', name: 'PromiseWithSubtest' }] }],
     },
   },
+  {
+    // Pages are leaves (issue 33 item 3): only the routes that serve them, and other pages, import a page module.
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/routes/**', 'src/http/pages/**', 'src/browser/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [PAGES] }] },
+  },
   ...FRONT_DOORS.map((door) => ({
     files: [`src/${door}/**/*.ts`],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: otherFrontDoors(door), message: 'A front door binds to operations (src/ops); it never imports another front door.' }] }] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: otherFrontDoors(door), message: 'A front door binds to operations (src/ops); it never imports another front door.' }, PAGES] }],
+      // Reads and writes go through the operations; the shapes they answer may be named (types vanish in the build).
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+(storage|actors)/', allowTypeImports: true, message: 'A front door reads and writes through src/ops, never src/storage or src/actors (`import type` of their shapes is fine).' }] }],
+    },
   })),
+  {
+    // The routes serve the pages: the same rules, pages allowed.
+    files: ['src/http/routes/**/*.ts', 'src/http/pages/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: otherFrontDoors('http'), message: 'A front door binds to operations (src/ops); it never imports another front door.' }] }] },
+  },
   {
     // Browser code (src/browser/, issue 33 item 4) runs in the page: from the server and from packages
     // it takes types only (they vanish in the build), and node's globals do not exist there.

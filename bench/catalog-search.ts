@@ -21,7 +21,7 @@ import { quantile } from './lib/load.ts'
 import { rng } from './lib/rng.ts'
 import { migrate, readMigrations, type Db } from '../src/storage/db.ts'
 import { createStoreQueries } from '../src/storage/stores.ts'
-import { getCatalogStore, searchCatalogItems, searchCatalogStores } from '../src/ops/catalog.ts'
+import { getCatalogStore, searchCatalogItems, searchCatalogStores } from '../src/ops/web/catalog.ts'
 import type { Op, OpCtx } from '../src/ops/op.ts'
 
 const CATALOG_MIGRATION = 11

@@ -7,14 +7,14 @@
  *   dispatch app approve ID [--json]
  *     → {"id", "status": "published", "published_at"}: the app's current terms become the published ones
  *
- * Input goes through the same schema and rules as `POST /developer/apps` (src/ops/apps.ts). Both
+ * Input goes through the same schema and rules as `POST /developer/apps` (src/ops/apps/apps.ts). Both
  * write the shared database in one transaction; a running server reads apps on every request.
  */
 import type { Db } from './storage/db.ts'
 import { nowIso } from './storage/db.ts'
 import type { Config } from './config.ts'
 import { appById } from './storage/apps.ts'
-import { AppInput, approveApp, checkAppFields, registerApp } from './ops/apps.ts'
+import { AppInput, approveApp, checkAppFields, registerApp } from './ops/apps/apps.ts'
 import { validate } from './ops/validate.ts'
 import { ApiError } from './errors.ts'
 import { CliError } from './cli.ts'

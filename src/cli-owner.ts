@@ -11,7 +11,7 @@
 import type { Db } from './storage/db.ts'
 import { hashSecretSync } from './auth/passwords.ts'
 import { markEmailVerified, otherLiveSessionIds, ownerCredentials, ownerByLoginEmail, revokeSessions, setOwnerPassword } from './storage/owner-auth.ts'
-import { PASSWORD_MIN } from './ops/owner-auth.ts'
+import { PASSWORD_MIN } from './ops/accounts/owner-auth.ts'
 import { CliError } from './cli.ts'
 
 export const OWNER_USAGE = '  dispatch owner set-password --owner ID --password P [--json]'

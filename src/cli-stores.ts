@@ -4,14 +4,14 @@
  *   dispatch store create --owner ID --title T [--type restaurant] [--currency USD] [--city C] [--slug S] [--json]
  *     → the same object as `POST /restaurants`: {"id", "title", "slug", "url", …, "currency", "city"}
  *
- * The same rules as `POST /restaurants` (src/ops/account-plan.ts `createStoreOp`): its input schema,
+ * The same rules as `POST /restaurants` (src/ops/accounts/account-plan.ts `createStoreOp`): its input schema,
  * and the storage function that checks the plan's `stores` quota and the `multi_store` feature in the
  * inserting transaction (403 `plan_limit_reached` / `feature_not_in_plan`, carried as `code`).
  * The operator acts for the account, so no token capability is involved.
  */
 import type { Db } from './storage/db.ts'
 import type { Config } from './config.ts'
-import { createStoreOp } from './ops/account-plan.ts'
+import { createStoreOp } from './ops/accounts/account-plan.ts'
 import { validate } from './ops/validate.ts'
 import { createStore } from './storage/accounts.ts'
 import { createStoreQueries, storeSummary } from './storage/stores.ts'
@@ -53,7 +53,7 @@ export function storeCreate(db: Db, config: Config, a: StoreArgs, emit: Emit): R
     throw e
   }
   const created = db.transaction(() => createStore(db, ownerId, { title: input.title, slug: input.slug, store_type: input.store_type, currency: input.currency, city: input.city ?? null })).immediate()
-  // Read back as the API answers it (src/ops/account-plan.ts createStoreOp).
+  // Read back as the API answers it (src/ops/accounts/account-plan.ts createStoreOp).
   const store = createStoreQueries(db).byId(created.id)!
   const out = { ...storeSummary(store, config.siteUrl), currency: store.currency, city: store.city }
   return { code: 0, out: emit(out, `store ${out.id} "${out.title}" created for owner ${ownerId}: ${out.url}`) }

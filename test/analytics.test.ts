@@ -2,7 +2,7 @@
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, isError, postOrder } from './helpers/fixtures.ts'
-import { analyticsRange } from '../src/ops/analytics-query.ts'
+import { analyticsRange } from '../src/ops/orders/analytics-query.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())

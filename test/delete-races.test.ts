@@ -12,7 +12,7 @@ import { startServer } from './helpers/server.ts'
 import { createFleet } from './helpers/delivery.ts'
 import { createAccount } from './helpers/fixtures.ts'
 import { createStaff, createStorefrontToken } from './helpers/people.ts'
-import { placeOrder } from '../src/ops/order-create.ts'
+import { placeOrder } from '../src/ops/orders/order-create.ts'
 
 /** A failure bound, well under the actor query timeout (10 s), so a hang is an abort here. */
 const REQUEST_BOUND_MS = 5000

@@ -10,8 +10,8 @@ import { createFleet } from './helpers/delivery.ts'
 import { WsClient, wsBase } from './helpers/ws-client.ts'
 import { driverFrames } from '../src/ws/driver.ts'
 import { kdsFrames } from '../src/ws/kds.ts'
-import { reportLocation } from '../src/ops/driver-app.ts'
-import { bumpItem, recallItem } from '../src/ops/kds.ts'
+import { reportLocation } from '../src/ops/delivery/driver-app.ts'
+import { bumpItem, recallItem } from '../src/ops/orders/kds.ts'
 
 t.test('the frames name the operations of the HTTP routes', async (t) => {
   t.equal(driverFrames.location.op, reportLocation)

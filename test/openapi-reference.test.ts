@@ -11,7 +11,7 @@ import { checkSchema } from './helpers/jsonschema.ts'
 import { deref } from './helpers/openapi.ts'
 import { fill, liveRoutes, type Route } from './helpers/routes.ts'
 import { buildOpenApi, docPath } from '../src/http/openapi.ts'
-import { named } from '../src/ops/docs-schemas.ts'
+import { named } from '../src/ops/schemas/named.ts'
 import { route } from '../src/http/route.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })

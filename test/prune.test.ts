@@ -17,7 +17,7 @@ import { lastIdBefore, PRUNE_CHUNK, pruneRules, pruneStep } from '../src/storage
 import { loadConfig } from '../src/config.ts'
 import { sha256Hex } from '../src/auth/tokens.ts'
 import { installApp, upsertAgentClient } from '../src/storage/apps.ts'
-import { AGENT_TERMS } from '../src/ops/agent-clients.ts'
+import { AGENT_TERMS } from '../src/ops/apps/agent-clients.ts'
 import { createTestApp } from './helpers/apps.ts'
 
 const H = 3600_000

@@ -11,7 +11,7 @@ import { createAccount, postOrder } from './helpers/fixtures.ts'
 import { nowIso } from '../src/storage/db.ts'
 import { loadConfig } from '../src/config.ts'
 import { DevPaymentProvider } from '../src/providers/payments-dev.ts'
-import { REFUND_RETRY_AFTER_MS } from '../src/ops/refunds.ts'
+import { REFUND_RETRY_AFTER_MS } from '../src/ops/money/refunds.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000', PAYMENT_PROVIDER: 'dev', REFUND_RETRY_CRON: 'off' })
 t.teardown(() => s.close())

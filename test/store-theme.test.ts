@@ -15,7 +15,7 @@ import { createAccount, createOwner, createStore, isError, tokenFor } from './he
 import { builtinTheme } from '../src/themes/builtin/index.ts'
 import { sampleContext } from '../src/themes/sample.ts'
 import { THEME_LIMITS } from '../src/themes/reference.ts'
-import { drawPage, reportRenderProblems, storeThemeFor, type StoreTheme } from '../src/ops/store-theme.ts'
+import { drawPage, reportRenderProblems, storeThemeFor, type StoreTheme } from '../src/themes/store-site.ts'
 import { writeStoreTheme } from '../src/storage/store-themes.ts'
 import type { StoreRow } from '../src/storage/stores.ts'
 

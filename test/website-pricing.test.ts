@@ -1,6 +1,6 @@
 /**
  * The website prices a cart once (issue 33 item 2: "no triple pricing"): a cart whose lines can all
- * be ordered is drafted in one call to the order pricing (src/ops/cart.ts `draftCart`, the store
+ * be ordered is drafted in one call to the order pricing (src/ops/orders/cart.ts `draftCart`, the store
  * actor's own functions), not once per line and again for the whole; only a cart that no longer
  * prices is priced line by line, to leave out what cannot be ordered. The totals it shows are the
  * totals of that one draft.
@@ -8,9 +8,9 @@
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount } from './helpers/fixtures.ts'
-import { pricedCart } from '../src/ops/website.ts'
+import { pricedCart } from '../src/ops/web/website.ts'
 import type { Services } from '../src/services.ts'
-import { EMPTY_CART } from '../src/ops/website-cart.ts'
+import { EMPTY_CART } from '../src/ops/web/website-cart.ts'
 
 const s = await startServer()
 t.teardown(() => s.close())

@@ -21,7 +21,7 @@ import { draftOrder } from '../../src/domain/orders.ts'
 import { verticalOf } from '../../src/domain/verticals.ts'
 import { centsToDecimalString } from '../../src/domain/money.ts'
 import { grants } from '../../src/domain/capabilities.ts'
-import { OrderInputSchema } from '../../src/ops/schemas.ts'
+import { OrderInputSchema } from '../../src/ops/schemas/common.ts'
 import { newTrackToken, sha256Hex } from '../../src/auth/tokens.ts'
 import type { PricedItem } from '../../src/domain/pricing.ts'
 

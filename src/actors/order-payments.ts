@@ -120,7 +120,7 @@ export function reducePayment(s: OrderState, msg: PaymentMsg, now: string, ctx: 
  * meanwhile. What cannot count toward the total — all of it when the order or the payment was
  * cancelled, else what goes beyond the balance — is its `excess`, given straight back by a pending
  * online refund through this payment in the same transaction; the operation then asks the provider
- * exactly as a refund does (src/ops/refunds.ts `sendOnlineRefunds`). A cancelled order is never paid.
+ * exactly as a refund does (src/ops/money/refunds.ts `sendOnlineRefunds`). A cancelled order is never paid.
  */
 function succeeded(s: OrderState, book: PaymentBook, row: PaymentRow, late: boolean, now: string): Decision {
   const lines = linesOf(row)

@@ -86,7 +86,7 @@ export type StoreMsg =
   /**
    * Items changed in SQLite outside this actor, already committed: stock an order gave back (a
    * cancellation, a line refund: src/storage/stock.ts `restockOrder`, `restockLines`), a brand renamed
-   * or deleted (src/ops/brands.ts). They are re-read, not adjusted, as the held copy may already have
+   * or deleted (src/ops/menu/brands.ts). They are re-read, not adjusted, as the held copy may already have
    * them (an actor loaded after the commit, e.g. once passivated). `release`: the order whose
    * `reserve_stock` this ends (its write committed or failed): the reservation stops counting as
    * in flight, and the re-read makes the held counts right either way.
@@ -188,7 +188,7 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
   }
 }
 
-/** 422 keyed by the header, as a malformed key is (src/ops/order-create.ts). */
+/** 422 keyed by the header, as a malformed key is (src/ops/orders/order-create.ts). */
 const keyReused = () => invalidField('Idempotency-Key', ERROR_CATALOG.idempotency_key_reused.message, 'idempotency_key_reused')
 
 function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order' }>, now: string, ctx: StoreCtx): StoreStep {

@@ -16,9 +16,9 @@
  *
  * `appsRefusal` is the one answer to "may this account's apps act now?"; what else an installed app
  * gets asks it too, so "the account lacks `apps`" means the same everywhere (docs/apps.md "When the
- * plan lacks apps"): the token address and the consent page (src/ops/oauth.ts), the fan-out of
+ * plan lacks apps"): the token address and the consent page (src/ops/apps/oauth.ts), the fan-out of
  * events to the app's webhook URL (src/storage/webhooks.ts), the recurring charges
- * (src/billing/app-charges.ts) and the embed page with its session tokens (src/ops/app-session.ts).
+ * (src/billing/app-charges.ts) and the embed page with its session tokens (src/ops/apps/app-session.ts).
  */
 import type { ApiError } from '../errors.ts'
 import type { Db } from '../storage/db.ts'

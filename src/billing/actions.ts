@@ -38,7 +38,7 @@ function live(db: Db, ownerId: number): SubscriptionRow {
 export const subscriptionAction = (db: Db, ownerId: number, action: SubscriptionAction, now: string): OutboxEvent[] =>
   actOn(db, live(db, ownerId), action, now)
 
-/** The same action on one given subscription (a reseller acting on a customer's, src/ops/reseller.ts). */
+/** The same action on one given subscription (a reseller acting on a customer's, src/ops/accounts/reseller.ts). */
 export function actOn(db: Db, s: SubscriptionRow, action: SubscriptionAction, now: string): OutboxEvent[] {
   let t: life.Transition
   try {

@@ -11,6 +11,7 @@ import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { buildApp, type App } from '../app.ts'
 import { replicaServer } from '../http/replica.ts'
+import { databaseReadiness } from '../storage/health.ts'
 import { forwarder, type Forwarder } from '../http/forward.ts'
 import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
@@ -45,7 +46,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', apply_delay_ms: null, ready: false } as const
   // What the replica does not serve itself goes to the primary, once the node knows the cluster's secret.
   let forward: Forwarder | null = null
-  const replica = replicaServer(() => db, () => node?.status() ?? starting, () => node?.forwardTarget() ?? null, () => forward, log)
+  const replica = replicaServer(() => databaseReadiness(db), () => node?.status() ?? starting, () => node?.forwardTarget() ?? null, () => forward, log)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,

@@ -1,7 +1,7 @@
 /**
  * At most `max` of some asynchronous work at once, the rest waiting in arrival order. Pure (no I/O):
  * used where each job may take a lot of memory for a while, so that many arriving together run a
- * few at a time instead of all at once (the photo decoder, src/ops/menu-photos.ts).
+ * few at a time instead of all at once (the photo decoder, src/ops/menu/menu-photos.ts).
  */
 export function concurrencyLimit(max: number): <T>(job: () => Promise<T>) => Promise<T> {
   let running = 0

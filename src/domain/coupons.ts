@@ -97,7 +97,7 @@ export type CouponPricing = { ok: true; draft: OrderDraft; couponId: number } | 
 
 /**
  * The one pricing of a coupon into an order draft, for the store actor's orders and for every priced
- * cart (src/ops/cart.ts): `found` is the coupon the order's code names (undefined: no such code).
+ * cart (src/ops/orders/cart.ts): `found` is the coupon the order's code names (undefined: no such code).
  * The discount never touches the tip.
  */
 export function priceCoupon(draft: OrderDraft, found: FoundCoupon | undefined, now: string): CouponPricing {

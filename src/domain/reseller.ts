@@ -1,7 +1,7 @@
 /**
  * The reseller model as pure rules (docs/billing.md "Resellers", api-v1 §4.8): volume tiers by
  * active customers, the invoice arithmetic in integer minor units, invoice periods, MRR and churn.
- * No I/O: src/storage/reseller.ts feeds it rows, src/ops/reseller.ts shapes the answers.
+ * No I/O: src/storage/reseller.ts feeds it rows, src/ops/accounts/reseller.ts shapes the answers.
  */
 
 export interface Tier {

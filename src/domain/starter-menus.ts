@@ -1,6 +1,6 @@
 /**
  * Starter menus a new store can start from (issue 12 item 6, docs/mcp-catalog.md): categories and
- * items with prices, applied through the ordinary menu operations (src/ops/catalog.ts
+ * items with prices, applied through the ordinary menu operations (src/ops/web/catalog.ts
  * `applyStarterMenu`), so they are validated and counted against the plan like any item. Prices are
  * in the store's currency as the API writes them (major units, api-v1 §2.3); owners edit them after.
  */

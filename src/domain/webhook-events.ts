@@ -171,7 +171,7 @@ export const EVENT_CATALOG: Readonly<Record<string, EventSpec>> = {
     when: 'a marketplace app is uninstalled; delivered to that app\'s endpoint',
     data: obj({ app_id: int, installation_id: int, user_id: int, uninstalled_at: dateTime }),
     example: { app_id: 4, installation_id: 17, user_id: 1, uninstalled_at: '2026-11-22T20:30:00.000+00:00' },
-    // Sent to the app's own webhook URL only (src/ops/app-uninstall.ts), never through the accounts'
+    // Sent to the app's own webhook URL only (src/ops/apps/app-uninstall.ts), never through the accounts'
     // endpoints: `emitted` is about those (test/webhooks-events.test.ts sees every emitted event there).
     emitted: false,
   },

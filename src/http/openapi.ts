@@ -14,9 +14,9 @@ import { errorResponses, redirectResponse, responseComponents, successHeaders } 
 import { EXAMPLES } from './docs/examples.ts'
 import { tagObjects } from './docs/tags.ts'
 import { describe } from './docs/describe.ts'
-import { ErrorSchema } from '../ops/docs-schemas.ts'
+import { ErrorSchema } from '../ops/schemas/named.ts'
 
-export { jsonSchemaOf } from '../ops/json-schema.ts'
+export { jsonSchemaOf } from '../ops/schemas/json-schema.ts'
 
 type Requirement = Record<string, string[]>
 

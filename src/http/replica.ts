@@ -7,8 +7,7 @@
 import uWS from 'uWebSockets.js'
 import { ApiError } from '../errors.ts'
 import type { Logger } from '../log.ts'
-import type { Db } from '../storage/db.ts'
-import { databaseReadiness } from '../storage/health.ts'
+import type { DbReadiness } from '../storage/health.ts'
 import type { ClusterStatus } from '../cluster/node.ts'
 import { newRequestCounter, requestState, send } from '../net/respond.ts'
 import { readiness } from './routes/readyz.ts'
@@ -24,7 +23,7 @@ export interface ReplicaServer {
  * `target`: the primary's NODE_URL, null while unknown (or before the node has joined); `forward`
  * is made once the node knows the cluster's secret.
  */
-export function replicaServer(db: () => Db, status: () => ClusterStatus, target: () => string | null, forward: () => Forwarder | null, log: Logger): ReplicaServer {
+export function replicaServer(database: () => DbReadiness, status: () => ClusterStatus, target: () => string | null, forward: () => Forwarder | null, log: Logger): ReplicaServer {
   const app = uWS.App()
   const counter = newRequestCounter()
   let listenSocket: uWS.us_listen_socket | null = null
@@ -58,7 +57,7 @@ export function replicaServer(db: () => Db, status: () => ClusterStatus, target:
     try {
       if (path === '/healthz' && (method === 'GET' || method === 'HEAD')) return json(200, { status: 'ok' })
       if (path === '/readyz' && (method === 'GET' || method === 'HEAD')) {
-        const r = readiness({ database: () => databaseReadiness(db()), draining: () => false, cluster: status }, new URLSearchParams(req.getQuery() ?? '').get('role') === 'primary')
+        const r = readiness({ database, draining: () => false, cluster: status }, new URLSearchParams(req.getQuery() ?? '').get('role') === 'primary')
         return json(r.status, r.body)
       }
       const s = status()

@@ -7,7 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import { ApiError } from '../errors.ts'
-import { esc } from './pages/html.ts'
+import { esc } from './html.ts'
 
 export const SIGN_IN_PATH = '/login'
 export const CSRF_HEADER = 'x-csrf-token'

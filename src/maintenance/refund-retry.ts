@@ -7,7 +7,7 @@
 import type { Config } from '../config.ts'
 import type { Logger } from '../log.ts'
 import type { Services } from '../services.ts'
-import { retryPendingRefunds } from '../ops/refunds.ts'
+import { retryPendingRefunds } from '../ops/money/refunds.ts'
 import { startCronJob } from './cron-job.ts'
 
 export interface RefundRetryScheduler {

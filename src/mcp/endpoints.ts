@@ -11,7 +11,7 @@ import { MCP_SERVERS } from './servers/index.ts'
 import { invoke } from '../ops/invoke.ts'
 import { rawNumericIds, stringifyAnswer } from './raw-ids.ts'
 import type { McpServerDef } from './tool.ts'
-import { challengeParams } from '../ops/protected-resources.ts'
+import { challengeParams } from '../ops/apps/protected-resources.ts'
 import { ApiError } from '../errors.ts'
 import { API_REALM, bearerChallenge } from '../net/respond.ts'
 import type { RawCall, RawReply } from '../net/raw-call.ts'
@@ -21,7 +21,7 @@ export const MAX_BATCH = 20
 export interface McpEndpoint {
   path: McpServerDef['path']
   auth: McpServerDef['auth']
-  /** Its 401 challenges' `resource_metadata` and `scope` (src/ops/protected-resources.ts). */
+  /** Its 401 challenges' `resource_metadata` and `scope` (src/ops/apps/protected-resources.ts). */
   challenge?: Record<string, string>
   server: McpServer
   handle(call: RawCall): Promise<RawReply>

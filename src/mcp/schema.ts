@@ -1,6 +1,6 @@
 /** The JSON Schema an agent sees for a tool's arguments, derived from the op input it binds. */
 import type { AnySchema, JsonSchema } from '../ops/op.ts'
-import { jsonSchemaOf } from '../ops/json-schema.ts'
+import { jsonSchemaOf } from '../ops/schemas/json-schema.ts'
 import type { ToolBinding } from './tool.ts'
 
 const ID_WORDS: Record<string, string> = { store: 'restaurant', order: 'order', driver: 'driver', endpoint: 'webhook endpoint' }

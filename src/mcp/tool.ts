@@ -49,7 +49,7 @@ export interface McpServerDef {
   /** The credential family the address authenticates (api-v1 §5); `none` for public servers. */
   auth: 'owner' | 'storefront' | 'customer' | 'none'
   /**
-   * Who may open the server at all: an operation (src/ops/mcp-admission.ts) run through the one
+   * Who may open the server at all: an operation (src/ops/apps/mcp-admission.ts) run through the one
    * pipeline before any message, its refusal answered as the HTTP error envelope, e.g. the storefront
    * `agent` scope or the admin `mcp` plan feature.
    */

@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principals.ts'
 import { authorize, resolveScope } from '../auth/policy.ts'
 import type { ApiError } from '../errors.ts'
 import type { Services } from '../services.ts'
-import { Outcome, type Op, type ScopeIds } from './op.ts'
+import { Outcome, type Op, type Scope, type ScopeIds } from './op.ts'
 import { validate } from './validate.ts'
 
 export interface Invocation {
@@ -54,4 +54,17 @@ export async function invoke(op: Op, call: Invocation): Promise<Invoked> {
   if (call.idempotencyKey !== undefined) ctx.idempotencyKey = call.idempotencyKey
   const out = await op.run(ctx, input)
   return out instanceof Outcome ? { value: out.value, replayed: out.meta.replayed === true } : { value: out, replayed: false }
+}
+
+/**
+ * Admit a caller through an admission operation (no input, nothing to run): the policy, the tenancy
+ * scope and the plan feature decided as for any operation, synchronously, for doors that must
+ * answer at once — a socket's upgrade and its re-checks when credentials change (src/ws). Answers
+ * the resolved scope; throws the ApiError of the first refusal.
+ */
+export function admit(op: Op<undefined, null>, svc: Services, principal: Principal | null, ids: ScopeIds): Scope {
+  authorize(principal, op.access)
+  const scope = resolveScope(svc, principal, op.scope, ids)
+  void op.run({ svc, principal, scope, requestId: '', ip: '' }, undefined)
+  return scope
 }

@@ -16,7 +16,7 @@ export const ensureAppEndpoint = (db: Db, app: AppWebhook): number | null => syn
 
 /**
  * Create or update the app's endpoint row; `changed` when an existing row took a new url, events or
- * secret (its actor, which holds them in memory, must then be retired: src/ops/app-deliveries.ts).
+ * secret (its actor, which holds them in memory, must then be retired: src/ops/apps/app-deliveries.ts).
  * An app without a webhook URL keeps its row, disabled, so nothing more is sent.
  */
 export function syncAppEndpointRow(db: Db, app: AppWebhook): { id: number | null; changed: boolean } {

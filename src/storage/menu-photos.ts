@@ -5,7 +5,7 @@
  */
 import { stmt, type Db } from './db.ts'
 
-/** What the server made of one upload (src/ops/menu-photos.ts `preparePhoto`). */
+/** What the server made of one upload (src/ops/menu/menu-photos.ts `preparePhoto`). */
 export interface PhotoRenditions {
   key: string
   type: string

@@ -228,7 +228,7 @@ export function orderView(o: OrderRow, lines: LineRow[], driver: DriverBrief | n
 export const trackUrl = (siteUrl: string, token: string): string => `${siteUrl}/t/${token}`
 export type OrderView = ReturnType<typeof orderView>
 
-/** Filters of the owner's order list (src/ops/orders.ts listOrders). */
+/** Filters of the owner's order list (src/ops/orders/orders.ts listOrders). */
 export interface OrderFilter {
   status?: string; from?: string; to?: string; search?: string
   /** Created at or after this instant and before `until` (epoch ms): a store's local day. */

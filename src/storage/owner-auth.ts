@@ -1,8 +1,8 @@
 /**
  * Owner sign-in storage (issue 14; docs/dashboard.md "Signing in"): credentials on `owners`, web
  * sessions, the API tokens a session holds, one-time email links. The only SQL of the feature.
- * Reads take a `Db`; writes are called inside `committer.write` by src/ops/owner-auth.ts and
- * src/ops/owner-sessions.ts.
+ * Reads take a `Db`; writes are called inside `committer.write` by src/ops/accounts/owner-auth.ts and
+ * src/ops/accounts/owner-sessions.ts.
  */
 import { stmt, nowIso, type Db } from './db.ts'
 

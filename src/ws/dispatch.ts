@@ -12,6 +12,7 @@ import type { Services } from '../services.ts'
 import { mountOwnerStoreFeed, type OwnerStoreSocket } from './feed.ts'
 import { dispatchDeliveryView, topics, type Realtime } from './realtime.ts'
 import type { Access } from '../ops/op.ts'
+import { authorize, resolveScope } from '../auth/policy.ts'
 
 export const DISPATCH_CAPABILITY = 'drivers:read' as const
 const DISPATCH_ACCESS: Access = { owner: DISPATCH_CAPABILITY }
@@ -28,7 +29,9 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
   }
 
   mountOwnerStoreFeed(app, svc, rt, {
-    kind: 'dispatch', label: 'Dispatch', access: DISPATCH_ACCESS, counter: 'dispatchSockets',
+    kind: 'dispatch', label: 'Dispatch', counter: 'dispatchSockets',
+    // As for every HTTP operation that needs `drivers:read`.
+    admission: (p, ids) => { authorize(p, DISPATCH_ACCESS); return resolveScope(svc, p, ['store'], ids) },
     topics: ({ storeId, ownerId }) => [topics.dispatch(storeId), topics.fleet(ownerId)],
     snapshot,
   })

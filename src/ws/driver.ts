@@ -20,10 +20,9 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
 import type { LocationAck } from '../actors/driver.ts'
-import { fail, type Result } from '../actors/system.ts'
+import type { Result } from '../actors/system.ts'
 import { ApiError } from '../errors.ts'
-import { nowIso } from '../storage/db.ts'
-import { driverDeliveryView, driverView, offerView } from '../storage/drivers.ts'
+import { driverHello } from '../ops/delivery/delivery-views.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
 import { session, subject } from './sessions.ts'
@@ -32,7 +31,7 @@ import { SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
 import { CLOSE, errorFrame, refusalFrame } from './frames.ts'
 import { admitFrame, frame } from './frame.ts'
-import { reportLocation } from '../ops/driver-app.ts'
+import { reportLocation } from '../ops/delivery/driver-app.ts'
 
 interface DriverSocket extends LiveSocket {
   driverId: number
@@ -138,7 +137,7 @@ class LocationInbox {
       // Tickets are in sending order: the first one young enough ends the sweep.
       if (now - p.sentAt < ACK_TIMEOUT_MS) break
       this.waiting.delete(ticket)
-      this.ackAll(p, fail(new ApiError('internal_error', 'The position could not be stored.')))
+      this.ackAll(p, { ok: false, error: new ApiError('internal_error', 'The position could not be stored.') })
     }
   }
 }
@@ -150,16 +149,9 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
   /** Everything the app needs to (re)build its screen: sent on connect and after falling behind. */
   const hello = (ws: Ws) => {
     const { driverId } = ws.getUserData()
-    const row = svc.drivers.byId(driverId)
-    if (!row) return void ws.end(4001, 'driver_deleted')
-    const now = nowIso()
-    const active = svc.drivers.activeOrders(driverId)
-    const deliveries = active.map((a) => {
-      const o = svc.orders.row(a.id)!
-      return driverDeliveryView(o, svc.orders.lines(o.id), svc.drivers.delivery(o.id), svc.drivers.storeTitle(o.store_id))
-    })
-    const offers = svc.drivers.pendingOffers(driverId, now).map((r) => offerView(r, svc.orders.row(r.order_id), svc.drivers.storeTitle(r.store_id), now))
-    hub.send(ws, { type: 'hello', driver: driverView(row, { connected: true, active_deliveries: active.map((a) => a.id) }), deliveries, offers })
+    const view = driverHello(svc, driverId)
+    if (!view) return void ws.end(4001, 'driver_deleted')
+    hub.send(ws, { type: 'hello', ...view })
   }
 
   app.ws<DriverSocket>('/api/v1/ws/driver', guarded('driver', svc, rt.sessions.track({

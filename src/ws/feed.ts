@@ -5,9 +5,8 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
 import type { Principal } from '../auth/principals.ts'
-import type { Access } from '../ops/op.ts'
+import type { Scope, ScopeIds } from '../ops/op.ts'
 import { ApiError } from '../errors.ts'
-import { authorize, resolveScope } from '../auth/policy.ts'
 import { SLOW_CONSUMER_BYTES, type Hub, type SocketData } from './hub.ts'
 import { guarded } from './guard.ts'
 import type { Realtime } from './realtime.ts'
@@ -18,7 +17,6 @@ import { authedUpgrade } from './upgrade.ts'
 import type { LiveSocket } from './socket.ts'
 
 /** `ping` answers `pong`, `refresh` sends a fresh snapshot, anything else an error frame; the socket stays open. */
-
 export function feedMessages<T extends SocketData>(hub: Hub, kind: string, refresh: (ws: WebSocket<T>) => void) {
   return (ws: WebSocket<T>, message: ArrayBuffer, isBinary: boolean): void => {
     let frame: unknown
@@ -33,20 +31,22 @@ export function feedMessages<T extends SocketData>(hub: Hub, kind: string, refre
 /** An owner's feed of one of their stores (dispatch, orders board). */
 export interface OwnerStoreSocket extends LiveSocket { storeId: number; ownerId: number }
 
+/** Who may watch a feed: admits the principal to the store `ids` name (401/403/404 as over HTTP) and returns its scope. */
+export type FeedAdmission = (principal: Principal, ids: ScopeIds) => Scope
+
 /**
- * The upgrade of an owner's feed of the store its path names (`…/:restaurantId`). The policy decides,
- * as for the HTTP operation with the same `access`: 401, 403 without the capability, 404 for a store
- * that is not the owner's (src/auth/policy.ts). Re-checked whenever credentials change
- * (src/ws/sessions.ts): the same refusals, as close codes; a revoked or expired token closes it.
+ * The upgrade of an owner's feed of the store its path names (`…/:restaurantId`): the owner token, then
+ * `admission` decides as for the HTTP operation that reads the same (src/auth/policy.ts): 401, 403
+ * without the capability, 404 for a store that is not the owner's. Re-checked whenever credentials
+ * change (src/ws/sessions.ts): the same refusals, as close codes; a revoked or expired token closes it.
  */
-export function ownerStoreUpgrade(svc: Services, access: Access) {
+export function ownerStoreUpgrade(svc: Services, admission: FeedAdmission) {
   return authedUpgrade<OwnerStoreSocket>(1, (input) => {
     const p = svc.auth.owner(input)
     if (!p) throw new ApiError('unauthenticated')
-    authorize(p, access)
-    const { store } = resolveScope(svc, p, ['store'], { store: input.params[0] ?? undefined })
+    const { store } = admission(p, { store: input.params[0] ?? undefined })
     const storeId = store!.id
-    const check = (q: Principal) => policyVerdict(() => { authorize(q, access); resolveScope(svc, q, ['store'], { store: storeId }) })
+    const check = (q: Principal) => policyVerdict(() => { admission(q, { store: storeId }) })
     return {
       storeId, ownerId: store!.owner_id,
       session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null),
@@ -60,7 +60,7 @@ export interface OwnerStoreFeed {
   kind: 'dispatch' | 'orders'
   /** Its name in the error frame of a frame it does not accept. */
   label: string
-  access: Access
+  admission: FeedAdmission
   /** The counter of open sockets of this kind (the realtime layer skips work nobody could see). */
   counter: 'dispatchSockets' | 'orderSockets'
   /** The hub topics whose frames it hears. */
@@ -80,7 +80,7 @@ export function mountOwnerStoreFeed(app: TemplatedApp, svc: Services, rt: Realti
     maxMessageBytes: 1024,
     maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
-    upgrade: ownerStoreUpgrade(svc, feed.access),
+    upgrade: ownerStoreUpgrade(svc, feed.admission),
     open: (ws) => {
       rt[feed.counter]++ // first: `close` always runs, even when the rest of `open` fails
       for (const topic of feed.topics(ws.getUserData())) hub.subscribe(ws, topic)

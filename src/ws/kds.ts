@@ -28,13 +28,11 @@ import type { LiveSocket } from './socket.ts'
 import type { Principal } from '../auth/principals.ts'
 import { decode } from './codec.ts'
 import { CLOSE, errorFrame, policyVerdict, refusalFrame } from './frames.ts'
-import { authorize, resolveScope } from '../auth/policy.ts'
-import type { Access } from '../ops/op.ts'
-import { group, kdsItemOfView, kdsQueriesOf, type TicketRow } from '../storage/kds.ts'
+import { admit } from '../ops/invoke.ts'
+import type { TicketRow } from '../storage/kds.ts'
 import { KDS_OPEN_ORDER, LIVE_KDS, type KdsSink } from '../domain/kds.ts'
-import { bumpItem, recallItem, type KdsStepReply } from '../ops/kds.ts'
+import { bumpItem, kdsReads, kdsItemOfView, kdsScreenAdmission, recallItem, ticketsOf, type KdsStepReply } from '../ops/orders/kds.ts'
 import { frame, runFrame, type BoundFrame } from './frame.ts'
-import { requireFeature } from '../storage/entitlements.ts'
 import type { KdsAckFrame, KdsItemFrame, KdsSnapshotFrame, KdsStatusFrame, KdsTicketFrame } from './kds-frames.ts'
 
 interface KdsSocket extends LiveSocket {
@@ -48,8 +46,6 @@ interface KdsSocket extends LiveSocket {
 }
 type Ws = WebSocket<KdsSocket>
 
-/** Who may watch a kitchen screen: the same declaration an operation makes (src/auth/policy.ts). */
-const KDS_ACCESS: Access = { staff: 'kds' }
 const STATION_RE = /^[^\u0000-\u001f]{1,40}$/
 /** The frames a kitchen screen sends: the kitchen operations, bound (src/ws/frame.ts). */
 const BUMP = frame(bumpItem, { type: 'bump', input: (f) => ({ item_id: f.item_id }) })
@@ -63,7 +59,7 @@ export const kdsTopic = (storeId: number, station: string | null): string =>
 export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): { sink: KdsSink; react: (e: OutboxEvent) => void } {
   const hub = svc.hub
   // The same queries (and the same line → order cache) as the HTTP kitchen operations.
-  const kdsq = kdsQueriesOf(svc.db)
+  const kdsq = kdsReads(svc)
   /** Open screens per store: events of stores without screens cost nothing. */
   const screens = new Map<number, number>()
 
@@ -108,7 +104,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
   const ticketFrame = (rows: readonly TicketRow[]): KdsTicketFrame | null => {
     const live = rows.filter((r) => LIVE_KDS.has(r.kds_state))
     if (live.length === 0 || !KDS_OPEN_ORDER.has(live[0]!.order_status)) return null
-    return { type: 'ticket', ticket: group(live)[0]! }
+    return { type: 'ticket', ticket: ticketsOf(live)[0]! }
   }
 
   /**
@@ -173,9 +169,8 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     upgrade: authedUpgrade<KdsSocket>(0, (input) => {
       const p = svc.auth.staff(input)
       if (!p) throw new ApiError('unauthenticated')
-      authorize(p, KDS_ACCESS)
-      // Kitchen screens are the plan's `kds` feature (docs/billing.md): 403 feature_not_in_plan.
-      requireFeature(svc.db, p.ownerId, 'kds')
+      // The policy and the plan's `kds` feature (403 feature_not_in_plan), as an operation decides them.
+      admit(kdsScreenAdmission, svc, p, { store: p.storeId })
       const asked = input.query.station_id
       if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
       const storeId = p.storeId
@@ -183,7 +178,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       // A new role or station (the owner's staff update) applies to this screen's next bump.
       const who: { principal: Principal } = { principal: p }
       const check = (q: Principal) => policyVerdict(() => {
-        authorize(q, KDS_ACCESS); requireFeature(svc.db, q.ownerId, 'kds'); resolveScope(svc, q, ['store'], { store: storeId })
+        admit(kdsScreenAdmission, svc, q, { store: storeId })
         who.principal = q
       })
       const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]

@@ -10,30 +10,27 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import type { Access } from '../ops/op.ts'
 import { mountOwnerStoreFeed, type OwnerStoreSocket } from './feed.ts'
 import { topics, type Realtime } from './realtime.ts'
-import { localDay, timeZoneOf } from '../domain/business-hours.ts'
-import { parseSettings } from '../storage/stores.ts'
+import { admit } from '../ops/invoke.ts'
+import { boardToday, ordersBoardAdmission } from '../ops/orders/orders.ts'
 import type { OrdersSnapshotFrame } from './order-frames.ts'
 
-const ORDERS_ACCESS: Access = { owner: 'orders:read' }
-/** A board shows a day's service; a busier day is paged over HTTP (`GET …/orders?from=&to=`). */
-export const BOARD_SNAPSHOT_MAX = 200
+export { BOARD_SNAPSHOT_MAX } from '../ops/orders/orders.ts'
 
 export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
   const hub = rt.hub
   const snapshot = (ws: WebSocket<OwnerStoreSocket>) => {
     const { storeId } = ws.getUserData()
-    // Today as the store's staff see it: its local day in the store's time zone (docs/stores.md).
-    const day = localDay(timeZoneOf(parseSettings(svc.stores.byId(storeId)?.settings)), new Date())
-    const { data } = svc.orders.page(storeId, 1, BOARD_SNAPSHOT_MAX, { since: day.start, until: day.end })
-    const frame: OrdersSnapshotFrame = { type: 'snapshot', restaurant_id: storeId, date: day.date, orders: data }
+    const { date, orders } = boardToday(svc, storeId)
+    const frame: OrdersSnapshotFrame = { type: 'snapshot', restaurant_id: storeId, date, orders }
     hub.send(ws, frame)
   }
 
   mountOwnerStoreFeed(app, svc, rt, {
-    kind: 'orders', label: 'Orders', access: ORDERS_ACCESS, counter: 'orderSockets',
+    kind: 'orders', label: 'Orders', counter: 'orderSockets',
+    // As for `GET /restaurants/{id}/orders` (src/ops/orders/orders.ts).
+    admission: (p, ids) => admit(ordersBoardAdmission, svc, p, ids),
     topics: ({ storeId }) => [topics.orders(storeId)],
     snapshot,
   })

@@ -19,11 +19,12 @@ import type { OrderState } from '../actors/order.ts'
 import type { LocationAck } from '../actors/driver.ts'
 import type { Result } from '../actors/system.ts'
 import type { OrderRow } from '../storage/orders.ts'
-import { deliveryDestination, trackingView, type TrackViewFrame } from '../storage/tracking.ts'
+import type { TrackViewFrame } from '../storage/tracking.ts'
+import { trackingView } from '../ops/web/public.ts'
+import { deliveryView, destinationOf } from '../ops/delivery/delivery-views.ts'
 import { DeliveryTrails } from './track-trail.ts'
 import type { OrdersOrderFrame } from './order-frames.ts'
 import { feedLocationFrame, feedLocationJson, trackLocationJson, type TrackCatchUpFrame, type TrackLocationFrame } from './location-frames.ts'
-import { driverDeliveryView } from '../storage/drivers.ts'
 import { fromCents } from '../domain/money.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
 import type { Hub } from './hub.ts'
@@ -66,7 +67,7 @@ export class Realtime implements RealtimeSink {
   /** Route so far and ETA of the deliveries on the way (docs/tracking-page.md). */
   private readonly trails = new DeliveryTrails((orderId) => {
     const row = this.svc?.orders.row(orderId)
-    return row ? deliveryDestination(this.svc!.db, row) : null
+    return row ? destinationOf(this.svc!, row) : null
   })
   private readonly driverSockets = new Map<number, Set<WebSocket<LiveSocket>>>()
   private dirty = new Set<number>()
@@ -220,7 +221,7 @@ export class Realtime implements RealtimeSink {
     if (!svc || !this.hub.hasSubscribers(topics.driver(driverId))) return
     const row = svc.orders.row(orderId)
     if (!row) return
-    this.hub.publish(topics.driver(driverId), { type, delivery: driverDeliveryView(row, svc.orders.lines(row.id), svc.drivers.delivery(row.id), svc.drivers.storeTitle(row.store_id)) })
+    this.hub.publish(topics.driver(driverId), { type, delivery: deliveryView(svc, row) })
   }
 
   private touch(orderId: number): void {

@@ -9,10 +9,10 @@
  * sent the current view and the latest location, so it converges on the present instead of
  * replaying a backlog.
  */
-import { trackedOrder } from '../ops/public.ts'
+import { trackedOrder, trackingView } from '../ops/web/public.ts'
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import { trackingView, type TrackViewFrame } from '../storage/tracking.ts'
+import type { TrackViewFrame } from '../storage/tracking.ts'
 import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
 import { feedMessages } from './feed.ts'

@@ -1,6 +1,6 @@
 /** Pure parts of the app group (docs/app-shell.md): version comparison, handoff targets, path configuration. */
 import t from 'tap'
-import { handoffTarget, pathConfiguration, versionBelow } from '../../src/ops/app-group.ts'
+import { handoffTarget, pathConfiguration, versionBelow } from '../../src/ops/apps/app-group.ts'
 import { redactPath } from '../../src/log.ts'
 
 t.test('versionBelow compares numerically, part by part', async (t) => {

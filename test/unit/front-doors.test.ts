@@ -57,3 +57,33 @@ t.test('no front door imports another; layers below import no front door', async
   }
   t.pass('checked')
 })
+
+/** Relative imports of a module that bring values (an `import type` brings none), with their specifiers. */
+const valueImportsOf = (src: string) =>
+  [...src.matchAll(/(?:^|\n)\s*(import|export)\s+(type\s+)?[^'"]*?from\s+['"]([^'"]+)['"]/g)].filter((m) => !m[2]).map((m) => m[3]!)
+
+t.test('front doors read and write through the operations: no value of src/storage or src/actors (issue 33 item 3)', async (t) => {
+  let checked = 0
+  for (const d of FRONT_DOORS) {
+    for (const f of filesUnder(join(root, d))) {
+      for (const spec of valueImportsOf(readFileSync(f, 'utf8'))) {
+        const to = targetFolder(f, spec)
+        checked++
+        if (to === 'storage' || to === 'actors') t.fail(`${relative(root, f)} imports ${spec}: bind to an operation (src/ops) instead`)
+      }
+    }
+  }
+  t.ok(checked > 100, `${checked} value imports of front-door modules checked`)
+})
+
+t.test('nothing imports a page module but the routes that serve it and other pages (issue 33 item 3)', async (t) => {
+  const pages = join(root, 'http', 'pages')
+  const mayImport = (f: string) => f.startsWith(join(root, 'http', 'routes')) || f.startsWith(pages) || f.startsWith(join(root, 'browser'))
+  for (const f of filesUnder(root)) {
+    if (mayImport(f)) continue
+    for (const spec of importsOf(readFileSync(f, 'utf8'))) {
+      if (spec.startsWith('.') && join(f, '..', spec).startsWith(pages)) t.fail(`${relative(root, f)} imports the page module ${spec}`)
+    }
+  }
+  t.pass('checked')
+})

@@ -1,6 +1,6 @@
 /**
  * Every MCP tool's `inputSchema` is a JSON Schema an agent's validator reads whole: the same
- * valibot → JSON Schema conversion as the OpenAPI document (src/ops/json-schema.ts), so every array
+ * valibot → JSON Schema conversion as the OpenAPI document (src/ops/schemas/json-schema.ts), so every array
  * says what it holds — tuples (business hours' `[open, close]`) included, as `items` besides
  * `prefixItems` — and the top is an object, as MCP requires.
  */

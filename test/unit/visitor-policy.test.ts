@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { admitVisitor, authorize, resolveScope, type ScopeReader } from '../../src/auth/policy.ts'
-import { createStorefrontOrder, getStorefrontMenu } from '../../src/ops/storefront.ts'
+import { createStorefrontOrder, getStorefrontMenu } from '../../src/ops/web/storefront.ts'
 import { ApiError } from '../../src/errors.ts'
 import type { StoreRow } from '../../src/storage/stores.ts'
 

@@ -1,11 +1,11 @@
 /**
- * The website's address form as operation input (src/ops/website.ts `addressFormInput`, issue 34
+ * The website's address form as operation input (src/ops/web/website.ts `addressFormInput`, issue 34
  * item 4): the pin's hidden lat/lng win; without them a place chosen from the search gives the
  * position and its label; junk stays NaN for the operation to refuse with the field named; and what
  * the search says on the page.
  */
 import t from 'tap'
-import { addressFormInput, foundMessage } from '../../src/ops/website.ts'
+import { addressFormInput, foundMessage } from '../../src/ops/web/website.ts'
 
 t.test('lat/lng from the pin; a chosen place without them; junk left for the operation', async (t) => {
   t.same(addressFormInput({ address: ' 5 Elm Road ', lat: '52.53', lng: '13.43', notes: ' Ring twice ', label: '', is_default: 'on' }),

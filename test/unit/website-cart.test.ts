@@ -1,6 +1,6 @@
-/** The website's cart cookie (src/ops/website-cart.ts): what it keeps, what it refuses, and that a tampered one is harmless. */
+/** The website's cart cookie (src/ops/web/website-cart.ts): what it keeps, what it refuses, and that a tampered one is harmless. */
 import t from 'tap'
-import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../src/ops/website-cart.ts'
+import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../src/ops/web/website-cart.ts'
 
 const line = (item_id: number, quantity = 1, variation: number | null = null, extras: number[] = []) => ({ item_id, quantity, variation, extras })
 const added = (c: WebCart, l: ReturnType<typeof line>): WebCart => {

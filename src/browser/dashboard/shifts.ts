@@ -4,7 +4,7 @@
 
 import { S, act, amount, api, h, money, say, table, view, when, type Json } from './core.js'
 
-/** A shift's figure: `totals` of the Shift record (src/ops/shifts.ts). */
+/** A shift's figure: `totals` of the Shift record (src/ops/money/shifts.ts). */
 const fig = (sh: Json, key: string): number | null => (sh.totals ? sh.totals[key] : null)
 const overShort = (sh: Json): number | null => fig(sh, 'over_short')
 /** `+1.50 over`, `-2.00 short`, `even`: the sign and the word, never colour alone. */

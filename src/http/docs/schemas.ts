@@ -1,11 +1,11 @@
 /**
  * JSON Schemas for the OpenAPI document (issue 20 item 7): valibot → JSON Schema 2020-12, and every
- * shape named with `named()` (src/ops/docs-schemas.ts) hoisted into `components.schemas` once and
+ * shape named with `named()` (src/ops/schemas/named.ts) hoisted into `components.schemas` once and
  * referred to by `$ref`. Two different shapes under one name are a programming error: thrown.
  */
 import { toJsonSchema } from '@valibot/to-json-schema'
-import { schemaName } from '../../ops/docs-schemas.ts'
-import { isValibot, typedTuple } from '../../ops/json-schema.ts'
+import { schemaName } from '../../ops/schemas/named.ts'
+import { isValibot, typedTuple } from '../../ops/schemas/json-schema.ts'
 import type { AnySchema, JsonSchema } from '../route.ts'
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` })

@@ -5,7 +5,7 @@
  * hands them to the iframe with postMessage addressed to the app's origin only: at load, every
  * 45 s (tokens live 60 s), and when the app asks (`{type: "dispatch:session-token-request"}`).
  */
-import { esc } from './html.ts'
+import { esc } from '../html.ts'
 
 /** JSON inside a <script>: no `</script>` or `<!--` can end it early. */
 const js = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')

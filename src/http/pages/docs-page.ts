@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import type { Marked } from 'marked'
-import { esc } from './html.ts'
+import { esc } from '../html.ts'
 import { assetUrl } from './docs-assets.ts'
 import { ROOT_URL } from '../../root.ts'
 

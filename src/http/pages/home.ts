@@ -4,7 +4,7 @@
  * discovery index (api-v1 §4.1); the answer's `Link` header names the machine addresses too
  * (RFC 8631). Styled by the docs' stylesheet, under the docs' CSP: no inline script or style.
  */
-import { esc } from './html.ts'
+import { esc } from '../html.ts'
 import { assetUrl } from './docs-assets.ts'
 import { DOCS_HEADERS } from './docs-page.ts'
 

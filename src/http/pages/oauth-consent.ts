@@ -6,7 +6,7 @@
 import type { Reply } from '../route.ts'
 import { csrfField } from '../session-gate.ts'
 import { authPage } from './owner-auth-pages.ts'
-import { esc } from './html.ts'
+import { esc } from '../html.ts'
 import { isAppScope, type AppScope, type AppTerms } from '../../domain/app-scopes.ts'
 import { centsToDecimalString } from '../../domain/money.ts'
 

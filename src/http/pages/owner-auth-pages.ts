@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto'
 import { Reply } from '../route.ts'
 import { csrfField } from '../session-gate.ts'
-import type { SessionView } from '../../ops/owner-sessions.ts'
-import type { TwoFactorState } from '../../ops/owner-auth.ts'
-import { esc } from './html.ts'
+import type { SessionView } from '../../ops/accounts/owner-sessions.ts'
+import type { TwoFactorState } from '../../ops/accounts/owner-auth.ts'
+import { esc } from '../html.ts'
 
 const HTML = 'text/html; charset=utf-8'
 

@@ -10,7 +10,7 @@
  * without it, or when Leaflet or the tiles do not load (a tile error before the first tile, or no
  * tile within TILE_TIMEOUT_MS), the same points drawn in SVG with no external request at all.
  */
-import { esc, scriptJson } from './html.ts'
+import { esc, scriptJson } from '../html.ts'
 import { inlineScript } from './browser-code.ts'
 import type { TrackingView } from '../../storage/tracking.ts'
 

@@ -3,7 +3,7 @@
  * and password or by SMS code, and saved addresses. Platform markup shown inside the store theme's
  * layout (so header, footer and styles are the store's), built only from escaped values.
  */
-import { esc, scriptJson } from './html.ts'
+import { esc, scriptJson } from '../html.ts'
 
 export interface FormState { csrf: string; errors: Array<{ message: string }>; notice?: string | undefined }
 

@@ -1,6 +1,6 @@
-/** The account's plan and entitlements, the plan catalog and store creation: bindings of src/ops/account-plan.ts. */
+/** The account's plan and entitlements, the plan catalog and store creation: bindings of src/ops/accounts/account-plan.ts. */
 import { bind } from '../bind.ts'
-import * as plan from '../../ops/account-plan.ts'
+import * as plan from '../../ops/accounts/account-plan.ts'
 
 export const accountPlanRoutes = [
   bind(plan.getAccountPlan, { method: 'GET', path: '/account/plan', auth: 'owner' }),

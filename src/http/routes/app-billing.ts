@@ -1,12 +1,12 @@
 /**
  * App billing and installations (api-v1 §4.10; docs/apps.md "Billing", "Uninstall and webhooks"):
- * bindings of src/ops/app-billing.ts and src/ops/app-uninstall.ts. The usage report is a site route
+ * bindings of src/ops/apps/app-billing.ts and src/ops/apps/app-uninstall.ts. The usage report is a site route
  * (`{site_url}/api/app/usage`) that takes HTML form fields (api-v1 §4.10), decoded to the same input.
  */
 import { bind } from '../bind.ts'
 import { parseFormBody } from '../body.ts'
-import { appEarningsOp, reportUsage } from '../../ops/app-billing.ts'
-import { listInstallations, uninstallApp } from '../../ops/app-uninstall.ts'
+import { appEarningsOp, reportUsage } from '../../ops/apps/app-billing.ts'
+import { listInstallations, uninstallApp } from '../../ops/apps/app-uninstall.ts'
 
 const form = (body: Buffer): unknown => Object.fromEntries(parseFormBody(body))
 

@@ -1,13 +1,13 @@
 /**
  * App session tokens and the embed page (api-v1 §4.10; docs/apps.md "Embedding"), site routes of
  * the owner's web session: signed out, the page goes to /login and back. The rules are in
- * src/ops/app-session.ts.
+ * src/ops/apps/app-session.ts.
  */
 import { randomBytes } from 'node:crypto'
 import * as v from 'valibot'
 import { route, Reply } from '../route.ts'
 import { ApiError } from '../../errors.ts'
-import { installedApp, issueAppSessionToken } from '../../ops/app-session.ts'
+import { installedApp, issueAppSessionToken } from '../../ops/apps/app-session.ts'
 import { embedHeaders, embedNotFoundPage, embedPage, embedRefusedPage } from '../pages/app-embed.ts'
 
 const HTML = 'text/html; charset=utf-8'

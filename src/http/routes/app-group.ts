@@ -1,12 +1,12 @@
 /**
- * The app group (api-v1 §4.9; docs/app-shell.md): bindings of src/ops/app-group.ts, plus the two
+ * The app group (api-v1 §4.9; docs/app-shell.md): bindings of src/ops/apps/app-group.ts, plus the two
  * addresses that are not JSON operations — the handoff redirect that sets the web session cookie,
  * and the static path-configuration documents. Left out of the route table when APP_GROUP=0.
  */
 import * as v from 'valibot'
 import { bind } from '../bind.ts'
 import { Reply, route } from '../route.ts'
-import * as app from '../../ops/app-group.ts'
+import * as app from '../../ops/apps/app-group.ts'
 
 const tag = 'App group'
 

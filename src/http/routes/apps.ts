@@ -1,6 +1,6 @@
-/** Third-party apps for developers and the marketplace (docs/apps.md): bindings of src/ops/apps.ts. */
+/** Third-party apps for developers and the marketplace (docs/apps.md): bindings of src/ops/apps/apps.ts. */
 import { bind } from '../bind.ts'
-import * as apps from '../../ops/apps.ts'
+import * as apps from '../../ops/apps/apps.ts'
 
 const app = { ids: { app: 'id' } } as const
 

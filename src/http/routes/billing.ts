@@ -1,7 +1,7 @@
-/** The account's subscription and wallet (docs/billing.md): bindings of src/ops/subscription.ts and src/ops/wallet.ts. */
+/** The account's subscription and wallet (docs/billing.md): bindings of src/ops/money/subscription.ts and src/ops/money/wallet.ts. */
 import { bind } from '../bind.ts'
-import * as sub from '../../ops/subscription.ts'
-import { getWallet } from '../../ops/wallet.ts'
+import * as sub from '../../ops/money/subscription.ts'
+import { getWallet } from '../../ops/money/wallet.ts'
 
 export const billingRoutes = [
   bind(sub.getSubscription, { method: 'GET', path: '/subscription', auth: 'owner' }),

@@ -1,6 +1,6 @@
-/** Brands and expiry batches (api-v1 §4.2 `/brands`; docs/verticals.md): bindings of src/ops/brands.ts. */
+/** Brands and expiry batches (api-v1 §4.2 `/brands`; docs/verticals.md): bindings of src/ops/menu/brands.ts. */
 import { bind } from '../bind.ts'
-import * as brands from '../../ops/brands.ts'
+import * as brands from '../../ops/menu/brands.ts'
 
 const store = { store: 'id' } as const
 const brand = { brandId: 'brand_id' } as const

@@ -1,6 +1,6 @@
-/** The public catalog (issue 12 item 6, docs/mcp-catalog.md) and the owner's starter-menu route: bindings of src/ops/catalog.ts. */
+/** The public catalog (issue 12 item 6, docs/mcp-catalog.md) and the owner's starter-menu route: bindings of src/ops/web/catalog.ts. */
 import { bind } from '../bind.ts'
-import * as catalog from '../../ops/catalog.ts'
+import * as catalog from '../../ops/web/catalog.ts'
 
 export const catalogRoutes = [
   bind(catalog.searchCatalogStores, { method: 'GET', path: '/catalog/stores', auth: 'none' }),

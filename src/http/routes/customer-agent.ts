@@ -1,9 +1,9 @@
 /**
  * The customer agent's extra routes (issue 12 item 5; docs/mcp-customer.md "Over HTTP"): bindings
- * of src/ops/customer-agent.ts, the same operations the customer MCP server's tools bind.
+ * of src/ops/customers/customer-agent.ts, the same operations the customer MCP server's tools bind.
  */
 import { bind } from '../bind.ts'
-import * as agent from '../../ops/customer-agent.ts'
+import * as agent from '../../ops/customers/customer-agent.ts'
 
 export const customerAgentRoutes = [
   bind(agent.listRecentCustomerOrders, { method: 'GET', path: '/customer/orders/recent', auth: 'customer' }),

@@ -1,10 +1,10 @@
 /**
- * Customer sign-in (api-v1 §4.5, §5, §8; docs/customers.md): bindings of src/ops/customer-auth.ts
+ * Customer sign-in (api-v1 §4.5, §5, §8; docs/customers.md): bindings of src/ops/customers/customer-auth.ts
  * under the store's path. The per-address limits of §8 (counted per client address and store) are
  * these bindings' `rateLimit`: register and login 10 per minute, OTP requests 6, OTP checks 10.
  */
 import { bind } from '../bind.ts'
-import * as auth from '../../ops/customer-auth.ts'
+import * as auth from '../../ops/customers/customer-auth.ts'
 
 const LOGIN_RATE = { perMinute: 10 }
 const OTP_RATE = { perMinute: 6 }

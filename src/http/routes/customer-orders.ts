@@ -1,6 +1,6 @@
-/** The customer app's orders (api-v1 §4.5): bindings of src/ops/customer-orders.ts. */
+/** The customer app's orders (api-v1 §4.5): bindings of src/ops/orders/customer-orders.ts. */
 import { bind } from '../bind.ts'
-import * as customerOrders from '../../ops/customer-orders.ts'
+import * as customerOrders from '../../ops/orders/customer-orders.ts'
 
 export const customerOrderRoutes = [
   bind(customerOrders.listCustomerOrders, { method: 'GET', path: '/customer/orders', auth: 'customer' }),

@@ -1,10 +1,10 @@
 /**
  * The customer app (api-v1 §4.5; docs/customers.md) and the store's side of its customers:
- * bindings of src/ops/customers.ts. Customer routes take no customer id: identity comes only from
+ * bindings of src/ops/customers/customers.ts. Customer routes take no customer id: identity comes only from
  * the token. Orders: customer-orders.ts; sign-in: customer-auth.ts.
  */
 import { bind } from '../bind.ts'
-import * as customers from '../../ops/customers.ts'
+import * as customers from '../../ops/customers/customers.ts'
 
 const store = { store: 'id' } as const
 const address = { addressId: 'address_id' }

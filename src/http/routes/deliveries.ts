@@ -1,5 +1,5 @@
 /**
- * Owner delivery routes (api-v1 §4.2): bindings of the delivery operations (src/ops/deliveries.ts),
+ * Owner delivery routes (api-v1 §4.2): bindings of the delivery operations (src/ops/delivery/deliveries.ts),
  * and the proof-of-delivery photo. The photo is a plain route, not a binding: it answers image
  * bytes with their content type, which a bound operation (JSON in, JSON out) does not express; its
  * handler authorizes and resolves the store and order through the same policy, then reads through
@@ -7,8 +7,8 @@
  */
 import { bind } from '../bind.ts'
 import { route, Reply } from '../route.ts'
-import * as deliveries from '../../ops/deliveries.ts'
-import { explainDispatch, listWaitingDispatch } from '../../ops/dispatch.ts'
+import * as deliveries from '../../ops/delivery/deliveries.ts'
+import { explainDispatch, listWaitingDispatch } from '../../ops/delivery/dispatch.ts'
 import { authorize, resolveScope } from '../../auth/policy.ts'
 
 const store = { store: 'id' } as const

@@ -1,13 +1,13 @@
 /**
  * Developer routes (issue 12 item 7, issue 15): HTTP bindings of the public developer operations
- * (src/ops/dev.ts), which the dev MCP server binds too. The docs index searches the OpenAPI
+ * (src/ops/web/dev.ts), which the dev MCP server binds too. The docs index searches the OpenAPI
  * document, which only the route table can build: this module hands the builder down to it.
  */
 import { bind } from '../bind.ts'
 import type { Route } from '../route.ts'
 import { buildOpenApi } from '../openapi.ts'
-import * as dev from '../../ops/dev.ts'
-import { registerOpenApiSource } from '../../ops/dev-docs.ts'
+import * as dev from '../../ops/web/dev.ts'
+import { registerOpenApiSource } from '../../ops/web/dev-docs.ts'
 
 export function devRoutes(all: () => readonly Route[]) {
   registerOpenApiSource((config) => buildOpenApi(all(), config))

@@ -2,7 +2,7 @@
 import { route, type Route } from '../route.ts'
 import { buildOpenApi } from '../openapi.ts'
 import { fullPath } from '../server.ts'
-import { DiscoveryIndexSchema, OpenApiDocumentSchema } from '../../ops/docs-schemas.ts'
+import { DiscoveryIndexSchema, OpenApiDocumentSchema } from '../../ops/schemas/named.ts'
 
 /** How each MCP server authenticates, as the discovery index says it. */
 const MCP_AUTH: Record<string, string> = {

@@ -1,10 +1,10 @@
 /**
  * Driver account routes (api-v1 §4.6, listed-only; payloads designed in docs/drivers.md): bindings
- * of the driver account operations (src/ops/driver-account.ts) — SMS login, push devices, shifts,
+ * of the driver account operations (src/ops/delivery/driver-account.ts) — SMS login, push devices, shifts,
  * earnings. The login routes take no credential and have a tighter per-address limit (api-v1 §8).
  */
 import { bind } from '../bind.ts'
-import * as account from '../../ops/driver-account.ts'
+import * as account from '../../ops/delivery/driver-account.ts'
 
 const signIn = { perMinute: 30 }
 

@@ -1,11 +1,11 @@
 /**
- * The driver app API (api-v1 §4.6): bindings of the driver-app operations (src/ops/driver-app.ts).
+ * The driver app API (api-v1 §4.6): bindings of the driver-app operations (src/ops/delivery/driver-app.ts).
  * Every response is limited to the token's driver; `{orderId}` resolves only to the driver's own
  * orders (policy scope `order` for a driver), except `claim`, which takes any delivery the driver may
  * serve. Account routes (login, push, shift, earnings) are in driver-account.ts.
  */
 import { bind } from '../bind.ts'
-import * as app from '../../ops/driver-app.ts'
+import * as app from '../../ops/delivery/driver-app.ts'
 
 const mine = { order: 'orderId' } as const
 

@@ -1,9 +1,9 @@
 /**
  * Owner driver management (api-v1 §4.2 `/drivers`, §2.7): bindings of the driver operations
- * (src/ops/drivers.ts). `{id}` names the driver; another owner's is a 404 (policy scope `driver`).
+ * (src/ops/delivery/drivers.ts). `{id}` names the driver; another owner's is a 404 (policy scope `driver`).
  */
 import { bind } from '../bind.ts'
-import * as drivers from '../../ops/drivers.ts'
+import * as drivers from '../../ops/delivery/drivers.ts'
 
 const driver = { driver: 'id' } as const
 

@@ -1,6 +1,6 @@
-/** Fitments of car-parts stores (issue 18 item 3; docs/verticals.md "Fitments"): bindings of src/ops/fitments.ts. */
+/** Fitments of car-parts stores (issue 18 item 3; docs/verticals.md "Fitments"): bindings of src/ops/menu/fitments.ts. */
 import { bind } from '../bind.ts'
-import * as fit from '../../ops/fitments.ts'
+import * as fit from '../../ops/menu/fitments.ts'
 
 const store = { store: 'id' } as const
 const fitment = { fitmentId: 'fitment_id' } as const

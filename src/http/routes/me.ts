@@ -1,6 +1,6 @@
-/** `GET /me` (api-v1 §4.2): binding of src/ops/account.ts. */
+/** `GET /me` (api-v1 §4.2): binding of src/ops/accounts/account.ts. */
 import { bind } from '../bind.ts'
-import { whoAmI } from '../../ops/account.ts'
+import { whoAmI } from '../../ops/accounts/account.ts'
 
 export const meRoutes = [
   bind(whoAmI, { method: 'GET', path: '/me', auth: 'owner' }),

@@ -1,9 +1,9 @@
-/** Owner menu writes (api-v1 §4.2): bindings of the menu operations (src/ops/menu.ts). */
+/** Owner menu writes (api-v1 §4.2): bindings of the menu operations (src/ops/menu/menu.ts). */
 import { bind } from '../bind.ts'
-import * as menu from '../../ops/menu.ts'
-import { listCategories } from '../../ops/menu-read.ts'
-import * as photos from '../../ops/menu-photos.ts'
-import { rawImageDecoders } from '../../ops/image-upload.ts'
+import * as menu from '../../ops/menu/menu.ts'
+import { listCategories } from '../../ops/menu/menu-read.ts'
+import * as photos from '../../ops/menu/menu-photos.ts'
+import { rawImageDecoders } from '../../ops/schemas/image-upload.ts'
 import { route, Reply } from '../route.ts'
 
 const store = { store: 'id' } as const

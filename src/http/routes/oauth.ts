@@ -2,18 +2,18 @@
  * OAuth 2.0 for third-party apps on the site (api-v1 §4.10; docs/apps.md "OAuth"): the consent page
  * (`GET /oauth/authorize`, signed-in owners; signed-out visits go to /login and come back), its
  * form (`POST /oauth/authorize`, CSRF like every session form) and the token address
- * (`POST /oauth/token`). Only the web's concerns live here; the rules are src/ops/oauth.ts.
+ * (`POST /oauth/token`). Only the web's concerns live here; the rules are src/ops/apps/oauth.ts.
  */
 import * as v from 'valibot'
 import { Reply, route, type Ctx } from '../route.ts'
 import { errorEnvelope } from '../../errors.ts'
-import { checkAuthorize, exchangeToken, installedAlready, installRefusal, OAuthError, tokenResources, type AuthorizeParams } from '../../ops/oauth.ts'
-import { isMetadataClientId, registerClient, RegistrationError, resolveMetadataClient } from '../../ops/agent-clients.ts'
-import { AUTHORIZE_FIELDS, decideConsent } from '../../ops/oauth-consent.ts'
+import { checkAuthorize, exchangeToken, installedAlready, installRefusal, OAuthError, tokenResources, type AuthorizeParams } from '../../ops/apps/oauth.ts'
+import { isMetadataClientId, registerClient, RegistrationError, resolveMetadataClient } from '../../ops/apps/agent-clients.ts'
+import { AUTHORIZE_FIELDS, decideConsent } from '../../ops/apps/oauth-consent.ts'
 import { form } from '../form.ts'
 import { consentPage, oauthErrorPage } from '../pages/oauth-consent.ts'
 import { APP_SCOPES } from '../../domain/app-scopes.ts'
-import { protectedResources } from '../../ops/protected-resources.ts'
+import { protectedResources } from '../../ops/apps/protected-resources.ts'
 import type { Services } from '../../services.ts'
 
 const tag = 'OAuth'

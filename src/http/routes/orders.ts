@@ -1,6 +1,6 @@
-/** Owner orders (api-v1 §4.2): bindings of the order operations (src/ops/orders.ts). */
+/** Owner orders (api-v1 §4.2): bindings of the order operations (src/ops/orders/orders.ts). */
 import { bind } from '../bind.ts'
-import * as orders from '../../ops/orders.ts'
+import * as orders from '../../ops/orders/orders.ts'
 
 const store = { store: 'id' } as const
 const order = { store: 'id', order: 'orderId' } as const

@@ -2,24 +2,24 @@
  * Owner sign-in on the site (issue 14; docs/dashboard.md "Signing in"): the sign-in, sign-up and
  * verification pages, sign-out, the account's security page (sessions, two-factor), and the
  * dashboard's short-lived API token. Only the web's concerns live here (cookies, redirects, CSRF,
- * HTML); what each form does is src/ops/owner-auth.ts and src/ops/owner-sessions.ts.
+ * HTML); what each form does is src/ops/accounts/owner-auth.ts and src/ops/accounts/owner-sessions.ts.
  * Session pages are `auth: 'session'`: the HTTP door sends signed-out visits to /login and refuses
  * posts without the session's CSRF token (src/http/session-gate.ts) before a handler runs.
  */
 import * as v from 'valibot'
 import { Reply, route, type Ctx } from '../route.ts'
 import { form, type Admitted, type FormRequest } from '../form.ts'
-import * as site from '../../ops/owner-signup.ts'
-import * as security from '../../ops/owner-security.ts'
-import type { SecurityDone } from '../../ops/owner-security.ts'
+import * as site from '../../ops/accounts/owner-signup.ts'
+import * as security from '../../ops/accounts/owner-security.ts'
+import type { SecurityDone } from '../../ops/accounts/owner-security.ts'
 import type { Op } from '../../ops/op.ts'
+import { invoke } from '../../ops/invoke.ts'
 import type { SessionPrincipal } from '../../auth/principals.ts'
 import { ApiError } from '../../errors.ts'
-import { ownerById } from '../../storage/owners.ts'
-import { issueSessionApiToken, listOwnerSessions, sessionCookie } from '../../ops/owner-sessions.ts'
+import { issueSessionApiToken, sessionCookie } from '../../ops/accounts/owner-sessions.ts'
 import {
-  resetLinkLive, twoFactorState, verifyOwnerEmail,
-} from '../../ops/owner-auth.ts'
+  resetLinkLive,
+} from '../../ops/accounts/owner-auth.ts'
 import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
 
@@ -53,7 +53,7 @@ type SessionCtx = Ctx<'session', undefined, URLSearchParams | undefined>
 async function securityPage(ctx: Pick<SessionCtx, 'svc' | 'principal'>, status = 200, msg: { error?: string; ok?: string } = {}, extra: Record<string, string> = {}): Promise<Reply> {
   const { ownerId, sessionId, csrf } = ctx.principal
   return authPage(status, 'Account security', securityBody({
-    csrf, email: ownerById(ctx.svc.db, ownerId)?.email ?? '', sessions: listOwnerSessions(ctx.svc, ownerId, sessionId), twoFactor: twoFactorState(ctx.svc, ownerId), ...msg,
+    csrf, ...security.securityState(ctx.svc, ownerId, sessionId), ...msg,
   }), extra)
 }
 
@@ -113,11 +113,14 @@ export const ownerAuthRoutes = [
   }),
   route({
     method: 'GET', path: '/verify-email/{token}', site: true, auth: 'none', tag, produces: HTML,
+    // The link's page runs the operation itself (a GET: no form), answering the page either way.
+    op: site.verifyEmail,
     summary: 'Confirms the owner\'s email address (the link of the verification mail; works once)',
     pageErrors: { 404: 'unknown, used or expired link' },
     handler: async (ctx) => {
-      const ownerId = await verifyOwnerEmail(ctx.svc, ctx.params.token ?? '')
-      if (ownerId === null) return authPage(404, 'This link does not work', '<p>It was used already or has expired. <a href="/login">Sign in</a> to get a new one.</p>')
+      const verified = await invoke(site.verifyEmail, { svc: ctx.svc, principal: null, ids: {}, read: () => ({ token: ctx.params.token ?? '' }), where: 'query', requestId: ctx.requestId, ip: ctx.ip })
+        .then(() => true, (err: unknown) => { if (err instanceof ApiError && err.status === 404) return false; throw err })
+      if (!verified) return authPage(404, 'This link does not work', '<p>It was used already or has expired. <a href="/login">Sign in</a> to get a new one.</p>')
       return authPage(200, 'Email confirmed', `<p class="ok" role="status">Thank you. <a href="/login">Sign in</a> to open your dashboard.</p>`)
     },
   }),

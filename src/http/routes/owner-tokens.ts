@@ -1,6 +1,6 @@
-/** Owner API tokens (api-v1 §5; docs/dashboard.md "API tokens"): bindings of src/ops/owner-tokens.ts. */
+/** Owner API tokens (api-v1 §5; docs/dashboard.md "API tokens"): bindings of src/ops/accounts/owner-tokens.ts. */
 import { bind } from '../bind.ts'
-import * as tokens from '../../ops/owner-tokens.ts'
+import * as tokens from '../../ops/accounts/owner-tokens.ts'
 
 export const ownerTokenRoutes = [
   bind(tokens.listOwnerTokens, { method: 'GET', path: '/tokens', auth: 'owner' }),

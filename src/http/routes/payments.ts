@@ -1,10 +1,10 @@
 /**
  * Payments over HTTP (issue 17 item 1; docs/operations.md "Payments"): bindings of
- * src/ops/payments.ts. The owner and staff addresses run the same operations; the provider webhook
+ * src/ops/money/payments.ts. The owner and staff addresses run the same operations; the provider webhook
  * reads the raw body and headers (its signature covers the exact bytes).
  */
 import { bind } from '../bind.ts'
-import * as payments from '../../ops/payments.ts'
+import * as payments from '../../ops/money/payments.ts'
 
 const order = { store: 'id', order: 'orderId' } as const
 const staffOrder = { order: 'orderId' } as const

@@ -1,9 +1,9 @@
 /**
- * PIN devices (docs/staff.md "PIN devices"): one operation per action (src/ops/pin-devices.ts),
+ * PIN devices (docs/staff.md "PIN devices"): one operation per action (src/ops/stores/pin-devices.ts),
  * bound for the owner (`/restaurants/{id}/pin-devices`) and for managers (`/staff/pin-devices`).
  */
 import { bind } from '../bind.ts'
-import * as devices from '../../ops/pin-devices.ts'
+import * as devices from '../../ops/stores/pin-devices.ts'
 
 const store = { store: 'id' } as const
 const device = { deviceId: 'device_id' }

@@ -1,6 +1,6 @@
-/** Public routes (api-v1 §4.4): bindings of the public operations (src/ops/public.ts). */
+/** Public routes (api-v1 §4.4): bindings of the public operations (src/ops/web/public.ts). */
 import { bind } from '../bind.ts'
-import * as pub from '../../ops/public.ts'
+import * as pub from '../../ops/web/public.ts'
 
 export const publicRoutes = [
   bind(pub.getPublicMenu, { method: 'GET', path: '/menu/{restaurantId}', auth: 'none', ids: { store: 'restaurantId' } }),

@@ -1,10 +1,10 @@
-/** The reseller area (api-v1 §4.8, basic and fuller deployment): bindings of src/ops/reseller.ts. */
+/** The reseller area (api-v1 §4.8, basic and fuller deployment): bindings of src/ops/accounts/reseller.ts. */
 import { bind } from '../bind.ts'
 import {
   cancelResellerSubscription, createResellerCustomer, createResellerPlan, listResellerCustomerInvoices, listResellerCustomers,
   listResellerInvoices, listResellerPlans, listResellerSubscriptions, resellerStats, resellerTier, suspendResellerCustomer,
   topUpResellerCustomer, unsuspendResellerCustomer,
-} from '../../ops/reseller.ts'
+} from '../../ops/accounts/reseller.ts'
 
 export const resellerRoutes = [
   bind(listResellerCustomers, { method: 'GET', path: '/reseller/customers', auth: 'owner' }),

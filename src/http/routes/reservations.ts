@@ -1,13 +1,13 @@
 /**
  * Tables and reservations (issue 17 item 4; docs/operations.md "Reservations"): the owner's,
  * staff's (their own store, permission `orders`) and the customer app's bindings. One operation
- * serves owner and staff (src/ops/reservations.ts, src/ops/tables.ts); the customer's are their own
- * (src/ops/customer-reservations.ts).
+ * serves owner and staff (src/ops/stores/reservations.ts, src/ops/stores/tables.ts); the customer's are their own
+ * (src/ops/customers/customer-reservations.ts).
  */
 import { bind, ownerAndStaff } from '../bind.ts'
-import * as tables from '../../ops/tables.ts'
-import * as res from '../../ops/reservations.ts'
-import * as mine from '../../ops/customer-reservations.ts'
+import * as tables from '../../ops/stores/tables.ts'
+import * as res from '../../ops/stores/reservations.ts'
+import * as mine from '../../ops/customers/customer-reservations.ts'
 
 const table = { tableId: 'table_id' }
 const reservation = { reservationId: 'reservation_id' }

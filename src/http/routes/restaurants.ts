@@ -1,7 +1,7 @@
-/** Owner store reads (api-v1 §4.2): bindings of the store operations (src/ops/stores.ts). */
+/** Owner store reads (api-v1 §4.2): bindings of the store operations (src/ops/stores/stores.ts). */
 import { bind } from '../bind.ts'
-import * as stores from '../../ops/stores.ts'
-import * as storeAdmin from '../../ops/store-admin.ts'
+import * as stores from '../../ops/stores/stores.ts'
+import * as storeAdmin from '../../ops/stores/store-admin.ts'
 
 const store = { store: 'id' } as const
 

@@ -1,6 +1,6 @@
-/** The setup checklist (docs/dashboard.md "First steps"): bindings of src/ops/setup.ts. */
+/** The setup checklist (docs/dashboard.md "First steps"): bindings of src/ops/accounts/setup.ts. */
 import { bind } from '../bind.ts'
-import * as setup from '../../ops/setup.ts'
+import * as setup from '../../ops/accounts/setup.ts'
 
 export const setupRoutes = [
   bind(setup.getSetup, { method: 'GET', path: '/account/setup', auth: 'owner' }),

@@ -1,9 +1,9 @@
 /**
  * Cash shifts (issue 17 item 3; docs/operations.md "Cash shifts"): the owner's routes name the
- * store, staff routes act in the member's own store; both bind the same operations (src/ops/shifts.ts).
+ * store, staff routes act in the member's own store; both bind the same operations (src/ops/money/shifts.ts).
  */
 import { ownerAndStaff } from '../bind.ts'
-import * as shifts from '../../ops/shifts.ts'
+import * as shifts from '../../ops/money/shifts.ts'
 
 const shift = { shiftId: 'shift_id' }
 

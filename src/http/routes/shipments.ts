@@ -1,10 +1,10 @@
 /**
- * Shipments and slot availability (issue 18 items 5-6; docs/verticals.md): bindings of src/ops/shipments.ts
- * and src/ops/slots.ts for the owner and for staff with `orders` (the member's own store).
+ * Shipments and slot availability (issue 18 items 5-6; docs/verticals.md): bindings of src/ops/orders/shipments.ts
+ * and src/ops/orders/slots.ts for the owner and for staff with `orders` (the member's own store).
  */
 import { ownerAndStaff } from '../bind.ts'
-import * as shipments from '../../ops/shipments.ts'
-import * as slots from '../../ops/slots.ts'
+import * as shipments from '../../ops/orders/shipments.ts'
+import * as slots from '../../ops/orders/slots.ts'
 
 export const shipmentRoutes = ownerAndStaff([
   { op: shipments.listShipments, method: 'GET', path: '/shipments' },

@@ -1,9 +1,9 @@
 /**
  * The owner's side of the staff app (docs/staff.md "Managing staff"): bindings of the staff
- * member operations (src/ops/staff-admin.ts).
+ * member operations (src/ops/stores/staff-admin.ts).
  */
 import { bind } from '../bind.ts'
-import * as admin from '../../ops/staff-admin.ts'
+import * as admin from '../../ops/stores/staff-admin.ts'
 
 const store = { store: 'id' } as const
 const member = { staffId: 'staff_id' }

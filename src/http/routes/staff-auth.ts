@@ -1,9 +1,9 @@
 /**
  * Staff sign-in and the member's own account (api-v1 §4.7, §5; docs/staff.md): bindings of the
- * operations in src/ops/staff.ts. Sign-in is public, limited per address and store.
+ * operations in src/ops/stores/staff.ts. Sign-in is public, limited per address and store.
  */
 import { bind } from '../bind.ts'
-import * as staff from '../../ops/staff.ts'
+import * as staff from '../../ops/stores/staff.ts'
 
 /** api-v1 §8 gives 10/min for customer login; staff sign-in gets the same budget per address and store. */
 const LOGIN_RATE = { perMinute: 10 }

@@ -1,12 +1,12 @@
 /**
  * Kitchen display over HTTP (api-v1 §3, §4.7; docs/kds.md): bindings of the kitchen operations
- * (src/ops/kds.ts), and the kitchen screen page at `{site_url}/kds`, which stays a plain route: it
+ * (src/ops/orders/kds.ts), and the kitchen screen page at `{site_url}/kds`, which stays a plain route: it
  * is an HTML page, not an operation. The socket is src/ws/kds.ts.
  */
 import { randomBytes } from 'node:crypto'
 import { bind } from '../bind.ts'
 import { route, Reply } from '../route.ts'
-import * as kds from '../../ops/kds.ts'
+import * as kds from '../../ops/orders/kds.ts'
 import { kdsPage, kdsPageHeaders } from '../pages/kds.ts'
 
 const line = { itemId: 'item_id' }

@@ -1,6 +1,6 @@
-/** Staff push devices (api-v1 §4.7 "push"; docs/staff.md "Push"): bindings of src/ops/staff.ts. */
+/** Staff push devices (api-v1 §4.7 "push"; docs/staff.md "Push"): bindings of src/ops/stores/staff.ts. */
 import { bind } from '../bind.ts'
-import * as staff from '../../ops/staff.ts'
+import * as staff from '../../ops/stores/staff.ts'
 
 export const staffPushRoutes = [
   bind(staff.registerPush, { method: 'POST', path: '/staff/push/register-device', auth: 'staff' }),

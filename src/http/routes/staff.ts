@@ -5,12 +5,12 @@
  * token, and an order or item of another store is a 404.
  */
 import { bind } from '../bind.ts'
-import * as orders from '../../ops/orders.ts'
-import * as menu from '../../ops/menu.ts'
-import * as photos from '../../ops/menu-photos.ts'
-import { rawImageDecoders } from '../../ops/image-upload.ts'
-import { salesReport } from '../../ops/stores.ts'
-import { createCustomer, getCustomer, listCustomers } from '../../ops/customers.ts'
+import * as orders from '../../ops/orders/orders.ts'
+import * as menu from '../../ops/menu/menu.ts'
+import * as photos from '../../ops/menu/menu-photos.ts'
+import { rawImageDecoders } from '../../ops/schemas/image-upload.ts'
+import { salesReport } from '../../ops/stores/stores.ts'
+import { createCustomer, getCustomer, listCustomers } from '../../ops/customers/customers.ts'
 
 const order = { order: 'orderId' } as const
 

@@ -1,7 +1,7 @@
-/** Store settings and business hours (docs/stores.md): bindings of src/ops/store-settings.ts. */
+/** Store settings and business hours (docs/stores.md): bindings of src/ops/stores/store-settings.ts. */
 import { bind } from '../bind.ts'
-import * as settings from '../../ops/store-settings.ts'
-import * as zones from '../../ops/delivery-zones.ts'
+import * as settings from '../../ops/stores/store-settings.ts'
+import * as zones from '../../ops/delivery/delivery-zones.ts'
 
 const store = { store: 'id' } as const
 

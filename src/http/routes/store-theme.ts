@@ -1,7 +1,7 @@
-/** A store's website theme, owner side (docs/themes.md "Choosing and customising a store's theme"): bindings of src/ops/store-theme.ts. */
+/** A store's website theme, owner side (docs/themes.md "Choosing and customising a store's theme"): bindings of src/ops/web/store-theme.ts. */
 import { bind } from '../bind.ts'
-import * as theme from '../../ops/store-theme.ts'
-import * as editor from '../../ops/theme-preview.ts'
+import * as theme from '../../ops/web/store-theme.ts'
+import * as editor from '../../ops/web/theme-preview.ts'
 import { themeFilesFromZip } from '../../themes/zip.ts'
 
 const store = { store: 'id' } as const

@@ -1,9 +1,9 @@
 /**
  * The storefront agent's extra routes (issue 12 item 4; docs/mcp-storefront.md "Over HTTP"):
- * bindings of src/ops/storefront-agent.ts, the same operations the storefront MCP server's tools bind.
+ * bindings of src/ops/web/storefront-agent.ts, the same operations the storefront MCP server's tools bind.
  */
 import { bind } from '../bind.ts'
-import * as agent from '../../ops/storefront-agent.ts'
+import * as agent from '../../ops/web/storefront-agent.ts'
 
 export const storefrontAgentRoutes = [
   bind(agent.getStoreInfo, { method: 'GET', path: '/storefront/info', auth: 'storefront' }),

@@ -1,6 +1,6 @@
-/** Storefront tokens from the owner's side (api-v1 §5; docs/storefront.md "Tokens"): bindings of src/ops/storefront-tokens.ts. */
+/** Storefront tokens from the owner's side (api-v1 §5; docs/storefront.md "Tokens"): bindings of src/ops/web/storefront-tokens.ts. */
 import { bind } from '../bind.ts'
-import * as tokens from '../../ops/storefront-tokens.ts'
+import * as tokens from '../../ops/web/storefront-tokens.ts'
 
 const store = { store: 'id' } as const
 

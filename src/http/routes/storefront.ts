@@ -1,9 +1,9 @@
 /**
- * The storefront API (api-v1 §4.3; docs/storefront.md): bindings of src/ops/storefront.ts. The
+ * The storefront API (api-v1 §4.3; docs/storefront.md): bindings of src/ops/web/storefront.ts. The
  * `X-Storefront-Token` names the store; CORS is answered by the front door.
  */
 import { bind } from '../bind.ts'
-import * as storefront from '../../ops/storefront.ts'
+import * as storefront from '../../ops/web/storefront.ts'
 
 export const storefrontRoutes = [
   bind(storefront.getStorefrontMenu, { method: 'GET', path: '/storefront/menu', auth: 'storefront' }),

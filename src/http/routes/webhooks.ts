@@ -1,8 +1,8 @@
-/** Webhook endpoints and the dashboard actions (api-v1 §4.2, §6): bindings of src/ops/webhooks.ts. */
+/** Webhook endpoints and the dashboard actions (api-v1 §4.2, §6): bindings of src/ops/apps/webhooks.ts. */
 import { bind } from '../bind.ts'
 import { registerWebhookDocs } from '../openapi.ts'
 import { webhookOpenApi } from '../../webhooks/docs.ts'
-import * as wh from '../../ops/webhooks.ts'
+import * as wh from '../../ops/apps/webhooks.ts'
 
 registerWebhookDocs(webhookOpenApi())
 

@@ -2,33 +2,30 @@
  * The store website at the store's `url` `{site_url}/s/{slug}` (issue 15; docs/website.md): pages
  * rendered with the store's theme, forms that work without JavaScript (post, then 303), the cart in a
  * cookie, sign-in in an HttpOnly cookie. Only the web's concerns live here — cookies, CSRF, CSP,
- * ETags, redirects; what a page shows and what a form does is src/ops/website.ts.
+ * ETags, redirects; what a page shows and what a form does is src/ops/web/website.ts.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { Reply, route, type Ctx, type Route } from '../route.ts'
 import { ApiError } from '../../errors.ts'
 import type { Services } from '../../services.ts'
 import type { StoreRow } from '../../storage/stores.ts'
-import { customers as customerRows, customerAddresses } from '../../storage/customers.ts'
 import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { inlineScript } from '../pages/browser-code.ts'
 import { tileOrigin } from '../../domain/map-tiles.ts'
-import { parseSettings } from '../../storage/stores.ts'
-import { storePosition } from '../../actors/store-delivery.ts'
-import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/website-cart.ts'
-import { STOREFRONT_LIMITS } from '../../ops/storefront.ts'
-import { esc } from '../pages/html.ts'
+import { decodeCart, encodeCart, itemCount, EMPTY_CART, type WebCart } from '../../ops/web/website-cart.ts'
+import { esc } from '../html.ts'
 import { csrfMatches, fromSite } from '../session-gate.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
-  addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, lineProblem, pricedCart, websiteCheckout, renderWebsitePage, sitePaths, type FormError, type PageInput, type Visitor,
-} from '../../ops/website.ts'
+  addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, posIntOrNull, pricedCart, websiteCheckout, changeCart, sitePaths, accountView, storePin, type FormError, type PageInput, type Visitor,
+} from '../../ops/web/website.ts'
+import { renderWebsitePage } from '../pages/website-page.ts'
 import { form, type Admitted, type FormRequest } from '../form.ts'
 import type { Op } from '../../ops/op.ts'
-import * as customerAuth from '../../ops/customer-auth.ts'
-import * as customers from '../../ops/customers.ts'
+import * as customerAuth from '../../ops/customers/customer-auth.ts'
+import * as customers from '../../ops/customers/customers.ts'
 
 const HTML = 'text/html; charset=utf-8'
 const JSON_TYPE = 'application/json'
@@ -242,17 +239,8 @@ const text = (s: string | undefined): string | null => (s?.trim() ? s.trim() : n
 
 const setCart = (r: Request, cart: WebCart) => cookie(r.svc, r.store, COOKIE.cart, cart.lines.length || cart.coupon ? encodeCart(cart) : null)
 const wantsJson = (h: Readonly<Record<string, string>>) => (h.accept ?? '').includes(JSON_TYPE)
-const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null)
 
 // ---- pages --------------------------------------------------------------------------------------------------
-
-function accountView(r: Request) {
-  const c = customerRows.byId(r.svc.db, r.visitor.customer!.customerId)!
-  const addresses = customerAddresses.list(r.svc.db, c.id).map((a) => ({
-    id: a.id, label: a.label, address: a.address, notes: a.notes, positioned: a.lat != null && a.lng != null, is_default: a.is_default === 1,
-  }))
-  return { name: c.name, email: c.email, phone: c.phone, addresses }
-}
 
 /** The address form's script (src/browser/address-pin.ts): the pin map, "use my location", places found in place. */
 const ADDRESS_PIN_SCRIPT = inlineScript('address-pin.js')
@@ -262,9 +250,9 @@ interface AddressFormIn { values?: Record<string, string>; places?: Array<{ labe
 
 const accountPage = (r: Request, h: Readonly<Record<string, string>>, status: number, errors: FormError[] = [], notice?: string, form: AddressFormIn = {}) => {
   const { csrf: _csrf, place: _place, ...values } = form.values ?? {}
-  const content = accountContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, accountView(r), {
+  const content = accountContent(sitePaths(r.svc, r.store).home, { csrf: r.visitor.csrf, errors, notice }, accountView(r.svc, r.visitor.customer!.customerId), {
     values, places: form.places ?? null, placesMessage: form.placesMessage ?? null, geocoder: r.svc.geocoder.kind !== 'none', styleNonce: STYLE_MARK,
-    pin: { store: storePosition(parseSettings(r.store.settings)), tiles: r.svc.config.mapTileUrl, attribution: r.svc.config.mapTileAttribution },
+    pin: { store: storePin(r.store), tiles: r.svc.config.mapTileUrl, attribution: r.svc.config.mapTileAttribution },
   })
   return htmlPage(r, h, status, { template: 'home', pageType: 'account', title: 'Your account', path: `${sitePaths(r.svc, r.store).account}`, content }, [ADDRESS_PIN_SCRIPT])
 }
@@ -299,31 +287,23 @@ export const websiteRoutes: Route[] = [
   { redirect: 'A guest (not signed in): to the sign-in page `/s/{slug}/account/login`.' }),
   page('/account/login', 'Customer sign-in: email and password, or a code by SMS', (ctx) => withVisitor(ctx, (r) => loginPage(r, ctx.headers, 200))),
 
-  post('/cart', 'Change the cart: add a line (`item_id`, `quantity`, `variation_id`, `extra_ids`), remove one (`op=remove`, `line`), or set a coupon (`op=coupon`, `coupon_code`)', (ctx) => withVisitor(ctx, (r, f) => {
-    const paths = sitePaths(r.svc, r.store)
-    const op = f.op ?? 'add'
-    if (op === 'remove') return redirect(r, paths.cart, [setCart(r, removeLine(r.visitor.cart, Number(f.line)))])
-    if (op === 'coupon') {
-      const code = (f.coupon_code ?? '').trim().slice(0, STOREFRONT_LIMITS.couponCode)
-      return redirect(r, paths.cart, [setCart(r, { ...r.visitor.cart, coupon: code || null })])
-    }
-    const itemId = posIntOrNull(f.item_id)
-    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), STOREFRONT_LIMITS.perLine)
-    const line = { item_id: itemId ?? 0, quantity: Math.trunc(quantity), variation: posIntOrNull(f.variation_id), extras: ctx.body!.getAll('extra_ids').map(posIntOrNull).filter((x): x is number => x !== null) }
+  websiteForm(changeCart, '/cart', 'Change the cart: add a line (`item_id`, `quantity`, `variation_id`, `extra_ids`), remove one (`op=remove`, `line`), or set a coupon (`op=coupon`, `coupon_code`)', {
+    admit: admitWebsite('shopper'),
+    input: (f, req) => ({ form: f, extra_ids: req.form.getAll('extra_ids'), cart: (req.state as Request).visitor.cart }),
+    success: ({ cart, item_count }, r, _f, h) => {
+      if (!wantsJson(h)) return redirect(r, sitePaths(r.svc, r.store).cart, [setCart(r, cart)])
+      const cookies = [...r.setCookies, setCart(r, cart)]
+      return new Reply(200, JSON.stringify({ added: true, message: 'Added to your cart.', item_count }), { 'Set-Cookie': cookies.join('\n'), 'Cache-Control': 'no-store' }, JSON_TYPE)
+    },
     // Sold out, unknown, or a variation the item does not offer: refused here, as checkout would.
-    const problem = itemId === null ? 'Choose an item.' : lineProblem(r.svc, r.store, line)
-    const added = problem === null ? addLine(r.visitor.cart, line) : { refused: problem }
-    if ('refused' in added) {
-      if (wantsJson(ctx.headers)) return new Reply(422, JSON.stringify({ added: false, message: added.refused, item_count: itemCount(r.visitor.cart) }), {}, JSON_TYPE)
-      if (itemId !== null && itemExists(r.svc, r.store, itemId)) return itemPage(r, ctx.headers, 422, itemId, [{ field: 'item_id', message: added.refused }])
-      return htmlPage(r, ctx.headers, 422, { template: 'cart', pageType: 'cart', title: 'Cart', path: paths.cart, errors: [{ field: 'item_id', message: added.refused }] })
-    }
-    if (wantsJson(ctx.headers)) {
-      const cookies = [...r.setCookies, setCart(r, added)]
-      return new Reply(200, JSON.stringify({ added: true, message: 'Added to your cart.', item_count: itemCount(added) }), { 'Set-Cookie': cookies.join('\n'), 'Cache-Control': 'no-store' }, JSON_TYPE)
-    }
-    return redirect(r, paths.cart, [setCart(r, added)])
-  })),
+    failure: (r, err, f, h) => {
+      const message = refusal(err)[0]?.message ?? err.message
+      if (wantsJson(h)) return new Reply(err.status, JSON.stringify({ added: false, message, item_count: itemCount(r.visitor.cart) }), {}, JSON_TYPE)
+      const itemId = posIntOrNull(f.item_id)
+      if (err.status === 422 && itemId !== null && itemExists(r.svc, r.store, itemId)) return itemPage(r, h, 422, itemId, [{ field: 'item_id', message }])
+      return htmlPage(r, h, err.status, { template: 'cart', pageType: 'cart', title: 'Cart', path: sitePaths(r.svc, r.store).cart, errors: [{ field: 'item_id', message }] })
+    },
+  }),
 
   websiteForm(websiteCheckout, '/checkout', 'Place the order of the cart; 303 to its live tracking page `/t/{track_token}`', {
     admit: admitWebsite('shopper'),

@@ -6,9 +6,9 @@
  * can see.
  */
 import { ApiError } from '../../errors.ts'
-import { getMenu, listStores } from '../../ops/stores.ts'
-import { getStoreSettings } from '../../ops/store-settings.ts'
-import { getOrder, listOrders } from '../../ops/orders.ts'
+import { getMenu, listStores } from '../../ops/stores/stores.ts'
+import { getStoreSettings } from '../../ops/stores/store-settings.ts'
+import { getOrder, listOrders } from '../../ops/orders/orders.ts'
 import { startingWith, type Completer, type ResourceBinding, type ResourceEntry, type RunOp } from '../resources.ts'
 
 const BASE = 'dispatch://restaurants'

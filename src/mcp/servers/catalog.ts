@@ -1,12 +1,11 @@
 /**
  * The public catalog MCP server at `{site_url}/mcp/catalog` (api-v1 §4.11, issue 12 item 6;
  * docs/mcp-catalog.md): no credential; an agent finds stores and dishes across the platform. Every
- * tool binds a public operation of src/ops/catalog.ts, the same ones as `GET /catalog/...`. The
+ * tool binds a public operation of src/ops/web/catalog.ts, the same ones as `GET /catalog/...`. The
  * argument schemas are written out (the op inputs also accept HTTP query strings, which would only
  * confuse an agent).
  */
-import * as catalog from '../../ops/catalog.ts'
-import { DIETARY } from '../../storage/catalog.ts'
+import * as catalog from '../../ops/web/catalog.ts'
 import { STARTER_KEYS } from '../../domain/starter-menus.ts'
 import { tool, type JsonSchema, type McpServerDef } from '../tool.ts'
 
@@ -44,7 +43,7 @@ export const catalogServer: McpServerDef = {
       readOnly: true,
       inputSchema: object({
         query: { ...text('Words of the item\'s name, category or description, e.g. "margherita" or "oat latte".', 200), minLength: 1 },
-        dietary: { type: 'array', items: { type: 'string', enum: [...DIETARY] }, uniqueItems: true, description: 'Needs every item must meet.' },
+        dietary: { type: 'array', items: { type: 'string', enum: [...catalog.DIETARY] }, uniqueItems: true, description: 'Needs every item must meet.' },
         max_price: { type: 'number', minimum: 0, description: 'Highest price (major units of each store\'s currency); an item qualifies when its base price or one of its variations is at most this.' },
         city,
         limit: count('Stores per page.', 1, catalog.GROUPS_MAX, 10),

@@ -4,8 +4,8 @@
  * Identity comes only from the token: no tool takes a phone or a customer id, and another
  * customer's order is `not_found`. Every tool binds an operation.
  */
-import { getProfile } from '../../ops/customers.ts'
-import * as agent from '../../ops/customer-agent.ts'
+import { getProfile } from '../../ops/customers/customers.ts'
+import * as agent from '../../ops/customers/customer-agent.ts'
 import { tool, type McpServerDef } from '../tool.ts'
 
 export const customerServer: McpServerDef = {

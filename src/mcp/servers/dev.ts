@@ -1,9 +1,9 @@
 /**
  * The dev MCP server at `{site_url}/mcp/dev` (api-v1 §4.11, issue 12 item 7; docs/mcp-dev.md):
  * public, read-only help for developers and their agents. Every tool binds an operation of
- * src/ops/dev.ts, which the HTTP routes under /dev and /themes bind too.
+ * src/ops/web/dev.ts, which the HTTP routes under /dev and /themes bind too.
  */
-import * as dev from '../../ops/dev.ts'
+import * as dev from '../../ops/web/dev.ts'
 import { tool, type McpServerDef } from '../tool.ts'
 import { startingWith, type RunOp } from '../resources.ts'
 

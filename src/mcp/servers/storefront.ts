@@ -5,9 +5,9 @@
  * the scope of its operation (`menu:read` to browse and price, `order:write` to place and follow
  * orders), so a token without `order:write` sees no order tools. Every tool binds an operation.
  */
-import { storefrontAdmission } from '../../ops/mcp-admission.ts'
-import * as storefront from '../../ops/storefront.ts'
-import * as agent from '../../ops/storefront-agent.ts'
+import { storefrontAdmission } from '../../ops/apps/mcp-admission.ts'
+import * as storefront from '../../ops/web/storefront.ts'
+import * as agent from '../../ops/web/storefront-agent.ts'
 import { tool, type McpServerDef } from '../tool.ts'
 import { startingWith } from '../resources.ts'
 

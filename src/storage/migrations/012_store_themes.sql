@@ -16,7 +16,7 @@ CREATE TABLE store_themes (
   -- JSON [{file, line, column?, code, message}]: what the website reported when the chosen theme
   -- failed at render time; cleared by every owner change of the theme.
   render_problems     TEXT NOT NULL DEFAULT '[]',
-  -- Bumped by every write: the key of the compiled-theme cache (src/ops/store-theme.ts).
+  -- Bumped by every write: the key of the compiled-theme cache (src/ops/web/store-theme.ts).
   version             INTEGER NOT NULL DEFAULT 1,
   updated_at          TEXT NOT NULL
 );

@@ -1,6 +1,6 @@
 -- Fitments and age-restricted items (issue 18 items 3 and 4; docs/verticals.md "Fitments",
 -- "Age-restricted items"). Only stores whose vertical has the `fitment` capability (car parts) hold
--- fitments; the rule is in src/ops/fitments.ts, the schema does not repeat it.
+-- fitments; the rule is in src/ops/menu/fitments.ts, the schema does not repeat it.
 
 -- A vehicle a part fits: make, model, an inclusive model-year range and optionally an engine (NULL:
 -- every engine of that model and years). Make, model and engine compare case-insensitively (ASCII

@@ -5,7 +5,7 @@
  * (docs/dashboard.md "Signing in"); nothing is loaded from anywhere but this server.
  */
 import { csrfField, csrfMeta } from '../../session-gate.ts'
-import { esc } from '../html.ts'
+import { esc } from '../../html.ts'
 
 export interface NavPage { path: string; title: string }
 
