@@ -20,7 +20,7 @@
  */
 import type { TrackViewFrame } from '../storage/tracking.ts'
 import { trackLocationJson, type TrackCatchUpFrame, type TrackLocationFrame } from '../ws/location-frames.ts'
-import { TRAIL_POINTS } from '../ws/track-trail.ts'
+import { DeliveryTrails } from '../ws/track-trail.ts'
 import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
 import { SHARD } from './nats.ts'
 
@@ -153,8 +153,9 @@ export class TrackRoomFrames {
   private lastN = 0
   /** The primary's stream sequence when it answered: a snapshot must hold at least this much. */
   since = 0
-  /** The latest location frame with the route so far, for a socket that joins (null: none yet). */
-  location: TrackCatchUpFrame | null = null
+  /** The latest location frame (or the primary's catch-up without one), and the route so far (a ring, not copied per frame). */
+  private latest: TrackLocationFrame | TrackCatchUpFrame | null = null
+  private readonly trail = new DeliveryTrails(() => null)
   /** Status frames newer than what this node's copy held when they arrived, oldest first. */
   private statuses: Array<{ f: WireFrame; frame: TrackViewFrame }> = []
 
@@ -166,8 +167,14 @@ export class TrackRoomFrames {
     this.early = null
     this.lastN = reply.n
     this.since = reply.seq
-    this.location = reply.location
+    this.latest = reply.location
+    for (const [lat, lng] of reply.location?.trail ?? []) this.trail.add(0, lat, lng, 0)
     for (const f of early) this.take(f, out)
+  }
+
+  /** The latest location frame with the route so far, for a socket that joins (null: none yet). */
+  get location(): TrackCatchUpFrame | null {
+    return this.latest ? { ...this.latest, trail: this.trail.points(0) } : null
   }
 
   take(f: WireFrame, out: RoomOut): void {
@@ -176,13 +183,14 @@ export class TrackRoomFrames {
     this.lastN = f.n
     if (f.kind === 'location') {
       const frame = JSON.parse(f.json) as TrackLocationFrame
-      this.location = withTrail(frame, this.location?.trail ?? [])
+      this.latest = frame
+      this.trail.add(0, frame.driver.lat, frame.driver.lng, 0)
       out.location(f, frame)
       return
     }
     const frame = JSON.parse(f.json) as TrackViewFrame
     // As on the primary: once the driver is no longer visible its last position goes too.
-    if (!driverVisible(frame.delivery_status as DeliveryStatus | null)) this.location = null
+    if (!driverVisible(frame.delivery_status as DeliveryStatus | null)) { this.latest = null; this.trail.forget(0) }
     this.statuses.push({ f, frame })
     if (this.statuses.length > MAX_KEPT_STATUSES) this.statuses.shift()
     out.status(f, frame)
@@ -200,10 +208,3 @@ export class TrackRoomFrames {
 
 /** Status frames a room keeps for sockets whose snapshot is older (a copy lags by a few messages, not hundreds). */
 const MAX_KEPT_STATUSES = 64
-
-/** The frame with the route so far extended by its position (the same spot again adds nothing), at most TRAIL_POINTS long. */
-function withTrail(f: TrackLocationFrame, trail: Array<[number, number]>): TrackCatchUpFrame {
-  const last = trail.at(-1)
-  const next = last && last[0] === f.driver.lat && last[1] === f.driver.lng ? trail : [...trail, [f.driver.lat, f.driver.lng] as [number, number]]
-  return { ...f, trail: next.length > TRAIL_POINTS ? next.slice(next.length - TRAIL_POINTS) : next }
-}
