@@ -6,6 +6,7 @@
 import t from 'tap'
 import { decodeFrame, encodeFrame, frameSubjects, TrackPublisher, TrackRoomFrames, WATCH_TTL_MS, type RoomOut, type WireFrame } from '../src/cluster/frames.ts'
 import type { TrackLocationFrame } from '../src/ws/location-frames.ts'
+import { servesTracking } from '../src/ws/replica-sockets.ts'
 
 const loc = (lat: number, lng = 13.4): TrackLocationFrame => ({ type: 'location', order_id: 7, driver: { name: 'D', lat, lng, location_updated_at: '2026-11-29T20:00:00.000Z' }, eta: null })
 const status = (delivery: string | null) => ({ type: 'status', id: 7, status: 'ready', delivery_status: delivery })
@@ -95,4 +96,14 @@ t.test('a replica\'s room: status frames newer than a socket\'s snapshot are sen
   t.ok(room.location, 'a location while the driver is visible')
   room.take(wire(4, 14, status('delivered')), out)
   t.equal(room.location, null, 'delivered: the last location goes, as on the primary')
+})
+
+t.test('a replica serves a tracking socket itself only when joined, ready and following another node; else it tunnels it', async (t) => {
+  const ready = { role: 'replica' as const, ready: true, primary: 'n1', node: 'n2' }
+  t.ok(servesTracking(ready, true), 'a ready replica with a primary serves it')
+  t.notOk(servesTracking(ready, false), 'not joined yet (no NATS link): tunnelled')
+  t.notOk(servesTracking({ ...ready, ready: false }, true), 'behind CLUSTER_MAX_LAG_MS (or stopped applying): tunnelled')
+  t.notOk(servesTracking({ ...ready, primary: null }, true), 'no primary known: tunnelled (which answers 503)')
+  t.notOk(servesTracking({ ...ready, role: 'promoting' }, true), 'becoming primary: not served by the replica listener')
+  t.notOk(servesTracking({ ...ready, primary: 'n2' }, true), 'the lease names this node: not served as a replica')
 })

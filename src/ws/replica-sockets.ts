@@ -16,6 +16,7 @@ import type { TemplatedApp, WebSocket, WebSocketBehavior } from 'uWebSockets.js'
 import type { Config } from '../config.ts'
 import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
+import type { Services } from '../services.ts'
 import type { ClusterStatus } from '../cluster/node.ts'
 import { createOrderQueries } from '../storage/orders.ts'
 import { createStoreQueries } from '../storage/stores.ts'
@@ -49,12 +50,33 @@ export interface ReplicaSocketOptions {
   status: () => ClusterStatus
   /** This node's NATS connection and names, once it has joined (null before). */
   link: () => FrameLink | null
+  /**
+   * What the tracking socket reads, on this node's copy: by default the primary's own queries on
+   * `db()`; a read-only view of the server on the replica's file can stand in (it has them all).
+   */
+  reads?: () => TrackReads
+}
+
+/** What the tracking socket's upgrade and snapshot read: the same queries the primary's socket uses. */
+export type TrackReads = Pick<Services, 'db' | 'orders' | 'stores' | 'accounts'>
+
+/** The primary's own queries on `db` (no caches: a replica's copy changes under them, written by its applier). */
+export function trackReads(db: Db, siteUrl: string): TrackReads {
+  return { db, orders: createOrderQueries(db, siteUrl), stores: createStoreQueries(db), accounts: { suspended: (ownerId: number) => isSuspended(db, ownerId) } }
 }
 
 interface ReplicaTrackSocket extends LiveSocket {
   orderId: number
   /** The stream sequence this socket's last snapshot was read at: status frames at or below it are in it. */
   applied: number
+}
+
+/**
+ * Whether a replica serves a new tracking socket itself: joined (`linked`), a primary known that is
+ * not this node, and its copy within CLUSTER_MAX_LAG_MS (ready). Else the socket is tunnelled.
+ */
+export function servesTracking(s: Pick<ClusterStatus, 'role' | 'ready' | 'primary' | 'node'>, linked: boolean): boolean {
+  return linked && s.role === 'replica' && s.ready && s.primary !== null && s.primary !== s.node
 }
 
 /** A tunnelled socket's user data (src/http/forward.ts `Tunnel`), as opposed to one this node serves. */
@@ -85,26 +107,15 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
   let timer: NodeJS.Timeout | null = null
   let open = 0
 
-  // The primary's own reads, on this node's copy (no caches: the copy changes under them, written by the applier).
-  const readsOf = new WeakMap<Db, ReturnType<typeof makeReads>>()
-  const makeReads = (db: Db) => ({
-    db,
-    orders: createOrderQueries(db, o.config.siteUrl),
-    stores: createStoreQueries(db),
-    accounts: { suspended: (ownerId: number) => isSuspended(db, ownerId) },
-  })
-  const reads = () => {
+  const readsOf = new WeakMap<Db, TrackReads>()
+  const reads = o.reads ?? (() => {
     const db = o.db()
     let r = readsOf.get(db)
-    if (!r) readsOf.set(db, (r = makeReads(db)))
+    if (!r) readsOf.set(db, (r = trackReads(db, o.config.siteUrl)))
     return r
-  }
+  })
 
-  /** Serve here: joined, a primary known, and this node's copy within its bound. */
-  const serveHere = (): boolean => {
-    const s = o.status()
-    return o.link() !== null && s.role === 'replica' && s.ready && s.primary !== null && s.primary !== s.node
-  }
+  const serveHere = (): boolean => servesTracking(o.status(), o.link() !== null)
 
   const watcherFor = (): FrameWatcher => {
     const link = o.link()!
