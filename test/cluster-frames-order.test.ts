@@ -10,7 +10,10 @@ import { servesTracking } from '../src/ws/replica-sockets.ts'
 
 const loc = (lat: number, lng = 13.4): TrackLocationFrame => ({ type: 'location', order_id: 7, driver: { name: 'D', lat, lng, location_updated_at: '2026-11-29T20:00:00.000Z' }, eta: null })
 const status = (delivery: string | null) => ({ type: 'status', id: 7, status: 'ready', delivery_status: delivery })
-const wire = (n: number, seq: number, frame: unknown): WireFrame => ({ n, seq, kind: (frame as { type: string }).type === 'location' ? 'location' : 'status', json: JSON.stringify(frame) })
+const wire = (n: number, seq: number, frame: unknown): WireFrame => {
+  const l = frame as TrackLocationFrame
+  return l.type === 'location' ? { n, seq, kind: 'location', json: JSON.stringify(frame), at: [l.driver.lat, l.driver.lng] } : { n, seq, kind: 'status', json: JSON.stringify(frame) }
+}
 
 /** A room's output as the list of (kind, n) it passed on. */
 function recorder(): RoomOut & { got: string[] } {
@@ -30,6 +33,8 @@ t.test('a frame travels as its number, sequence and kind, then its JSON text as 
   t.throws(() => decodeFrame('{"type":"status"}'), /not a live frame/, 'no head line: refused')
   t.throws(() => decodeFrame('1 2 other\n{}'), /not a live frame/, 'an unknown kind: refused')
   t.throws(() => decodeFrame('x 2 status\n{}'), /not a live frame/, 'a number that is not one: refused')
+  t.throws(() => decodeFrame('1 2 location\n{}'), /without its position/, 'a location without its position: refused')
+  t.same(decodeFrame(encodeFrame(wire(4, 5, status('picked_up')))).at, undefined, 'a status frame names no position')
 })
 
 t.test('the primary builds frames only for watched orders, numbers them, and forgets orders nobody names again', async (t) => {
@@ -43,7 +48,7 @@ t.test('the primary builds frames only for watched orders, numbers them, and for
   p.location(7, loc(52.5))
   seq = 11
   p.status(7, status('out_for_delivery') as never)
-  t.same(sent.map((s) => [s.orderId, s.wire.n, s.wire.seq, s.wire.kind]), [[7, 1, 10, 'location'], [7, 2, 11, 'status']], 'numbered in order, each with the sequence its content reflects')
+  t.same(sent.map((s) => [s.orderId, s.wire.n, s.wire.seq, s.wire.kind, s.wire.at]), [[7, 1, 10, 'location', [52.5, 13.4]], [7, 2, 11, 'status', undefined]], 'numbered in order, each with the sequence its content reflects')
   t.same(JSON.parse(sent[0]!.wire.json), loc(52.5), 'the location frame\'s text is the one the primary\'s own sockets get')
   t.same(p.lastLocation(7), loc(52.5))
   const reply = p.reply('n1', [7], (id) => ({ ...loc(52.5), order_id: id, trail: [[52.5, 13.4]] }))

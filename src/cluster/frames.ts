@@ -41,19 +41,27 @@ export const frameSubjects = (cluster: string, shard = SHARD): FrameSubjects => 
 
 export type FrameKind = 'status' | 'location'
 
-/** A frame as it travels: its number, the stream sequence its content reflects, its kind and its JSON text. */
-export interface WireFrame { n: number; seq: number; kind: FrameKind; json: string }
+/**
+ * A frame as it travels: its number, the stream sequence its content reflects, its kind and its JSON
+ * text; a location frame also names its position (`at`), so a replica keeps the route without parsing the JSON.
+ */
+export interface WireFrame { n: number; seq: number; kind: FrameKind; json: string; at?: [number, number] }
 
-/** `n seq kind\n{json}`: the JSON text travels as built, so a replica's JSON sockets get it without re-encoding. */
+/**
+ * `n seq kind[ lat lng]\n{json}`: the JSON text travels as built, so a replica's JSON sockets get it
+ * without decoding or re-encoding it (MessagePack sockets, if any, get it parsed once).
+ */
 export function encodeFrame(f: WireFrame): string {
-  return `${f.n} ${f.seq} ${f.kind}\n${f.json}`
+  return `${f.n} ${f.seq} ${f.kind}${f.at ? ` ${f.at[0]} ${f.at[1]}` : ''}\n${f.json}`
 }
 
 export function decodeFrame(text: string): WireFrame {
   const nl = text.indexOf('\n')
-  const [n, seq, kind] = text.slice(0, nl).split(' ')
+  const [n, seq, kind, lat, lng] = text.slice(0, nl).split(' ')
+  const num = (x: string | undefined) => x !== undefined && x !== '' && Number.isFinite(Number(x))
   if (nl < 0 || (kind !== 'status' && kind !== 'location') || !Number.isSafeInteger(Number(n)) || !Number.isSafeInteger(Number(seq))) throw new Error('not a live frame')
-  return { n: Number(n), seq: Number(seq), kind, json: text.slice(nl + 1) }
+  if (kind === 'location' && !(num(lat) && num(lng))) throw new Error('not a live frame: a location without its position')
+  return { n: Number(n), seq: Number(seq), kind, json: text.slice(nl + 1), ...(kind === 'location' ? { at: [Number(lat), Number(lng)] as [number, number] } : {}) }
 }
 
 /** What a replica asks, and repeats: the orders it watches. */
@@ -97,7 +105,7 @@ export class TrackPublisher implements RemoteTrackFrames {
   location(orderId: number, frame: TrackLocationFrame): void {
     const w = this.watched.get(orderId)
     if (w) w.location = frame
-    this.send(orderId, encodeFrame({ n: ++this.n, seq: this.seq(), kind: 'location', json: trackLocationJson(frame) }))
+    this.send(orderId, encodeFrame({ n: ++this.n, seq: this.seq(), kind: 'location', json: trackLocationJson(frame), at: [frame.driver.lat, frame.driver.lng] }))
   }
 
   lastLocation(orderId: number): TrackLocationFrame | null {
@@ -138,7 +146,8 @@ export class TrackPublisher implements RemoteTrackFrames {
 /** Where a replica's room sends what it takes: to its caught-up sockets. */
 export interface RoomOut {
   status(f: WireFrame, frame: TrackViewFrame): void
-  location(f: WireFrame, frame: TrackLocationFrame): void
+  /** A location frame: its JSON text as built (`f.json`), parsed only for whoever needs the object. */
+  location(f: WireFrame): void
 }
 
 /**
@@ -153,8 +162,11 @@ export class TrackRoomFrames {
   private lastN = 0
   /** The primary's stream sequence when it answered: a snapshot must hold at least this much. */
   since = 0
-  /** The latest location frame (or the primary's catch-up without one), and the route so far (a ring, not copied per frame). */
-  private latest: TrackLocationFrame | TrackCatchUpFrame | null = null
+  /**
+   * The latest location frame (its text, parsed when a socket joins; or the primary's catch-up), and
+   * the route so far (a ring, not copied per frame).
+   */
+  private latest: WireFrame | TrackCatchUpFrame | null = null
   private readonly trail = new DeliveryTrails(() => null)
   /** Status frames newer than what this node's copy held when they arrived, oldest first. */
   private statuses: Array<{ f: WireFrame; frame: TrackViewFrame }> = []
@@ -174,7 +186,9 @@ export class TrackRoomFrames {
 
   /** The latest location frame with the route so far, for a socket that joins (null: none yet). */
   get location(): TrackCatchUpFrame | null {
-    return this.latest ? { ...this.latest, trail: this.trail.points(0) } : null
+    const l = this.latest
+    if (!l) return null
+    return { ...('json' in l ? JSON.parse(l.json) as TrackLocationFrame : l), trail: this.trail.points(0) }
   }
 
   take(f: WireFrame, out: RoomOut): void {
@@ -182,10 +196,9 @@ export class TrackRoomFrames {
     if (f.n <= this.lastN) return // in the catch-up the primary gave
     this.lastN = f.n
     if (f.kind === 'location') {
-      const frame = JSON.parse(f.json) as TrackLocationFrame
-      this.latest = frame
-      this.trail.add(0, frame.driver.lat, frame.driver.lng, 0)
-      out.location(f, frame)
+      this.latest = f
+      if (f.at) this.trail.add(0, f.at[0], f.at[1], 0)
+      out.location(f)
       return
     }
     const frame = JSON.parse(f.json) as TrackViewFrame

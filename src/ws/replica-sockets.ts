@@ -26,7 +26,6 @@ import { readApplied } from '../cluster/state.ts'
 import { trackedOrder } from '../ops/public.ts'
 import { decodeFrame, TrackRoomFrames, WATCH_REFRESH_MS, type RoomOut, type WireFrame } from '../cluster/frames.ts'
 import { FrameWatcher, type FrameLink, type OwnSockets } from '../cluster/frame-link.ts'
-import type { TrackLocationFrame } from './location-frames.ts'
 import { ApiError } from '../errors.ts'
 import { encode } from './codec.ts'
 import { feedMessages } from './feed.ts'
@@ -95,9 +94,10 @@ interface Room {
   out: RoomOut
 }
 
-// Plain functions (no closure per frame) for the hub's publishWith.
-const wireJson = (a: { f: WireFrame }): string => a.f.json
-const wireObj = (a: { frame: unknown }): unknown => a.frame
+// Plain functions (no closure per frame) for the hub's publishWith: the text as the primary built it,
+// parsed only when a MessagePack socket listens.
+const wireJson = (f: WireFrame): string => f.json
+const wireObj = (f: WireFrame): unknown => JSON.parse(f.json)
 
 export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
   const rooms = new Map<number, Room>()
@@ -198,7 +198,7 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
           const packed = { msgpack: null }
           for (const ws of room.sockets) sendStatus(ws, f, frame, packed)
         },
-        location: (f: WireFrame, frame: TrackLocationFrame) => hub!.publishWith(topics.track(orderId), { f, frame }, wireJson, wireObj),
+        location: (f: WireFrame) => hub!.publishWith(topics.track(orderId), f, wireJson, wireObj),
       },
     }
     rooms.set(orderId, room)
