@@ -37,7 +37,7 @@ export const trackOrder = defineOp({
  * tracking socket): unknown → 404; a suspended account's store → 403 `account_suspended`, "this
  * store is unavailable", like its other public pages (docs/billing.md "Suspension").
  */
-export function trackedOrder(svc: Services, token: string | undefined): OrderRow {
+export function trackedOrder(svc: Pick<Services, 'orders' | 'stores' | 'accounts'>, token: string | undefined): OrderRow {
   const o = token ? svc.orders.rowByTrackToken(token) : undefined
   if (!o) throw notFound('order')
   const store = svc.stores.byId(o.store_id)
