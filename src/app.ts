@@ -75,6 +75,8 @@ export interface App {
   /** The retention schedule (docs/running.md "Backups and retention"). */
   prune: PruneScheduler
   refundRetry: RefundRetryScheduler
+  /** The real-time hub: in cluster mode the primary's tracking frames also go to NATS (src/cluster/frame-link.ts). */
+  realtime: Realtime
   listen(): Promise<number>
   /**
    * Drain and shut down (docs/running.md "Stopping"); resolves false when SHUTDOWN_TIMEOUT_MS
@@ -245,6 +247,7 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     billing,
     prune,
     refundRetry,
+    realtime,
     listen: () =>
       new Promise<number>((resolve, reject) => {
         // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port starts

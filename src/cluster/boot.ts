@@ -17,6 +17,8 @@ import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
 import { ClusterNode, DivergedError, RefusedError, RestoreError } from './node.ts'
+import { publishTrackFrames, type FrameLink } from './frame-link.ts'
+import { replicaSockets } from '../ws/replica-sockets.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
 import { EXIT, StartupError } from '../startup.ts'
 import { allRoutes } from '../http/routes/index.ts'
@@ -46,11 +48,17 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', apply_delay_ms: null, ready: false } as const
   // What the replica does not serve itself goes to the primary, once the node knows the cluster's secret.
   let forward: Forwarder | null = null
-  const replica = replicaServer(() => databaseReadiness(db), () => node?.status() ?? starting, () => node?.forwardTarget() ?? null, () => forward, log)
+  // Live frames on NATS: a replica serves tracking sockets itself; the primary publishes their frames.
+  let frameLink: FrameLink | null = null
+  let frames: { stop(): void } | null = null
+  const status = () => node?.status() ?? starting
+  const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log,
+    replicaSockets({ config, log, db: () => db, status, link: () => frameLink }))
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
-    joined: (secret) => {
+    joined: (secret, nc) => {
+      frameLink = { nc, cluster: cluster.name, node: cluster.nodeId }
       forward = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: config.bodyLimitBytes, largeBodies: largeBodyRoutes(config), log })
     },
     promote: async (replicator, renew, secret) => {
@@ -60,6 +68,10 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       // Requests the replicas forward name their client, proved by the cluster's secret.
       app = buildApp({ ...config, trustProxy: withClusterSecret(config.trustProxy, secret) }, { db, log, replication: replicator, cluster: () => node!.status() })
       if (!await renew()) throw new Error('the lease was taken while the server was being built')
+      const built = app as App
+      const published = publishTrackFrames(frameLink!, () => replicator.lastCaptured, (orderId) => built.realtime.lastTrackLocation(orderId), log)
+      built.realtime.remote = published.publisher
+      frames = published
       replica.close()
       void forward?.close()
       await app.listen()
@@ -109,6 +121,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   return {
     async stop() {
       let complete = true
+      frames?.stop()
       if (app) complete = await (app as App).close()
       else { replica.close(); await forward?.close() }
       await started.stop()

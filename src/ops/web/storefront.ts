@@ -4,7 +4,7 @@
  * only store it reaches: no operation takes a store id.
  */
 import { keyCaller } from '../../domain/idempotency.ts'
-import { VehicleQuerySchema, menuForVehicle } from '../menu/fitments.ts'
+import { VehicleQuerySchema, vehicleMenuView } from '../menu/fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
 import { storeOf, storefrontOf } from '../scope.ts'
@@ -12,7 +12,7 @@ import { Nullable, OrderInputSchema, OrderLineInput } from '../schemas/common.ts
 import { MenuSchema, OrderSchema, VerticalSchema } from '../schemas/named.ts'
 import { placeOrder } from '../orders/order-create.ts'
 import { Outcome } from '../op.ts'
-import { menuView, storeSummary, type StoreRow } from '../../storage/stores.ts'
+import { storeSummary, type StoreRow } from '../../storage/stores.ts'
 import { verticalOf } from '../../domain/verticals.ts'
 import { basePrepMinutes, integrationStatus } from '../../domain/integration.ts'
 import { integrationRow } from '../../storage/staff.ts'
@@ -48,8 +48,7 @@ export const getStorefrontMenu = defineOp({
   // stores: `?make=&model=&year=&engine=` keeps the items fitting that vehicle (docs/verticals.md).
   input: VehicleQuerySchema,
   run: (ctx, input) => {
-    const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true, ctx.svc.config.siteUrl).map((c) => ({
+    return vehicleMenuView(ctx, input, true).map((c) => ({
       ...c,
       items: c.items.map((i) => {
         const groups = new Map<string, typeof i.extras>()
