@@ -101,9 +101,9 @@ async function replicaStages(opts: ScenarioOptions, dbDir: string): Promise<{ ro
     opts.log(`[cluster] replica: ${messages} messages for ${load.ok2xx} orders, delay p50 ${delays.p50} ms p99 ${delays.p99} ms max ${delays.max} ms`)
 
     // 2. Tracking across nodes: drivers on the primary, their watchers on the primary itself, then
-    //    through the replica (tunnelled); frames delivered per second of both nodes' CPU.
+    //    on the replica (served by it, the primary's frames over NATS); frames delivered per second of both nodes' CPU.
     const pairs = await createPairs(primary.url, join(dir, 'n1.db'), demo, TRACK_PAIRS, opts.log)
-    for (const [label, watchPort] of [['watchers on the primary', primary.port], ['watchers through a replica', replica.port]] as const) {
+    for (const [label, watchPort] of [['watchers on the primary', primary.port], ['watchers on a replica', replica.port]] as const) {
       const w = await Workers.start(2, 'uws', false, primary.port, watchPort)
       try {
         const connected = await w.all<'connected'>((i) => ({ cmd: 'connect', pairs: w.share(pairs, i), watch: true }))
@@ -170,7 +170,7 @@ async function replicaStages(opts: ScenarioOptions, dbDir: string): Promise<{ ro
       ],
       notes: [
         'replica delay: from the primary capturing a batch (before its COMMIT) to the replica committing it, one clock (same machine); the replica\'s own /readyz figures (messages applied in its last 10 s)',
-        'tracking: the same drivers sending positions to the primary, their watchers connected to the primary or to a replica that tunnels each socket to the primary (src/http/forward.ts): CPU per frame of both nodes together',
+        'tracking: the same drivers sending positions to the primary, their watchers connected to the primary or to a replica that serves them itself, the primary publishing each frame once on NATS (src/ws/replica-sockets.ts): CPU per frame of both nodes together',
         'failover: SIGKILL of the primary until an order sent to the other node is answered 200 (the lease runs out, CLUSTER_LEASE_MS 3000 by default, then the other node catches up, appends its epoch and builds the server)',
       ],
     }

@@ -12,7 +12,8 @@ import { createResellerQueries } from './storage/reseller.ts'
 import { createCommitter } from './storage/commit.ts'
 import { createStoreQueries } from './storage/stores.ts'
 import { withStoreCache } from './storage/store-cache.ts'
-import { createOrderQueries, findIdempotency } from './storage/orders.ts'
+import { createOrderQueries } from './storage/orders.ts'
+import { idempotencyReads } from './actors/store-idempotency.ts'
 import { couponReads } from './storage/coupons.ts'
 import { EventRouter } from './actors/event-router.ts'
 import { MailboxGauge, Registry, startSystem, stopSystem } from './actors/system.ts'
@@ -66,6 +67,8 @@ export interface App {
   /** The retention schedule (docs/running.md "Backups and retention"). */
   prune: PruneScheduler
   refundRetry: RefundRetryScheduler
+  /** The real-time hub: in cluster mode the primary's tracking frames also go to NATS (src/cluster/frame-link.ts). */
+  realtime: Realtime
   listen(): Promise<number>
   /**
    * Drain and shut down (docs/running.md "Stopping"); resolves false when SHUTDOWN_TIMEOUT_MS
@@ -147,7 +150,7 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
   // What the store actor uses, not the whole bag (ARCHITECTURE 4).
   const storeDeps: StoreDeps = {
     committer, log, events, siteUrl: config.siteUrl, stores: svc.stores, orders: svc.orders,
-    idempotency: { find: (scope, key) => findIdempotency(db, scope, key) }, coupons: couponReads(db),
+    idempotency: idempotencyReads(db), coupons: couponReads(db),
     bookings: bookingReads(db), stock: { holds: (orderId) => holdsStock(db, orderId) },
   }
 
@@ -212,6 +215,7 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     billing,
     prune,
     refundRetry,
+    realtime,
     listen: () =>
       new Promise<number>((resolve, reject) => {
         // Exclusive: without it uWS sets SO_REUSEPORT and a second server on the same port starts

@@ -32,7 +32,7 @@ t.test('the OAuth consent, owner sign-in and sign-up, password and store website
     ['/s/{slug}/account/login', 'customer.auth.login'], ['/s/{slug}/account/register', 'customer.auth.register'],
     ['/s/{slug}/account/otp', 'customer.auth.otp.request'], ['/s/{slug}/account/otp/verify', 'customer.auth.otp.verify'],
     ['/s/{slug}/account/addresses', 'customer.addresses.create'], ['/s/{slug}/account/addresses/{address}/delete', 'customer.addresses.delete'],
-    ['/s/{slug}/account/logout', 'customer.logout'], ['/s/{slug}/checkout', 'website.checkout'],
+    ['/s/{slug}/account/logout', 'customer.logout'], ['/s/{slug}/checkout', 'website.checkout'], ['/s/{slug}/cart', 'website.cart.change'],
   ] as const) {
     t.equal(bound(path)?.op?.id, id, `${path} runs ${id}`)
   }

@@ -6,7 +6,9 @@
  */
 import t, { type Test } from 'tap'
 import { startServer } from './helpers/server.ts'
-import { counts, createAccount, createMenu, createStore, isError, postOrder } from './helpers/fixtures.ts'
+import { counts, createAccount, createCustomer, createMenu, createStore, isError, postOrder } from './helpers/fixtures.ts'
+import { createStorefrontToken } from './helpers/people.ts'
+import { holdNextCommit } from './helpers/hold-commit.ts'
 import { newToken } from '../src/auth/tokens.ts'
 import type { CreatedOrder } from '../src/actors/store.ts'
 import type { Db } from '../src/storage/db.ts'
@@ -163,4 +165,32 @@ t.test('in-flight keys of different callers of one store do not collide (store a
   t.equal(a.status, 'fulfilled')
   t.equal(b.status, 'fulfilled', `the second scope is not refused as in flight (${b.status === 'rejected' ? (b.reason as Error).message : ''})`)
   if (a.status === 'fulfilled' && b.status === 'fulfilled') t.not(a.value.order.id, b.value.order.id, 'two orders')
+})
+
+t.test('the storefront and customer APIs answer the same rule: 409 in flight, 422 reused, scoped per caller', async (t) => {
+  const sfToken = createStorefrontToken(db, acct.storeId)
+  const customer = createCustomer(db, acct.storeId)
+  const input = { type: 'takeaway', customer_name: 'Ada', phone: '+15550001111', items: [{ item_id: acct.menu.fries, quantity: 1 }] }
+  const doors = {
+    storefront: (b: unknown, key: string) => s.req('POST', '/storefront/orders', { body: b, headers: { 'x-storefront-token': sfToken, 'idempotency-key': key } }),
+    customer: (b: unknown, key: string) => s.req('POST', '/customer/orders', { token: customer.token, body: b, headers: { 'idempotency-key': key } }),
+  }
+  for (const [door, send] of Object.entries(doors)) {
+    const n = ordersFor()
+    const gate = holdNextCommit(t, s.app.svc.committer)
+    const first = send(input, `${door}-1`)
+    await gate.held
+    isError(t, await send(input, `${door}-1`), 409, 'idempotency_in_flight', `${door}: the same request while the first is written`)
+    isError(t, await send({ ...input, note: 'other' }, `${door}-1`), 422, 'idempotency_key_reused', `${door}: another request while the first is written`)
+    gate.open()
+    t.equal((await first).status, 200)
+    const replay = await send(input, `${door}-1`)
+    t.equal(replay.headers.get('idempotent-replayed'), 'true', `${door}: a replay once written`)
+    isError(t, await send({ ...input, note: 'other' }, `${door}-1`), 422, 'idempotency_key_reused', `${door}: another request under a written key`)
+    t.equal(ordersFor(), n + 1, `${door}: one order`)
+  }
+  // The owner picking the storefront's key is another caller: a new order, not a replay or a 422.
+  const owner = await create({ ...body, note: 'owner' }, { 'idempotency-key': 'storefront-1' })
+  t.equal(owner.status, 200)
+  t.equal(owner.headers.get('idempotent-replayed'), null, 'keys are scoped per caller')
 })

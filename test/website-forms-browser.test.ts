@@ -10,7 +10,8 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import type { Test } from 'tap'
-import { browserAndServer, watchPage } from './helpers/browser.ts'
+import { browserAndServer, watchPage, websiteSignIn } from './helpers/browser.ts'
+import { holdNextCommit } from './helpers/hold-commit.ts'
 import { createAccount, createCustomer } from './helpers/fixtures.ts'
 import type { RecordingSmsProvider } from '../src/providers/sms.ts'
 
@@ -104,6 +105,82 @@ if (world) {
       clean()
     })
   }
+
+  /** One visitor (signed in as `customer`, if given) with `itemId` in the cart and the checkout form open and filled by `fill` in two tabs. */
+  async function checkoutInTwoTabs(t: Test, url: string, itemId: number, fill: (tab: Page) => Promise<unknown>, customer?: { email: string; password: string }) {
+    const { page, other, clean } = await visitor(t)
+    if (customer) await websiteSignIn(page, url, customer)
+    await page.goto(`${url}/items/${itemId}`)
+    await page.getByRole('button', { name: 'Add to cart' }).click()
+    await page.locator('[data-cart-count]', { hasText: /^1$/ }).first().waitFor()
+    const second = await other()
+    for (const tab of [page, second]) {
+      await tab.goto(`${url}/checkout`)
+      await fill(tab)
+    }
+    return { page, second, clean }
+  }
+  const ordersOf = (storeId: number) => (db.prepare('SELECT COUNT(*) AS n FROM orders WHERE store_id = ?').get(storeId) as { n: number }).n
+  /**
+   * Place the order from `tab` while another tab's checkout is held in its commit, then let that
+   * commit go (as soon as this one is answered: the first tab's answer waits at most the store
+   * actor's 10 s ask timeout); the status and what the page says.
+   */
+  async function placeMeanwhile(tab: Page, hold: { open: () => void }): Promise<{ status: number; says: string }> {
+    const answer = tab.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/checkout'))
+    await tab.getByRole('button', { name: 'Place order' }).click()
+    const status = (await answer).status()
+    hold.open()
+    await tab.waitForLoadState()
+    return { status, says: (await alert(tab).textContent()) ?? '' }
+  }
+
+  t.test('the checkout from two tabs: the second post while the first is written is refused (in flight), one order', async (t) => {
+    const acct = createAccount(db)
+    const url = `${s.site}/s/${acct.slug}`
+    const { page, second, clean } = await checkoutInTwoTabs(t, url, acct.menu.fries, async (tab) => {
+      const takeaway = tab.getByRole('radio', { name: /Takeaway/i })
+      if (await takeaway.count()) await takeaway.check()
+      else await tab.getByLabel('Fulfilment').selectOption('takeaway')
+      await tab.getByLabel('Name').fill('Grace Hopper')
+      await tab.getByLabel('Phone').fill('+15550002222')
+    })
+    const hold = holdNextCommit(t, s.app.svc.committer)
+    // Not awaited: Playwright's click waits for the navigation it starts, and this one's answer is held.
+    const placing = page.getByRole('button', { name: 'Place order' }).click()
+    await hold.held // the first tab's order is priced and waiting for its commit
+    const n = ordersOf(acct.storeId)
+    const meanwhile = await placeMeanwhile(second, hold)
+    t.equal(meanwhile.status, 422, 'the checkout page answers the refusal')
+    t.match(meanwhile.says, /still being processed/, 'the second tab is told the first order is still being placed')
+    t.equal(n, 0, 'nothing written while the first was held')
+    await placing
+    await page.waitForURL(/\/t\/[\w-]+$/)
+    t.equal(ordersOf(acct.storeId), 1, 'one order')
+    clean()
+  })
+
+  t.test('the checkout from two tabs: the saved address changed between the posts, the second is refused (key reused), one order', async (t) => {
+    const acct = createAccount(db)
+    const c = createCustomer(db, acct.storeId)
+    const url = `${s.site}/s/${acct.slug}`
+    const saved = await s.req('POST', '/customer/addresses', { token: c.token, body: { label: 'Office', address: '5 Harbour Road' } })
+    t.equal(saved.status, 200)
+    const { page, second, clean } = await checkoutInTwoTabs(t, url, acct.menu.fries, (tab) => tab.getByRole('radio', { name: 'Delivery' }).check(), c)
+    const hold = holdNextCommit(t, s.app.svc.committer)
+    // Not awaited: Playwright's click waits for the navigation it starts, and this one's answer is held.
+    const placing = page.getByRole('button', { name: 'Place order' }).click()
+    await hold.held
+    // The same form and cart (the same key) now names another address: another request under the key.
+    t.equal((await s.req('PUT', `/customer/addresses/${saved.body.id}`, { token: c.token, body: { address: '7 Quay Street' } })).status, 200)
+    const meanwhile = await placeMeanwhile(second, hold)
+    t.equal(meanwhile.status, 422)
+    t.match(meanwhile.says, /used with a different request body/, 'refused as a reused key')
+    await placing
+    await page.waitForURL(/\/t\/[\w-]+$/)
+    t.same(db.prepare('SELECT address FROM orders WHERE store_id = ?').all(acct.storeId), [{ address: '5 Harbour Road' }], 'one order, to the address of the first post')
+    clean()
+  })
 
   t.test('the account forms: SMS code and its check, password sign-in, sign-up, addresses, sign-out — accepted and refused', async (t) => {
     const acct = createAccount(db)

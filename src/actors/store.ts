@@ -11,7 +11,7 @@
 import * as nact from 'nact'
 import type { Ref, Result } from './system.ts'
 import { fail, ok } from './system.ts'
-import { ApiError, ERROR_CATALOG, invalidField, notFound, type FieldErrors } from '../errors.ts'
+import { ApiError, notFound, type FieldErrors } from '../errors.ts'
 import { draftOrder, type OrderInput } from '../domain/orders.ts'
 import { ageGate, ageRefusalMessage } from '../domain/age-gate.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
@@ -21,7 +21,8 @@ import type { Committer } from '../storage/commit.ts'
 import { nowIso } from '../storage/db.ts'
 import { parseSettings, pricingIndex, withItemChanged, writeStoreSettings, type StoreMenu, type StoreFields, type StoreQueries, type StoreRow } from '../storage/stores.ts'
 import { closedNotice } from '../domain/business-hours.ts'
-import { insertIdempotency, insertOrder, viewOfNew, type Idempotency, type IdempotencyRecord, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
+import { insertOrder, viewOfNew, type NewOrder, type OrderQueries, type OrderView } from '../storage/orders.ts'
+import { decideIdempotency, type Idempotency, type IdempotencyRecord } from '../domain/idempotency.ts'
 import { couponReads, couponWrites, foundCoupon, type CouponRow } from '../storage/coupons.ts'
 import { priceCoupon } from '../domain/coupons.ts'
 import { applyMenuOp, type MenuChange, type MenuOp } from '../storage/menu.ts'
@@ -38,6 +39,7 @@ import type { Services } from '../services.ts'
 import { applyCouponEffect, reduceCoupon, redemptionRefused, type CouponEffect, type CouponMsg } from './store-coupons.ts'
 import { withDelivery } from './store-delivery.ts'
 import { applyReservationMsg, type ReservationMsg } from './store-reservations.ts'
+import { idempotencyRefusal, StoreIdempotency, type IdempotencyReads } from './store-idempotency.ts'
 
 export type { Idempotency }
 
@@ -148,9 +150,6 @@ export interface StoreStep { state: StoreState; reply?: Result<unknown>; effects
 const refuse = (state: StoreState, error: ApiError): StoreStep => ({ state, reply: fail(error), effects: [] })
 const invalid = (errors: FieldErrors) => new ApiError('validation_failed', undefined, errors)
 
-/** An idempotency key's slot: keys are scoped per caller (owner, customer, storefront), two callers may pick the same key. */
-export const idempotencySlot = (k: Idempotency): string => `${k.scope}\n${k.key}`
-
 /** Pure transition (api-v1 §2.4; docs/storefront.md "Coupons"): no I/O, no clock, no randomness. */
 export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: StoreCtx = {}): StoreStep {
   switch (msg.type) {
@@ -188,20 +187,15 @@ export function reduceStore(s: StoreState, msg: StoreMsg, now: string, ctx: Stor
   }
 }
 
-/** 422 keyed by the header, as a malformed key is (src/ops/orders/order-create.ts). */
-const keyReused = () => invalidField('Idempotency-Key', ERROR_CATALOG.idempotency_key_reused.message, 'idempotency_key_reused')
-
 function createOrder(s: StoreState, msg: Extract<StoreMsg, { type: 'create_order' }>, now: string, ctx: StoreCtx): StoreStep {
   // Removed while this message waited (docs/stores.md "Removing a store"): no new orders.
   if (s.store.deleted_at) return refuse(s, notFound('restaurant'))
   const { idem } = msg
   if (idem) {
-    // The same request retried while the first commits is 409; another request under the key, 422.
-    if (ctx.inFlight !== undefined) return refuse(s, ctx.inFlight === idem.hash ? new ApiError('idempotency_in_flight') : keyReused())
-    if (ctx.seen) {
-      if (ctx.seen.request_hash !== idem.hash) return refuse(s, keyReused())
-      return { state: s, effects: [{ kind: 'replay', orderId: ctx.seen.order_id }] }
-    }
+    // Decided by src/domain/idempotency.ts: before pricing, so a replay answers whatever the menu is now.
+    const d = decideIdempotency(idem, ctx.inFlight, ctx.seen)
+    if (d.kind === 'replay') return { state: s, effects: [{ kind: 'replay', orderId: d.orderId }] }
+    if (d.kind !== 'new') return refuse(s, idempotencyRefusal(d.kind))
   }
   // Parsed once per order (hours, fulfillment, the store's local day), not per use.
   const settings = s.settings ?? parseSettings(s.store.settings)
@@ -280,8 +274,8 @@ export interface StoreDeps {
   stores: Pick<StoreQueries, 'byId' | 'menu' | 'item'>
   /** The order an idempotent replay answers with. */
   orders: Pick<OrderQueries, 'row' | 'full'>
-  /** Point reads in the actor's turn (ARCHITECTURE 7): a key's record, a coupon by code or by id. */
-  idempotency: { find(scope: string, key: string): IdempotencyRecord | undefined }
+  /** Point reads in the actor's turn (ARCHITECTURE 7): a key's record (store-idempotency.ts), a coupon by code or by id. */
+  idempotency: IdempotencyReads
   coupons: { byCode(storeId: number, code: string): CouponRow | undefined; byId(storeId: number, id: number): CouponRow | undefined }
   /** A slot's or appointment's bookings, read in the actor's turn (store-fulfillment.ts). */
   bookings: BookingReads
@@ -303,12 +297,8 @@ export function loadStoreState(deps: Pick<StoreDeps, 'stores'>, storeId: number)
 
 /** The nact handler for one store: read what the message names, reduce, apply the effects. */
 export function storeHandler(deps: StoreDeps, storeId: number) {
-  /**
-   * Keyed orders whose commit is under way (slot → request hash): the shell's own work, filled as
-   * an insert starts and emptied the moment it settles, so a message handled before the commit
-   * finds the key here (409) and one handled after finds it in SQLite (a replay).
-   */
-  const pending = new Map<string, string>()
+  /** Keyed orders whose commit is under way, and the committed keys (store-idempotency.ts). */
+  const keys = new StoreIdempotency(deps.idempotency)
   /** Slots and appointments of orders still committing (store-fulfillment.ts). */
   const bookings = new InFlightBookings()
   /** Stock held back for orders whose insert failed after pricing: returned to the held counts at the next message. */
@@ -384,8 +374,8 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
     switch (msg.type) {
       case 'create_order':
         return {
-          inFlight: msg.idem ? pending.get(idempotencySlot(msg.idem)) : undefined,
-          seen: msg.idem ? deps.idempotency.find(msg.idem.scope, msg.idem.key) : undefined,
+          inFlight: keys.inFlight(msg.idem),
+          seen: keys.seen(msg.idem),
           coupon: msg.couponCode === null ? undefined : deps.coupons.byCode(storeId, msg.couponCode),
           booked: bookings.read(deps.bookings, storeId, msg.input, state.settings ?? parseSettings(state.store.settings)),
         }
@@ -400,8 +390,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
   function insert(ownerId: number, e: Extract<StoreEffect, { kind: 'insert_order' }>, linkPhone: string | null, replyTo: Ref<Result<unknown>>, now: string): void {
     const { couponId, idem } = e
     let order = e.order
-    const slot = idem ? idempotencySlot(idem) : null
-    if (idem && slot !== null) pending.set(slot, idem.hash)
+    const slot = keys.hold(idem)
     bookings.hold(order)
     if (e.stock && e.stock.length > 0) takenInFlight.set(order.track_token, e.stock)
     let event!: OutboxEvent
@@ -418,7 +407,7 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
         if (couponId !== null && !couponWrites.redeem(db, couponId, ids.id, order.discount, now)) {
           throw redemptionRefused(couponReads(db).byId(storeId, couponId))
         }
-        if (idem) insertIdempotency(db, idem, ids.id, now)
+        keys.record(db, idem, ids.id, now)
         writeOrderFulfillment(db, ids.id, order)
         if (e.stock && e.stock.length > 0) takeStock(db, ids.id, e.stock)
         event = appendEvent(db, Object.assign({ ownerId, storeId }, orderCreatedEvent(ids.id, order)))
@@ -432,13 +421,13 @@ export function storeHandler(deps: StoreDeps, storeId: number) {
       })
       .then(
         (ids) => {
-          if (slot !== null) pending.delete(slot)
+          keys.release(slot)
           bookings.release(order.track_token)
           deps.events.publish(paid ? [event, paid] : [event])
           nact.dispatch(replyTo, ok({ order: viewOfNew(order, ids, deps.siteUrl), replayed: false }))
         },
         (err: unknown) => {
-          if (slot !== null) pending.delete(slot)
+          keys.release(slot)
           bookings.release(order.track_token)
           takenInFlight.delete(order.track_token)
           if (e.stock) giveBack.push(...e.stock)

@@ -20,6 +20,8 @@ import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
 import { ClusterNode, DivergedError, RefusedError, RestoreError } from './node.ts'
+import { publishTrackFrames, type FrameLink } from './frame-link.ts'
+import { replicaSockets } from '../ws/replica-sockets.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
 import { EXIT, StartupError } from '../startup.ts'
 import { allRoutes } from '../http/routes/index.ts'
@@ -49,6 +51,9 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', apply_delay_ms: null, ready: false } as const
   // What the replica does not serve itself goes to the primary, once the node knows the cluster's secret.
   let forward: Forwarder | null = null
+  // Live frames on NATS: a replica serves tracking sockets itself; the primary publishes their frames.
+  let frameLink: FrameLink | null = null
+  let frames: { stop(): void } | null = null
   // The public reads it answers from its own database (docs/cluster.md "Public reads on replicas").
   let reads: ReplicaReads | null = null
   const endReads = () => { const r = reads; reads = null; return r?.close() }
@@ -56,11 +61,13 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
     const s = node?.status() ?? starting
     return reads ? { ...s, local_reads: reads.stats() } : s
   }
-  const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log, () => reads)
+  const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log,
+    replicaSockets({ config, log, db: () => db, status, link: () => frameLink }), () => reads)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
-    joined: (secret) => {
+    joined: (secret, nc) => {
+      frameLink = { nc, cluster: cluster.name, node: cluster.nodeId }
       const trust = withClusterSecret(config.trustProxy, secret)
       forward = forwarder({ secret, trust, bodyLimitBytes: config.bodyLimitBytes, largeBodies: largeBodyRoutes(config), log })
       reads = replicaReads({
@@ -77,6 +84,10 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       // Requests the replicas forward name their client, proved by the cluster's secret.
       app = buildApp({ ...config, trustProxy: withClusterSecret(config.trustProxy, secret) }, { db, log, replication: replicator, cluster: () => node!.status() })
       if (!await renew()) throw new Error('the lease was taken while the server was being built')
+      const built = app as App
+      const published = publishTrackFrames(frameLink!, () => replicator.lastCaptured, (orderId) => built.realtime.lastTrackLocation(orderId), log)
+      built.realtime.remote = published.publisher
+      frames = published
       replica.close()
       void forward?.close()
       // Its read-only view closes with the listener: the full server answers every read from here on.
@@ -128,6 +139,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   return {
     async stop() {
       let complete = true
+      frames?.stop()
       if (app) complete = await (app as App).close()
       else { replica.close(); await forward?.close(); await endReads() }
       await started.stop()

@@ -10,6 +10,7 @@
  * ends the process (crash-only: its supervisor starts it again, as a replica). A graceful stop
  * releases the lease so a replica takes over at once.
  */
+import type { NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from '../log.ts'
 import type { Db } from '../storage/db.ts'
 import { ensureChangeTables, installCapture, removeCapture } from '../storage/changes.ts'
@@ -67,8 +68,11 @@ export interface NodeOptions {
    * the lease at once, for after work that held the event loop (false: the lease is gone).
    */
   promote(replicator: Replicator, renew: () => Promise<boolean>, forwardSecret: string): Promise<void>
-  /** Linked to the cluster, as a replica: `forwardSecret` proves this node to the primary when it forwards. */
-  joined(forwardSecret: string): void
+  /**
+   * Linked to the cluster, as a replica: `forwardSecret` proves this node to the primary when it
+   * forwards; `nc` carries live frames (src/cluster/frame-link.ts).
+   */
+  joined(forwardSecret: string, nc: NatsConnection): void
   /** End the process now (fenced, or the lease lost): acknowledging anything more could lose it. */
   exit(why: string): void
 }
@@ -109,7 +113,7 @@ export class ClusterNode {
       applier.onFellBehind = (why) => o.exit(why)
       await applier.start()
       const node = new ClusterNode(o, link, new Lease(link.kv, o.cluster.nodeId, o.cluster.nodeUrl, o.cluster.leaseMs, o.log), applier)
-      o.joined(link.forwardSecret)
+      o.joined(link.forwardSecret, link.nc)
       node.watch()
       return node
     } catch (err) {

@@ -170,6 +170,14 @@ export type Booked = { kind: 'slot'; count: number } | { kind: 'appointment'; in
 
 export type Planned = { ok: true; fulfillment: Fulfillment } | { ok: false; field: string; message: string; full?: boolean }
 
+/** The start an order asks for in `field`, `minutes` long, on the grid at `now`: its instant, or the refusal naming the field. */
+function startOnGrid(settings: Record<string, unknown>, grid: SlotGrid, minutes: number, now: number, field: string, asked: string | null | undefined): number | Planned {
+  const start = parseInstant(asked ?? '')
+  if (start === null) return { ok: false, field, message: 'Use an ISO 8601 date-time with an offset.' }
+  const why = offGrid(settings, grid, start, minutes, now)
+  return why ? { ok: false, field, message: why } : start
+}
+
 /**
  * The order's fulfillment against the store's settings at `now`: grid and hours checks, end times,
  * and for `ship` the fee on `goods` (subtotal after discount, cents). `booked` is what already
@@ -189,20 +197,16 @@ export function planFulfillment(input: FulfillmentInput, settings: Record<string
     }
     case 'pickup_slot': {
       const grid = slotGridOf(settings)
-      const start = parseInstant(input.slot_start ?? '')
-      if (start === null) return { ok: false, field: 'slot_start', message: 'Use an ISO 8601 date-time with an offset.' }
-      const why = offGrid(settings, grid, start, grid.slot_minutes, now)
-      if (why) return { ok: false, field: 'slot_start', message: why }
+      const start = startOnGrid(settings, grid, grid.slot_minutes, now, 'slot_start', input.slot_start)
+      if (typeof start !== 'number') return start
       if (booked?.kind === 'slot' && booked.count >= grid.capacity) return { ok: false, field: 'slot_start', message: 'This slot is full; pick another.', full: true }
       Object.assign(f, { slot_start: utcIso(start), slot_end: utcIso(start + grid.slot_minutes * MIN), slot_kind: input.slot_kind ?? 'pickup' })
       return { ok: true, fulfillment: f }
     }
     case 'appointment': {
       const rules = appointmentRulesOf(settings)
-      const start = parseInstant(input.appointment_start ?? '')
-      if (start === null) return { ok: false, field: 'appointment_start', message: 'Use an ISO 8601 date-time with an offset.' }
-      const why = offGrid(settings, rules, start, rules.duration_minutes, now)
-      if (why) return { ok: false, field: 'appointment_start', message: why }
+      const start = startOnGrid(settings, rules, rules.duration_minutes, now, 'appointment_start', input.appointment_start)
+      if (typeof start !== 'number') return start
       const [s, e] = [utcIso(start), utcIso(start + rules.duration_minutes * MIN)]
       if (booked?.kind === 'appointment' && peakOverlap(booked.intervals, s, e) >= rules.capacity) {
         return { ok: false, field: 'appointment_start', message: 'That time is fully booked; pick another.', full: true }

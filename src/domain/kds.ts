@@ -145,15 +145,10 @@ export interface KdsViewLine {
 }
 
 /** The order view the actor has just built for its reply, reused so screens need no extra read. */
-export interface KdsViewOrder {
+export interface KdsViewOrder extends KdsHead {
   id: number
   restaurant_id: number
-  type: string
   status: string
-  table_number: string | null
-  customer_name: string | null
-  note: string | null
-  created_at: string
   items: readonly KdsViewLine[]
 }
 

@@ -85,6 +85,33 @@ export function bind<I, O>(op: Op<I, O>, b: Binding): Route & BoundRoute {
   }
 }
 
+/** An operation's address below a store, as owners and staff both reach it: `/shifts/{shiftId}`. */
+export interface StoreRoute {
+  op: Op
+  method: Method
+  path: string
+  /** Path parameters copied into the input, as in `Binding.params`. */
+  params?: Record<string, string>
+}
+
+/**
+ * Bind each operation at both of its doors (the staff app mirrors the owner API, docs/staff.md): for
+ * the owner at `/restaurants/{id}` + `path` (the store the path names) and for staff at `/staff` +
+ * `path` (the member's own store, from the token). An `{orderId}` in the path names the order scope
+ * on both. The owner routes come first, in the order given, then the staff ones.
+ */
+export function ownerAndStaff(routes: readonly StoreRoute[]): Array<Route & BoundRoute> {
+  const order = (path: string) => (path.includes('{orderId}') ? { order: 'orderId' } : null)
+  const params = (r: StoreRoute) => (r.params ? { params: r.params } : {})
+  return [
+    ...routes.map((r) => bind(r.op, { method: r.method, path: `/restaurants/{id}${r.path}`, auth: 'owner', ids: { store: 'id', ...order(r.path) }, ...params(r) })),
+    ...routes.map((r) => {
+      const o = order(r.path)
+      return bind(r.op, { method: r.method, path: `/staff${r.path}`, auth: 'staff', ...(o ? { ids: o } : {}), ...params(r) })
+    }),
+  ]
+}
+
 /** Scope ids from path parameters. */
 export function scopeIdsOf(b: Binding, params: Record<string, string>): ScopeIds {
   const ids: ScopeIds = {}

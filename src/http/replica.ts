@@ -14,6 +14,7 @@ import { newRequestCounter, requestState, send } from '../net/respond.ts'
 import { readiness } from './routes/readyz.ts'
 import type { Forwarder } from './forward.ts'
 import type { ReplicaReads } from './replica-reads.ts'
+import type { OwnSockets } from '../cluster/frame-link.ts'
 
 export interface ReplicaServer {
   listen(host: string, port: number): Promise<number>
@@ -23,20 +24,28 @@ export interface ReplicaServer {
 
 /**
  * `target`: the primary's NODE_URL, null while unknown (or before the node has joined); `forward`
- * is made once the node knows the cluster's secret.
+ * is made once the node knows the cluster's secret. `own`: the sockets this node serves itself from
+ * its copy and the live frames on NATS (src/ws/replica-sockets.ts); the rest are tunnelled.
  */
-export function replicaServer(database: () => DbReadiness, status: () => ClusterStatus, target: () => string | null, forward: () => Forwarder | null, log: Logger, reads: () => ReplicaReads | null = () => null): ReplicaServer {
+export function replicaServer(database: () => DbReadiness, status: () => ClusterStatus, target: () => string | null, forward: () => Forwarder | null, log: Logger, own?: OwnSockets, reads: () => ReplicaReads | null = () => null): ReplicaServer {
   const app = uWS.App()
   const counter = newRequestCounter()
   let listenSocket: uWS.us_listen_socket | null = null
-  // Sockets of every kind: tunnelled to the primary (the primary decides, as if the client were its own).
+  // Sockets of every kind: tunnelled to the primary (the primary decides, as if the client were its
+  // own), except those this node serves itself while it can (the tracking socket).
   let tunnels: uWS.WebSocketBehavior<unknown> | null = null
+  const tunnel = () => {
+    const f = forward()
+    if (f) tunnels ??= f.sockets(target) as uWS.WebSocketBehavior<unknown>
+    return tunnels
+  }
+  own?.mount(app, tunnel)
   app.ws('/*', {
     maxPayloadLength: 16 * 1024 * 1024,
     idleTimeout: 120,
     upgrade: (res, req, context) => {
-      const f = forward()
-      if (f) { tunnels ??= f.sockets(target) as uWS.WebSocketBehavior<unknown>; return tunnels.upgrade!(res, req, context) }
+      const t = tunnel()
+      if (t) return t.upgrade!(res, req, context)
       const e = new ApiError('unavailable', 'This node is still joining the cluster. Retry shortly.', undefined, { 'Retry-After': '1' })
       send(res, requestState(res, counter), e.status, e.headers ?? {}, JSON.stringify(e.toJSON()))
     },
@@ -83,6 +92,7 @@ export function replicaServer(database: () => DbReadiness, status: () => Cluster
       })
     }),
     close() {
+      own?.close()
       if (listenSocket) uWS.us_listen_socket_close(listenSocket)
       listenSocket = null
       ;(app as unknown as { close(): void }).close()

@@ -11,6 +11,7 @@ import type { Services } from '../services.ts'
 import { checkShape, closesConnection, parseFormBody, parseJsonBody, readBody } from './body.ts'
 import { headerLineBytes, headProblem } from '../net/request-limits.ts'
 import { corsHeaders, errorHeaders, requestGuard, requestState, send, type SendOptions } from '../net/respond.ts'
+import type { RawCall, RawReply } from '../net/raw-call.ts'
 import { checkHead } from './head.ts'
 import { addHeaderLine, clientAddress, peerAddress } from '../net/client-address.ts'
 import { redactPath } from '../log.ts'
@@ -51,20 +52,6 @@ export interface RawEndpoint {
   challenge?: Readonly<Record<string, string>>
   handle(call: RawCall): Promise<RawReply>
 }
-export interface RawCall {
-  principal: Principal | null
-  body: Buffer
-  headers: Readonly<Record<string, string>>
-  requestId: string
-  ip: string
-  /**
-   * Spend `calls` more of the caller's rate budget (the POST itself spent one): a JSON-RPC batch
-   * costs one per message. Throws 429 `rate_limited`, spending nothing, when they do not all fit.
-   */
-  spend(calls: number): void
-}
-/** `body` null answers with an empty body (202 for JSON-RPC notifications). */
-export interface RawReply { status: number; body: string | null; headers?: Record<string, string> }
 
 export interface HttpFrontDoor {
   router: Router

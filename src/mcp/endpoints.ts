@@ -1,8 +1,8 @@
 /**
  * The MCP servers as addresses on the HTTP port (Streamable HTTP, MCP 2025-06-18 "Transports"):
  * the HTTP front door authenticates, rate-limits, checks `Origin` and the body limit, then hands
- * the raw body here (app.ts wires it; the shape matches src/http/server.ts `RawEndpoint` without
- * either front door importing the other). Answers are single JSON documents, never SSE streams.
+ * the raw body here as a `RawCall` (src/net/raw-call.ts; app.ts wires it, the shape matches
+ * src/http/server.ts `RawEndpoint` without either front door importing the other). Answers are single JSON documents, never SSE streams.
  */
 import type { Principal } from '../auth/principals.ts'
 import type { Services } from '../services.ts'
@@ -14,27 +14,17 @@ import type { McpServerDef } from './tool.ts'
 import { challengeParams } from '../ops/apps/protected-resources.ts'
 import { ApiError } from '../errors.ts'
 import { API_REALM, bearerChallenge } from '../net/respond.ts'
-
-export interface McpCall {
-  principal: Principal | null
-  body: Buffer
-  headers: Readonly<Record<string, string>>
-  requestId: string
-  ip: string
-  /** Spend `calls` more of the caller's rate budget; throws 429 when they do not fit (src/http/server.ts RawCall). */
-  spend(calls: number): void
-}
+import type { RawCall, RawReply } from '../net/raw-call.ts'
 
 /** Messages in one JSON-RPC batch (docs/mcp.md "Limits"); more is refused whole with -32600. */
 export const MAX_BATCH = 20
-export interface McpReply { status: number; body: string | null; headers?: Record<string, string> }
 export interface McpEndpoint {
   path: McpServerDef['path']
   auth: McpServerDef['auth']
   /** Its 401 challenges' `resource_metadata` and `scope` (src/ops/apps/protected-resources.ts). */
   challenge?: Record<string, string>
   server: McpServer
-  handle(call: McpCall): Promise<McpReply>
+  handle(call: RawCall): Promise<RawReply>
 }
 
 const rpcError = (code: number, message: string): string => JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })
@@ -48,7 +38,7 @@ export function mcpEndpoints(svc: Services, defs: readonly McpServerDef[] = MCP_
       auth: def.auth,
       ...(challenge ? { challenge } : {}),
       server,
-      async handle(call: McpCall): Promise<McpReply> {
+      async handle(call: RawCall): Promise<RawReply> {
         // Server-level admission (the admin server's plan feature, the storefront agent scope):
         // an ApiError here is the HTTP error envelope, as for a bad credential.
         if (def.admission) {

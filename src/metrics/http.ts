@@ -69,40 +69,36 @@ export interface MetricSource {
   reset(): void
 }
 
+/** A metric read from the timings at each scrape: `values()` are its samples (nothing to reset). */
+function source(name: string, help: string, type: 'counter' | 'histogram', values: () => Value[]): MetricSource {
+  return { name, help, type, aggregator: 'sum', reset: () => {}, get: () => ({ name, help, type, aggregator: 'sum', values: values() }) }
+}
+
 /** `dispatch_http_requests_total{route,status}`: answers given. */
 export function requestCounter(t: HttpTimings): MetricSource {
-  const name = 'dispatch_http_requests_total'
-  const help = 'HTTP requests answered, by route id (method and path template) and status.'
-  return {
-    name, help, type: 'counter', aggregator: 'sum', reset: () => {},
-    get() {
-      const values: Value[] = []
-      for (const r of t.all()) for (const [status, c] of r.cells) values.push({ value: c.count, labels: { route: r.id, status } })
-      return { name, help, type: 'counter', aggregator: 'sum', values }
-    },
-  }
+  return source('dispatch_http_requests_total', 'HTTP requests answered, by route id (method and path template) and status.', 'counter', () => {
+    const values: Value[] = []
+    for (const r of t.all()) for (const [status, c] of r.cells) values.push({ value: c.count, labels: { route: r.id, status } })
+    return values
+  })
 }
 
 /** `dispatch_http_request_duration_seconds{route,status}`: first byte to last byte of the answer. */
 export function requestHistogram(t: HttpTimings): MetricSource {
   const name = 'dispatch_http_request_duration_seconds'
-  const help = 'HTTP request latency in seconds, from the request line to the answer written, by route id and status.'
-  return {
-    name, help, type: 'histogram', aggregator: 'sum', reset: () => {},
-    get() {
-      const values: Value[] = []
-      for (const r of t.all()) {
-        for (const [status, c] of r.cells) {
-          let cumulative = 0
-          for (let i = 0; i <= HTTP_BUCKETS.length; i++) {
-            cumulative += c.buckets[i]!
-            values.push({ metricName: `${name}_bucket`, value: cumulative, labels: { le: i < HTTP_BUCKETS.length ? HTTP_BUCKETS[i]! : '+Inf', route: r.id, status } })
-          }
-          values.push({ metricName: `${name}_sum`, value: c.sum, labels: { route: r.id, status } })
-          values.push({ metricName: `${name}_count`, value: c.count, labels: { route: r.id, status } })
+  return source(name, 'HTTP request latency in seconds, from the request line to the answer written, by route id and status.', 'histogram', () => {
+    const values: Value[] = []
+    for (const r of t.all()) {
+      for (const [status, c] of r.cells) {
+        let cumulative = 0
+        for (let i = 0; i <= HTTP_BUCKETS.length; i++) {
+          cumulative += c.buckets[i]!
+          values.push({ metricName: `${name}_bucket`, value: cumulative, labels: { le: i < HTTP_BUCKETS.length ? HTTP_BUCKETS[i]! : '+Inf', route: r.id, status } })
         }
+        values.push({ metricName: `${name}_sum`, value: c.sum, labels: { route: r.id, status } })
+        values.push({ metricName: `${name}_count`, value: c.count, labels: { route: r.id, status } })
       }
-      return { name, help, type: 'histogram', aggregator: 'sum', values }
-    },
-  }
+    }
+    return values
+  })
 }

@@ -57,7 +57,7 @@ import { tableOps } from './stores/tables.ts'
 import { customerReservationOps } from './customers/customer-reservations.ts'
 import { ownerSecurityOps } from './accounts/owner-security.ts'
 import { ownerSignUpOps } from './accounts/owner-signup.ts'
-import { websiteCheckout } from './web/website.ts'
+import { changeCart, websiteCheckout } from './web/website.ts'
 import { decideConsent } from './apps/oauth-consent.ts'
 
 export const ALL_OPS: readonly Op[] = [
@@ -73,7 +73,7 @@ export const ALL_OPS: readonly Op[] = [
   ...accountOps,
   ...customerOps, ...couponOps, ...storefrontTokenOps,
   ...webhookOps,
-  ...ownerSecurityOps, ...ownerSignUpOps, websiteCheckout, decideConsent,
+  ...ownerSecurityOps, ...ownerSignUpOps, websiteCheckout, changeCart, decideConsent,
   ...storeSettingsOps,
   ...deliveryZoneOps,
   ...dispatchOps,

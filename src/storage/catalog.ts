@@ -4,7 +4,7 @@
  * `catalog_listed_stores` again, so a hidden store or a suspended account never appears. Rows carry
  * no owner contact data: the columns are chosen here, never `SELECT *` of stores or owners.
  */
-import type { Db } from './db.ts'
+import { perDb, type Db } from './db.ts'
 
 /** A store as the catalog may show it: public fields only (no owner, no settings). */
 export interface CatalogStoreRow {
@@ -252,11 +252,5 @@ export function createCatalogQueries(db: Db) {
 
 export type CatalogQueries = ReturnType<typeof createCatalogQueries>
 
-const prepared = new WeakMap<Db, CatalogQueries>()
-
 /** The catalog queries of a database, prepared once per connection. */
-export function catalogQueries(db: Db): CatalogQueries {
-  let qs = prepared.get(db)
-  if (!qs) prepared.set(db, (qs = createCatalogQueries(db)))
-  return qs
-}
+export const catalogQueries: (db: Db) => CatalogQueries = perDb(createCatalogQueries)

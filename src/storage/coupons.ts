@@ -4,7 +4,7 @@
  * (src/actors/store-coupons.ts) and by its order creation (redemption), so they are serialised
  * with each other and with the orders that use the coupon.
  */
-import type { Db } from './db.ts'
+import { perDb, type Db } from './db.ts'
 import { normalizeCode, type Coupon, type CouponSettings, type FoundCoupon } from '../domain/coupons.ts'
 
 export interface CouponRow {
@@ -35,12 +35,7 @@ function prepare(db: Db) {
   }
 }
 
-const cache = new WeakMap<Db, ReturnType<typeof prepare>>()
-function stmts(db: Db): ReturnType<typeof prepare> {
-  let s = cache.get(db)
-  if (!s) cache.set(db, (s = prepare(db)))
-  return s
-}
+const stmts = perDb(prepare)
 
 const columns = (c: CouponSettings) =>
   [c.code, c.kind, c.value, c.minOrder, c.startsAt, c.endsAt, c.usageLimit, c.active ? 1 : 0] as const

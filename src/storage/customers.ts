@@ -5,7 +5,7 @@
  * transaction (`svc.committer.write((db) => …)`), so its checks and its writes are one atomic step.
  * Balances are ledgers: a balance is always the sum of its entries, never a stored number.
  */
-import type { Db } from './db.ts'
+import { perDb, type Db } from './db.ts'
 
 export interface CustomerRow {
   id: number; store_id: number; name: string | null; email: string | null; phone: string | null; password_hash: string | null
@@ -83,12 +83,7 @@ function prepare(db: Db) {
   }
 }
 
-const cache = new WeakMap<Db, ReturnType<typeof prepare>>()
-function stmts(db: Db): ReturnType<typeof prepare> {
-  let s = cache.get(db)
-  if (!s) cache.set(db, (s = prepare(db)))
-  return s
-}
+const stmts = perDb(prepare)
 
 /** `SET a = ?, b = ?` for the keys that are present; keys come from typed objects, never from input names. */
 function setClause(changes: Record<string, unknown>): { sql: string; values: unknown[] } {

@@ -22,6 +22,31 @@ export function stmt<P extends unknown[] | {} = unknown[], R = unknown>(db: Db, 
   return s as unknown as Database.Statement<P, R>
 }
 
+/**
+ * `make(db)` once per connection (its prepared statements, a query object): the committer hands every
+ * write the same connection, so statements prepared for it are reused, and a closed database's go with it.
+ */
+export function perDb<T>(make: (db: Db) => T): (db: Db) => T {
+  const made = new WeakMap<Db, T>()
+  return (db) => {
+    let x = made.get(db)
+    if (x === undefined) made.set(db, (x = make(db)))
+    return x
+  }
+}
+
+/** Rows grouped by a key (an item's variants, a store's batches), each group in the rows' order. */
+export function groupBy<T, K>(rows: readonly T[], key: (r: T) => K): Map<K, T[]> {
+  const m = new Map<K, T[]>()
+  for (const r of rows) {
+    const k = key(r)
+    const list = m.get(k)
+    if (list) list.push(r)
+    else m.set(k, [r])
+  }
+  return m
+}
+
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations')
 
 export function openDb(path: string): Db {

@@ -3,7 +3,7 @@
  * allows (lists, views, lookups) in `createDriverQueries`, and the writes as functions of the
  * database that the driver actor and the driver operations run inside `committer.write`.
  */
-import type { Db } from './db.ts'
+import { perDb, type Db } from './db.ts'
 import { fromCents } from '../domain/money.ts'
 import type { DeliveryStatus, Timeline } from '../domain/order-state.ts'
 import type { Offer, OfferStatus } from '../domain/delivery.ts'
@@ -179,16 +179,6 @@ export function createDriverQueries(db: Db) {
   }
 }
 export type DriverQueries = ReturnType<typeof createDriverQueries>
-
-/** Statements prepared once per database: the committer hands every write the same connection. */
-function perDb<T>(make: (db: Db) => T): (db: Db) => T {
-  const made = new WeakMap<Db, T>()
-  return (db) => {
-    let x = made.get(db)
-    if (x === undefined) made.set(db, (x = make(db)))
-    return x
-  }
-}
 
 const writes = perDb((db) => ({
   insert: db.prepare<[number, number | null, string, string, string, string]>(

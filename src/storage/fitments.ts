@@ -3,7 +3,7 @@
  * the item ↔ vehicle links, and the menu filtered by vehicle. Every function takes the store id
  * and only ever touches that store's rows: another store's fitment or item is simply not found.
  */
-import { stmt, type Db } from './db.ts'
+import { groupBy, stmt, type Db } from './db.ts'
 import { ApiError, notFound } from '../errors.ts'
 import type { VehicleQuery } from '../domain/fitments.ts'
 import type { CategoryRow, ExtraRow, ItemRow, StoreMenu, VariantRow } from './stores.ts'
@@ -126,18 +126,8 @@ export function fittingMenu(db: Db, storeId: number, q: VehicleQuery): StoreMenu
       UNION SELECT u.item_id FROM fitment_universal u WHERE u.store_id = ?
     ) ORDER BY i.position, i.id`).all(storeId, ...w.args, storeId)
   const ids = JSON.stringify(items.map((i) => i.id))
-  const variants = groupBy(stmt<[string], VariantRow>(db, 'SELECT * FROM item_variants WHERE item_id IN (SELECT value FROM json_each(?)) ORDER BY position, id').all(ids))
-  const extras = groupBy(stmt<[string], ExtraRow>(db, 'SELECT * FROM item_extras WHERE item_id IN (SELECT value FROM json_each(?)) ORDER BY position, id').all(ids))
+  const variants = groupBy(stmt<[string], VariantRow>(db, 'SELECT * FROM item_variants WHERE item_id IN (SELECT value FROM json_each(?)) ORDER BY position, id').all(ids), (r) => r.item_id)
+  const extras = groupBy(stmt<[string], ExtraRow>(db, 'SELECT * FROM item_extras WHERE item_id IN (SELECT value FROM json_each(?)) ORDER BY position, id').all(ids), (r) => r.item_id)
   const categories = stmt<[number], CategoryRow>(db, 'SELECT * FROM menu_categories WHERE store_id = ? ORDER BY position, id').all(storeId)
   return { categories, items, variants, extras }
-}
-
-function groupBy<T extends { item_id: number }>(rows: T[]): Map<number, T[]> {
-  const m = new Map<number, T[]>()
-  for (const r of rows) {
-    const list = m.get(r.item_id)
-    if (list) list.push(r)
-    else m.set(r.item_id, [r])
-  }
-  return m
 }

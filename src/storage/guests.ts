@@ -47,6 +47,17 @@ export interface GuestTouchRow { kind: 'order' | 'reservation'; id: number; stat
 const stamped = (time: string, value: string) => `CASE WHEN ${value} IS NOT NULL THEN printf('%-40s', ${time}) || ${value} END`
 const unstamp = (agg: string) => `substr(${agg}, 41)`
 
+/**
+ * The account a contact key (`pk` phone, `em` email) belongs to: the oldest account that has it on
+ * file, else the account whose touch used it first.
+ */
+const keyOwner = (key: 'pk' | 'em') => `
+  SELECT ${key}, cid, MIN(prio) FROM (
+    SELECT ${key}, id AS cid, '0' || printf('%020d', id) AS prio FROM cust WHERE ${key} IS NOT NULL
+    UNION ALL
+    SELECT ${key}, cid, '1' || seen FROM touch WHERE cid IS NOT NULL AND ${key} IS NOT NULL
+  ) GROUP BY ${key}`
+
 /** Every touch (order, reservation) of `@store` with the guest key it belongs to (`keyed`). */
 const TOUCH_CTE = `
 cust AS (
@@ -71,19 +82,9 @@ touch AS (
   -- Every account is a guest, also before its first visit (signed up, never came yet).
   SELECT 'customer', c.id, c.id, NULL, NULL, NULL, NULL, c.created_at, 0, 0, 0 FROM cust c
 ),
-phone_owner AS (
-  SELECT pk, cid, MIN(prio) FROM (
-    SELECT pk, id AS cid, '0' || printf('%020d', id) AS prio FROM cust WHERE pk IS NOT NULL
-    UNION ALL
-    SELECT pk, cid, '1' || seen FROM touch WHERE cid IS NOT NULL AND pk IS NOT NULL
-  ) GROUP BY pk
+phone_owner AS (${keyOwner('pk')}
 ),
-email_owner AS (
-  SELECT em, cid, MIN(prio) FROM (
-    SELECT em, id AS cid, '0' || printf('%020d', id) AS prio FROM cust WHERE em IS NOT NULL
-    UNION ALL
-    SELECT em, cid, '1' || seen FROM touch WHERE cid IS NOT NULL AND em IS NOT NULL
-  ) GROUP BY em
+email_owner AS (${keyOwner('em')}
 ),
 keyed AS (
   SELECT k.*, CASE WHEN k.gcid IS NOT NULL THEN 'c' || k.gcid ELSE COALESCE('p' || k.pk, 'e' || k.em) END AS gkey

@@ -3,9 +3,9 @@
  * writes every KDS change through before anyone is told). Shared by `GET /staff/kds` and the
  * kitchen socket's first frame (docs/kds.md "Tickets").
  */
-import type { Db } from './db.ts'
+import { perDb, type Db } from './db.ts'
 import type { LineRow } from './orders.ts'
-import type { KdsViewLine } from '../domain/kds.ts'
+import type { KdsHead, KdsViewLine } from '../domain/kds.ts'
 
 export type TicketRow = LineRow & { type: string; order_status: string; table_number: string | null; customer_name: string | null; order_note: string | null; order_created_at: string }
 
@@ -23,14 +23,10 @@ export interface KdsItem {
   kds_timeline: Record<string, string>
 }
 
-export interface KdsTicket {
+/** A kitchen ticket: the order's head as every kitchen card shows it (domain/kds.ts), its status and its lines. */
+export interface KdsTicket extends KdsHead {
   order_id: number
-  type: string
   status: string
-  table_number: string | null
-  customer_name: string | null
-  note: string | null
-  created_at: string
   items: KdsItem[]
 }
 
@@ -127,10 +123,5 @@ export function group(rows: readonly TicketRow[]): KdsTicket[] {
   return out
 }
 
-const prepared = new WeakMap<Db, KdsQueries>()
 /** The queries of a connection, prepared once (operations read through this; the socket keeps its own). */
-export function kdsQueriesOf(db: Db): KdsQueries {
-  let q = prepared.get(db)
-  if (!q) prepared.set(db, (q = createKdsQueries(db)))
-  return q
-}
+export const kdsQueriesOf: (db: Db) => KdsQueries = perDb(createKdsQueries)

@@ -5,6 +5,7 @@ import { fromCents } from '../domain/money.ts'
 import type { PricedLine } from '../domain/pricing.ts'
 import type { Timeline } from '../domain/order-state.ts'
 import type { Fulfillment } from '../domain/fulfillment.ts'
+import type { Idempotency, IdempotencyRecord } from '../domain/idempotency.ts'
 import { fulfillmentColumns, fulfillmentView, type FulfillmentColumns } from './fulfillment.ts'
 
 export interface OrderRow extends FulfillmentColumns {
@@ -354,10 +355,7 @@ export function setPaid(db: Db, orderId: number, isPaid: boolean): void {
   stmt(db, 'UPDATE orders SET is_paid = ? WHERE id = ?').run(isPaid ? 1 : 0, orderId)
 }
 
-/** An idempotency key already used (api-v1 §2.4 "Idempotency"): the request's hash and the order it made. */
-export interface IdempotencyRecord { request_hash: string; order_id: number }
-export interface Idempotency { scope: string; key: string; hash: string }
-
+/** The `idempotency_keys` statements: called only by src/actors/store-idempotency.ts (the rule: src/domain/idempotency.ts). */
 const idemStmts = new WeakMap<Db, { find: Statement<[string, string], IdempotencyRecord>; insert: Statement }>()
 function idem(db: Db) {
   let s = idemStmts.get(db)

@@ -4,7 +4,7 @@
  * by the order actor when a cancelled order is reopened: `retakeLines`); cancellations and refunds
  * put back what the order took (`restockOrder`, `restockLines`), once.
  */
-import { stmt, type Db } from './db.ts'
+import { groupBy, stmt, type Db } from './db.ts'
 import { ApiError } from '../errors.ts'
 import type { StockBatch, StockLine, StockMove } from '../domain/stock.ts'
 
@@ -25,13 +25,7 @@ export const itemBatches = (db: Db, itemId: number): BatchRow[] =>
 /** Every batch of a store's items, grouped by item. */
 export function storeBatches(db: Db, storeId: number): Map<number, BatchRow[]> {
   const rows = stmt<[number], BatchRow>(db, 'SELECT b.* FROM item_batches b JOIN menu_items i ON i.id = b.item_id WHERE i.store_id = ? ORDER BY b.expires_on, b.id').all(storeId)
-  const m = new Map<number, BatchRow[]>()
-  for (const r of rows) {
-    const list = m.get(r.item_id)
-    if (list) list.push(r)
-    else m.set(r.item_id, [r])
-  }
-  return m
+  return groupBy(rows, (r) => r.item_id)
 }
 
 export function insertBatch(db: Db, itemId: number, d: { batch_code?: string | null; expires_on: string; quantity: number }, now: string): number {

@@ -2,7 +2,7 @@
  * Storefront tokens in SQLite (api-v1 §4.3, §5; docs/storefront.md "Tokens"): only a hash of each
  * token is kept. Writes are called inside committer transactions (`svc.committer.write`).
  */
-import type { Db } from './db.ts'
+import { perDb, type Db } from './db.ts'
 
 export interface StorefrontTokenRow { id: number; scopes: string; revoked_at: string | null; created_at: string }
 
@@ -15,12 +15,7 @@ function prepare(db: Db) {
   }
 }
 
-const cache = new WeakMap<Db, ReturnType<typeof prepare>>()
-function stmts(db: Db): ReturnType<typeof prepare> {
-  let s = cache.get(db)
-  if (!s) cache.set(db, (s = prepare(db)))
-  return s
-}
+const stmts = perDb(prepare)
 
 export const storefrontTokens = {
   /** A store's tokens, oldest first (never the tokens themselves: only their hashes are stored). */

@@ -1,6 +1,6 @@
 /** Store and menu reads, plus the menu snapshot a store actor prices with. */
 import type { Db } from './db.ts'
-import { nowIso, stmt } from './db.ts'
+import { groupBy, nowIso, stmt } from './db.ts'
 import { ApiError } from '../errors.ts'
 import { fromCents } from '../domain/money.ts'
 import { verticalOf, type Vertical } from '../domain/verticals.ts'
@@ -198,17 +198,6 @@ function withBatchStock(i: ItemRow, batches: readonly BatchRow[] | undefined, to
 /** Sold out as clients see it (api-v1 §2.3): the owner's flag, no stock left, or every variant at zero. */
 export function soldOut(i: Pick<ItemRow, 'is_sold_out' | 'stock'>, variants: readonly Pick<VariantRow, 'stock'>[] = []): boolean {
   return i.is_sold_out === 1 || i.stock === 0 || (variants.length > 0 && variants.every((v) => v.stock === 0))
-}
-
-function groupBy<T, K>(rows: T[], key: (r: T) => K): Map<K, T[]> {
-  const m = new Map<K, T[]>()
-  for (const r of rows) {
-    const k = key(r)
-    const list = m.get(k)
-    if (list) list.push(r)
-    else m.set(k, [r])
-  }
-  return m
 }
 
 /** The priceable view of a menu, keyed by item id (input to domain/pricing). */

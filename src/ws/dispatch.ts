@@ -9,26 +9,17 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import type { Principal } from '../auth/principals.ts'
-import { ApiError } from '../errors.ts'
-import { authedUpgrade } from './upgrade.ts'
-import { guarded } from './guard.ts'
-import { session, subject } from './sessions.ts'
-import { feedMessages } from './feed.ts'
-import { SLOW_CONSUMER_BYTES } from './hub.ts'
-import { dispatchDeliveryView, topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { CLOSE, policyVerdict } from './frames.ts'
-import { authorize, resolveScope } from '../auth/policy.ts'
+import { mountOwnerStoreFeed, type OwnerStoreSocket } from './feed.ts'
+import { dispatchDeliveryView, topics, type Realtime } from './realtime.ts'
 import type { Access } from '../ops/op.ts'
-
-interface DispatchSocket extends LiveSocket { storeId: number; ownerId: number }
+import { authorize, resolveScope } from '../auth/policy.ts'
 
 export const DISPATCH_CAPABILITY = 'drivers:read' as const
 const DISPATCH_ACCESS: Access = { owner: DISPATCH_CAPABILITY }
 
 export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
   const hub = rt.hub
-  const snapshot = (ws: WebSocket<DispatchSocket>) => {
+  const snapshot = (ws: WebSocket<OwnerStoreSocket>) => {
     const { storeId, ownerId } = ws.getUserData()
     const drivers = svc.drivers.fleetFor(ownerId, storeId).map((d) => ({
       id: d.id, name: d.name, restaurant_id: d.restaurant_id, on_shift: d.on_shift === 1, connected: rt.connections(d.id) > 0,
@@ -37,41 +28,11 @@ export function mountDispatchSocket(app: TemplatedApp, svc: Services, rt: Realti
     hub.send(ws, { type: 'snapshot', restaurant_id: storeId, drivers, deliveries: svc.drivers.activeForStore(storeId).map(dispatchDeliveryView) })
   }
 
-  app.ws<DispatchSocket>('/api/v1/ws/dispatch/:restaurantId', guarded('dispatch', svc, rt.sessions.track({
-    maxMessageBytes: 1024,
-    // A dispatcher watches many drivers: allow a deeper queue before skipping, then resync.
-    maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
-    closeOnBackpressureLimit: 0,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
-    upgrade: authedUpgrade<DispatchSocket>(1, (input) => {
-      // The policy decides, as for every HTTP operation: 401, 403 without the capability, 404 for a
-      // store that is not the owner's (src/auth/policy.ts).
-      const p = svc.auth.owner(input)
-      if (!p) throw new ApiError('unauthenticated')
-      authorize(p, DISPATCH_ACCESS)
-      const { store } = resolveScope(svc, p, ['store'], { store: input.params[0] ?? undefined })
-      const storeId = store!.id
-      // Re-checked whenever credentials change (src/ws/sessions.ts): the same refusals, as close codes.
-      const check = (q: Principal) => policyVerdict(() => { authorize(q, DISPATCH_ACCESS); resolveScope(svc, q, ['store'], { store: storeId }) })
-      return {
-        storeId, ownerId: store!.owner_id,
-        session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null),
-      }
-    }),
-    open: (ws) => {
-      const { storeId, ownerId } = ws.getUserData()
-      rt.dispatchSockets++ // first: `close` always runs, even when the rest of `open` fails
-      hub.subscribe(ws, topics.dispatch(storeId))
-      hub.subscribe(ws, topics.fleet(ownerId))
-      snapshot(ws)
-    },
-    message: feedMessages(hub, 'Dispatch', (ws) => snapshot(ws)),
-    drain: (ws) => {
-      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
-    },
-    close: () => {
-      rt.dispatchSockets--
-    },
-  })))
+  mountOwnerStoreFeed(app, svc, rt, {
+    kind: 'dispatch', label: 'Dispatch', counter: 'dispatchSockets',
+    // As for every HTTP operation that needs `drivers:read`.
+    admission: (p, ids) => { authorize(p, DISPATCH_ACCESS); return resolveScope(svc, p, ['store'], ids) },
+    topics: ({ storeId, ownerId }) => [topics.dispatch(storeId), topics.fleet(ownerId)],
+    snapshot,
+  })
 }

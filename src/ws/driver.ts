@@ -158,8 +158,6 @@ export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime
     maxMessageBytes: 4 * 1024,
     maxBackpressure: SLOW_CONSUMER_BYTES,
     closeOnBackpressureLimit: 0,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
     upgrade: authedUpgrade<DriverSocket>(0, (input) => {
       const p = svc.auth.driver(input)
       if (!p) throw new ApiError('unauthenticated')

@@ -84,6 +84,9 @@ export function guarded<T extends LiveSocket>(kind: string, env: GuardEnv, b: So
   }
 
   const behavior: WebSocketBehavior<T> = {
+    // Every socket: pings from the server, and closed after 120 s without a message or a pong.
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
     ...settings,
     maxPayloadLength: Math.max(FRAME_HARD_CAP, maxMessageBytes),
     upgrade: (res, req, context) => {

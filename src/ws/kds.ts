@@ -166,8 +166,6 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     maxMessageBytes: 4096,
     maxBackpressure: 1024 * 1024,
     closeOnBackpressureLimit: 1,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
     upgrade: authedUpgrade<KdsSocket>(0, (input) => {
       const p = svc.auth.staff(input)
       if (!p) throw new ApiError('unauthenticated')

@@ -10,61 +10,28 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import type { Principal } from '../auth/principals.ts'
-import { ApiError } from '../errors.ts'
-import { authedUpgrade } from './upgrade.ts'
-import { guarded } from './guard.ts'
-import { session, subject } from './sessions.ts'
-import { feedMessages } from './feed.ts'
-import { SLOW_CONSUMER_BYTES } from './hub.ts'
-import { topics, type LiveSocket, type Realtime } from './realtime.ts'
-import { policyVerdict } from './frames.ts'
+import { mountOwnerStoreFeed, type OwnerStoreSocket } from './feed.ts'
+import { topics, type Realtime } from './realtime.ts'
 import { admit } from '../ops/invoke.ts'
 import { boardToday, ordersBoardAdmission } from '../ops/orders/orders.ts'
 import type { OrdersSnapshotFrame } from './order-frames.ts'
-
-interface OrdersSocket extends LiveSocket { storeId: number }
 
 export { BOARD_SNAPSHOT_MAX } from '../ops/orders/orders.ts'
 
 export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
   const hub = rt.hub
-  const snapshot = (ws: WebSocket<OrdersSocket>) => {
+  const snapshot = (ws: WebSocket<OwnerStoreSocket>) => {
     const { storeId } = ws.getUserData()
     const { date, orders } = boardToday(svc, storeId)
     const frame: OrdersSnapshotFrame = { type: 'snapshot', restaurant_id: storeId, date, orders }
     hub.send(ws, frame)
   }
 
-  app.ws<OrdersSocket>('/api/v1/ws/orders/:restaurantId', guarded('orders', svc, rt.sessions.track({
-    maxMessageBytes: 1024,
-    maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
-    closeOnBackpressureLimit: 0,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
-    upgrade: authedUpgrade<OrdersSocket>(1, (input) => {
-      // The policy decides, as for `GET /restaurants/{id}/orders`: 401, 403 without the capability,
-      // 404 for a store that is not the owner's (src/auth/policy.ts).
-      const p = svc.auth.owner(input)
-      if (!p) throw new ApiError('unauthenticated')
-      const { store } = admit(ordersBoardAdmission, svc, p, { store: input.params[0] ?? undefined })
-      const storeId = store!.id
-      // Re-checked whenever credentials change (src/ws/sessions.ts): a revoked or expired token closes it.
-      const check = (q: Principal) => policyVerdict(() => { admit(ordersBoardAdmission, svc, q, { store: storeId }) })
-      return { storeId, session: session('owner', input.bearer!, [subject.owner(p.ownerId), subject.store(storeId)], check, p.expiresAt ?? null) }
-    }),
-    open: (ws) => {
-      rt.orderSockets++ // first: `close` always runs, even when the rest of `open` fails
-      hub.subscribe(ws, topics.orders(ws.getUserData().storeId))
-      snapshot(ws)
-    },
-    message: feedMessages(hub, 'Orders', (ws) => snapshot(ws)),
-    // Frames skipped while it was behind: a fresh snapshot puts the board right again.
-    drain: (ws) => {
-      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
-    },
-    close: () => {
-      rt.orderSockets--
-    },
-  })))
+  mountOwnerStoreFeed(app, svc, rt, {
+    kind: 'orders', label: 'Orders', counter: 'orderSockets',
+    // As for `GET /restaurants/{id}/orders` (src/ops/orders/orders.ts).
+    admission: (p, ids) => admit(ordersBoardAdmission, svc, p, ids),
+    topics: ({ storeId }) => [topics.orders(storeId)],
+    snapshot,
+  })
 }

@@ -30,6 +30,7 @@ import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
 import type { Hub } from './hub.ts'
 import type { LiveSocket } from './socket.ts'
 import { SocketSessions, subject } from './sessions.ts'
+import type { RemoteTrackFrames } from '../cluster/frames.ts'
 
 export type { LiveSocket } from './socket.ts'
 
@@ -78,6 +79,12 @@ export class Realtime implements RealtimeSink {
   /** The credentials of open authenticated sockets, re-checked when they may have changed. */
   readonly sessions = new SocketSessions()
 
+  /**
+   * Cluster mode, on the primary: tracking frames for the orders replicas watch also go to NATS
+   * (src/cluster/frames.ts), built once whether or not a socket of this node watches too.
+   */
+  remote: RemoteTrackFrames | null = null
+
   constructor(readonly hub: Hub) {}
 
   /**
@@ -120,7 +127,7 @@ export class Realtime implements RealtimeSink {
   lastTrackLocation(orderId: number): TrackCatchUpFrame | null {
     const trail = this.trails.points(orderId)
     // A room opened mid-delivery has no frame of its own yet: the route so far still goes out.
-    const frame = this.rooms.get(orderId)?.location ?? (trail.length > 0 ? { type: 'location', order_id: orderId, eta: this.trails.eta(orderId) } : null)
+    const frame = this.rooms.get(orderId)?.location ?? this.remote?.lastLocation(orderId) ?? (trail.length > 0 ? { type: 'location', order_id: orderId, eta: this.trails.eta(orderId) } : null)
     return frame ? { ...frame, trail } : null
   }
 
@@ -192,10 +199,14 @@ export class Realtime implements RealtimeSink {
       for (const orderId of visibleOrders) {
         this.trails.add(orderId, pos.lat, pos.lng, at) // also unwatched: a page opened later shows the route so far
         const room = this.rooms.get(orderId)
-        if (!room) continue // nobody watches this order
+        const remote = this.remote !== null && this.remote.watching(orderId)
+        if (!room && !remote) continue // nobody watches this order
         const frame: TrackLocationFrame = { type: 'location', order_id: orderId, driver, eta: this.trails.eta(orderId) }
-        room.location = frame
-        this.hub.publishWith(topics.track(orderId), frame, trackLocationJson)
+        if (room) {
+          room.location = frame
+          this.hub.publishWith(topics.track(orderId), frame, trackLocationJson)
+        }
+        if (remote) this.remote!.location(orderId, frame)
       }
     }
     // Hot path: frames written as JSON text directly, built only for formats someone listens to (src/ws/location-frames.ts).
@@ -240,13 +251,22 @@ export class Realtime implements RealtimeSink {
     for (const id of ids) {
       try {
         const room = this.rooms.get(id)
-        if (!room && this.dispatchSockets === 0 && this.orderSockets === 0) continue // nobody could see it: skip the read
+        const remote = this.remote !== null && this.remote.watching(id)
+        if (!room && !remote && this.dispatchSockets === 0 && this.orderSockets === 0) continue // nobody could see it: skip the read
         const row = svc.orders.row(id)
         if (!row) continue
-        if (room) {
+        if (room || remote) {
           // Once the driver is no longer visible (delivered, failed, un-assigned) its last position goes too.
-          if (!driverVisible(row.delivery_status as DeliveryStatus | null)) room.location = null
-          this.hub.publish(topics.track(id), { type: 'status', ...trackingView(svc, row) } satisfies TrackViewFrame)
+          const gone = !driverVisible(row.delivery_status as DeliveryStatus | null)
+          const frame = { type: 'status', ...trackingView(svc, row) } satisfies TrackViewFrame
+          if (room) {
+            if (gone) room.location = null
+            this.hub.publish(topics.track(id), frame)
+          }
+          if (remote) {
+            if (gone) this.remote!.clearLocation(id)
+            this.remote!.status(id, frame)
+          }
         }
         const feed = topics.dispatch(row.store_id)
         if (row.delivery_status !== null && this.hub.hasSubscribers(feed)) this.hub.publish(feed, { type: 'delivery', delivery: dispatchDeliveryView(row) })

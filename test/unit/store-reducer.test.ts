@@ -5,10 +5,11 @@
  */
 import t, { type Test } from 'tap'
 import {
-  idempotencySlot, menuUpdatedEvent, orderCreatedEvent, reduceStore,
+  menuUpdatedEvent, orderCreatedEvent, reduceStore,
   type StoreCtx, type StoreEffect, type StoreMsg, type StoreState, type StoreStep,
 } from '../../src/actors/store.ts'
 import { redemptionRefused } from '../../src/actors/store-coupons.ts'
+import { idempotencySlot } from '../../src/domain/idempotency.ts'
 import { ApiError } from '../../src/errors.ts'
 import { verticalOf } from '../../src/domain/verticals.ts'
 import type { PricedItem } from '../../src/domain/pricing.ts'

@@ -13,11 +13,12 @@ import * as site from '../../ops/accounts/owner-signup.ts'
 import * as security from '../../ops/accounts/owner-security.ts'
 import type { SecurityDone } from '../../ops/accounts/owner-security.ts'
 import type { Op } from '../../ops/op.ts'
+import { invoke } from '../../ops/invoke.ts'
 import type { SessionPrincipal } from '../../auth/principals.ts'
 import { ApiError } from '../../errors.ts'
 import { issueSessionApiToken, sessionCookie } from '../../ops/accounts/owner-sessions.ts'
 import {
-  resetLinkLive, verifyOwnerEmail,
+  resetLinkLive,
 } from '../../ops/accounts/owner-auth.ts'
 import { authPage, checkMailBody, forgotBody, loginBody, resetBody, resetSentBody, securityBody, signUpBody, type LoginForm } from '../pages/owner-auth-pages.ts'
 import { fromSite, safeNext } from '../session-gate.ts'
@@ -112,11 +113,14 @@ export const ownerAuthRoutes = [
   }),
   route({
     method: 'GET', path: '/verify-email/{token}', site: true, auth: 'none', tag, produces: HTML,
+    // The link's page runs the operation itself (a GET: no form), answering the page either way.
+    op: site.verifyEmail,
     summary: 'Confirms the owner\'s email address (the link of the verification mail; works once)',
     pageErrors: { 404: 'unknown, used or expired link' },
     handler: async (ctx) => {
-      const ownerId = await verifyOwnerEmail(ctx.svc, ctx.params.token ?? '')
-      if (ownerId === null) return authPage(404, 'This link does not work', '<p>It was used already or has expired. <a href="/login">Sign in</a> to get a new one.</p>')
+      const verified = await invoke(site.verifyEmail, { svc: ctx.svc, principal: null, ids: {}, read: () => ({ token: ctx.params.token ?? '' }), where: 'query', requestId: ctx.requestId, ip: ctx.ip })
+        .then(() => true, (err: unknown) => { if (err instanceof ApiError && err.status === 404) return false; throw err })
+      if (!verified) return authPage(404, 'This link does not work', '<p>It was used already or has expired. <a href="/login">Sign in</a> to get a new one.</p>')
       return authPage(200, 'Email confirmed', `<p class="ok" role="status">Thank you. <a href="/login">Sign in</a> to open your dashboard.</p>`)
     },
   }),

@@ -13,14 +13,13 @@ import { WEBSITE_SCRIPT } from '../pages/website-script.ts'
 import { accountContent, loginContent } from '../pages/website-account.ts'
 import { inlineScript } from '../pages/browser-code.ts'
 import { tileOrigin } from '../../domain/map-tiles.ts'
-import { addLine, decodeCart, encodeCart, itemCount, removeLine, EMPTY_CART, type WebCart } from '../../ops/web/website-cart.ts'
-import { STOREFRONT_LIMITS } from '../../ops/web/storefront.ts'
+import { decodeCart, encodeCart, itemCount, EMPTY_CART, type WebCart } from '../../ops/web/website-cart.ts'
 import { esc } from '../html.ts'
 import { csrfMatches, fromSite } from '../session-gate.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { VisitorPrincipal } from '../../auth/principals.ts'
 import {
-  addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, lineProblem, pricedCart, websiteCheckout, sitePaths, accountView, storePin, type FormError, type PageInput, type Visitor,
+  addressFormInput, customerFromToken, formErrors, foundMessage, itemExists, posIntOrNull, pricedCart, websiteCheckout, changeCart, sitePaths, accountView, storePin, type FormError, type PageInput, type Visitor,
 } from '../../ops/web/website.ts'
 import { renderWebsitePage } from '../pages/website-page.ts'
 import { form, type Admitted, type FormRequest } from '../form.ts'
@@ -242,7 +241,6 @@ const text = (s: string | undefined): string | null => (s?.trim() ? s.trim() : n
 
 const setCart = (r: Request, cart: WebCart) => cookie(r.svc, r.store, COOKIE.cart, cart.lines.length || cart.coupon ? encodeCart(cart) : null)
 const wantsJson = (h: Readonly<Record<string, string>>) => (h.accept ?? '').includes(JSON_TYPE)
-const posIntOrNull = (s: string | undefined) => (s && /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null)
 
 // ---- pages --------------------------------------------------------------------------------------------------
 
@@ -291,31 +289,23 @@ export const websiteRoutes: Route[] = [
   { redirect: 'A guest (not signed in): to the sign-in page `/s/{slug}/account/login`.' }),
   page('/account/login', 'Customer sign-in: email and password, or a code by SMS', (ctx) => withVisitor(ctx, (r) => loginPage(r, ctx.headers, 200))),
 
-  post('/cart', 'Change the cart: add a line (`item_id`, `quantity`, `variation_id`, `extra_ids`), remove one (`op=remove`, `line`), or set a coupon (`op=coupon`, `coupon_code`)', (ctx) => withVisitor(ctx, (r, f) => {
-    const paths = sitePaths(r.svc, r.store)
-    const op = f.op ?? 'add'
-    if (op === 'remove') return redirect(r, paths.cart, [setCart(r, removeLine(r.visitor.cart, Number(f.line)))])
-    if (op === 'coupon') {
-      const code = (f.coupon_code ?? '').trim().slice(0, STOREFRONT_LIMITS.couponCode)
-      return redirect(r, paths.cart, [setCart(r, { ...r.visitor.cart, coupon: code || null })])
-    }
-    const itemId = posIntOrNull(f.item_id)
-    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), STOREFRONT_LIMITS.perLine)
-    const line = { item_id: itemId ?? 0, quantity: Math.trunc(quantity), variation: posIntOrNull(f.variation_id), extras: ctx.body!.getAll('extra_ids').map(posIntOrNull).filter((x): x is number => x !== null) }
+  websiteForm(changeCart, '/cart', 'Change the cart: add a line (`item_id`, `quantity`, `variation_id`, `extra_ids`), remove one (`op=remove`, `line`), or set a coupon (`op=coupon`, `coupon_code`)', {
+    admit: admitWebsite('shopper'),
+    input: (f, req) => ({ form: f, extra_ids: req.form.getAll('extra_ids'), cart: (req.state as Request).visitor.cart }),
+    success: ({ cart, item_count }, r, _f, h) => {
+      if (!wantsJson(h)) return redirect(r, sitePaths(r.svc, r.store).cart, [setCart(r, cart)])
+      const cookies = [...r.setCookies, setCart(r, cart)]
+      return new Reply(200, JSON.stringify({ added: true, message: 'Added to your cart.', item_count }), { 'Set-Cookie': cookies.join('\n'), 'Cache-Control': 'no-store' }, JSON_TYPE)
+    },
     // Sold out, unknown, or a variation the item does not offer: refused here, as checkout would.
-    const problem = itemId === null ? 'Choose an item.' : lineProblem(r.svc, r.store, line)
-    const added = problem === null ? addLine(r.visitor.cart, line) : { refused: problem }
-    if ('refused' in added) {
-      if (wantsJson(ctx.headers)) return new Reply(422, JSON.stringify({ added: false, message: added.refused, item_count: itemCount(r.visitor.cart) }), {}, JSON_TYPE)
-      if (itemId !== null && itemExists(r.svc, r.store, itemId)) return itemPage(r, ctx.headers, 422, itemId, [{ field: 'item_id', message: added.refused }])
-      return htmlPage(r, ctx.headers, 422, { template: 'cart', pageType: 'cart', title: 'Cart', path: paths.cart, errors: [{ field: 'item_id', message: added.refused }] })
-    }
-    if (wantsJson(ctx.headers)) {
-      const cookies = [...r.setCookies, setCart(r, added)]
-      return new Reply(200, JSON.stringify({ added: true, message: 'Added to your cart.', item_count: itemCount(added) }), { 'Set-Cookie': cookies.join('\n'), 'Cache-Control': 'no-store' }, JSON_TYPE)
-    }
-    return redirect(r, paths.cart, [setCart(r, added)])
-  })),
+    failure: (r, err, f, h) => {
+      const message = refusal(err)[0]?.message ?? err.message
+      if (wantsJson(h)) return new Reply(err.status, JSON.stringify({ added: false, message, item_count: itemCount(r.visitor.cart) }), {}, JSON_TYPE)
+      const itemId = posIntOrNull(f.item_id)
+      if (err.status === 422 && itemId !== null && itemExists(r.svc, r.store, itemId)) return itemPage(r, h, 422, itemId, [{ field: 'item_id', message }])
+      return htmlPage(r, h, err.status, { template: 'cart', pageType: 'cart', title: 'Cart', path: sitePaths(r.svc, r.store).cart, errors: [{ field: 'item_id', message }] })
+    },
+  }),
 
   websiteForm(websiteCheckout, '/checkout', 'Place the order of the cart; 303 to its live tracking page `/t/{track_token}`', {
     admit: admitWebsite('shopper'),

@@ -11,7 +11,7 @@
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
 import { ownerOf } from '../scope.ts'
-import { StoreSummarySchema } from '../schemas/named.ts'
+import { arr, bool, dateTime, int, nullable, obj, StoreSummarySchema, str } from '../schemas/named.ts'
 import { FEATURES, FEATURE_KEYS, QUOTA_KINDS, QUOTA_KIND_KEYS } from '../../domain/plans.ts'
 import { STORE_TYPES } from '../../domain/verticals.ts'
 import { accountPlan, quotaUsage } from '../../storage/entitlements.ts'
@@ -22,13 +22,6 @@ import { storeSummary } from '../../storage/stores.ts'
 
 const tag = 'Account'
 
-const str = { type: 'string' }
-const int = { type: 'integer' }
-const bool = { type: 'boolean' }
-const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
-const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', required, properties })
-const arr = (items: Record<string, unknown>) => ({ type: 'array', items })
-const dateTime = { type: 'string', format: 'date-time' }
 const featureKey = { type: 'string', enum: [...FEATURE_KEYS] }
 const sourceType = { type: 'string', enum: ['subscription', 'plan', 'addon', 'app', 'manual'] }
 

@@ -7,7 +7,8 @@
  */
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
-import { checkOwnerPassword, requestPasswordReset, resetPassword, signUpOwner } from './owner-auth.ts'
+import { checkOwnerPassword, requestPasswordReset, resetPassword, signUpOwner, verifyOwnerEmail } from './owner-auth.ts'
+import { notFound } from '../../errors.ts'
 import { endOwnerSession, startOwnerSession } from './owner-sessions.ts'
 import type { Services } from '../../services.ts'
 import type { SessionPrincipal } from '../../auth/owner-sessions.ts'
@@ -66,4 +67,14 @@ export const signOut = defineOp({
   run: async (ctx) => { await endOwnerSession(ctx.svc, (ctx.principal as SessionPrincipal).sessionId); return null },
 })
 
-export const ownerSignUpOps = [signIn, signOut, signUp, forgotPassword, setPassword]
+/** The verification mail's link (`GET /verify-email/{token}`): works once; unknown, used or expired → 404. */
+export const verifyEmail = defineOp({
+  id: 'owner.email.verify', tag, summary: 'Confirms the owner\'s email address with the verification link',
+  access, scope: [], input: v.object({ token: v.string() }),
+  run: async (ctx, { token }) => {
+    if (await verifyOwnerEmail(ctx.svc, token) === null) throw notFound('link')
+    return null
+  },
+})
+
+export const ownerSignUpOps = [signIn, signOut, signUp, forgotPassword, setPassword, verifyEmail]

@@ -6,7 +6,7 @@
  * operations (login, push, shift, earnings) are in driver-account.ts. Payloads: docs/drivers.md.
  */
 import * as v from 'valibot'
-import { defineOp, type Access } from '../op.ts'
+import { defineOp, type Access, type OpCtx } from '../op.ts'
 import { driverOf, orderOf } from '../scope.ts'
 import { Id, paginate } from '../schemas/common.ts'
 import {
@@ -25,7 +25,7 @@ import { removePodPhoto, savePodPhoto } from '../../storage/pod-photos.ts'
 import type { OrderView } from '../../storage/orders.ts'
 import type { DriverPrincipal } from '../../auth/principals.ts'
 import type { DriverLive, LocationAck } from '../../actors/driver.ts'
-import type { PodPhoto } from '../../actors/order-delivery.ts'
+import type { DeliveryMsg, PodPhoto } from '../../actors/order-delivery.ts'
 import type { Services } from '../../services.ts'
 
 const tag = 'Driver app'
@@ -71,16 +71,18 @@ export const getMyDelivery = defineOp({
   run: (ctx) => deliveryOut(ctx.svc, orderOf(ctx).id),
 })
 
+/** The calling driver's move of a delivery, applied by its order's actor; answered with the delivery as the driver app shows it. */
+async function moveDelivery(ctx: OpCtx, orderId: number, message: (driverId: number, replyTo: DeliveryMsg['replyTo']) => DeliveryMsg) {
+  const { driverId } = driverOf(ctx)
+  await ctx.svc.actors.orders.ask<OrderView>(orderId, (replyTo) => message(driverId, replyTo))
+  return deliveryOut(ctx.svc, orderId)
+}
+
 export const setMyDeliveryStatus = defineOp({
   id: 'driver.deliveries.status.set', tag, summary: 'Move an own delivery forward', access: driver, scope: ['order'],
   description: 'Only forward: assigned → picked_up → out_for_delivery → delivered | failed (422 `invalid_transition` otherwise; repeating the current status is a no-op). Emits the same events as the owner route, and moves the kitchen status the same way (docs/orders.md "How the two statuses move together").',
   input: DriverStatusBody, output: DriverDeliverySchema,
-  run: async (ctx, input) => {
-    const { driverId } = driverOf(ctx)
-    const o = orderOf(ctx)
-    await ctx.svc.actors.orders.ask<OrderView>(o.id, (replyTo) => ({ type: 'driver_status', driverId, status: input.delivery_status, note: input.note ?? null, replyTo }))
-    return deliveryOut(ctx.svc, o.id)
-  },
+  run: (ctx, input) => moveDelivery(ctx, orderOf(ctx).id, (driverId, replyTo) => ({ type: 'driver_status', driverId, status: input.delivery_status, note: input.note ?? null, replyTo })),
 })
 
 export const reportLocation = defineOp({
@@ -118,8 +120,7 @@ export const claimDelivery = defineOp({
     if (!o || !store || o.delivery_status === null || !mayServe({ ownerId: p.ownerId, restaurantId: p.restaurantId }, { id: store.id, ownerId: store.owner_id })) {
       throw notFound('delivery')
     }
-    await ctx.svc.actors.orders.ask<OrderView>(o.id, (replyTo) => ({ type: 'claim', driverId: p.driverId, fee: feeOf(store), replyTo }))
-    return deliveryOut(ctx.svc, o.id)
+    return moveDelivery(ctx, o.id, (driverId, replyTo) => ({ type: 'claim', driverId, fee: feeOf(store), replyTo }))
   },
 })
 
@@ -142,8 +143,7 @@ export const acceptOffer = defineOp({
     const p = driverOf(ctx)
     const offer = myOffer(ctx.svc, p, offer_id)
     requireShift(ctx.svc, p)
-    await ctx.svc.actors.orders.ask<OrderView>(offer.order_id, (replyTo) => ({ type: 'claim', driverId: p.driverId, fee: offer.fee, offerId: offer.id, replyTo }))
-    return deliveryOut(ctx.svc, offer.order_id)
+    return moveDelivery(ctx, offer.order_id, (driverId, replyTo) => ({ type: 'claim', driverId, fee: offer.fee, offerId: offer.id, replyTo }))
   },
 })
 
@@ -165,11 +165,9 @@ export const completeWithCode = defineOp({
   id: 'driver.deliveries.pod_code', tag, summary: 'Complete a delivery with the customer\'s code', access: driver, scope: ['order'],
   description: 'The customer sees a 4-digit `delivery_code` on the tracking view. The right code marks the order `delivered` (emits `order.delivered`); a wrong one is 422 `pod_code_invalid` with the attempts left; after 5 wrong codes 422 `pod_code_locked`.',
   input: PodCodeBody, output: DriverDeliverySchema,
-  run: async (ctx, input) => {
-    const { driverId } = driverOf(ctx)
+  run: (ctx, { code }) => {
     const o = orderOf(ctx)
-    await ctx.svc.actors.orders.ask<OrderView>(o.id, (replyTo) => ({ type: 'pod_code', driverId, code: input.code, expected: deliveryCode(o.track_token), replyTo }))
-    return deliveryOut(ctx.svc, o.id)
+    return moveDelivery(ctx, o.id, (driverId, replyTo) => ({ type: 'pod_code', driverId, code, expected: deliveryCode(o.track_token), replyTo }))
   },
 })
 

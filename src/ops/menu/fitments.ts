@@ -20,7 +20,7 @@ import {
   deleteFitment, fitmentById, fitmentItems, fitmentPage, fittingMenu, insertFitment, itemFitments, requireStoreItem, setItemFitments, updateFitment,
   type FitmentRow,
 } from '../../storage/fitments.ts'
-import type { StoreMenu, StoreRow } from '../../storage/stores.ts'
+import { menuView, type StoreMenu, type StoreRow } from '../../storage/stores.ts'
 import type { Services } from '../../services.ts'
 import type { OpCtx } from '../op.ts'
 
@@ -95,6 +95,15 @@ export function menuForVehicle(svc: Pick<Services, 'db' | 'stores'>, store: Stor
     throw new ApiError('not_for_store_type', message, Object.fromEntries(given.map((k) => [k, [message]])))
   }
   return fittingMenu(svc.db, store.id, vehicle)
+}
+
+/** How a menu operation reads the vehicle filter (its OpenAPI description). */
+export const VEHICLE_FILTER_DOC = 'Car parts stores: `?make=&model=&year=&engine=` keeps only the items fitting that vehicle, plus universal ones (docs/verticals.md "Fitments").'
+
+/** The menu of the scope's store for this query (`menuForVehicle`) as clients see it, sold-out items included or left out. */
+export function vehicleMenuView(ctx: OpCtx, q: VehicleQueryInput | undefined, includeSoldOut: boolean) {
+  const store = storeOf(ctx)
+  return menuView(menuForVehicle(ctx.svc, store, q), verticalOf(store.store_type), includeSoldOut, ctx.svc.config.siteUrl)
 }
 
 export const listFitments = defineOp({

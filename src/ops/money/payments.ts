@@ -7,6 +7,7 @@
 import * as v from 'valibot'
 import { Register, staffIdOf } from './shifts.ts'
 import { defineOp, type OpCtx } from '../op.ts'
+import { int, nullable, num } from '../schemas/named.ts'
 import { orderOf, storeOf } from '../scope.ts'
 import { Id, Money } from '../schemas/common.ts'
 import { ApiError, notFound } from '../../errors.ts'
@@ -37,9 +38,6 @@ const balanceView = (b: PaymentBook, isPaid: boolean) => ({
   total: fromCents(b.total), paid: fromCents(b.paid), balance_due: fromCents(balanceOf(b)), tips: fromCents(b.tips), is_paid: isPaid,
 })
 
-const num = { type: 'number' }
-const int = { type: 'integer' }
-const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
 const PaymentSchema = {
   type: 'object', required: ['id', 'order_id', 'method', 'amount', 'tip_amount', 'status', 'created_at'],
   properties: {

@@ -3,6 +3,7 @@
  * Identity comes only from the token: no input names a customer, and a body's `customer_id` is
  * never read.
  */
+import { keyCaller } from '../../domain/idempotency.ts'
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
 import { customerOf } from '../scope.ts'
@@ -62,7 +63,7 @@ export const createCustomerOrder = defineOp({
       customer_name: input.customer_name ?? profile?.name ?? null, phone: input.phone ?? profile?.phone ?? null, source: input.source ?? 'customer_app',
     }
     // `coupon_code` stays in the input so it is part of the idempotency hash (as on the storefront).
-    return placeOrder(ctx.svc, { storeId: me.storeId, caller: `customer:${me.customerId}`, input: { ...order, coupon_code: coupon_code ?? null }, customerId: me.customerId, couponCode: coupon_code ?? null, idempotencyKey: ctx.idempotencyKey })
+    return placeOrder(ctx.svc, { storeId: me.storeId, caller: keyCaller.customer(me.customerId), input: { ...order, coupon_code: coupon_code ?? null }, customerId: me.customerId, couponCode: coupon_code ?? null, idempotencyKey: ctx.idempotencyKey })
   },
 })
 

@@ -4,10 +4,10 @@
  * orders for a period; the status reports both and when they end (rules: src/domain/integration.ts).
  */
 import * as v from 'valibot'
-import { defineOp } from '../op.ts'
+import { defineOp, type OpCtx } from '../op.ts'
 import { storeOf } from '../scope.ts'
 import { basePrepMinutes, integrationStatus as statusAt, type IntegrationStatus } from '../../domain/integration.ts'
-import { integrationRow, setIntegration } from '../../storage/staff.ts'
+import { integrationRow, setIntegration, type IntegrationRow } from '../../storage/staff.ts'
 import { nowIso } from '../../storage/db.ts'
 import type { Services } from '../../services.ts'
 
@@ -38,30 +38,29 @@ const SnoozeInput = v.optional(v.object({
   minutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1440)), 30),
 }), {})
 
+const minutesFromNow = (minutes: number): string => nowIso(Date.now() + minutes * 60_000)
+
+/** Store the scope's store's busy or snooze change (durable before the reply) and answer the status it makes. */
+async function changeIntegration(ctx: OpCtx, changes: Partial<IntegrationRow>): Promise<IntegrationStatus> {
+  const storeId = storeOf(ctx).id
+  await ctx.svc.committer.write((db) => setIntegration(db, storeId, changes))
+  return integrationStatus(ctx.svc, storeId)
+}
+
 export const setBusy = defineOp({
   id: 'staff.integration.busy', tag, summary: 'Mark the store busy: longer prep times for a while',
   description: 'Body `{active?: true, minutes?: 30 (1–480), extra_prep_minutes?: 15 (1–120)}`; `{"active": false}` ends it now. Answers the integration status.',
   access: { staff: 'orders' }, scope: ['store'], input: BusyInput, output: StatusSchema,
-  run: async (ctx, input) => {
-    const storeId = storeOf(ctx).id
-    const changes = input.active
-      ? { busy_until: nowIso(Date.now() + input.minutes * 60_000), extra_prep_minutes: input.extra_prep_minutes }
-      : { busy_until: null, extra_prep_minutes: 0 }
-    await ctx.svc.committer.write((db) => setIntegration(db, storeId, changes))
-    return integrationStatus(ctx.svc, storeId)
-  },
+  run: (ctx, input) => changeIntegration(ctx, input.active
+    ? { busy_until: minutesFromNow(input.minutes), extra_prep_minutes: input.extra_prep_minutes }
+    : { busy_until: null, extra_prep_minutes: 0 }),
 })
 
 export const setSnooze = defineOp({
   id: 'staff.integration.snooze', tag, summary: 'Pause incoming partner orders for a period',
   description: 'Body `{active?: true, minutes?: 30 (1–1440)}`; `{"active": false}` resumes now. Answers the integration status.',
   access: { staff: 'orders' }, scope: ['store'], input: SnoozeInput, output: StatusSchema,
-  run: async (ctx, input) => {
-    const storeId = storeOf(ctx).id
-    const snoozed_until = input.active ? nowIso(Date.now() + input.minutes * 60_000) : null
-    await ctx.svc.committer.write((db) => setIntegration(db, storeId, { snoozed_until }))
-    return integrationStatus(ctx.svc, storeId)
-  },
+  run: (ctx, input) => changeIntegration(ctx, { snoozed_until: input.active ? minutesFromNow(input.minutes) : null }),
 })
 
 export const getIntegration = defineOp({

@@ -1,9 +1,8 @@
 /**
  * The one core of every create-order operation (owner, storefront, customer; api-v1 §2.4): the
- * order is priced and written by the store actor. Idempotency: the transport's key (HTTP
- * `Idempotency-Key`), else `client_uuid`; same key + same input replays the original order
- * (an Outcome marked `replayed`), same key + other input is 422 `idempotency_key_reused`, a retry
- * while the first is still in flight is 409 `idempotency_in_flight`.
+ * order is priced and written by the store actor. Idempotency (the transport's key, else
+ * `client_uuid`; a replay is an Outcome marked `replayed`) is src/domain/idempotency.ts's rule, kept
+ * by src/actors/store-idempotency.ts: this only hands it the request.
  *
  * Business hours (docs/stores.md): storefront and customer orders outside the store's hours, on a
  * holiday or while it is not accepting orders are refused by the store actor (422 `store_closed`);
@@ -11,8 +10,6 @@
  * CRM (docs/customers.md): an order without a customer but with a phone is linked to the store's
  * customer with that phone, so the customers named on orders and the CRM's are the same records.
  */
-import { createHash } from 'node:crypto'
-import { ApiError } from '../../errors.ts'
 import { newTrackToken } from '../../auth/tokens.ts'
 import type { OrderInput } from '../../domain/orders.ts'
 import type { Services } from '../../services.ts'
@@ -22,10 +19,11 @@ import { Outcome } from '../op.ts'
 import { normalizePhone } from '../../domain/delivery.ts'
 import { storePosition } from '../../actors/store-delivery.ts'
 import { parseSettings } from '../../storage/stores.ts'
+import { idempotencyOf } from '../../actors/store-idempotency.ts'
 
 export interface OrderRequest {
   storeId: number
-  /** Who asks (`owner:1`, `customer:9`, …): keys are scoped per caller and store, two callers may pick the same key. */
+  /** Who asks (`keyCaller`, src/domain/idempotency.ts): keys are scoped per caller and store. */
   caller: string
   input: OrderInput
   customerId?: number | null
@@ -35,15 +33,6 @@ export interface OrderRequest {
   idempotencyKey?: string | undefined
   /** The owner's own orders only: accepted outside business hours and while not accepting orders. */
   ignoreHours?: boolean
-}
-
-/** Stable JSON (sorted keys) so the same request always hashes the same. */
-function stableJson(x: unknown): string {
-  if (Array.isArray(x)) return `[${x.map(stableJson).join(',')}]`
-  if (x && typeof x === 'object') {
-    return `{${Object.keys(x).sort().map((k) => `${JSON.stringify(k)}:${stableJson((x as Record<string, unknown>)[k])}`).join(',')}}`
-  }
-  return JSON.stringify(x) ?? 'null'
 }
 
 /**
@@ -63,11 +52,7 @@ async function deliveryRide(svc: Pick<Services, 'stores' | 'router'>, r: OrderRe
 
 /** Create (or replay) an order through the store actor. */
 export async function placeOrder(svc: Pick<Services, 'actors' | 'db' | 'stores' | 'router'>, r: OrderRequest): Promise<Outcome<OrderView>> {
-  const key = r.idempotencyKey ?? r.input.client_uuid ?? null
-  if (key !== null && (key.length === 0 || key.length > 255)) {
-    throw new ApiError('validation_failed', undefined, { 'Idempotency-Key': ['Use a key of 1 to 255 characters.'] })
-  }
-  const idem = key === null ? null : { scope: `${r.caller}/store:${r.storeId}`, key, hash: createHash('sha256').update(stableJson(r.input)).digest('hex') }
+  const idem = idempotencyOf({ caller: r.caller, storeId: r.storeId, transportKey: r.idempotencyKey, input: r.input })
   const customerId = r.customerId ?? null
   // Linked inside the order's own write (the store actor's shell): a read there costs a fraction
   // of one outside a transaction, and it sees the customers as of the commit.

@@ -3,6 +3,7 @@
  * staff routes bind to the same operations; the create-order operations of every front door share
  * one core (src/ops/orders/order-create.ts `placeOrder`).
  */
+import { keyCaller } from '../../domain/idempotency.ts'
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
 import { orderOf, ownerOf, storeOf } from '../scope.ts'
@@ -53,7 +54,7 @@ export const createOrder = defineOp({
   description: 'Accepted outside business hours too (the store\'s own order, e.g. by phone; docs/stores.md). Returns the order and its `track_token`. A replay of the same `Idempotency-Key` (or `client_uuid`) returns the original order with `Idempotent-Replayed: true`.',
   access: { owner: 'orders:write' }, scope: ['store'],
   input: OrderInputSchema, output: OrderSchema,
-  run: (ctx, input) => placeOrder(ctx.svc, { storeId: storeOf(ctx).id, caller: `owner:${ownerOf(ctx).ownerId}`, input, idempotencyKey: ctx.idempotencyKey, ignoreHours: true }),
+  run: (ctx, input) => placeOrder(ctx.svc, { storeId: storeOf(ctx).id, caller: keyCaller.owner(ownerOf(ctx).ownerId), input, idempotencyKey: ctx.idempotencyKey, ignoreHours: true }),
 })
 
 export const setOrderStatus = defineOp({

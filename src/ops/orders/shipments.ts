@@ -9,7 +9,7 @@ import { defineOp, type Access } from '../op.ts'
 import { orderOf, storeOf } from '../scope.ts'
 import { PageQuery, PaginatedSchema, pageOf, paginate } from '../schemas/common.ts'
 import { DateStr } from './analytics-query.ts'
-import { named } from '../schemas/named.ts'
+import { dateTime, named, str } from '../schemas/named.ts'
 import { ApiError, notFound } from '../../errors.ts'
 import { SHIPMENT_STATUSES, canMove, nextStatuses, type ShipmentStep } from '../../domain/shipments.ts'
 import { moveShipment, setShipmentTracking, shipmentOfOrder, shipmentPage, shipmentView } from '../../storage/shipments.ts'
@@ -21,9 +21,7 @@ export const SHIPMENTS_PER_PAGE = 30
 const read: Access = { owner: 'orders:read', staff: 'orders' }
 const write: Access = { owner: 'orders:write', staff: 'orders' }
 
-const str = { type: 'string' }
 const nstr = { type: ['string', 'null'] }
-const dateTime = { type: 'string', format: 'date-time' }
 const AddressSchema = {
   type: 'object', required: ['name', 'line1', 'city', 'postal_code', 'country'],
   properties: { name: str, line1: str, line2: nstr, city: str, postal_code: str, country: { type: 'string', pattern: '^[A-Z]{2}$' }, phone: nstr },

@@ -4,11 +4,11 @@
  * only valid times. The store actor re-checks every order against capacity (these are reads).
  */
 import * as v from 'valibot'
-import { defineOp } from '../op.ts'
+import { defineOp, type OpCtx } from '../op.ts'
 import { storeOf } from '../scope.ts'
 import { DateStr } from './analytics-query.ts'
-import { named } from '../schemas/named.ts'
-import { SLOT_KINDS, appointmentRulesOf, gridStarts, peakOverlap, slotGridOf, utcIso } from '../../domain/fulfillment.ts'
+import { dateTime, named } from '../schemas/named.ts'
+import { SLOT_KINDS, appointmentRulesOf, gridStarts, peakOverlap, slotGridOf, utcIso, type SlotGrid } from '../../domain/fulfillment.ts'
 import { verticalOf } from '../../domain/verticals.ts'
 import { timeZoneOf, zonedInstant } from '../../domain/business-hours.ts'
 import { parseSettings } from '../../storage/stores.ts'
@@ -17,7 +17,6 @@ import { invalidField } from '../../errors.ts'
 
 const tag = 'Fulfillment'
 const MIN = 60_000
-const dateTime = { type: 'string', format: 'date-time' }
 const SlotListSchema = named('SlotList', {
   type: 'object', required: ['date', 'timezone', 'capacity', 'minutes', 'slots'],
   properties: {
@@ -36,6 +35,25 @@ function needMode(store: { store_type: string }, mode: string) {
   if (!(verticalOf(store.store_type).fulfillment_modes as string[]).includes(mode)) throw invalidField('type', `This store does not take ${mode} orders.`)
 }
 
+/** The scope's store (refused unless its type takes `mode` orders), its settings, its time zone and the UTC bounds of `date` there. */
+function storeDay(ctx: OpCtx, mode: string, date: string) {
+  const store = storeOf(ctx)
+  needMode(store, mode)
+  const settings = parseSettings(store.settings)
+  const timezone = timeZoneOf(settings)
+  const [from, to] = dayBounds(timezone, date)
+  return { store, settings, timezone, from, to }
+}
+
+/** The starts of `date` an order could still take now, each `minutes` long, with what `bookedIn` counts booked then against the grid's capacity. */
+function slotList(settings: Record<string, unknown>, grid: SlotGrid, date: string, minutes: number, bookedIn: (start: string, end: string) => number) {
+  return gridStarts(settings, grid, date, minutes, Date.now()).map((ms) => {
+    const [start, end] = [utcIso(ms), utcIso(ms + minutes * MIN)]
+    const booked = bookedIn(start, end)
+    return { start, end, booked, available: Math.max(0, grid.capacity - booked) }
+  })
+}
+
 export const listPickupSlots = defineOp({
   id: 'fulfillment.pickup_slots.list', tag, summary: 'Pickup slots of a local day with what is booked (`?date=YYYY-MM-DD&kind=pickup|dropoff`)',
   description: 'The grid comes from the store\'s `pickup_slots` settings (`slot_minutes`, `capacity`, `lead_minutes`, `days_ahead`) inside its business hours; only slots an order could still take now are listed. 422 when the store type has no `pickup_slot` mode.',
@@ -43,19 +61,11 @@ export const listPickupSlots = defineOp({
   input: v.object({ date: DateStr, kind: v.optional(v.picklist(SLOT_KINDS)) }),
   output: SlotListSchema,
   run: (ctx, { date, kind = 'pickup' }) => {
-    const store = storeOf(ctx)
-    needMode(store, 'pickup_slot')
-    const settings = parseSettings(store.settings)
+    const { store, settings, timezone, from, to } = storeDay(ctx, 'pickup_slot', date)
     const grid = slotGridOf(settings)
-    const tz = timeZoneOf(settings)
-    const [from, to] = dayBounds(tz, date)
     const counts = new Map(slotCounts(ctx.svc.db, store.id, from, to).filter((c) => c.kind === kind).map((c) => [c.start, c.n]))
-    const slots = gridStarts(settings, grid, date, grid.slot_minutes, Date.now()).map((ms) => {
-      const start = utcIso(ms)
-      const booked = counts.get(start) ?? 0
-      return { start, end: utcIso(ms + grid.slot_minutes * MIN), booked, available: Math.max(0, grid.capacity - booked) }
-    })
-    return { date, timezone: tz, kind, capacity: grid.capacity, minutes: grid.slot_minutes, slots }
+    const slots = slotList(settings, grid, date, grid.slot_minutes, (start) => counts.get(start) ?? 0)
+    return { date, timezone, kind, capacity: grid.capacity, minutes: grid.slot_minutes, slots }
   },
 })
 
@@ -66,19 +76,11 @@ export const listAppointmentSlots = defineOp({
   input: v.object({ date: DateStr }),
   output: SlotListSchema,
   run: (ctx, { date }) => {
-    const store = storeOf(ctx)
-    needMode(store, 'appointment')
-    const settings = parseSettings(store.settings)
+    const { store, settings, timezone, from, to } = storeDay(ctx, 'appointment', date)
     const rules = appointmentRulesOf(settings)
-    const tz = timeZoneOf(settings)
-    const [from, to] = dayBounds(tz, date)
     const booked = appointmentsBetween(ctx.svc.db, store.id, from, to)
-    const slots = gridStarts(settings, rules, date, rules.duration_minutes, Date.now()).map((ms) => {
-      const [start, end] = [utcIso(ms), utcIso(ms + rules.duration_minutes * MIN)]
-      const n = peakOverlap(booked, start, end)
-      return { start, end, booked: n, available: Math.max(0, rules.capacity - n) }
-    })
-    return { date, timezone: tz, capacity: rules.capacity, minutes: rules.duration_minutes, slots }
+    const slots = slotList(settings, rules, date, rules.duration_minutes, (start, end) => peakOverlap(booked, start, end))
+    return { date, timezone, capacity: rules.capacity, minutes: rules.duration_minutes, slots }
   },
 })
 

@@ -3,14 +3,15 @@ import { tableInWords, WHOLE_REQUEST } from '../../errors.ts'
 import { STORE_TYPES, ORDER_TYPES } from '../../domain/verticals.ts'
 import { DELIVERY_STATUSES, KITCHEN_STATUSES, KDS_STATES } from '../../domain/order-state.ts'
 
-const str = { type: 'string' }
-const int = { type: 'integer' }
-const num = { type: 'number' }
-const bool = { type: 'boolean' }
-const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
-const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', required, properties })
-const arr = (items: Record<string, unknown>) => ({ type: 'array', items })
-const dateTime = { type: 'string', format: 'date-time' }
+/** The small JSON Schema builders every hand-written response schema is made of (here and in the operations' files). */
+export const str = { type: 'string' }
+export const int = { type: 'integer' }
+export const num = { type: 'number' }
+export const bool = { type: 'boolean' }
+export const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
+export const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', required, properties })
+export const arr = (items: Record<string, unknown>) => ({ type: 'array', items })
+export const dateTime = { type: 'string', format: 'date-time' }
 
 /** Names given to shared shapes: schema object → component name (identity, so a spread copy is a new shape). */
 const NAMES = new WeakMap<object, string>()

@@ -6,6 +6,7 @@
  * store actor (actors/store-reservations.ts), one booking at a time, so a slot with three fitting
  * tables takes exactly three parties however many ask at once.
  */
+import { keyCaller } from '../../domain/idempotency.ts'
 import * as v from 'valibot'
 import { defineOp, type OpCtx } from '../op.ts'
 import { storeOf } from '../scope.ts'
@@ -248,7 +249,7 @@ export const seatReservation = defineOp({
     const table = tid === null ? undefined : tableReads.byId(ctx.svc.db, store.id, tid)
     if (!table) throw new ApiError('validation_failed', undefined, { table_id: ['Name the table to seat the party at.'] })
     const order: OrderView = (await placeOrder(ctx.svc, {
-      storeId: store.id, caller: `reservation:${r.id}`, ignoreHours: true, customerId: r.customer_id,
+      storeId: store.id, caller: keyCaller.reservation(r.id), ignoreHours: true, customerId: r.customer_id,
       input: { type: 'on-table', table_number: table.name, customer_name: r.name, phone: r.phone, note: r.note, source: 'reservation', items: items ?? [] },
     })).value
     let seated: ReservationRow

@@ -2,16 +2,15 @@
  * Store reads (api-v1 §4.2): the owner's stores, one store in detail, its menu, and the sales
  * report (§2.6) that the owner and staff (§4.7) routes share.
  */
-import { VehicleQuerySchema, menuForVehicle } from '../menu/fitments.ts'
+import { VEHICLE_FILTER_DOC, VehicleQuerySchema, vehicleMenuView } from '../menu/fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
 import { ownerOf, storeOf } from '../scope.ts'
 import { PageQuery, PaginatedSchema, pageOf, paginate } from '../schemas/common.ts'
 import { AnalyticsSchema, MenuSchema, StoreDetailSchema, StoreSummarySchema } from '../schemas/named.ts'
 import { AnalyticsQuery, analyticsRange } from '../orders/analytics-query.ts'
-import { menuView, storeSummary } from '../../storage/stores.ts'
+import { storeSummary } from '../../storage/stores.ts'
 import { analyticsSummary } from '../../storage/analytics.ts'
-import { verticalOf } from '../../domain/verticals.ts'
 
 const tag = 'Restaurants'
 const STORES_PER_PAGE = 20
@@ -45,12 +44,9 @@ export const getStore = defineOp({
 
 export const getMenu = defineOp({
   id: 'menu.get', tag: 'Menu', summary: 'The menu: categories with their items (sold-out included)', access: { owner: 'menu:read' }, scope: ['store'],
-  description: 'Car parts stores: `?make=&model=&year=&engine=` keeps only the items fitting that vehicle, plus universal ones (docs/verticals.md "Fitments").',
+  description: VEHICLE_FILTER_DOC,
   input: VehicleQuerySchema, output: MenuSchema,
-  run: (ctx, input) => {
-    const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true, ctx.svc.config.siteUrl)
-  },
+  run: (ctx, input) => vehicleMenuView(ctx, input, true),
 })
 
 export const salesReport = defineOp({

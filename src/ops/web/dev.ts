@@ -7,6 +7,7 @@
  */
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
+import { obj, str } from '../schemas/named.ts'
 import { ApiError, notFound, tableInWords, WHOLE_REQUEST } from '../../errors.ts'
 import { EVENT_CATALOG } from '../../domain/webhook-events.ts'
 import { docNames, fetchDoc, searchDocs } from './dev-docs.ts'
@@ -18,8 +19,6 @@ import { PROBLEM_CODES } from '../../themes/problems.ts'
 
 const tag = 'Developers'
 const access = { public: true } as const
-const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', required, properties })
-const str = { type: 'string' }
 const list = (items: Record<string, unknown>) => ({ type: 'array', items })
 // The Liquid reference's entries (src/themes/reference.ts: FieldRef, ObjectRef, FilterRef, TagRef, SettingTypeRef).
 const fieldProps = { name: str, type: str, description: str, nullable: { type: 'boolean' }, fields: list({ type: 'object' }) }

@@ -2,32 +2,26 @@
  * Public operations (api-v1 §4.4): no credential. The menu without sold-out items, and tracking
  * by the order's unguessable token (the token is the capability; an unknown one is a 404).
  */
-import { VehicleQuerySchema, menuForVehicle } from '../menu/fitments.ts'
+import { VEHICLE_FILTER_DOC, VehicleQuerySchema, vehicleMenuView } from '../menu/fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
-import { storeOf } from '../scope.ts'
 import { MenuSchema, TrackingSchema } from '../schemas/named.ts'
 import { notFound } from '../../errors.ts'
 import { storeUnavailable } from '../../auth/suspension.ts'
 import type { Services } from '../../services.ts'
 import type { OrderRow } from '../../storage/orders.ts'
-import { menuView } from '../../storage/stores.ts'
 import { trackingView } from '../../storage/tracking.ts'
 
 /** What every tracking door shows of an order (this route, the `/t/` page, the tracking socket's frames). */
 export { trackingView }
-import { verticalOf } from '../../domain/verticals.ts'
 
 const tag = 'Public'
 
 export const getPublicMenu = defineOp({
   id: 'public.menu.get', tag, summary: 'A store\'s active menu (sold-out items excluded)', access: { public: true }, scope: ['store'],
-  description: 'Car parts stores: `?make=&model=&year=&engine=` keeps only the items fitting that vehicle, plus universal ones (docs/verticals.md "Fitments").',
+  description: VEHICLE_FILTER_DOC,
   input: VehicleQuerySchema, output: MenuSchema,
-  run: (ctx, input) => {
-    const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), false, ctx.svc.config.siteUrl)
-  },
+  run: (ctx, input) => vehicleMenuView(ctx, input, false),
 })
 
 export const trackOrder = defineOp({
@@ -43,7 +37,7 @@ export const trackOrder = defineOp({
  * tracking socket): unknown → 404; a suspended account's store → 403 `account_suspended`, "this
  * store is unavailable", like its other public pages (docs/billing.md "Suspension").
  */
-export function trackedOrder(svc: Services, token: string | undefined): OrderRow {
+export function trackedOrder(svc: Pick<Services, 'orders' | 'stores' | 'accounts'>, token: string | undefined): OrderRow {
   const o = token ? svc.orders.rowByTrackToken(token) : undefined
   if (!o) throw notFound('order')
   const store = svc.stores.byId(o.store_id)

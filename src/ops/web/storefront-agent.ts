@@ -10,7 +10,7 @@ import * as v from 'valibot'
 import { defineOp, type Access } from '../op.ts'
 import { storeOf, storefrontOf } from '../scope.ts'
 import { Id, Money, Nullable } from '../schemas/common.ts'
-import { ItemSchema, OrderSchema, TrackingSchema } from '../schemas/named.ts'
+import { bool, int, ItemSchema, nullable, OrderSchema, str, TrackingSchema } from '../schemas/named.ts'
 import { STOREFRONT_ORDER_TYPES, StorefrontOrderSchema, storefrontTypes } from './storefront.ts'
 import { CartSchema, cartView, couponOnDraft, draftCart } from '../orders/cart.ts'
 import { ApiError, notFound } from '../../errors.ts'
@@ -30,10 +30,6 @@ const tag = 'Storefront'
 const read: Access = { storefront: 'menu:read' }
 const orders: Access = { storefront: 'order:write' }
 
-const str = { type: 'string' }
-const int = { type: 'integer' }
-const bool = { type: 'boolean' }
-const nullable = (s: Record<string, unknown>) => ({ anyOf: [s, { type: 'null' }] })
 
 
 const prepMinutes = (ctx: OpCtx, store: StoreRow): number =>

@@ -3,7 +3,8 @@
  * with the store's storefront token (scopes `menu:read`, `order:write`). The token's store is the
  * only store it reaches: no operation takes a store id.
  */
-import { VehicleQuerySchema, menuForVehicle } from '../menu/fitments.ts'
+import { keyCaller } from '../../domain/idempotency.ts'
+import { VehicleQuerySchema, vehicleMenuView } from '../menu/fitments.ts'
 import * as v from 'valibot'
 import { defineOp } from '../op.ts'
 import { storeOf, storefrontOf } from '../scope.ts'
@@ -11,7 +12,7 @@ import { Nullable, OrderInputSchema, OrderLineInput } from '../schemas/common.ts
 import { MenuSchema, OrderSchema, VerticalSchema } from '../schemas/named.ts'
 import { placeOrder } from '../orders/order-create.ts'
 import { Outcome } from '../op.ts'
-import { menuView, storeSummary, type StoreRow } from '../../storage/stores.ts'
+import { storeSummary, type StoreRow } from '../../storage/stores.ts'
 import { verticalOf } from '../../domain/verticals.ts'
 import { basePrepMinutes, integrationStatus } from '../../domain/integration.ts'
 import { integrationRow } from '../../storage/staff.ts'
@@ -47,8 +48,7 @@ export const getStorefrontMenu = defineOp({
   // stores: `?make=&model=&year=&engine=` keeps the items fitting that vehicle (docs/verticals.md).
   input: VehicleQuerySchema,
   run: (ctx, input) => {
-    const store = storeOf(ctx)
-    return menuView(menuForVehicle(ctx.svc, store, input), verticalOf(store.store_type), true, ctx.svc.config.siteUrl).map((c) => ({
+    return vehicleMenuView(ctx, input, true).map((c) => ({
       ...c,
       items: c.items.map((i) => {
         const groups = new Map<string, typeof i.extras>()
@@ -98,7 +98,7 @@ export const createStorefrontOrder = defineOp({
   output: { ...OrderSchema, required: [...OrderSchema.required, 'track_token', 'continue_url'], properties: { ...OrderSchema.properties, continue_url: { type: 'string', format: 'uri' } } },
   run: async (ctx, body) => {
     // The store website's guests (src/auth/visitor.ts) keep the idempotency scope the website's orders always had.
-    const caller = ctx.principal?.kind === 'visitor' ? 'storefront:0' : `storefront:${storefrontOf(ctx).tokenId}`
+    const caller = ctx.principal?.kind === 'visitor' ? keyCaller.websiteGuest : keyCaller.storefront(storefrontOf(ctx).tokenId)
     const { coupon_code, ...rest } = body
     // `coupon_code` stays in the input so it is part of the idempotency hash.
     const input = { ...rest, coupon_code: coupon_code ?? null, source: rest.source ?? 'storefront' }

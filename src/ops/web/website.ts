@@ -8,7 +8,6 @@
  * every mode of the store, saved addresses). Nothing is priced here that pricing does not price:
  * carts are priced by src/ops/orders/cart.ts, the functions the store actor prices orders with.
  */
-import { createHash } from 'node:crypto'
 import type { Services } from '../../services.ts'
 import type { StoreRow } from '../../storage/stores.ts'
 import { itemImages, photoView, soldOut, storeUrl } from '../../storage/stores.ts'
@@ -23,8 +22,9 @@ import type { LatLng } from '../../domain/eta.ts'
 import { settingsView } from '../stores/store-settings.ts'
 import { canonicalHours, weekView } from '../../domain/business-hours.ts'
 import { checkoutModes, defaultMode } from '../../domain/checkout-modes.ts'
+import { checkoutClientUuid } from '../../actors/store-idempotency.ts'
 import { couponOnDraft, draftCart } from '../orders/cart.ts'
-import { STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
+import { STOREFRONT_LIMITS, STOREFRONT_ORDER_TYPES, createStorefrontOrder, storefrontTypes } from './storefront.ts'
 import { createCustomerOrder } from '../orders/customer-orders.ts'
 import { addressDelivery } from '../delivery/delivery-zones.ts'
 import * as v from 'valibot'
@@ -34,7 +34,7 @@ import { storeOf } from '../scope.ts'
 import { admitVisitor } from '../../auth/policy.ts'
 import type { ThemeContext } from '../../themes/render.ts'
 import type { TemplateName } from '../../themes/reference.ts'
-import type { WebCart } from './website-cart.ts'
+import { addLine, itemCount, removeLine, type WebCart } from './website-cart.ts'
 
 /** The visitor as the website knows them: the policy's visitor principal, their CSRF token, their cart, and the customer if signed in. */
 export interface Visitor {
@@ -310,6 +310,47 @@ const text = (f: Record<string, string>, k: string): string | null => {
 
 const CartLineInput = v.object({ item_id: v.number(), quantity: v.number(), variation: v.nullable(v.number()), extras: v.array(v.number()) })
 
+/** A whole number from 1, or null: the cart form's ids as posted. */
+export const posIntOrNull = (s: string | undefined): number | null => (s && /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null)
+
+const CartSchema = {
+  type: 'object', required: ['cart', 'item_count'],
+  properties: { cart: { type: 'object', description: 'The cart as the browser keeps it (its cookie)' }, item_count: { type: 'integer' } },
+}
+
+/**
+ * The cart form (docs/website.md "Cart"): add a line (`item_id`, `quantity` clamped to 1..30,
+ * `variation_id`, `extra_ids`), remove one (`op=remove`, `line`), or set the coupon (`op=coupon`,
+ * `coupon_code`). A line that cannot be ordered now (sold out, unknown, a variation the item does not
+ * offer, over the cart's limits) is refused with 422 on `item_id`, as checkout would refuse it; the
+ * cart itself is the browser's (a cookie), so nothing is written.
+ */
+export const changeCart = defineOp({
+  id: 'website.cart.change', tag: 'Store website', summary: 'Change the website cart: add a line, remove one, or set the coupon',
+  access: { visitor: true, customer: true }, scope: ['store'],
+  input: v.object({
+    /** The cart form's fields as posted; `extra_ids` may repeat. */
+    form: v.record(v.string(), v.string()),
+    extra_ids: v.array(v.string()),
+    cart: v.object({ id: v.nullable(v.string()), lines: v.array(CartLineInput), coupon: v.nullable(v.string()) }),
+  }),
+  output: CartSchema,
+  run: (ctx, { form: f, extra_ids, cart }) => {
+    const store = storeOf(ctx)
+    const done = (next: WebCart) => ({ cart: next, item_count: itemCount(next) })
+    const op = f.op ?? 'add'
+    if (op === 'remove') return done(removeLine(cart, Number(f.line)))
+    if (op === 'coupon') return done({ ...cart, coupon: (f.coupon_code ?? '').trim().slice(0, STOREFRONT_LIMITS.couponCode) || null })
+    const itemId = posIntOrNull(f.item_id)
+    const quantity = Math.min(Math.max(Number(f.quantity ?? 1) || 1, 1), STOREFRONT_LIMITS.perLine)
+    const line = { item_id: itemId ?? 0, quantity: Math.trunc(quantity), variation: posIntOrNull(f.variation_id), extras: extra_ids.map(posIntOrNull).filter((x): x is number => x !== null) }
+    const problem = itemId === null ? 'Choose an item.' : lineProblem(ctx.svc, store, line)
+    const added = problem === null ? addLine(cart, line) : { refused: problem }
+    if ('refused' in added) throw new ApiError('validation_failed', undefined, { item_id: [added.refused] })
+    return done(added)
+  },
+})
+
 /**
  * Place the order of the checkout form (docs/website.md "Checkout"), as the signed-in customer or the
  * store website's visitor (src/auth/visitor.ts), both decided by the policy. Guests order through the
@@ -350,10 +391,8 @@ export const websiteCheckout = defineOp({
       // The checkout's "I am old enough" box (issue 18 item 4): the store actor asks for it when the cart holds `min_age` items.
       age_confirmed: form.age_confirmed === 'on',
     }
-    // One cart, one form: one order, however often it is posted (api-v1 §2.4 `client_uuid`). A changed
-    // form is another key, so fixing a refused post is never an idempotency conflict.
-    const formHash = createHash('sha256').update(JSON.stringify([common, coupon, form.address ?? '', form.address_id ?? ''])).digest('base64url').slice(0, 16)
-    if (posted.id) Object.assign(common, { client_uuid: `website-${posted.id}-${formHash}` })
+    // One cart, one form: one order, however often it is posted (src/domain/idempotency.ts websiteClientUuid).
+    if (posted.id) Object.assign(common, { client_uuid: checkoutClientUuid(posted.id, [common, coupon, form.address ?? '', form.address_id ?? '']) })
     const viaStorefront = !customer || (coupon !== null && (STOREFRONT_ORDER_TYPES as readonly string[]).includes(type))
     let order: { track_url: string }
     if (viaStorefront) {

@@ -1,0 +1,95 @@
+/**
+ * The NATS side of live frames (src/cluster/frames.ts, docs/cluster.md "Sockets on any node"): on
+ * the primary, the tracking frames its hub builds for orders a replica watches go to the order's
+ * subject, and the watch requests of replicas are answered; on a replica, one subscription per
+ * watched order and the watch requests.
+ */
+import type { NatsConnection, Subscription } from '@nats-io/transport-node'
+import type { TemplatedApp, WebSocketBehavior } from 'uWebSockets.js'
+import type { Logger } from '../log.ts'
+import type { TrackCatchUpFrame } from '../ws/location-frames.ts'
+import { frameSubjects, TrackPublisher, WATCH_REFRESH_MS, type FrameSubjects, type WatchReply, type WatchRequest } from './frames.ts'
+
+/** What a node of the cluster needs to carry live frames: its NATS connection and names. */
+export interface FrameLink { nc: NatsConnection; cluster: string; node: string }
+
+/** The sockets a replica serves itself (src/ws/replica-sockets.ts), as its listener mounts them (src/http/replica.ts). */
+export interface OwnSockets {
+  /** Mount them on the replica's listener; `tunnel` is the fallback to the primary (src/http/forward.ts). */
+  mount(app: TemplatedApp, tunnel: () => WebSocketBehavior<unknown> | null): void
+  /** Close every own socket with 1012 and drop the subscriptions (the node stops, or becomes primary). */
+  close(): void
+  /** Own sockets open now. */
+  readonly open: number
+}
+
+const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v))
+
+/**
+ * The primary: publishes for the orders replicas watch and answers their watch requests. `seq`: the
+ * stream sequence the primary's data holds (its last captured message); `catchUp`: an order's
+ * latest location frame with the route so far (src/ws/realtime.ts `lastTrackLocation`).
+ */
+export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: (orderId: number) => TrackCatchUpFrame | null, log: Logger): { publisher: TrackPublisher; stop(): void } {
+  const subjects = frameSubjects(link.cluster)
+  const publisher = new TrackPublisher((orderId, wire) => link.nc.publish(subjects.track(orderId), wire), seq)
+  const sub = link.nc.subscribe(subjects.watch, {
+    callback: (err, m) => {
+      if (err) return log.warn({ err }, 'live frames: watch subscription failed')
+      try {
+        const req = m.json<WatchRequest>()
+        const ids = Array.isArray(req.track) ? req.track.filter((id) => Number.isSafeInteger(id) && id > 0) : []
+        publisher.watch(ids)
+        // A new watch asks for the catch-up; the periodic repeat is a plain publish.
+        if (m.reply) m.respond(json(publisher.reply(link.node, ids, catchUp)))
+      } catch (e) {
+        log.warn({ err: e }, 'live frames: a watch request could not be read')
+      }
+    },
+  })
+  const sweep = setInterval(() => publisher.sweep(), WATCH_REFRESH_MS)
+  sweep.unref()
+  return { publisher, stop() { clearInterval(sweep); sub.unsubscribe() } }
+}
+
+/** A replica's subscriptions and watch requests. */
+export class FrameWatcher {
+  private readonly subjects: FrameSubjects
+  private readonly subs = new Map<number, Subscription>()
+
+  constructor(private readonly link: FrameLink) {
+    this.subjects = frameSubjects(link.cluster)
+  }
+
+  /** Subscribe to an order's frames (`take` gets each one's text). */
+  subscribe(orderId: number, take: (text: string) => void, failed: (err: Error) => void): void {
+    this.subs.set(orderId, this.link.nc.subscribe(this.subjects.track(orderId), {
+      callback: (err, m) => { if (err) failed(err); else take(m.string()) },
+    }))
+  }
+
+  unsubscribe(orderId: number): void {
+    this.subs.get(orderId)?.unsubscribe()
+    this.subs.delete(orderId)
+  }
+
+  /**
+   * Ask the primary to publish for these orders and for its catch-up. The subscriptions are flushed
+   * first, so every frame published after the primary's answer reaches this node.
+   */
+  async watch(orderIds: number[], timeoutMs: number): Promise<WatchReply> {
+    await this.link.nc.flush()
+    const m = await this.link.nc.request(this.subjects.watch, json({ node: this.link.node, track: orderIds } satisfies WatchRequest), { timeout: timeoutMs })
+    return m.json<WatchReply>()
+  }
+
+  /** Name every watched order again (the primary forgets one not named for WATCH_TTL_MS). */
+  repeat(orderIds: number[]): void {
+    for (let i = 0; i < orderIds.length; i += 5000) this.link.nc.publish(this.subjects.watch, json({ node: this.link.node, track: orderIds.slice(i, i + 5000) } satisfies WatchRequest))
+  }
+
+  close(): void {
+    for (const s of this.subs.values()) s.unsubscribe()
+    this.subs.clear()
+  }
+}

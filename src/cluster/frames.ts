@@ -1,0 +1,223 @@
+/**
+ * Live frames over NATS (docs/cluster.md "Sockets on any node"): the primary publishes each
+ * tracking frame it fans out once to a core NATS subject per order (not JetStream: frames are live,
+ * not durable; a socket that reconnects gets its catch-up from the database), and a replica serves
+ * tracking sockets itself from its own copy plus those frames (src/ws/replica-sockets.ts).
+ *
+ *   {CLUSTER_NAME}.frames.0.track.<orderId>   the frames of one order's tracking view
+ *   {CLUSTER_NAME}.frames.0.watch             replicas tell the primary which orders they watch
+ *
+ * The primary builds frames only for orders someone watches: its own sockets, or a replica's. A
+ * replica asks (request/reply) when it opens a room for an order, and repeats the whole list every
+ * WATCH_REFRESH_MS; the primary forgets an order no replica named for WATCH_TTL_MS.
+ *
+ * Ordering: each frame carries the primary's frame number `n` (one counter per primary process) and
+ * the stream sequence `seq` its content reflects (the primary's last captured message when it was
+ * built). The watch reply carries the number of the last frame published and the latest location
+ * with the route so far: location frames numbered at or below it are in that catch-up. A socket's
+ * snapshot is read from the replica's copy together with the sequence the copy holds (`applied`):
+ * status frames at or below it are in the snapshot, later ones are sent after it, in order.
+ */
+import type { TrackViewFrame } from '../storage/tracking.ts'
+import { trackLocationJson, type TrackCatchUpFrame, type TrackLocationFrame } from '../ws/location-frames.ts'
+import { DeliveryTrails } from '../ws/track-trail.ts'
+import { driverVisible, type DeliveryStatus } from '../domain/order-state.ts'
+import { SHARD } from './nats.ts'
+
+/** How often a replica repeats the list of orders it watches. */
+export const WATCH_REFRESH_MS = 2000
+/** How long the primary keeps publishing for an order no replica named again. */
+export const WATCH_TTL_MS = 5 * WATCH_REFRESH_MS
+
+export interface FrameSubjects {
+  track(orderId: number): string
+  watch: string
+}
+
+export const frameSubjects = (cluster: string, shard = SHARD): FrameSubjects => ({
+  track: (orderId) => `${cluster}.frames.${shard}.track.${orderId}`,
+  watch: `${cluster}.frames.${shard}.watch`,
+})
+
+export type FrameKind = 'status' | 'location'
+
+/**
+ * A frame as it travels: its number, the stream sequence its content reflects, its kind and its JSON
+ * text; a location frame also names its position (`at`), so a replica keeps the route without parsing the JSON.
+ */
+export interface WireFrame { n: number; seq: number; kind: FrameKind; json: string; at?: [number, number] }
+
+/**
+ * `n seq kind[ lat lng]\n{json}`: the JSON text travels as built, so a replica's JSON sockets get it
+ * without decoding or re-encoding it (MessagePack sockets, if any, get it parsed once).
+ */
+export function encodeFrame(f: WireFrame): string {
+  return `${f.n} ${f.seq} ${f.kind}${f.at ? ` ${f.at[0]} ${f.at[1]}` : ''}\n${f.json}`
+}
+
+export function decodeFrame(text: string): WireFrame {
+  const nl = text.indexOf('\n')
+  const [n, seq, kind, lat, lng] = text.slice(0, nl).split(' ')
+  const num = (x: string | undefined) => x !== undefined && x !== '' && Number.isFinite(Number(x))
+  if (nl < 0 || (kind !== 'status' && kind !== 'location') || !Number.isSafeInteger(Number(n)) || !Number.isSafeInteger(Number(seq))) throw new Error('not a live frame')
+  if (kind === 'location' && !(num(lat) && num(lng))) throw new Error('not a live frame: a location without its position')
+  return { n: Number(n), seq: Number(seq), kind, json: text.slice(nl + 1), ...(kind === 'location' ? { at: [Number(lat), Number(lng)] as [number, number] } : {}) }
+}
+
+/** What a replica asks, and repeats: the orders it watches. */
+export interface WatchRequest { node: string; track: number[] }
+/** What the primary answers to a new watch: the last frame number, its sequence, and each order's latest location with the route so far. */
+export interface WatchReply { node: string; n: number; seq: number; locations: Record<string, TrackCatchUpFrame | null> }
+
+/**
+ * What the primary's real-time hub (src/ws/realtime.ts) tells the cluster, for orders a replica
+ * watches: `watching` is asked first, so nothing is built for orders nobody elsewhere watches.
+ */
+export interface RemoteTrackFrames {
+  watching(orderId: number): boolean
+  status(orderId: number, frame: TrackViewFrame): void
+  location(orderId: number, frame: TrackLocationFrame): void
+  /** The latest location frame published for an order (its catch-up), or null. */
+  lastLocation(orderId: number): TrackLocationFrame | null
+  /** The driver is no longer visible on this order: its last location goes. */
+  clearLocation(orderId: number): void
+}
+
+/** The primary's side, without NATS: who watches what, and numbering what goes out (src/cluster/frame-link.ts sends it). */
+export class TrackPublisher implements RemoteTrackFrames {
+  private n = 0
+  private readonly watched = new Map<number, { until: number; location: TrackLocationFrame | null }>()
+
+  constructor(
+    private readonly send: (orderId: number, wire: string) => void,
+    private readonly seq: () => number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  watching(orderId: number): boolean {
+    return this.watched.has(orderId)
+  }
+
+  status(orderId: number, frame: TrackViewFrame): void {
+    this.send(orderId, encodeFrame({ n: ++this.n, seq: this.seq(), kind: 'status', json: JSON.stringify(frame) }))
+  }
+
+  location(orderId: number, frame: TrackLocationFrame): void {
+    const w = this.watched.get(orderId)
+    if (w) w.location = frame
+    this.send(orderId, encodeFrame({ n: ++this.n, seq: this.seq(), kind: 'location', json: trackLocationJson(frame), at: [frame.driver.lat, frame.driver.lng] }))
+  }
+
+  lastLocation(orderId: number): TrackLocationFrame | null {
+    return this.watched.get(orderId)?.location ?? null
+  }
+
+  clearLocation(orderId: number): void {
+    const w = this.watched.get(orderId)
+    if (w) w.location = null
+  }
+
+  /** A replica named these orders: published for until WATCH_TTL_MS from now. */
+  watch(orderIds: readonly number[]): void {
+    const until = this.now() + WATCH_TTL_MS
+    for (const id of orderIds) {
+      const w = this.watched.get(id)
+      if (w) w.until = until
+      else this.watched.set(id, { until, location: null })
+    }
+  }
+
+  /** The answer to a new watch (after `watch`): frames numbered up to `n` are in these catch-ups. */
+  reply(node: string, orderIds: readonly number[], catchUp: (orderId: number) => TrackCatchUpFrame | null): WatchReply {
+    const locations: Record<string, TrackCatchUpFrame | null> = {}
+    for (const id of orderIds) locations[id] = catchUp(id)
+    return { node, n: this.n, seq: this.seq(), locations }
+  }
+
+  /** Forget orders no replica named for WATCH_TTL_MS. */
+  sweep(): void {
+    const now = this.now()
+    for (const [id, w] of this.watched) if (w.until < now) this.watched.delete(id)
+  }
+
+  get size(): number { return this.watched.size }
+}
+
+/** Where a replica's room sends what it takes: to its caught-up sockets. */
+export interface RoomOut {
+  status(f: WireFrame, frame: TrackViewFrame): void
+  /** A location frame: its JSON text as built (`f.json`), parsed only for whoever needs the object. */
+  location(f: WireFrame): void
+}
+
+/**
+ * One watched order on a replica, without NATS or sockets: frames arrive from the subscription
+ * (possibly before the primary's answer to the watch), are put in order against the catch-up the
+ * primary gave, and keep the latest location with the route so far for sockets that join.
+ */
+export class TrackRoomFrames {
+  /** Frames received before the primary answered the watch. */
+  private early: WireFrame[] | null = []
+  /** The last frame number taken (or in the primary's catch-up). */
+  private lastN = 0
+  /** The primary's stream sequence when it answered: a snapshot must hold at least this much. */
+  since = 0
+  /**
+   * The latest location frame (its text, parsed when a socket joins; or the primary's catch-up), and
+   * the route so far (a ring, not copied per frame).
+   */
+  private latest: WireFrame | TrackCatchUpFrame | null = null
+  private readonly trail = new DeliveryTrails(() => null)
+  /** Status frames newer than what this node's copy held when they arrived, oldest first. */
+  private statuses: Array<{ f: WireFrame; frame: TrackViewFrame }> = []
+
+  get answered(): boolean { return this.early === null }
+
+  /** The primary's answer to the watch: its catch-up, then the frames that came meanwhile and are newer. */
+  answer(reply: { n: number; seq: number; location: TrackCatchUpFrame | null }, out: RoomOut): void {
+    const early = this.early ?? []
+    this.early = null
+    this.lastN = reply.n
+    this.since = reply.seq
+    this.latest = reply.location
+    for (const [lat, lng] of reply.location?.trail ?? []) this.trail.add(0, lat, lng, 0)
+    for (const f of early) this.take(f, out)
+  }
+
+  /** The latest location frame with the route so far, for a socket that joins (null: none yet). */
+  get location(): TrackCatchUpFrame | null {
+    const l = this.latest
+    if (!l) return null
+    return { ...('json' in l ? JSON.parse(l.json) as TrackLocationFrame : l), trail: this.trail.points(0) }
+  }
+
+  take(f: WireFrame, out: RoomOut): void {
+    if (this.early) { this.early.push(f); return }
+    if (f.n <= this.lastN) return // in the catch-up the primary gave
+    this.lastN = f.n
+    if (f.kind === 'location') {
+      this.latest = f
+      if (f.at) this.trail.add(0, f.at[0], f.at[1], 0)
+      out.location(f)
+      return
+    }
+    const frame = JSON.parse(f.json) as TrackViewFrame
+    // As on the primary: once the driver is no longer visible its last position goes too.
+    if (!driverVisible(frame.delivery_status as DeliveryStatus | null)) { this.latest = null; this.trail.forget(0) }
+    this.statuses.push({ f, frame })
+    if (this.statuses.length > MAX_KEPT_STATUSES) this.statuses.shift()
+    out.status(f, frame)
+  }
+
+  /**
+   * The status frames a socket whose snapshot holds the copy up to `applied` still needs, oldest
+   * first. Older ones are forgotten: the copy only grows, so later snapshots hold them too.
+   */
+  after(applied: number): Array<{ f: WireFrame; frame: TrackViewFrame }> {
+    this.statuses = this.statuses.filter((s) => s.f.seq > applied)
+    return this.statuses
+  }
+}
+
+/** Status frames a room keeps for sockets whose snapshot is older (a copy lags by a few messages, not hundreds). */
+const MAX_KEPT_STATUSES = 64
