@@ -62,7 +62,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
     return reads ? { ...s, local_reads: reads.stats() } : s
   }
   const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log,
-    replicaSockets({ config, log, db: () => db, status, link: () => frameLink }), () => reads)
+    replicaSockets({ config, log, db: () => db, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink }), () => reads)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,

@@ -5,6 +5,7 @@
  * after someone else took the key is refused. The holder counts its lease from the moment it *sent*
  * the renewal, never from the answer: it stops trusting the lease before the bucket expires it.
  */
+import { randomBytes } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import type { Logger } from '../log.ts'
 
@@ -12,15 +13,19 @@ const KEY = 'primary'
 const enc = new TextEncoder()
 
 /** Who holds the lease, and where the other nodes reach it (NODE_URL). */
-export interface Holder { node: string; url: string | null }
+/**
+ * Who holds the lease. `term` names the holder's process (random at its start): a primary that
+ * restarted and took the lease again is the same node in another term, whose live frames start over.
+ */
+export interface Holder { node: string; url: string | null; term: string | null }
 
-/** The key's value: `{"node", "url"}` (a bare node id from a build before forwarding is read too). */
+/** The key's value: `{"node", "url", "term"}` (a bare node id from a build before forwarding is read too). */
 function readHolder(text: string): Holder {
   try {
     const v = JSON.parse(text) as Partial<Holder>
-    if (typeof v.node === 'string') return { node: v.node, url: typeof v.url === 'string' ? v.url : null }
+    if (typeof v.node === 'string') return { node: v.node, url: typeof v.url === 'string' ? v.url : null, term: typeof v.term === 'string' ? v.term : null }
   } catch { /* a bare id */ }
-  return { node: text, url: null }
+  return { node: text, url: null, term: null }
 }
 
 export class Lease {
@@ -30,9 +35,11 @@ export class Lease {
   private renewing: Promise<boolean> | null = null
 
   private readonly value: Uint8Array
+  /** This process's term, written with the lease (see Holder). */
+  readonly term = randomBytes(8).toString('hex')
 
   constructor(private readonly kv: KV, private readonly nodeId: string, nodeUrl: string, readonly ttlMs: number, private readonly log: Logger) {
-    this.value = enc.encode(JSON.stringify({ node: nodeId, url: nodeUrl } satisfies Holder))
+    this.value = enc.encode(JSON.stringify({ node: nodeId, url: nodeUrl, term: this.term } satisfies Holder))
   }
 
   /** Held, and renewed less than a lease ago (with a margin for the clock of the bucket). */

@@ -81,6 +81,8 @@ export class ClusterNode {
   private role: ClusterStatus['role'] = 'replica'
   private primary: string | null = null
   private primaryUrl: string | null = null
+  /** The primary's process (its lease's term): a primary restarted under the same name is another term. */
+  private term: string | null = null
   private streamLast = 0
   /** When the watch last read the stream's length (0: not yet): this replica's lag is known as of then. */
   private streamAt = 0
@@ -145,6 +147,11 @@ export class ClusterNode {
     return this.role === 'replica' && this.primary !== this.o.cluster.nodeId ? this.primaryUrl : null
   }
 
+  /** The primary's term (src/cluster/lease.ts Holder): the live frames of a replica's own sockets are that term's. */
+  primaryTerm(): string | null {
+    return this.term
+  }
+
   /**
    * When this replica last learned how long the stream is (0: not since it started): its `lag_ms` is
    * only as current as that. A replica answers public reads itself only while it is recent
@@ -161,6 +168,7 @@ export class ClusterNode {
       try {
         const holder = await this.lease.holder()
         this.primary = holder?.node ?? null
+        this.term = holder?.term ?? null
         // Kept while nobody holds the lease: a primary fenced while NATS has no majority still serves
         // reads there (and a dead one simply does not answer: 503 either way).
         if (holder?.url) this.primaryUrl = holder.url
@@ -173,6 +181,7 @@ export class ClusterNode {
         const caughtUp = s !== undefined && s.problem === null && s.pending === 0 && s.applied.seq >= this.streamLast
         if (this.primary === null && caughtUp && await this.lease.acquire()) {
           this.primary = this.o.cluster.nodeId
+          this.term = this.lease.term
           this.primaryUrl = this.o.cluster.nodeUrl
           try {
             await this.promote()

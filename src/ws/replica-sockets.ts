@@ -44,6 +44,11 @@ export interface ReplicaSocketOptions {
   log: Logger
   db: () => Db
   status: () => ClusterStatus
+  /**
+   * The primary's term (src/cluster/lease.ts Holder): a primary restarted under the same name starts
+   * its frames over, so this node's sockets of the old term reconnect as on any change of primary.
+   */
+  term?: () => string | null
   /** This node's NATS connection and names, once it has joined (null before). */
   link: () => FrameLink | null
   /**
@@ -78,8 +83,9 @@ interface Room {
   sockets: Set<WebSocket<ReplicaTrackSocket>>
   /** Opened, waiting for the primary's answer and for this node's copy to reach it. */
   waiting: Set<WebSocket<ReplicaTrackSocket>>
-  /** The primary that answered (or was named when the room opened). */
+  /** The primary that answered (or was named when the room opened), and its term. */
   primary: string | null
+  term: string | null
   out: RoomOut
 }
 
@@ -181,7 +187,7 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
   const openRoom = (orderId: number): Room => {
     const w = watcherFor()
     const room: Room = {
-      orderId, frames: new TrackRoomFrames(), sockets: new Set(), waiting: new Set(), primary: o.status().primary,
+      orderId, frames: new TrackRoomFrames(), sockets: new Set(), waiting: new Set(), primary: o.status().primary, term: o.term?.() ?? null,
       out: {
         status: (f, frame) => {
           const packed = { msgpack: null }
@@ -213,7 +219,11 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
   /** Every WATCH_REFRESH_MS: sockets of a primary that is no longer the primary reconnect; the others' orders are named again. */
   const tick = () => {
     const s = o.status()
-    for (const room of [...rooms.values()]) if (room.primary !== s.primary) drop(room, `the primary changed (${room.primary} → ${s.primary})`)
+    const term = o.term?.() ?? null
+    for (const room of [...rooms.values()]) {
+      if (room.primary !== s.primary) drop(room, `the primary changed (${room.primary} → ${s.primary})`)
+      else if (room.term !== term) drop(room, `the primary ${s.primary} restarted`)
+    }
     if (rooms.size > 0 && watcher) watcher.repeat([...rooms.keys()])
   }
 
