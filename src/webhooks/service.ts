@@ -15,7 +15,7 @@ import { endpointHandler, type Completion, type EndpointDeps, type EndpointMsg, 
 import { ApiError, type FieldErrors } from '../errors.ts'
 import { isEventPattern } from '../domain/webhook-events.ts'
 import { WebhookStore, type DeliveryRow, type DeliveryStatus, type EndpointRow } from '../storage/webhooks.ts'
-import { requireFeature, requireQuota } from '../storage/entitlements.ts'
+import { requireQuota } from '../storage/entitlements.ts'
 import { WebhookClient } from './client.ts'
 import { Fanout } from './fanout.ts'
 import { AttemptLog } from './attempt-log.ts'
@@ -154,9 +154,9 @@ export function createWebhooks(d: WebhookDeps) {
       const max = config.webhookMaxEndpoints
       const full = () => new ApiError('quota_exceeded', `This account has the most webhook endpoints it may have (${max}); delete one before adding another.`)
       if (store.endpointCount(ownerId) >= max) throw full()
-      // The plan (docs/billing.md): the webhooks feature and the webhook_endpoints quota, checked
-      // early (no URL resolution for a refused call) and again in the inserting transaction.
-      requireFeature(d.db, ownerId, 'webhooks')
+      // The plan's webhook_endpoints quota (docs/billing.md), checked early (no URL resolution for a
+      // refused call) and again in the inserting transaction. The webhooks feature is the operation's
+      // (src/ops/apps/webhooks.ts `feature`), decided by its wrapper before this runs.
       requireQuota(d.db, ownerId, 'webhook_endpoints')
       const ok = await validate(url, events)
       const secret = newSecret()
