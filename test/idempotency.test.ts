@@ -177,7 +177,7 @@ t.test('the storefront and customer APIs answer the same rule: 409 in flight, 42
   }
   for (const [door, send] of Object.entries(doors)) {
     const n = ordersFor()
-    const gate = holdNextCommit(t, s.app.svc.committer)
+    const gate = holdNextCommit(t, s.app.svc.committer, 'src/actors/store.ts')
     const first = send(input, `${door}-1`)
     await gate.held
     isError(t, await send(input, `${door}-1`), 409, 'idempotency_in_flight', `${door}: the same request while the first is written`)

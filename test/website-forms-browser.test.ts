@@ -145,7 +145,7 @@ if (world) {
       await tab.getByLabel('Name').fill('Grace Hopper')
       await tab.getByLabel('Phone').fill('+15550002222')
     })
-    const hold = holdNextCommit(t, s.app.svc.committer)
+    const hold = holdNextCommit(t, s.app.svc.committer, 'src/actors/store.ts')
     // Not awaited: Playwright's click waits for the navigation it starts, and this one's answer is held.
     const placing = page.getByRole('button', { name: 'Place order' }).click()
     await hold.held // the first tab's order is priced and waiting for its commit
@@ -167,7 +167,7 @@ if (world) {
     const saved = await s.req('POST', '/customer/addresses', { token: c.token, body: { label: 'Office', address: '5 Harbour Road' } })
     t.equal(saved.status, 200)
     const { page, second, clean } = await checkoutInTwoTabs(t, url, acct.menu.fries, (tab) => tab.getByRole('radio', { name: 'Delivery' }).check(), c)
-    const hold = holdNextCommit(t, s.app.svc.committer)
+    const hold = holdNextCommit(t, s.app.svc.committer, 'src/actors/store.ts')
     // Not awaited: Playwright's click waits for the navigation it starts, and this one's answer is held.
     const placing = page.getByRole('button', { name: 'Place order' }).click()
     await hold.held
