@@ -65,6 +65,12 @@ export async function invoke(op: Op, call: Invocation): Promise<Invoked> {
 export function admit(op: Op<undefined, null>, svc: Services, principal: Principal | null, ids: ScopeIds): Scope {
   authorize(principal, op.access)
   const scope = resolveScope(svc, principal, op.scope, ids)
-  void op.run({ svc, principal, scope, requestId: '', ip: '' }, undefined)
+  const out: unknown = op.run({ svc, principal, scope, requestId: '', ip: '' }, undefined)
+  // A door that must answer at once cannot wait: an admission that returned a promise would decide
+  // nothing (and its refusal would be lost), so it is a programming error, said at once.
+  if (out instanceof Promise) {
+    out.catch(() => {})
+    throw new Error(`${op.id} is an admission operation: its run must decide synchronously`)
+  }
   return scope
 }
