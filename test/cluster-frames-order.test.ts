@@ -4,7 +4,7 @@
  * the primary's catch-up and its own snapshot (docs/cluster.md "Sockets on any node").
  */
 import t from 'tap'
-import { decodeFrame, encodeFrame, frameSubjects, TrackPublisher, TrackRoomFrames, WATCH_TTL_MS, type RoomOut, type WireFrame } from '../src/cluster/frames.ts'
+import { decodeFrame, DriverPresence, encodeFrame, frameSubjects, newerThan, TopicRoomFrames, TrackPublisher, TrackRoomFrames, WATCH_TTL_MS, type RoomOut, type WireFrame } from '../src/cluster/frames.ts'
 import type { TrackLocationFrame } from '../src/ws/location-frames.ts'
 import { servesTracking } from '../src/ws/replica-sockets.ts'
 
@@ -25,6 +25,62 @@ t.test('subjects carry the cluster name and the shard id', async (t) => {
   const s = frameSubjects('dispatch')
   t.equal(s.track(42), 'dispatch.frames.0.track.42')
   t.equal(s.watch, 'dispatch.frames.0.watch')
+  t.equal(s.topic('orders/5'), 'dispatch.frames.0.orders.5', 'an orders board')
+  t.equal(s.topic('dispatch/5'), 'dispatch.frames.0.dispatch.5', 'a dispatch feed')
+  t.equal(s.topic('fleet/3'), 'dispatch.frames.0.fleet.3', 'an owner\'s fleet')
+  for (const other of ['track/5', 'driver/5', 'kds/5/*', 'orders/5.6', 'orders/>', 'orders/0']) t.equal(s.topic(other), null, `${other} does not travel as a topic`)
+})
+
+t.test('hub topics: the primary publishes only watched ones, numbered with the tracking frames; a replica keeps them in order against its snapshot', async (t) => {
+  let now = 1_000
+  let seq = 20
+  const sent: Array<{ topic: string; wire: WireFrame }> = []
+  const p = new TrackPublisher(() => {}, () => seq, () => now, (topic, text) => sent.push({ topic, wire: decodeFrame(text) }))
+  t.equal(p.topics, 0)
+  p.watch([], ['orders/5', 'kds/5/*'])
+  t.equal(p.topics, 1, 'a topic that does not travel is not watched')
+  t.ok(p.watchingTopic('orders/5'))
+  t.notOk(p.watchingTopic('orders/6'))
+  p.topicFrame('orders/5', '{"type":"order"}')
+  t.same(sent, [{ topic: 'orders/5', wire: { n: 1, seq: 20, kind: 'topic', json: '{"type":"order"}', topic: 'orders/5' } }], 'its JSON text, numbered, with the sequence and the topic')
+  t.throws(() => decodeFrame('1 2 topic\n{}'), /without its topic/)
+  t.throws(() => decodeFrame('1 2 topic kds/1/*\n{}'), /without its topic/)
+  now += WATCH_TTL_MS + 1
+  p.sweep()
+  t.equal(p.topics, 0, 'forgotten once no replica names it')
+
+  const room = new TopicRoomFrames()
+  const out: number[] = []
+  const f = (n: number, s: number, json = '{"type":"order"}'): WireFrame => ({ n, seq: s, kind: 'topic', json, topic: 'orders/5' })
+  room.take(f(4, 30), (x) => out.push(x.n))
+  room.take(f(6, 32), (x) => out.push(x.n))
+  t.same(out, [], 'nothing passes before the primary answers the watch')
+  room.answer({ n: 5, seq: 31 }, (x) => out.push(x.n))
+  t.same(out, [6], 'a frame in the catch-up (numbered at or below the answer) is dropped; a later one passes')
+  t.equal(room.since, 31, 'a snapshot must hold what the primary had when it answered')
+  room.take(f(6, 32), (x) => out.push(x.n))
+  room.take(f(7, 33), (x) => out.push(x.n))
+  t.same(out, [6, 7], 'a repeated frame passes once')
+  t.same(room.after(32).map((x) => x.n), [7], 'a socket whose snapshot holds sequence 32 still needs frame 7 only')
+  t.notOk(newerThan(f(8, 32), 32), 'a frame built from data the snapshot holds is not sent after it')
+  t.ok(newerThan(f(9, 12, '{"type":"driver","driver_id":1,"connected":true}'), 32), 'a driver\'s presence is the primary\'s live state: always sent')
+})
+
+t.test('drivers\' presence on a replica: the primary\'s answer, then its later frames', async (t) => {
+  const p = new DriverPresence()
+  const presence = (n: number, id: number, connected: boolean): WireFrame => ({ n, seq: 1, kind: 'topic', json: JSON.stringify({ type: 'driver', driver_id: id, connected }), topic: 'dispatch/1' })
+  p.take(presence(3, 1, true))
+  p.answer(5, [2])
+  t.notOk(p.connected(1), 'an answer numbered after a frame overrides it')
+  t.ok(p.connected(2))
+  p.take(presence(4, 2, false))
+  t.ok(p.connected(2), 'a frame older than the answer changes nothing')
+  p.take(presence(6, 2, false))
+  t.notOk(p.connected(2), 'a later frame does')
+  p.answer(5, [2])
+  t.notOk(p.connected(2), 'and an older answer does not undo it')
+  p.take({ n: 7, seq: 1, kind: 'topic', json: '{"type":"location","driver_id":2}', topic: 'dispatch/1' })
+  t.notOk(p.connected(2), 'other frames are not presence')
 })
 
 t.test('a frame travels as its number, sequence and kind, then its JSON text as built', async (t) => {

@@ -10,59 +10,18 @@
  * No timing assertions: every wait is "until", with generous bounds.
  */
 import t from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { request } from './helpers/server.ts'
 import { WsClient } from './helpers/ws-client.ts'
-import { parseMetrics } from './helpers/prometheus.ts'
-import { appliedUpTo, hasNats, NATS_SERVER, primaryOf, startNats, startNode, waitFor, type ClusterNodeProcess } from './helpers/cluster.ts'
+import { hasNats, liveFramesCluster, NATS_SERVER, primaryOf } from './helpers/cluster.ts'
 
 t.setTimeout(300_000)
 
 if (!hasNats()) {
   t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
 } else {
-  const dir = mkdtempSync(join(tmpdir(), 'dispatch-frames-'))
-  // One nats-server is enough here: live frames are core NATS, replication is the other test's.
-  const nats = await startNats(1)
-  const nodes: ClusterNodeProcess[] = []
-  t.teardown(async () => {
-    for (const n of nodes) await n.stop()
-    await nats.stop()
-    rmSync(dir, { recursive: true, force: true })
-  })
-  const METRICS_TOKEN = 'frames-test-metrics-token-0123456789'
-  const CLUSTER = `f${process.pid}`
-  const start = async (id: string) => {
-    const n = await startNode(nats, CLUSTER, id, dir, { METRICS_TOKEN })
-    nodes.push(n)
-    return n
-  }
-  const n1 = await start('n1')
-  let primary = await primaryOf([n1])
-  await waitFor(() => n1.output().includes('Demo account created'), 60_000, 'the demo account')
-  const demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(n1.output())![1]!) as { owner: { token: string }; store: { id: number } }
-  const n2 = await start('n2')
-  const replica = n2
-  const token = demo.owner.token
+  const c = await liveFramesCluster(t, 'f')
+  const { nodes, replica, demo, api, ws, primarySockets, caughtUp } = c
+  let primary = c.primary
   const storeId = demo.store.id
-  const api = async (node: ClusterNodeProcess, method: string, path: string, body?: unknown, as = token) => {
-    const r = await request(`${node.sp.base}${path}`, method, { token: as, body })
-    if (r.status !== 200) throw new Error(`${method} ${path} on ${node.id}: ${r.status} ${r.text.slice(0, 300)}`)
-    return r.body
-  }
-  const ws = (node: ClusterNodeProcess) => node.sp.base.replace(/^http/, 'ws')
-  /** The primary's open sockets of a kind, from its /metrics. */
-  const primarySockets = async (kind: string) => {
-    const r = await fetch(`${primary.sp.site}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
-    return parseMetrics(await r.text()).find((s) => s.name === 'dispatch_ws_open_sockets' && s.labels.kind === kind)?.value ?? -1
-  }
-  /** The replica has applied everything the primary has written so far, and is ready. */
-  const caughtUp = async () => {
-    await appliedUpTo(replica, (await primary.readyz()).body.applied_seq as number)
-    await waitFor(async () => (await replica.readyz()).status === 200, 60_000, 'the replica ready')
-  }
 
   // A driver with a delivery picked up: its positions are visible on the order's tracking view.
   const itemId = (await api(primary, 'GET', `/restaurants/${storeId}/menu`))[0].items[0].id as number
@@ -132,7 +91,7 @@ if (!hasNats()) {
     await killed.kill()
     const closed = await watcher.closedWithin(60_000)
     t.equal(closed.code, 1012, 'closed with 1012 (service restart): reconnect')
-    primary = await primaryOf(nodes, 120_000)
+    primary = c.primary = await primaryOf(nodes, 120_000)
     const again = await WsClient.open(`${ws(replica)}/ws/track/${order.track_token}`)
     t.teardown(() => again.ws.terminate())
     t.match(await again.next((f) => f.type === 'snapshot', 30_000), { type: 'snapshot', id: order.id, delivery_status: 'out_for_delivery' }, 'the reconnect gets the snapshot')

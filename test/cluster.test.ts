@@ -176,7 +176,7 @@ if (!hasNats()) {
     t.equal((await get({ 'x-dispatch-forwarded-by': 'guess' })).status, 200, 'a client writing the line itself is forwarded as any client')
   })
 
-  t.test('sockets on any node: tunnelled to the primary, frames both ways, refusals as the primary gives them', async (t) => {
+  t.test('sockets on any node: the orders board (served by a ready replica, test/cluster-feeds.test.ts) and the driver socket (tunnelled to the primary), refusals as the primary gives them', async (t) => {
     const replica = live().find((n) => n !== primary)!
     const ws = replica.sp.base.replace(/^http/, 'ws')
     const board = await WsClient.open(`${ws}/ws/orders/${storeId}`, { token })
@@ -185,7 +185,7 @@ if (!hasNats()) {
     const placed = await order(primary)
     t.ok(await board.next((f) => JSON.stringify(f).includes(`"id":${placed.body.id}`), 30_000), 'the new order reaches a board connected to the replica')
     const refused = await WsClient.open(`${ws}/ws/orders/${storeId}`).then(() => null, (e: { status: number; body: unknown }) => e)
-    t.equal(refused?.status, 401, 'an upgrade without a token is refused by the primary, through the replica')
+    t.equal(refused?.status, 401, 'an upgrade without a token is refused as the primary refuses it')
     t.match(refused?.body, { code: 'unauthenticated' })
     // A driver's position on a replica reaches the primary and is acknowledged after its commit.
     const driver = await WsClient.open(`${ws}/ws/driver`, { token: demo.driver.token })

@@ -20,8 +20,11 @@ import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
 import { ClusterNode, DivergedError, RefusedError, RestoreError } from './node.ts'
-import { publishTrackFrames, type FrameLink } from './frame-link.ts'
+import { allOwn, publishTrackFrames, type FrameLink } from './frame-link.ts'
 import { replicaSockets } from '../ws/replica-sockets.ts'
+import { replicaFeeds } from '../ws/replica-feeds.ts'
+import { ordersFeed } from '../ws/orders.ts'
+import { dispatchFeed } from '../ws/dispatch.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
 import { EXIT, StartupError } from '../startup.ts'
 import { allRoutes } from '../http/routes/index.ts'
@@ -51,7 +54,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const starting = { role: 'replica', node: cluster.nodeId, primary: null, applied_seq: 0, lag_ms: 0, problem: 'starting', apply_delay_ms: null, ready: false } as const
   // What the replica does not serve itself goes to the primary, once the node knows the cluster's secret.
   let forward: Forwarder | null = null
-  // Live frames on NATS: a replica serves tracking sockets itself; the primary publishes their frames.
+  // Live frames on NATS: a replica serves tracking sockets and the owner feeds itself; the primary publishes their frames.
   let frameLink: FrameLink | null = null
   let frames: { stop(): void } | null = null
   // The public reads it answers from its own database (docs/cluster.md "Public reads on replicas").
@@ -62,7 +65,10 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
     return reads ? { ...s, local_reads: reads.stats() } : s
   }
   const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log,
-    replicaSockets({ config, log, db: () => db, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink }), () => reads)
+    allOwn(
+      replicaSockets({ config, log, db: () => db, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink }),
+      replicaFeeds({ config, log, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink, view: () => reads?.view ?? null, feeds: [ordersFeed, dispatchFeed] }),
+    ), () => reads)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
     cluster, db, dbPath: config.dbPath, log, exit,
@@ -85,8 +91,9 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       app = buildApp({ ...config, trustProxy: withClusterSecret(config.trustProxy, secret) }, { db, log, replication: replicator, cluster: () => node!.status() })
       if (!await renew()) throw new Error('the lease was taken while the server was being built')
       const built = app as App
-      const published = publishTrackFrames(frameLink!, () => replicator.lastCaptured, (orderId) => built.realtime.lastTrackLocation(orderId), log)
+      const published = publishTrackFrames(frameLink!, () => replicator.lastCaptured, (orderId) => built.realtime.lastTrackLocation(orderId), log, () => built.realtime.connectedDrivers())
       built.realtime.remote = published.publisher
+      built.realtime.hub.remote = published.publisher
       frames = published
       replica.close()
       void forward?.close()

@@ -23,6 +23,15 @@ export interface OwnSockets {
   readonly open: number
 }
 
+/** Several kinds of own sockets as one (the tracking sockets, the owner feeds). */
+export function allOwn(...kinds: OwnSockets[]): OwnSockets {
+  return {
+    mount: (app, tunnel) => { for (const k of kinds) k.mount(app, tunnel) },
+    close: () => { for (const k of kinds) k.close() },
+    get open() { return kinds.reduce((n, k) => n + k.open, 0) },
+  }
+}
+
 const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v))
 
 /**
@@ -30,18 +39,24 @@ const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v))
  * stream sequence the primary's data holds (its last captured message); `catchUp`: an order's
  * latest location frame with the route so far (src/ws/realtime.ts `lastTrackLocation`).
  */
-export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: (orderId: number) => TrackCatchUpFrame | null, log: Logger): { publisher: TrackPublisher; stop(): void } {
+export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: (orderId: number) => TrackCatchUpFrame | null, log: Logger, connected: () => number[] = () => []): { publisher: TrackPublisher; stop(): void } {
   const subjects = frameSubjects(link.cluster)
-  const publisher = new TrackPublisher((orderId, wire) => link.nc.publish(subjects.track(orderId), wire), seq)
+  const publisher = new TrackPublisher((orderId, wire) => link.nc.publish(subjects.track(orderId), wire), seq, Date.now, (topic, wire) => {
+    const subject = subjects.topic(topic)
+    if (subject) link.nc.publish(subject, wire)
+  })
   const sub = link.nc.subscribe(subjects.watch, {
     callback: (err, m) => {
       if (err) return log.warn({ err }, 'live frames: watch subscription failed')
       try {
         const req = m.json<WatchRequest>()
         const ids = Array.isArray(req.track) ? req.track.filter((id) => Number.isSafeInteger(id) && id > 0) : []
-        publisher.watch(ids)
-        // A new watch asks for the catch-up; the periodic repeat is a plain publish.
-        if (m.reply) m.respond(json(publisher.reply(link.node, ids, catchUp)))
+        const topics = Array.isArray(req.topics) ? req.topics.filter((t): t is string => typeof t === 'string' && subjects.topic(t) !== null) : []
+        publisher.watch(ids, topics)
+        // A new watch asks for the catch-up; the periodic repeat is a plain publish. A dispatch feed's
+        // snapshot also needs which drivers are connected to this node.
+        const presence = topics.some((t) => !t.startsWith('orders/')) ? connected : undefined
+        if (m.reply) m.respond(json(publisher.reply(link.node, ids, catchUp, presence)))
       } catch (e) {
         log.warn({ err: e }, 'live frames: a watch request could not be read')
       }
@@ -54,38 +69,43 @@ export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: 
 
 /** A replica's subscriptions and watch requests. */
 export class FrameWatcher {
-  private readonly subjects: FrameSubjects
-  private readonly subs = new Map<number, Subscription>()
+  readonly subjects: FrameSubjects
+  private readonly subs = new Map<string, Subscription>()
 
-  constructor(private readonly link: FrameLink) {
+  /** `lost`: NATS went away for this node; frames published meanwhile are lost to it, so its sockets must reconnect. */
+  constructor(private readonly link: FrameLink, lost: (why: string) => void = () => {}) {
     this.subjects = frameSubjects(link.cluster)
+    void (async () => {
+      for await (const s of link.nc.status()) if (s.type === 'disconnect') lost('this node lost NATS')
+    })().catch(() => {})
   }
 
-  /** Subscribe to an order's frames (`take` gets each one's text). */
-  subscribe(orderId: number, take: (text: string) => void, failed: (err: Error) => void): void {
-    this.subs.set(orderId, this.link.nc.subscribe(this.subjects.track(orderId), {
+  /** Subscribe to a subject's frames (an order's, a hub topic's: `take` gets each one's text). */
+  subscribe(subject: string, take: (text: string) => void, failed: (err: Error) => void): void {
+    this.subs.set(subject, this.link.nc.subscribe(subject, {
       callback: (err, m) => { if (err) failed(err); else take(m.string()) },
     }))
   }
 
-  unsubscribe(orderId: number): void {
-    this.subs.get(orderId)?.unsubscribe()
-    this.subs.delete(orderId)
+  unsubscribe(subject: string): void {
+    this.subs.get(subject)?.unsubscribe()
+    this.subs.delete(subject)
   }
 
   /**
-   * Ask the primary to publish for these orders and for its catch-up. The subscriptions are flushed
-   * first, so every frame published after the primary's answer reaches this node.
+   * Ask the primary to publish for these orders (or hub topics) and for its catch-up. The
+   * subscriptions are flushed first, so every frame published after the primary's answer reaches this node.
    */
-  async watch(orderIds: number[], timeoutMs: number): Promise<WatchReply> {
+  async watch(orderIds: number[], timeoutMs: number, topics: string[] = []): Promise<WatchReply> {
     await this.link.nc.flush()
-    const m = await this.link.nc.request(this.subjects.watch, json({ node: this.link.node, track: orderIds } satisfies WatchRequest), { timeout: timeoutMs })
+    const m = await this.link.nc.request(this.subjects.watch, json({ node: this.link.node, track: orderIds, topics } satisfies WatchRequest), { timeout: timeoutMs })
     return m.json<WatchReply>()
   }
 
-  /** Name every watched order again (the primary forgets one not named for WATCH_TTL_MS). */
-  repeat(orderIds: number[]): void {
+  /** Name every watched order and topic again (the primary forgets one not named for WATCH_TTL_MS). */
+  repeat(orderIds: number[], topics: string[] = []): void {
     for (let i = 0; i < orderIds.length; i += 5000) this.link.nc.publish(this.subjects.watch, json({ node: this.link.node, track: orderIds.slice(i, i + 5000) } satisfies WatchRequest))
+    for (let i = 0; i < topics.length; i += 5000) this.link.nc.publish(this.subjects.watch, json({ node: this.link.node, track: [], topics: topics.slice(i, i + 5000) } satisfies WatchRequest))
   }
 
   close(): void {

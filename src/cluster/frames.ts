@@ -5,7 +5,14 @@
  * tracking sockets itself from its own copy plus those frames (src/ws/replica-sockets.ts).
  *
  *   {CLUSTER_NAME}.frames.0.track.<orderId>   the frames of one order's tracking view
- *   {CLUSTER_NAME}.frames.0.watch             replicas tell the primary which orders they watch
+ *   {CLUSTER_NAME}.frames.0.orders.<storeId>  the owner's orders board of a store (hub topic `orders/<storeId>`)
+ *   {CLUSTER_NAME}.frames.0.dispatch.<storeId> a store's dispatch feed (hub topic `dispatch/<storeId>`)
+ *   {CLUSTER_NAME}.frames.0.fleet.<ownerId>   the owner's unbound drivers (hub topic `fleet/<ownerId>`)
+ *   {CLUSTER_NAME}.frames.0.watch             replicas tell the primary which orders and topics they watch
+ *
+ * The owner feeds' frames are those of the primary's hub topics (src/ws/realtime.ts `topics`), as
+ * the hub publishes them (src/ws/hub.ts `remote`): one subject per topic, the frame's JSON text as
+ * built, headed by the topic.
  *
  * The primary builds frames only for orders someone watches: its own sockets, or a replica's. A
  * replica asks (request/reply) when it opens a room for an order, and repeats the whole list every
@@ -31,43 +38,73 @@ export const WATCH_TTL_MS = 5 * WATCH_REFRESH_MS
 
 export interface FrameSubjects {
   track(orderId: number): string
+  /** A hub topic's subject (`orders/5` → `….orders.5`); null for a topic that does not travel. */
+  topic(topic: string): string | null
   watch: string
 }
 
+/** The hub topics whose frames travel to replicas: `{kind}/{id}`. */
+const REMOTE_TOPIC = /^(orders|dispatch|fleet)\/([1-9][0-9]{0,15})$/
+
 export const frameSubjects = (cluster: string, shard = SHARD): FrameSubjects => ({
   track: (orderId) => `${cluster}.frames.${shard}.track.${orderId}`,
+  topic: (topic) => {
+    const m = REMOTE_TOPIC.exec(topic)
+    return m ? `${cluster}.frames.${shard}.${m[1]}.${m[2]}` : null
+  },
   watch: `${cluster}.frames.${shard}.watch`,
 })
 
-export type FrameKind = 'status' | 'location'
+/** Whether a hub topic's frames can travel to replicas (a watch naming any other is ignored). */
+export const remoteTopic = (topic: string): boolean => REMOTE_TOPIC.test(topic)
+
+export type FrameKind = 'status' | 'location' | 'topic'
 
 /**
  * A frame as it travels: its number, the stream sequence its content reflects, its kind and its JSON
  * text; a location frame also names its position (`at`), so a replica keeps the route without parsing the JSON.
  */
-export interface WireFrame { n: number; seq: number; kind: FrameKind; json: string; at?: [number, number] }
+export interface WireFrame { n: number; seq: number; kind: FrameKind; json: string; at?: [number, number]; topic?: string }
 
 /**
- * `n seq kind[ lat lng]\n{json}`: the JSON text travels as built, so a replica's JSON sockets get it
+ * `n seq kind[ lat lng| topic]\n{json}`: the JSON text travels as built, so a replica's JSON sockets get it
  * without decoding or re-encoding it (MessagePack sockets, if any, get it parsed once).
  */
 export function encodeFrame(f: WireFrame): string {
-  return `${f.n} ${f.seq} ${f.kind}${f.at ? ` ${f.at[0]} ${f.at[1]}` : ''}\n${f.json}`
+  const tail = f.at ? ` ${f.at[0]} ${f.at[1]}` : f.topic !== undefined ? ` ${f.topic}` : ''
+  return `${f.n} ${f.seq} ${f.kind}${tail}\n${f.json}`
 }
 
 export function decodeFrame(text: string): WireFrame {
   const nl = text.indexOf('\n')
   const [n, seq, kind, lat, lng] = text.slice(0, nl).split(' ')
   const num = (x: string | undefined) => x !== undefined && x !== '' && Number.isFinite(Number(x))
-  if (nl < 0 || (kind !== 'status' && kind !== 'location') || !Number.isSafeInteger(Number(n)) || !Number.isSafeInteger(Number(seq))) throw new Error('not a live frame')
+  if (nl < 0 || (kind !== 'status' && kind !== 'location' && kind !== 'topic') || !Number.isSafeInteger(Number(n)) || !Number.isSafeInteger(Number(seq))) throw new Error('not a live frame')
   if (kind === 'location' && !(num(lat) && num(lng))) throw new Error('not a live frame: a location without its position')
+  if (kind === 'topic') {
+    if (lat === undefined || !remoteTopic(lat)) throw new Error('not a live frame: a topic frame without its topic')
+    return { n: Number(n), seq: Number(seq), kind, json: text.slice(nl + 1), topic: lat }
+  }
   return { n: Number(n), seq: Number(seq), kind, json: text.slice(nl + 1), ...(kind === 'location' ? { at: [Number(lat), Number(lng)] as [number, number] } : {}) }
 }
 
-/** What a replica asks, and repeats: the orders it watches. */
-export interface WatchRequest { node: string; track: number[] }
-/** What the primary answers to a new watch: the last frame number, its sequence, and each order's latest location with the route so far. */
-export interface WatchReply { node: string; n: number; seq: number; locations: Record<string, TrackCatchUpFrame | null> }
+/** What a replica asks, and repeats: the orders and the hub topics it watches. */
+export interface WatchRequest { node: string; track: number[]; topics?: string[] }
+/**
+ * What the primary answers to a new watch: the last frame number, its sequence, each order's latest
+ * location with the route so far, and (when a dispatch or fleet topic is named) the drivers whose
+ * app is connected to it, which no database holds (a dispatch snapshot's `connected`).
+ */
+export interface WatchReply { node: string; n: number; seq: number; locations: Record<string, TrackCatchUpFrame | null>; connected?: number[] }
+
+/** What the primary's hub asks before building a frame of a topic, and sends (src/ws/hub.ts `remote`). */
+export interface RemoteTopics {
+  /** Topics some replica watches now (0: the hub builds nothing for replicas). */
+  readonly topics: number
+  watchingTopic(topic: string): boolean
+  /** A frame of a watched topic, as its JSON text. */
+  topicFrame(topic: string, json: string): void
+}
 
 /**
  * What the primary's real-time hub (src/ws/realtime.ts) tells the cluster, for orders a replica
@@ -83,16 +120,31 @@ export interface RemoteTrackFrames {
   clearLocation(orderId: number): void
 }
 
-/** The primary's side, without NATS: who watches what, and numbering what goes out (src/cluster/frame-link.ts sends it). */
-export class TrackPublisher implements RemoteTrackFrames {
+/**
+ * The primary's side, without NATS: who watches what (orders' tracking, hub topics), and numbering
+ * what goes out, one counter for both (src/cluster/frame-link.ts sends it).
+ */
+export class TrackPublisher implements RemoteTrackFrames, RemoteTopics {
   private n = 0
   private readonly watched = new Map<number, { until: number; location: TrackLocationFrame | null }>()
+  private readonly watchedTopics = new Map<string, number>()
 
   constructor(
     private readonly send: (orderId: number, wire: string) => void,
     private readonly seq: () => number,
     private readonly now: () => number = Date.now,
+    private readonly sendTopic: (topic: string, wire: string) => void = () => {},
   ) {}
+
+  get topics(): number { return this.watchedTopics.size }
+
+  watchingTopic(topic: string): boolean {
+    return this.watchedTopics.has(topic)
+  }
+
+  topicFrame(topic: string, json: string): void {
+    this.sendTopic(topic, encodeFrame({ n: ++this.n, seq: this.seq(), kind: 'topic', json, topic }))
+  }
 
   watching(orderId: number): boolean {
     return this.watched.has(orderId)
@@ -117,9 +169,10 @@ export class TrackPublisher implements RemoteTrackFrames {
     if (w) w.location = null
   }
 
-  /** A replica named these orders: published for until WATCH_TTL_MS from now. */
-  watch(orderIds: readonly number[]): void {
+  /** A replica named these orders and topics: published for until WATCH_TTL_MS from now. */
+  watch(orderIds: readonly number[], topics: readonly string[] = []): void {
     const until = this.now() + WATCH_TTL_MS
+    for (const t of topics) if (remoteTopic(t)) this.watchedTopics.set(t, until)
     for (const id of orderIds) {
       const w = this.watched.get(id)
       if (w) w.until = until
@@ -128,16 +181,17 @@ export class TrackPublisher implements RemoteTrackFrames {
   }
 
   /** The answer to a new watch (after `watch`): frames numbered up to `n` are in these catch-ups. */
-  reply(node: string, orderIds: readonly number[], catchUp: (orderId: number) => TrackCatchUpFrame | null): WatchReply {
+  reply(node: string, orderIds: readonly number[], catchUp: (orderId: number) => TrackCatchUpFrame | null, connected?: () => number[]): WatchReply {
     const locations: Record<string, TrackCatchUpFrame | null> = {}
     for (const id of orderIds) locations[id] = catchUp(id)
-    return { node, n: this.n, seq: this.seq(), locations }
+    return { node, n: this.n, seq: this.seq(), locations, ...(connected ? { connected: connected() } : {}) }
   }
 
   /** Forget orders no replica named for WATCH_TTL_MS. */
   sweep(): void {
     const now = this.now()
     for (const [id, w] of this.watched) if (w.until < now) this.watched.delete(id)
+    for (const [t, until] of this.watchedTopics) if (until < now) this.watchedTopics.delete(t)
   }
 
   get size(): number { return this.watched.size }
@@ -221,3 +275,84 @@ export class TrackRoomFrames {
 
 /** Status frames a room keeps for sockets whose snapshot is older (a copy lags by a few messages, not hundreds). */
 const MAX_KEPT_STATUSES = 64
+
+/** Frames of a hub topic a replica keeps for sockets whose snapshot is older (a copy lags by a few messages). */
+const MAX_KEPT_TOPIC_FRAMES = 256
+
+/**
+ * One watched hub topic on a replica (an orders board, a dispatch feed, an owner's fleet), without
+ * NATS or sockets: as TrackRoomFrames, frames that arrive before the primary's answer to the watch
+ * wait for it, those in its catch-up (numbered at or below it) are dropped, and the later ones are
+ * kept (the last MAX_KEPT_TOPIC_FRAMES) for sockets that join: a socket's snapshot read at stream
+ * sequence `applied` is followed by the kept frames newer than it, then by every later frame newer than it.
+ */
+export class TopicRoomFrames {
+  private early: WireFrame[] | null = []
+  private lastN = 0
+  /** The primary's stream sequence when it answered: a snapshot must hold at least this much. */
+  since = 0
+  private kept: WireFrame[] = []
+  /** The newest sequence of a kept frame that was forgotten: a snapshot older than it would miss it. */
+  forgotten = 0
+
+  get answered(): boolean { return this.early === null }
+
+  answer(reply: { n: number; seq: number }, out: (f: WireFrame) => void): void {
+    const early = this.early ?? []
+    this.early = null
+    this.lastN = reply.n
+    this.since = reply.seq
+    for (const f of early) this.take(f, out)
+  }
+
+  take(f: WireFrame, out: (f: WireFrame) => void): void {
+    if (this.early) { this.early.push(f); return }
+    if (f.n <= this.lastN) return
+    this.lastN = f.n
+    this.kept.push(f)
+    if (this.kept.length > MAX_KEPT_TOPIC_FRAMES) this.forgotten = Math.max(this.forgotten, this.kept.shift()!.seq)
+    out(f)
+  }
+
+  /** The kept frames a socket whose snapshot holds the copy up to `applied` still needs, oldest first. */
+  after(applied: number): WireFrame[] {
+    return this.kept.filter((f) => newerThan(f, applied))
+  }
+}
+
+/**
+ * Whether a socket whose snapshot was read at `applied` needs a topic frame: one built from data
+ * the snapshot holds (its `seq` at or below `applied`) is older than it. A driver's presence
+ * (`driver` frames: connected, on shift) is the primary's live state, not the copy's: always newer.
+ */
+export const newerThan = (f: WireFrame, applied: number): boolean => f.seq > applied || f.json.startsWith('{"type":"driver"')
+
+/**
+ * Which drivers' apps are connected to the primary, as a replica learns it: the primary's answer to
+ * a watch names them all as of its frame number, `driver` frames numbered later change one each.
+ */
+export class DriverPresence {
+  private readonly drivers = new Map<number, { connected: boolean; n: number }>()
+
+  answer(n: number, connected: readonly number[]): void {
+    const now = new Set(connected)
+    for (const id of now) {
+      const d = this.drivers.get(id)
+      if (!d || d.n < n) this.drivers.set(id, { connected: true, n })
+    }
+    for (const [id, d] of this.drivers) if (!now.has(id) && d.n < n) this.drivers.set(id, { connected: false, n })
+  }
+
+  /** A `driver` frame (src/ws/realtime.ts `driverPresence`). */
+  take(f: WireFrame): void {
+    if (!f.json.startsWith('{"type":"driver"')) return
+    const p = JSON.parse(f.json) as { driver_id?: unknown; connected?: unknown }
+    if (typeof p.driver_id !== 'number' || typeof p.connected !== 'boolean') return
+    const d = this.drivers.get(p.driver_id)
+    if (!d || d.n < f.n) this.drivers.set(p.driver_id, { connected: p.connected, n: f.n })
+  }
+
+  connected(driverId: number): boolean {
+    return this.drivers.get(driverId)?.connected ?? false
+  }
+}

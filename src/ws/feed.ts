@@ -54,19 +54,23 @@ export function ownerStoreUpgrade(svc: Services, admission: FeedAdmission) {
   })
 }
 
-/** What tells one owner's store feed from another. */
+/** What tells one owner's store feed from another: the primary mounts it (below), a replica serves it alike (src/ws/replica-feeds.ts). */
 export interface OwnerStoreFeed {
   /** The socket kind, also its address: `{base_url}/ws/{kind}/{restaurantId}`. */
   kind: 'dispatch' | 'orders'
   /** Its name in the error frame of a frame it does not accept. */
   label: string
-  admission: FeedAdmission
+  /** Who may watch it, decided on the services of the node that serves it. */
+  admission: (svc: Services) => FeedAdmission
   /** The counter of open sockets of this kind (the realtime layer skips work nobody could see). */
   counter: 'dispatchSockets' | 'orderSockets'
   /** The hub topics whose frames it hears. */
-  topics: (d: OwnerStoreSocket) => string[]
-  /** Sends the whole picture: on connect, on `refresh`, and after falling behind. */
-  snapshot: (ws: WebSocket<OwnerStoreSocket>) => void
+  topics: (d: Pick<OwnerStoreSocket, 'storeId' | 'ownerId'>) => string[]
+  /**
+   * The whole picture: on connect, on `refresh`, and after falling behind. `connected`: whether a
+   * driver's app is connected (the primary's driver sockets; a replica learns them from the primary).
+   */
+  snapshot: (svc: Services, d: Pick<OwnerStoreSocket, 'storeId' | 'ownerId'>, connected: (driverId: number) => boolean) => unknown
 }
 
 /**
@@ -76,22 +80,29 @@ export interface OwnerStoreFeed {
  */
 export function mountOwnerStoreFeed(app: TemplatedApp, svc: Services, rt: Realtime, feed: OwnerStoreFeed): void {
   const hub = rt.hub
+  const connected = (driverId: number) => rt.connections(driverId) > 0
+  const snapshot = (ws: WebSocket<OwnerStoreSocket>) => { hub.send(ws, feed.snapshot(svc, ws.getUserData(), connected)) }
   app.ws<OwnerStoreSocket>(`/api/v1/ws/${feed.kind}/:restaurantId`, guarded(feed.kind, svc, rt.sessions.track({
-    maxMessageBytes: 1024,
-    maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
-    closeOnBackpressureLimit: 0,
-    upgrade: ownerStoreUpgrade(svc, feed.admission),
+    ...OWNER_FEED_LIMITS,
+    upgrade: ownerStoreUpgrade(svc, feed.admission(svc)),
     open: (ws) => {
       rt[feed.counter]++ // first: `close` always runs, even when the rest of `open` fails
       for (const topic of feed.topics(ws.getUserData())) hub.subscribe(ws, topic)
-      feed.snapshot(ws)
+      snapshot(ws)
     },
-    message: feedMessages(hub, feed.label, feed.snapshot),
+    message: feedMessages(hub, feed.label, snapshot),
     drain: (ws) => {
-      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) feed.snapshot(ws)
+      if (ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) snapshot(ws)
     },
     close: () => {
       rt[feed.counter]--
     },
   })))
 }
+
+/** An owner feed's socket limits, on every node. */
+export const OWNER_FEED_LIMITS = {
+  maxMessageBytes: 1024,
+  maxBackpressure: 4 * SLOW_CONSUMER_BYTES,
+  closeOnBackpressureLimit: 0,
+} as const

@@ -5,6 +5,7 @@
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
 import { encode, type Format } from './codec.ts'
+import type { RemoteTopics } from '../cluster/frames.ts'
 
 export interface SocketData { format: Format }
 
@@ -15,14 +16,32 @@ export const SLOW_CONSUMER_BYTES = 64 * 1024
 const itself = <A>(a: A): unknown => a
 
 export class Hub {
+  /**
+   * Cluster mode, on the primary: the topics replicas watch (src/cluster/frames.ts). A frame
+   * published to one of them also goes to its NATS subject, as JSON text, once; such a topic has
+   * subscribers as far as the publishers are concerned, so its frames are built.
+   */
+  remote: RemoteTopics | null = null
+
   constructor(private readonly app: TemplatedApp) {}
 
   /** Publish `msg` to everyone on `topic`, in each subscriber's format. */
   publish(topic: string, msg: unknown): void {
+    let json: string | null = null
     for (const f of ['json', 'msgpack'] as const) {
       const key = `${f}:${topic}`
-      if (this.app.numSubscribers(key) > 0) this.app.publish(key, encode(f, msg), f === 'msgpack')
+      if (this.app.numSubscribers(key) > 0) {
+        const out = encode(f, msg)
+        if (f === 'json') json = out as string
+        this.app.publish(key, out, f === 'msgpack')
+      }
     }
+    if (this.remote !== null && this.remote.topics > 0 && this.remote.watchingTopic(topic)) this.remote.topicFrame(topic, json ?? JSON.stringify(msg))
+  }
+
+  /** Whether replicas watch any topic (the publishers of hot frames check this before anything else). */
+  get remoteTopics(): boolean {
+    return this.remote !== null && this.remote.topics > 0
   }
 
   /**
@@ -33,14 +52,17 @@ export class Hub {
    */
   publishWith<A>(topic: string, arg: A, json: (a: A) => string, obj: (a: A) => unknown = itself): void {
     const jk = `json:${topic}`
-    if (this.app.numSubscribers(jk) > 0) this.app.publish(jk, json(arg), false)
+    let text: string | null = null
+    if (this.app.numSubscribers(jk) > 0) this.app.publish(jk, (text = json(arg)), false)
     const mk = `msgpack:${topic}`
     if (this.app.numSubscribers(mk) > 0) this.app.publish(mk, encode('msgpack', obj(arg)), true)
+    if (this.remote !== null && this.remote.topics > 0 && this.remote.watchingTopic(topic)) this.remote.topicFrame(topic, text ?? json(arg))
   }
 
-  /** Does anyone listen on `topic`? Lets publishers skip building frames nobody would get. */
+  /** Does anyone listen on `topic`, here or on a replica? Lets publishers skip building frames nobody would get. */
   hasSubscribers(topic: string): boolean {
-    return this.app.numSubscribers(`json:${topic}`) + this.app.numSubscribers(`msgpack:${topic}`) > 0
+    return this.app.numSubscribers(`json:${topic}`) + this.app.numSubscribers(`msgpack:${topic}`) > 0 ||
+      (this.remote !== null && this.remote.topics > 0 && this.remote.watchingTopic(topic))
   }
 
   subscribe<T extends SocketData>(ws: WebSocket<T>, topic: string): void {

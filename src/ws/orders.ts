@@ -8,9 +8,9 @@
  * every durable change of one of the store's orders: a new order, a kitchen or delivery status, an
  * assignment. In: `{"type":"ping"}`, `{"type":"refresh"}` (a new snapshot).
  */
-import type { TemplatedApp, WebSocket } from 'uWebSockets.js'
+import type { TemplatedApp } from 'uWebSockets.js'
 import type { Services } from '../services.ts'
-import { mountOwnerStoreFeed, type OwnerStoreSocket } from './feed.ts'
+import { mountOwnerStoreFeed, type OwnerStoreFeed } from './feed.ts'
 import { topics, type Realtime } from './realtime.ts'
 import { admit } from '../ops/invoke.ts'
 import { boardToday, ordersBoardAdmission } from '../ops/orders/orders.ts'
@@ -18,20 +18,18 @@ import type { OrdersSnapshotFrame } from './order-frames.ts'
 
 export { BOARD_SNAPSHOT_MAX } from '../ops/orders/orders.ts'
 
-export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
-  const hub = rt.hub
-  const snapshot = (ws: WebSocket<OwnerStoreSocket>) => {
-    const { storeId } = ws.getUserData()
+/** The orders board feed, as every node serves it. */
+export const ordersFeed: OwnerStoreFeed = {
+  kind: 'orders', label: 'Orders', counter: 'orderSockets',
+  // As for `GET /restaurants/{id}/orders` (src/ops/orders/orders.ts).
+  admission: (svc) => (p, ids) => admit(ordersBoardAdmission, svc, p, ids),
+  topics: ({ storeId }) => [topics.orders(storeId)],
+  snapshot: (svc, { storeId }): OrdersSnapshotFrame => {
     const { date, orders } = boardToday(svc, storeId)
-    const frame: OrdersSnapshotFrame = { type: 'snapshot', restaurant_id: storeId, date, orders }
-    hub.send(ws, frame)
-  }
+    return { type: 'snapshot', restaurant_id: storeId, date, orders }
+  },
+}
 
-  mountOwnerStoreFeed(app, svc, rt, {
-    kind: 'orders', label: 'Orders', counter: 'orderSockets',
-    // As for `GET /restaurants/{id}/orders` (src/ops/orders/orders.ts).
-    admission: (p, ids) => admit(ordersBoardAdmission, svc, p, ids),
-    topics: ({ storeId }) => [topics.orders(storeId)],
-    snapshot,
-  })
+export function mountOrdersSocket(app: TemplatedApp, svc: Services, rt: Realtime): void {
+  mountOwnerStoreFeed(app, svc, rt, ordersFeed)
 }

@@ -150,6 +150,11 @@ export class Realtime implements RealtimeSink {
     return this.driverSockets.get(driverId)?.size ?? 0
   }
 
+  /** The drivers with an app connected to this node (a replica's dispatch snapshot asks, src/cluster/frames.ts `DriverPresence`). */
+  connectedDrivers(): number[] {
+    return [...this.driverSockets.keys()]
+  }
+
   disconnectDriver(driverId: number, reason: string): void {
     for (const ws of [...(this.driverSockets.get(driverId) ?? [])]) {
       if (ws.getUserData().closed) continue
@@ -211,7 +216,7 @@ export class Realtime implements RealtimeSink {
     }
     // Hot path: frames written as JSON text directly, built only for formats someone listens to (src/ws/location-frames.ts).
     // Only dispatch feeds listen on these topics: with none open, not even the topic name is built.
-    if (this.dispatchSockets > 0) this.hub.publishWith(topics.driverFeed(pos), pos, feedLocationJson, feedLocationFrame)
+    if (this.dispatchSockets > 0 || this.hub.remoteTopics) this.hub.publishWith(topics.driverFeed(pos), pos, feedLocationJson, feedLocationFrame)
   }
 
   driverPresence(p: DriverPresence): void {
@@ -252,7 +257,7 @@ export class Realtime implements RealtimeSink {
       try {
         const room = this.rooms.get(id)
         const remote = this.remote !== null && this.remote.watching(id)
-        if (!room && !remote && this.dispatchSockets === 0 && this.orderSockets === 0) continue // nobody could see it: skip the read
+        if (!room && !remote && this.dispatchSockets === 0 && this.orderSockets === 0 && !this.hub.remoteTopics) continue // nobody could see it: skip the read
         const row = svc.orders.row(id)
         if (!row) continue
         if (room || remote) {

@@ -21,8 +21,8 @@ import type { TrackViewFrame } from '../storage/tracking.ts'
 import { trackReads, type TrackReads } from '../cluster/track-reads.ts'
 import { readApplied } from '../cluster/state.ts'
 import { trackedOrder, trackingView } from '../ops/web/public.ts'
-import { decodeFrame, TrackRoomFrames, WATCH_REFRESH_MS, type RoomOut, type WireFrame } from '../cluster/frames.ts'
-import { FrameWatcher, type FrameLink, type OwnSockets } from '../cluster/frame-link.ts'
+import { decodeFrame, TrackRoomFrames, type RoomOut, type WireFrame } from '../cluster/frames.ts'
+import type { FrameLink, OwnSockets } from '../cluster/frame-link.ts'
 import { ApiError } from '../errors.ts'
 import { encode } from './codec.ts'
 import { feedMessages } from './feed.ts'
@@ -31,14 +31,10 @@ import { Hub, SLOW_CONSUMER_BYTES } from './hub.ts'
 import { topics } from './realtime.ts'
 import type { LiveSocket } from './socket.ts'
 import { authedUpgrade, refuse } from './upgrade.ts'
+import { ReplicaRooms, type RoomBase } from './replica-rooms.ts'
 
 /** The tracking socket's path, as the primary mounts it (src/ws/track.ts). */
 export const TRACK_SOCKET_PATH = '/api/v1/ws/track/:token'
-/** How long a replica waits for the primary's answer to a watch. */
-const WATCH_TIMEOUT_MS = 5000
-/** Close code and reason when a replica's own socket must reconnect (RFC 6455 §7.4.1 "service restart"). */
-const RECONNECT = { code: 1012, reason: 'reconnect' }
-
 export interface ReplicaSocketOptions {
   config: Config
   log: Logger
@@ -75,17 +71,39 @@ export function servesTracking(s: Pick<ClusterStatus, 'role' | 'ready' | 'primar
 /** A tunnelled socket's user data (src/http/forward.ts `Tunnel`), as opposed to one this node serves. */
 const isTunnel = (d: unknown): boolean => typeof d === 'object' && d !== null && 'upstream' in d
 
-/** One watched order on this node. */
-interface Room {
-  orderId: number
+/**
+ * Mount a socket kind this node serves itself while `here()` (its own behavior `b`), else tunnelled
+ * to the primary (src/http/forward.ts), else 503 while the node is still joining. Each socket stays
+ * with whoever opened it: its user data tells a tunnel from an own socket.
+ */
+export function mountOwnOrTunnel<T>(app: TemplatedApp, path: string, b: WebSocketBehavior<T>, here: () => boolean, tunnel: () => WebSocketBehavior<unknown> | null): void {
+  const own = b as WebSocketBehavior<unknown>
+  const either = <K extends 'open' | 'message' | 'close' | 'drain'>(k: K) => ((ws: WebSocket<unknown>, ...rest: unknown[]) => {
+    const handler = isTunnel(ws.getUserData()) ? tunnel()?.[k] : own[k]
+    return (handler as ((...a: unknown[]) => void) | undefined)?.(ws, ...rest)
+  }) as NonNullable<WebSocketBehavior<unknown>[K]>
+  app.ws<unknown>(path, {
+    ...own,
+    upgrade: (res, req, context) => {
+      if (here()) return own.upgrade!(res, req, context)
+      const t = tunnel()
+      if (t) return t.upgrade!(res, req as never, context)
+      refuse(res, new ApiError('unavailable', 'This node is still joining the cluster. Retry shortly.', undefined, { 'Retry-After': '1' }), requestIdOf(req.getHeader('x-request-id')))
+    },
+    open: either('open'),
+    message: either('message'),
+    close: either('close'),
+    drain: either('drain'),
+  })
+}
+
+/** One watched order on this node (its key: the order's id). */
+interface Room extends RoomBase<number> {
   frames: TrackRoomFrames
   /** Caught up: subscribed to the hub's topic, sent live status frames. */
   sockets: Set<WebSocket<ReplicaTrackSocket>>
   /** Opened, waiting for the primary's answer and for this node's copy to reach it. */
   waiting: Set<WebSocket<ReplicaTrackSocket>>
-  /** The primary that answered (or was named when the room opened), and its term. */
-  primary: string | null
-  term: string | null
   out: RoomOut
 }
 
@@ -95,11 +113,13 @@ const wireJson = (f: WireFrame): string => f.json
 const wireObj = (f: WireFrame): unknown => JSON.parse(f.json)
 
 export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
-  const rooms = new Map<number, Room>()
+  const rooms = new ReplicaRooms<number, Room>({
+    log: o.log, status: o.status, term: o.term, link: o.link, what: 'tracking',
+    subject: (w, orderId) => w.subjects.track(orderId),
+    ask: (orderIds) => ({ track: orderIds, topics: [] }),
+    members: (room) => [...room.sockets, ...room.waiting],
+  })
   let hub: Hub | null = null
-  let watcher: FrameWatcher | null = null
-  let watcherLink: FrameLink | null = null
-  let timer: NodeJS.Timeout | null = null
   let open = 0
 
   const readsOf = new WeakMap<Db, TrackReads>()
@@ -112,34 +132,7 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
 
   const serveHere = (): boolean => servesTracking(o.status(), o.link() !== null)
 
-  const watcherFor = (): FrameWatcher => {
-    const link = o.link()!
-    if (watcher && watcherLink === link) return watcher
-    watcher?.close()
-    watcher = new FrameWatcher(link)
-    watcherLink = link
-    // NATS gone for this node: frames published meanwhile are lost to it, so its sockets reconnect.
-    void (async () => {
-      for await (const s of link.nc.status()) if (s.type === 'disconnect') closeAll('this node lost NATS')
-    })().catch(() => {})
-    return watcher
-  }
-
-  const end = (ws: WebSocket<ReplicaTrackSocket>) => {
-    if (!ws.getUserData().closed) ws.end(RECONNECT.code, RECONNECT.reason)
-  }
-
-  const drop = (room: Room, why: string | null) => {
-    if (rooms.get(room.orderId) !== room) return
-    rooms.delete(room.orderId)
-    watcher?.unsubscribe(room.orderId)
-    if (why) o.log.info({ orderId: room.orderId, sockets: room.sockets.size + room.waiting.size, why }, 'live frames: closing this node\'s tracking sockets of an order (1012, reconnect)')
-    for (const ws of [...room.sockets, ...room.waiting]) end(ws)
-  }
-
-  function closeAll(why: string): void {
-    for (const room of [...rooms.values()]) drop(room, why)
-  }
+  const drop = (room: Room, why: string | null) => rooms.drop(room, why)
 
   /** Read the tracking view and the sequence this node's copy holds, in one read transaction. */
   const readView = (orderId: number): { view: TrackViewFrame | null; applied: number } => {
@@ -169,7 +162,7 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
 
   /** Catch the waiting sockets up once the primary answered and this node's copy holds what it had then. */
   const settle = (room: Room, deadline: number) => {
-    if (rooms.get(room.orderId) !== room || room.waiting.size === 0 || !room.frames.answered) return
+    if (rooms.rooms.get(room.key) !== room || room.waiting.size === 0 || !room.frames.answered) return
     if (o.status().applied_seq < room.frames.since) {
       if (Date.now() > deadline) return drop(room, 'this node\'s copy did not reach the primary\'s within its bound')
       setTimeout(() => settle(room, deadline), 20).unref()
@@ -179,15 +172,14 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
       room.waiting.delete(ws)
       if (ws.getUserData().closed) continue
       catchUp(room, ws, 'snapshot', true)
-      hub!.subscribe(ws, topics.track(room.orderId))
+      hub!.subscribe(ws, topics.track(room.key))
       room.sockets.add(ws)
     }
   }
 
-  const openRoom = (orderId: number): Room => {
-    const w = watcherFor()
+  const openRoom = (orderId: number): Room => rooms.open(orderId, (base) => {
     const room: Room = {
-      orderId, frames: new TrackRoomFrames(), sockets: new Set(), waiting: new Set(), primary: o.status().primary, term: o.term?.() ?? null,
+      ...base, frames: new TrackRoomFrames(), sockets: new Set(), waiting: new Set(),
       out: {
         status: (f, frame) => {
           const packed = { msgpack: null }
@@ -196,39 +188,20 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
         location: (f: WireFrame) => hub!.publishWith(topics.track(orderId), f, wireJson, wireObj),
       },
     }
-    rooms.set(orderId, room)
-    w.subscribe(orderId, (text) => {
-      try {
-        room.frames.take(decodeFrame(text), room.out)
-      } catch (err) {
-        o.log.warn({ err, orderId }, 'live frames: a frame could not be read')
-      }
-    }, (err) => { o.log.warn({ err, orderId }, 'live frames: subscription failed'); drop(room, 'the subscription failed') })
-    w.watch([orderId], WATCH_TIMEOUT_MS).then((reply) => {
-      if (rooms.get(orderId) !== room) return
-      if (reply.node !== room.primary) return drop(room, `${reply.node} answered, not ${room.primary}`)
-      room.frames.answer({ n: reply.n, seq: reply.seq, location: reply.locations[orderId] ?? null }, room.out)
-      settle(room, Date.now() + o.config.cluster!.maxLagMs)
-    }, (err: Error) => {
-      o.log.warn({ err: err.message, orderId }, 'live frames: the primary did not answer a watch')
-      drop(room, 'the primary did not answer')
-    })
     return room
-  }
-
-  /** Every WATCH_REFRESH_MS: sockets of a primary that is no longer the primary reconnect; the others' orders are named again. */
-  const tick = () => {
-    const s = o.status()
-    const term = o.term?.() ?? null
-    for (const room of [...rooms.values()]) {
-      if (room.primary !== s.primary) drop(room, `the primary changed (${room.primary} → ${s.primary})`)
-      else if (room.term !== term) drop(room, `the primary ${s.primary} restarted`)
+  }, (room, text) => {
+    try {
+      room.frames.take(decodeFrame(text), room.out)
+    } catch (err) {
+      o.log.warn({ err, orderId }, 'live frames: a frame could not be read')
     }
-    if (rooms.size > 0 && watcher) watcher.repeat([...rooms.keys()])
-  }
+  }, (room, reply) => {
+    room.frames.answer({ n: reply.n, seq: reply.seq, location: reply.locations[orderId] ?? null }, room.out)
+    settle(room, Date.now() + o.config.cluster!.maxLagMs)
+  })
 
   const leave = (ws: WebSocket<ReplicaTrackSocket>) => {
-    const room = rooms.get(ws.getUserData().orderId)
+    const room = rooms.rooms.get(ws.getUserData().orderId)
     if (!room) return
     room.sockets.delete(ws)
     room.waiting.delete(ws)
@@ -246,16 +219,16 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
     open: (ws) => {
       open++
       const { orderId } = ws.getUserData()
-      const room = rooms.get(orderId) ?? openRoom(orderId)
+      const room = rooms.rooms.get(orderId) ?? openRoom(orderId)
       room.waiting.add(ws)
       settle(room, Date.now() + o.config.cluster!.maxLagMs)
     },
     message: feedMessages<ReplicaTrackSocket>(h, 'Tracking', (ws) => {
-      const room = rooms.get(ws.getUserData().orderId)
+      const room = rooms.rooms.get(ws.getUserData().orderId)
       if (room?.sockets.has(ws)) catchUp(room, ws, 'snapshot', false)
     }),
     drain: (ws) => {
-      const room = rooms.get(ws.getUserData().orderId)
+      const room = rooms.rooms.get(ws.getUserData().orderId)
       if (!room?.sockets.has(ws) || ws.getBufferedAmount() > SLOW_CONSUMER_BYTES / 4) return
       catchUp(room, ws, 'status', true)
     },
@@ -268,34 +241,12 @@ export function replicaSockets(o: ReplicaSocketOptions): OwnSockets {
   return {
     get open() { return open },
     mount(app, tunnel) {
-      timer ??= setInterval(tick, WATCH_REFRESH_MS)
-      timer.unref()
+      rooms.start()
       hub = new Hub(app)
-      const b = own(hub)
-      const orTunnel = <K extends 'open' | 'message' | 'close'>(k: K) => ((ws: WebSocket<unknown>, ...rest: unknown[]) => {
-        const t = tunnel()
-        if (isTunnel(ws.getUserData())) return (t?.[k] as ((...a: unknown[]) => void) | undefined)?.(ws, ...rest)
-        return (b[k] as ((...a: unknown[]) => void) | undefined)?.(ws, ...rest)
-      }) as NonNullable<WebSocketBehavior<unknown>[K]>
-      app.ws<unknown>(TRACK_SOCKET_PATH, {
-        ...(b as WebSocketBehavior<unknown>),
-        upgrade: (res, req, context) => {
-          if (serveHere()) return b.upgrade!(res, req, context)
-          const t = tunnel()
-          if (t) return t.upgrade!(res, req as never, context)
-          refuse(res, new ApiError('unavailable', 'This node is still joining the cluster. Retry shortly.', undefined, { 'Retry-After': '1' }), requestIdOf(req.getHeader('x-request-id')))
-        },
-        open: orTunnel('open'),
-        message: orTunnel('message'),
-        close: orTunnel('close'),
-        drain: (ws) => { if (!isTunnel(ws.getUserData())) b.drain?.(ws as WebSocket<ReplicaTrackSocket>) },
-      })
+      mountOwnOrTunnel(app, TRACK_SOCKET_PATH, own(hub), serveHere, tunnel)
     },
     close() {
-      if (timer) clearInterval(timer)
-      timer = null
-      closeAll('this node stops serving as a replica')
-      watcher?.close()
+      rooms.stop('this node stops serving as a replica')
     },
   }
 }

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3'
 import { findFreePort, request } from './server.ts'
 import { spawnServer, type ServerProcess } from './process.ts'
 import { capturedTables } from '../../src/storage/changes.ts'
+import { parseMetrics } from './prometheus.ts'
 
 export const NATS_SERVER = '/usr/sbin/nats-server'
 
@@ -179,3 +180,50 @@ export function tableDump(dbPath: string): Record<string, unknown[]> {
 const quiet = (out: string) => out.split('\n').filter((l) => !l.includes('"msg":"request"')).join('\n')
 
 export { waitFor }
+
+/**
+ * The live-frames setup (test/cluster-frames.test.ts, test/cluster-feeds.test.ts): one nats-server
+ * (live frames are core NATS), a primary that created the demo account, then a replica; the
+ * primary's socket counts from its /metrics, the owner API on either node, and "the replica has
+ * applied what the primary wrote and is ready". `env` goes to every node.
+ */
+export async function liveFramesCluster(t: { teardown(fn: () => Promise<void>): void }, name: string, env: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), `dispatch-${name}-`))
+  const nats = await startNats(1)
+  const nodes: ClusterNodeProcess[] = []
+  t.teardown(async () => {
+    for (const n of nodes) await n.stop()
+    await nats.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const METRICS_TOKEN = `${name}-test-metrics-token-0123456789`
+  const start = async (id: string) => {
+    const n = await startNode(nats, `${name}${process.pid}`, id, dir, { METRICS_TOKEN, ...env })
+    nodes.push(n)
+    return n
+  }
+  const n1 = await start('n1')
+  const c = { nodes, primary: await primaryOf([n1]), replica: null as unknown as ClusterNodeProcess, demo: null as unknown as { owner: { token: string }; store: { id: number } } }
+  await waitFor(() => n1.output().includes('Demo account created'), 60_000, 'the demo account')
+  c.demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(n1.output())![1]!)
+  c.replica = await start('n2')
+  return Object.assign(c, {
+    /** The owner API (the demo owner's token unless `as`); anything but 2xx throws. */
+    api: async (node: ClusterNodeProcess, method: string, path: string, body?: unknown, as = c.demo.owner.token) => {
+      const r = await request(`${node.sp.base}${path}`, method, { token: as, body })
+      if (r.status < 200 || r.status > 299) throw new Error(`${method} ${path} on ${node.id}: ${r.status} ${r.text.slice(0, 300)}`)
+      return r.body
+    },
+    ws: (node: ClusterNodeProcess) => node.sp.base.replace(/^http/, 'ws'),
+    /** The primary's open sockets of a kind, from its /metrics. */
+    primarySockets: async (kind: string) => {
+      const r = await fetch(`${c.primary.sp.site}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+      return parseMetrics(await r.text()).find((s) => s.name === 'dispatch_ws_open_sockets' && s.labels.kind === kind)?.value ?? -1
+    },
+    /** The replica has applied everything the primary has written so far, and is ready. */
+    caughtUp: async () => {
+      await appliedUpTo(c.replica, (await c.primary.readyz()).body.applied_seq as number)
+      await waitFor(async () => (await c.replica.readyz()).status === 200, 60_000, 'the replica ready')
+    },
+  })
+}
