@@ -121,7 +121,8 @@ export function buildApp(config: Config, opts: BuildOptions = {}): App {
     drivers: createDriverQueries(db),
     endpoints: { ownedBy: (id, ownerId) => webhooks.store.ownedEndpoint(id, ownerId) },
     realtime,
-    hub: new Hub(app),
+    // One hub for every publisher: in cluster mode it knows which topics replicas watch (src/ws/hub.ts `remote`).
+    hub: realtime.hub,
     sms: providers.sms,
     push: providers.push,
     router: providers.router, geocoder: providers.geocoder,

@@ -107,6 +107,46 @@ if (!hasNats()) {
     t.equal(await primarySockets('dispatch'), 0, 'still none on the primary')
   })
 
+  /** A staff token of the demo's manager (every station), for one device. */
+  const staffToken = async (device: string) => {
+    const manager = (demo as unknown as { staff: Array<{ role: string; email: string; password: string }> }).staff.find((m) => m.role === 'manager')!
+    return (await api(primary, 'POST', `/restaurants/${storeId}/staff/login`, { email: manager.email, password: manager.password, device }, '') as { token: string }).token
+  }
+
+  t.test('the kitchen screen on a replica: served by it, the primary\'s snapshot and changes, its bumps run by the primary', async (t) => {
+    const screenToken = await staffToken('kds-replica')
+    const otherScreen = await staffToken('kds-primary')
+    await caughtUp()
+    const screen = await WsClient.open(`${ws(replica)}/ws/kds`, { token: screenToken })
+    t.teardown(() => screen.ws.terminate())
+    const snap = await screen.next((f) => f.type === 'snapshot', 30_000)
+    t.equal(await primarySockets('kds'), 0, 'the primary holds no kitchen socket: the replica serves it')
+    const onPrimary = await WsClient.open(`${ws(primary)}/ws/kds`, { token: otherScreen })
+    t.same(snap, await onPrimary.next((f) => f.type === 'snapshot', 30_000), 'the snapshot equals the primary\'s')
+    onPrimary.ws.terminate()
+
+    const placed = await newOrder('Kitchen')
+    const ticket = await screen.next((f) => f.type === 'ticket' && f.ticket.order_id === placed.id, 30_000)
+    t.match(ticket, { type: 'ticket', ticket: { order_id: placed.id } }, 'a new order placed on the primary: its ticket')
+    const lineId = ticket.ticket.items[0].id as number
+
+    screen.send({ type: 'bump', item_id: lineId, seq: 41 })
+    t.match(await screen.next((f) => (f.type === 'ack' || f.type === 'error') && f.seq === 41, 30_000), { type: 'ack', seq: 41, item_id: lineId, kds_state: 'preparing', order_id: placed.id }, 'a bump sent to the replica: acknowledged')
+    const live = (await api(primary, 'GET', '/staff/kds', undefined, otherScreen) as { tickets: Array<{ order_id: number; items: Array<{ id: number; kds_state: string }> }> }).tickets
+    t.equal(live.find((x) => x.order_id === placed.id)?.items.find((i) => i.id === lineId)?.kds_state, 'preparing', 'and in the primary\'s data when acknowledged')
+    t.match(await screen.next((f) => f.type === 'item' && f.items[0]?.id === lineId && f.items[0]?.kds_state === 'preparing', 30_000), { type: 'item', order_id: placed.id }, 'its item frame reaches the screen too')
+
+    await api(primary, 'PUT', `/staff/kds/items/${lineId}/bump`, undefined, otherScreen)
+    t.match(await screen.next((f) => f.type === 'item' && f.items[0]?.id === lineId && f.items[0]?.kds_state === 'ready', 30_000), { type: 'item', items: [{ kds_state: 'ready' }] }, 'a bump from another screen, on the primary')
+
+    screen.send({ type: 'bump', item_id: 999999, seq: 42 })
+    t.match(await screen.next((f) => (f.type === 'ack' || f.type === 'error') && f.seq === 42, 30_000), { type: 'error', code: 'not_found', seq: 42 }, 'a refused bump: the primary\'s refusal')
+    t.equal(await primarySockets('kds'), 0, 'still none on the primary')
+
+    await api(primary, 'POST', '/staff/logout', undefined, screenToken)
+    t.equal((await screen.closedWithin(60_000)).code, 4001, 'signed out on the primary: the replica\'s screen closes with 4001')
+  })
+
   t.test('a token revoked on the primary closes the replica\'s sockets opened with it', async (t) => {
     const made = await api(primary, 'POST', '/tokens', { name: 'screen', capabilities: ['orders:read', 'drivers:read'] }) as { id: number; token: string }
     await caughtUp()
@@ -122,15 +162,20 @@ if (!hasNats()) {
   })
 
   t.test('when the primary goes away the replica\'s feeds close with 1012; a reconnect gets a snapshot', async (t) => {
+    const screenToken = await staffToken('kds-failover')
     await caughtUp()
     const board = await WsClient.open(`${ws(replica)}/ws/orders/${storeId}`, { token })
     const feed = await WsClient.open(`${ws(replica)}/ws/dispatch/${storeId}`, { token })
-    t.teardown(() => { board.ws.terminate(); feed.ws.terminate() })
+    const screen = await WsClient.open(`${ws(replica)}/ws/kds`, { token: screenToken })
+    t.teardown(() => { board.ws.terminate(); feed.ws.terminate(); screen.ws.terminate() })
     await board.next((f) => f.type === 'snapshot', 30_000)
     await feed.next((f) => f.type === 'snapshot', 30_000)
+    await screen.next((f) => f.type === 'snapshot', 30_000)
+    t.equal(await primarySockets('kds'), 0, 'served by the replica')
     await c.primary.kill()
     t.equal((await board.closedWithin(60_000)).code, 1012, 'the orders board: 1012 (service restart)')
     t.equal((await feed.closedWithin(60_000)).code, 1012, 'the dispatch feed: 1012')
+    t.equal((await screen.closedWithin(60_000)).code, 1012, 'the kitchen screen: 1012')
     c.primary = await primaryOf(nodes, 120_000)
     const again = await WsClient.open(`${ws(replica)}/ws/orders/${storeId}`, { token })
     t.teardown(() => again.ws.terminate())

@@ -20,9 +20,10 @@ import { withClusterSecret } from '../net/client-address.ts'
 import { seedDemo } from '../seed.ts'
 import { firstRunMessage } from '../first-run.ts'
 import { ClusterNode, DivergedError, RefusedError, RestoreError } from './node.ts'
-import { allOwn, publishTrackFrames, type FrameLink } from './frame-link.ts'
+import { allOwn, answerFrameOps, publishTrackFrames, type FrameLink } from './frame-link.ts'
+import { kdsRemoteStep } from '../ws/kds.ts'
 import { replicaSockets } from '../ws/replica-sockets.ts'
-import { replicaFeeds } from '../ws/replica-feeds.ts'
+import { kdsOnReplica, ownerFeedOnReplica, replicaFeeds } from '../ws/replica-feeds.ts'
 import { ordersFeed } from '../ws/orders.ts'
 import { dispatchFeed } from '../ws/dispatch.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
@@ -67,7 +68,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log,
     allOwn(
       replicaSockets({ config, log, db: () => db, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink }),
-      replicaFeeds({ config, log, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink, view: () => reads?.view ?? null, feeds: [ordersFeed, dispatchFeed] }),
+      replicaFeeds({ config, log, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink, view: () => reads?.view ?? null, feeds: [ownerFeedOnReplica(ordersFeed), ownerFeedOnReplica(dispatchFeed), kdsOnReplica()] }),
     ), () => reads)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
@@ -94,7 +95,9 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       const published = publishTrackFrames(frameLink!, () => replicator.lastCaptured, (orderId) => built.realtime.lastTrackLocation(orderId), log, () => built.realtime.connectedDrivers())
       built.realtime.remote = published.publisher
       built.realtime.hub.remote = published.publisher
-      frames = published
+      // The bumps and recalls of kitchen screens served by replicas, run here as this node's own screens' are.
+      const ops = answerFrameOps(frameLink!, (req) => kdsRemoteStep(built.svc, req), log)
+      frames = { stop() { published.stop(); ops.stop() } }
       replica.close()
       void forward?.close()
       // Its read-only view closes with the listener: the full server answers every read from here on.

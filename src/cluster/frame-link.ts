@@ -67,6 +67,37 @@ export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: 
   return { publisher, stop() { clearInterval(sweep); sub.unsubscribe() } }
 }
 
+/**
+ * What a socket's frame that writes is, as a replica sends it to the primary: the screen's
+ * credential (the primary resolves it again; never logged) and the frame as the client sent it.
+ */
+export interface FrameOpRequest { bearer: string; frame: unknown }
+
+/**
+ * The primary: answers the frames replicas' sockets send that write (src/ws/kds.ts `kdsRemoteStep`),
+ * each once the primary's own binding of the frame answered (after its commit).
+ */
+export function answerFrameOps(link: FrameLink, run: (req: Partial<FrameOpRequest>) => Promise<unknown>, log: Logger): { stop(): void } {
+  const sub = link.nc.subscribe(frameSubjects(link.cluster).frameOp, {
+    callback: (err, m) => {
+      if (err) return log.warn({ err }, 'live frames: frame requests subscription failed')
+      let req: Partial<FrameOpRequest>
+      try { req = m.json<Partial<FrameOpRequest>>() } catch { return void m.respond(json({ type: 'error', code: 'bad_frame', reason: 'bad_frame', message: 'The frame is not valid JSON.' })) }
+      run(req).then((answer) => m.respond(json(answer)), (e: unknown) => {
+        log.error({ err: e }, 'live frames: a replica\'s frame failed')
+        m.respond(json({ type: 'error', code: 'internal_error', reason: 'internal_error', message: 'The server failed handling this frame.' }))
+      })
+    },
+  })
+  return { stop: () => sub.unsubscribe() }
+}
+
+/** A replica: send a socket's frame that writes to the primary; resolves with its answer, rejects when none came within `timeoutMs`. */
+export async function requestFrameOp(link: FrameLink, req: FrameOpRequest, timeoutMs: number): Promise<unknown> {
+  const m = await link.nc.request(frameSubjects(link.cluster).frameOp, json(req), { timeout: timeoutMs })
+  return m.json<unknown>()
+}
+
 /** A replica's subscriptions and watch requests. */
 export class FrameWatcher {
   readonly subjects: FrameSubjects

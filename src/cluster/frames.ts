@@ -8,7 +8,10 @@
  *   {CLUSTER_NAME}.frames.0.orders.<storeId>  the owner's orders board of a store (hub topic `orders/<storeId>`)
  *   {CLUSTER_NAME}.frames.0.dispatch.<storeId> a store's dispatch feed (hub topic `dispatch/<storeId>`)
  *   {CLUSTER_NAME}.frames.0.fleet.<ownerId>   the owner's unbound drivers (hub topic `fleet/<ownerId>`)
+ *   {CLUSTER_NAME}.frames.0.kds.<storeId>.all  a store's all-station kitchen screens (hub topic `kds/<storeId>/*`)
+ *   {CLUSTER_NAME}.frames.0.kds.<storeId>.st.<hex> one station's screens (hub topic `kds/<storeId>/st/<station>`)
  *   {CLUSTER_NAME}.frames.0.watch             replicas tell the primary which orders and topics they watch
+ *   {CLUSTER_NAME}.ops.0.frame                a replica's kitchen screen's bump or recall, run by the primary (request/reply)
  *
  * The owner feeds' frames are those of the primary's hub topics (src/ws/realtime.ts `topics`), as
  * the hub publishes them (src/ws/hub.ts `remote`): one subject per topic, the frame's JSON text as
@@ -41,18 +44,27 @@ export interface FrameSubjects {
   /** A hub topic's subject (`orders/5` → `….orders.5`); null for a topic that does not travel. */
   topic(topic: string): string | null
   watch: string
+  /** A socket's frame that writes (a kitchen screen's bump), sent by a replica to the primary: request/reply. */
+  frameOp: string
 }
 
-/** The hub topics whose frames travel to replicas: `{kind}/{id}`. */
-const REMOTE_TOPIC = /^(orders|dispatch|fleet)\/([1-9][0-9]{0,15})$/
+/**
+ * The hub topics whose frames travel to replicas: `{kind}/{id}`, and the kitchen screens' per store
+ * and station (src/ws/kds.ts `kdsTopic`: `kds/{storeId}/*`, `kds/{storeId}/st/{station, URI-encoded}`).
+ */
+const REMOTE_TOPIC = /^(?:(orders|dispatch|fleet)\/([1-9][0-9]{0,15})|kds\/([1-9][0-9]{0,15})\/(\*|st\/[A-Za-z0-9\-_.!~*'()%]{1,480}))$/
 
 export const frameSubjects = (cluster: string, shard = SHARD): FrameSubjects => ({
   track: (orderId) => `${cluster}.frames.${shard}.track.${orderId}`,
   topic: (topic) => {
     const m = REMOTE_TOPIC.exec(topic)
-    return m ? `${cluster}.frames.${shard}.${m[1]}.${m[2]}` : null
+    if (!m) return null
+    if (m[1]) return `${cluster}.frames.${shard}.${m[1]}.${m[2]}`
+    // A station's name may hold what a subject may not (`.`, `*`): its tokens are hex.
+    return `${cluster}.frames.${shard}.kds.${m[3]}.${m[4] === '*' ? 'all' : `st.${Buffer.from(m[4]!.slice(3)).toString('hex')}`}`
   },
   watch: `${cluster}.frames.${shard}.watch`,
+  frameOp: `${cluster}.ops.${shard}.frame`,
 })
 
 /** Whether a hub topic's frames can travel to replicas (a watch naming any other is ignored). */

@@ -35,7 +35,7 @@ import { bumpItem, kdsReads, kdsItemOfView, kdsScreenAdmission, recallItem, tick
 import { frame, runFrame, type BoundFrame } from './frame.ts'
 import type { KdsAckFrame, KdsItemFrame, KdsSnapshotFrame, KdsStatusFrame, KdsTicketFrame } from './kds-frames.ts'
 
-interface KdsSocket extends LiveSocket {
+export interface KdsSocket extends LiveSocket {
   staffId: number
   storeId: number
   tokenId: number
@@ -45,6 +45,9 @@ interface KdsSocket extends LiveSocket {
   who: { principal: Principal }
 }
 type Ws = WebSocket<KdsSocket>
+
+/** A kitchen screen's socket limits, on every node: a screen more than 1 MB behind is closed (it reconnects for a fresh snapshot). */
+export const KDS_SOCKET_LIMITS = { maxMessageBytes: 4096, maxBackpressure: 1024 * 1024, closeOnBackpressureLimit: 1 } as const
 
 const STATION_RE = /^[^\u0000-\u001f]{1,40}$/
 /** The frames a kitchen screen sends: the kitchen operations, bound (src/ws/frame.ts). */
@@ -87,8 +90,11 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
   }
 
   /** Fan out from the order's stored lines (new orders, re-opened orders). */
+  /** Screens of a store here, or possibly on a replica (the hub then knows which of its topics are watched). */
+  const watched = (storeId: number) => (screens.get(storeId) ?? 0) > 0 || hub.remoteTopics
+
   function fanOut(storeId: number, orderId: number, build: (rows: readonly TicketRow[], station: string | null) => unknown) {
-    if (!screens.get(storeId)) return
+    if (!watched(storeId)) return
     const rows = kdsq.orderLines(orderId, storeId)
     if (rows.length === 0) return
     publishTo(storeId, rows, rememberStations(orderId, rows), build)
@@ -96,7 +102,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
 
   /** A status frame needs only the order's stations: remembered, or read once. */
   function fanOutStatus(storeId: number, orderId: number, frame: unknown) {
-    if (!screens.get(storeId)) return
+    if (!watched(storeId)) return
     const stations = stationsOf.get(orderId) ?? rememberStations(orderId, kdsq.orderLines(orderId))
     publishTo(storeId, stations.map((station) => ({ station })), stations, () => frame)
   }
@@ -127,7 +133,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
     },
     itemsChanged(order, lineIds) {
       // Built from the actor's own view of the order: no read between the commit and the frame.
-      if (!screens.get(order.restaurant_id)) return
+      if (!watched(order.restaurant_id)) return
       const ids = new Set(lineIds)
       const changed = order.items.filter((l) => ids.has(l.id))
       const head: KdsItemFrame['order'] = { order_id: order.id, type: order.type, status: order.status, table_number: order.table_number, customer_name: order.customer_name, note: order.note, created_at: order.created_at }
@@ -142,48 +148,11 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
   }
 
   const send = (ws: Ws, msg: unknown) => { if (!ws.getUserData().closed) hub.send(ws, msg) }
-  const snapshot = (d: KdsSocket): KdsSnapshotFrame => ({ type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) })
-
-  /**
-   * A `bump`/`recall` frame: a binding of the kitchen operations (`frame`, src/ws/frame.ts), run with
-   * the socket's principal through the one pipeline, so a frame is refused as the HTTP route would
-   * refuse it (permission, store, plan feature, input, tenancy, transitions, the station rule).
-   */
-  async function step(ws: Ws, f: Readonly<Record<string, unknown>>, bound: BoundFrame<KdsStepReply>) {
-    const seq = typeof f.seq === 'number' && Number.isSafeInteger(f.seq) ? f.seq : null
-    const d = ws.getUserData()
-    try {
-      const out = await runFrame(bound, { svc, principal: d.who.principal, ids: { store: d.storeId }, frame: f, ip: '' })
-      const ack: KdsAckFrame = { type: 'ack', seq, item_id: out.item.id, kds_state: out.item.kds_state, order_id: out.order_id, order_status: out.order_status }
-      send(ws, ack)
-    } catch (err) {
-      const e = err instanceof ApiError ? err : new ApiError('internal_error')
-      send(ws, refusalFrame(e, seq))
-    }
-  }
+  const snapshot = (d: KdsSocket): KdsSnapshotFrame => kdsSnapshot(kdsq, d)
 
   app.ws<KdsSocket>('/api/v1/ws/kds', guarded('kds', svc, rt.sessions.track({
-    maxMessageBytes: 4096,
-    maxBackpressure: 1024 * 1024,
-    closeOnBackpressureLimit: 1,
-    upgrade: authedUpgrade<KdsSocket>(0, (input) => {
-      const p = svc.auth.staff(input)
-      if (!p) throw new ApiError('unauthenticated')
-      // The policy and the plan's `kds` feature (403 feature_not_in_plan), as an operation decides them.
-      admit(kdsScreenAdmission, svc, p, { store: p.storeId })
-      const asked = input.query.station_id
-      if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
-      const storeId = p.storeId
-      // Re-checked whenever credentials change: signed out or removed → 4001, `kds` taken away → 4003.
-      // A new role or station (the owner's staff update) applies to this screen's next bump.
-      const who: { principal: Principal } = { principal: p }
-      const check = (q: Principal) => policyVerdict(() => {
-        admit(kdsScreenAdmission, svc, q, { store: storeId })
-        who.principal = q
-      })
-      const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]
-      return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, who, session: session('staff', input.bearer!, subjects, check) }
-    }),
+    ...KDS_SOCKET_LIMITS,
+    upgrade: kdsScreenUpgrade(svc),
     open: (ws) => {
       const d = ws.getUserData()
       screens.set(d.storeId, (screens.get(d.storeId) ?? 0) + 1)
@@ -191,17 +160,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
       hub.subscribe(ws, kdsTopic(d.storeId, d.station))
       hub.send(ws, snapshot(d))
     },
-    message: (ws, message, isBinary) => {
-      let frame: unknown
-      try { frame = decode(message, isBinary) } catch { return void send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.')) }
-      const f = (frame && typeof frame === 'object' ? frame : {}) as { type?: unknown; item_id?: unknown; seq?: unknown }
-      if (f.type === 'ping') return void send(ws, { type: 'pong' })
-      // Returned, not dropped: the guard turns a rejection into a log line and a 1011 close.
-      const bound = f.type === 'bump' ? BUMP : f.type === 'recall' ? RECALL : null
-      if (bound) return step(ws, f as Record<string, unknown>, bound)
-      if (f.type === 'refresh') return void send(ws, snapshot(ws.getUserData()))
-      send(ws, errorFrame('unknown_type', 'Kitchen sockets accept `bump`, `recall`, `refresh` and `ping` frames.'))
-    },
+    message: kdsMessages(send, (ws) => send(ws, snapshot(ws.getUserData())), (ws, f, bound) => kdsStep(svc, ws.getUserData().who.principal, ws.getUserData().storeId, f, bound).then((out) => send(ws, out))),
     close: (ws) => {
       const d = ws.getUserData()
       const n = (screens.get(d.storeId) ?? 1) - 1
@@ -211,4 +170,94 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
   })))
 
   return { sink, react }
+}
+
+/** The live tickets a screen shows (its station's, or every station's). */
+export const kdsSnapshot = (kdsq: ReturnType<typeof kdsReads>, d: Pick<KdsSocket, 'storeId' | 'station'>): KdsSnapshotFrame =>
+  ({ type: 'snapshot', station: d.station, tickets: kdsq.tickets(d.storeId, d.station) })
+
+/**
+ * The kitchen socket's upgrade, decided on `svc` (the primary's services, or a replica's read-only
+ * view of them): a staff token with the `kds` permission and the plan's `kds` feature, as an
+ * operation decides them; `?station_id=` checked. Re-checked whenever credentials change.
+ */
+export function kdsScreenUpgrade(svc: Services) {
+  return authedUpgrade<KdsSocket>(0, (input) => {
+    const p = svc.auth.staff(input)
+    if (!p) throw new ApiError('unauthenticated')
+    // The policy and the plan's `kds` feature (403 feature_not_in_plan), as an operation decides them.
+    admit(kdsScreenAdmission, svc, p, { store: p.storeId })
+    const asked = input.query.station_id
+    if (asked !== undefined && !STATION_RE.test(asked)) throw new ApiError('validation_failed', undefined, { station_id: ['Use 1 to 40 printable characters.'] })
+    const storeId = p.storeId
+    // Re-checked whenever credentials change: signed out or removed → 4001, `kds` taken away → 4003.
+    // A new role or station (the owner's staff update) applies to this screen's next bump.
+    const who: { principal: Principal } = { principal: p }
+    const check = (q: Principal) => policyVerdict(() => {
+      admit(kdsScreenAdmission, svc, q, { store: storeId })
+      who.principal = q
+    })
+    const subjects = [subject.staff(p.staffId), subject.staffToken(p.tokenId), subject.store(storeId)]
+    return { staffId: p.staffId, storeId, tokenId: p.tokenId, station: asked ?? p.station, who, session: session('staff', input.bearer!, subjects, check) }
+  })
+}
+
+/**
+ * What a kitchen screen's frames do, on every node: `ping`, `refresh`, and the bound kitchen
+ * operations (`bump`, `recall`) handed to `step` (run here on the primary, sent to it from a replica).
+ * The promise `step` returns is returned, not dropped: the guard turns a rejection into a log line and a 1011 close.
+ */
+export function kdsMessages<W extends WebSocket<LiveSocket>>(send: (ws: W, msg: unknown) => void, refresh: (ws: W) => void, step: (ws: W, f: Readonly<Record<string, unknown>>, bound: BoundFrame<KdsStepReply>) => Promise<void>) {
+  return (ws: W, message: ArrayBuffer, isBinary: boolean) => {
+    let frame: unknown
+    try { frame = decode(message, isBinary) } catch { return void send(ws, errorFrame('bad_frame', 'The frame is not valid JSON or MessagePack.')) }
+    const f = (frame && typeof frame === 'object' ? frame : {}) as { type?: unknown; item_id?: unknown; seq?: unknown }
+    if (f.type === 'ping') return void send(ws, { type: 'pong' })
+    const bound = kdsFrameOf(f.type)
+    if (bound) return step(ws, f as Record<string, unknown>, bound)
+    if (f.type === 'refresh') return void refresh(ws)
+    send(ws, errorFrame('unknown_type', 'Kitchen sockets accept `bump`, `recall`, `refresh` and `ping` frames.'))
+  }
+}
+
+/** The bound operation of a frame type, or null. */
+export const kdsFrameOf = (type: unknown): BoundFrame<KdsStepReply> | null => type === 'bump' ? BUMP : type === 'recall' ? RECALL : null
+
+/** The seq a frame names, if a safe integer. */
+const seqOf = (f: Readonly<Record<string, unknown>>): number | null => typeof f.seq === 'number' && Number.isSafeInteger(f.seq) ? f.seq : null
+
+/**
+ * A `bump`/`recall` frame: a binding of the kitchen operations (`frame`, src/ws/frame.ts), run with
+ * the screen's principal through the one pipeline, so a frame is refused as the HTTP route would
+ * refuse it (permission, store, plan feature, input, tenancy, transitions, the station rule).
+ * Answers the `ack` once the change is committed, or the refusal.
+ */
+export async function kdsStep(svc: Services, principal: Principal, storeId: number, f: Readonly<Record<string, unknown>>, bound: BoundFrame<KdsStepReply>): Promise<KdsAckFrame | ReturnType<typeof refusalFrame>> {
+  const seq = seqOf(f)
+  try {
+    const out = await runFrame(bound, { svc, principal, ids: { store: storeId }, frame: f, ip: '' })
+    return { type: 'ack', seq, item_id: out.item.id, kds_state: out.item.kds_state, order_id: out.order_id, order_status: out.order_status }
+  } catch (err) {
+    return refusalFrame(err instanceof ApiError ? err : new ApiError('internal_error'), seq)
+  }
+}
+
+/**
+ * A kitchen frame a replica's screen sent (docs/cluster.md "Sockets on any node"), on the primary:
+ * the screen's credential is resolved again here and the screen admitted as at its upgrade (a
+ * credential revoked meanwhile is refused, never acted on), then the frame runs as a frame of the
+ * primary's own screens would. Answers the frame the screen gets.
+ */
+export async function kdsRemoteStep(svc: Services, req: { bearer?: unknown; frame?: unknown }): Promise<unknown> {
+  const f = (req.frame && typeof req.frame === 'object' ? req.frame : {}) as Readonly<Record<string, unknown>>
+  const bound = kdsFrameOf(f.type)
+  if (!bound) return errorFrame('unknown_type', 'Kitchen sockets accept `bump`, `recall`, `refresh` and `ping` frames.')
+  try {
+    const p = typeof req.bearer === 'string' ? svc.auth.staff({ headers: {}, query: {}, bearer: req.bearer }) : null
+    if (!p) throw new ApiError('unauthenticated')
+    admit(kdsScreenAdmission, svc, p, { store: p.storeId })
+    return await kdsStep(svc, p, p.storeId, f, bound)
+  } catch (err) {
+    return refusalFrame(err instanceof ApiError ? err : new ApiError('internal_error'), seqOf(f))
+  }
 }

@@ -28,7 +28,14 @@ import { readApplied } from '../cluster/state.ts'
 import { decodeFrame, DriverPresence, newerThan, TopicRoomFrames, type WireFrame } from '../cluster/frames.ts'
 import type { FrameLink, OwnSockets } from '../cluster/frame-link.ts'
 import { encode } from './codec.ts'
-import { feedMessages, OWNER_FEED_LIMITS, ownerStoreUpgrade, type OwnerStoreFeed, type OwnerStoreSocket } from './feed.ts'
+import { feedMessages, OWNER_FEED_LIMITS, ownerStoreUpgrade, type OwnerStoreFeed } from './feed.ts'
+import type { Services } from '../services.ts'
+import type { LiveSocket } from './socket.ts'
+import { ApiError } from '../errors.ts'
+import { kdsMessages, kdsScreenUpgrade, kdsSnapshot, KDS_SOCKET_LIMITS, kdsTopic, type KdsSocket } from './kds.ts'
+import { kdsReads } from '../ops/orders/kds.ts'
+import { refusalFrame } from './frames.ts'
+import { requestFrameOp } from '../cluster/frame-link.ts'
 import { guarded } from './guard.ts'
 import { Hub, SLOW_CONSUMER_BYTES } from './hub.ts'
 import { SocketSessions } from './sessions.ts'
@@ -45,11 +52,83 @@ export interface ReplicaFeedOptions {
   link: () => FrameLink | null
   /** The replica's read-only view of the server, once it has joined (null before). */
   view: () => ReadView | null
-  /** The feeds it serves (src/ws/orders.ts `ordersFeed`, src/ws/dispatch.ts `dispatchFeed`). */
-  feeds: readonly OwnerStoreFeed[]
+  /** The socket kinds it serves (`ownerFeedOnReplica`, `kdsOnReplica`). */
+  feeds: readonly AnyReplicaFeed[]
 }
 
-interface FeedSocket extends OwnerStoreSocket {
+/** A socket kind a replica serves itself, from the pieces the primary's own socket of that kind is made of. */
+export interface ReplicaFeed<D> {
+  /** Its kind (the guard's, the metrics' label). */
+  kind: string
+  /** Its address, as uWS routes it. */
+  path: string
+  limits: { maxMessageBytes: number; maxBackpressure: number; closeOnBackpressureLimit: number }
+  /** The primary's upgrade, on this node's view of the server. */
+  upgrade: (svc: Services) => GuardedUpgrade
+  /** The hub topics whose frames it hears. */
+  topics: (d: D) => string[]
+  /** Its snapshot, read on the view. */
+  snapshot: (svc: Services, d: D, connected: (driverId: number) => boolean) => unknown
+  /** What it does with the frames the client sends; `refresh` sends it a new snapshot. */
+  messages: (hub: Hub, link: () => FrameLink | null, refresh: (ws: WebSocket<D & FeedState>) => void) => (ws: WebSocket<D & FeedState>, message: ArrayBuffer, isBinary: boolean) => void | Promise<void>
+}
+
+/** The owner's feeds of a store (src/ws/orders.ts `ordersFeed`, src/ws/dispatch.ts `dispatchFeed`) on a replica. */
+export function ownerFeedOnReplica(feed: OwnerStoreFeed): AnyReplicaFeed {
+  return erased<Parameters<OwnerStoreFeed['topics']>[0]>({
+    kind: feed.kind, path: `/api/v1/ws/${feed.kind}/:restaurantId`, limits: OWNER_FEED_LIMITS,
+    upgrade: (svc) => ownerStoreUpgrade(svc, feed.admission(svc)) as GuardedUpgrade,
+    topics: feed.topics, snapshot: feed.snapshot,
+    messages: (hub, _link, refresh) => feedMessages(hub, feed.label, refresh),
+  })
+}
+
+/** A feed whose user data is its own kind's, as the module keeps them side by side (each socket is handled by its own kind's feed only). */
+export type AnyReplicaFeed = ReplicaFeed<Record<string, unknown>>
+const erased = <D>(f: ReplicaFeed<D>): AnyReplicaFeed => f as unknown as AnyReplicaFeed
+
+/** How long a replica's kitchen screen waits for the primary to answer a bump (a write may wait up to 10 s for the stream). */
+export const FRAME_OP_TIMEOUT_MS = 12_000
+
+/**
+ * The kitchen screen (src/ws/kds.ts) on a replica: its upgrade, snapshot and topics as the
+ * primary's; its `bump` and `recall` frames go to the primary (NATS request/reply on
+ * `{CLUSTER_NAME}.ops.0.frame`, with the screen's credential, which the primary resolves again)
+ * and the screen gets the primary's answer, `ack` after its commit or the refusal; no answer in
+ * time: the error a primary gives while unavailable, never an ack.
+ */
+export function kdsOnReplica(): AnyReplicaFeed {
+  const reads = new WeakMap<Services, ReturnType<typeof kdsReads>>()
+  const readsOf = (svc: Services) => {
+    let r = reads.get(svc)
+    if (!r) reads.set(svc, (r = kdsReads(svc)))
+    return r
+  }
+  return erased<KdsSocket>({
+    kind: 'kds', path: '/api/v1/ws/kds', limits: KDS_SOCKET_LIMITS,
+    upgrade: (svc) => kdsScreenUpgrade(svc) as GuardedUpgrade,
+    topics: (d) => [kdsTopic(d.storeId, d.station)],
+    snapshot: (svc, d) => kdsSnapshot(readsOf(svc), d),
+    messages: (hub, link, refresh) => {
+      const send = (ws: WebSocket<KdsSocket & FeedState>, msg: unknown) => { if (!ws.getUserData().closed) hub.send(ws, msg) }
+      return kdsMessages(send, refresh, async (ws, f) => {
+        const seq = typeof f.seq === 'number' && Number.isSafeInteger(f.seq) ? f.seq : null
+        const l = link()
+        let answer: unknown
+        try {
+          if (!l) throw new Error('this node has no NATS connection')
+          answer = await requestFrameOp(l, { bearer: ws.getUserData().session!.bearer, frame: f }, FRAME_OP_TIMEOUT_MS)
+        } catch {
+          answer = refusalFrame(new ApiError('unavailable', 'The primary did not answer in time. Retry shortly.', undefined, { 'Retry-After': '1' }), seq)
+        }
+        send(ws, answer)
+      })
+    },
+  })
+}
+
+/** What a replica keeps per own socket, whatever its kind. */
+interface FeedState extends LiveSocket {
   /** The stream sequence of this socket's last snapshot: frames built from data at or below it are in it. */
   applied: number
   /** Sent its snapshot: later frames go to it. */
@@ -57,7 +136,10 @@ interface FeedSocket extends OwnerStoreSocket {
   /** Frames were dropped for it while it was slow: a fresh snapshot once it drains. */
   behind: boolean
 }
+type FeedSocket = FeedState & Record<string, unknown>
 type Ws = WebSocket<FeedSocket>
+type AnyFeed = ReplicaFeed<FeedSocket>
+
 
 /** One watched hub topic on this node (its key: the topic). */
 interface Room extends RoomBase<string> {
@@ -75,7 +157,7 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
   })
   const presence = new DriverPresence()
   const connected = (driverId: number) => presence.connected(driverId)
-  const feedOf = new WeakMap<FeedSocket, OwnerStoreFeed>()
+  const feedOf = new WeakMap<FeedSocket, AnyFeed>()
   let hub: Hub | null = null
   let open = 0
 
@@ -162,12 +244,11 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
     for (const ws of [...room.sockets]) settle(ws, deadline)
   })
 
-  const own = (h: Hub, feed: OwnerStoreFeed): WebSocketBehavior<FeedSocket> => {
-    // The primary's upgrade (src/ws/feed.ts), on this node's view of the server.
-    const upgrade: GuardedUpgrade = (res, req, context, reqId, ip, limits) =>
-      ownerStoreUpgrade(o.view()!.svc, feed.admission(o.view()!.svc))(res, req, context, reqId, ip, limits)
+  const own = (h: Hub, feed: AnyFeed): WebSocketBehavior<FeedSocket> => {
+    // The primary's upgrade, on this node's view of the server.
+    const upgrade: GuardedUpgrade = (res, req, context, reqId, ip, limits) => feed.upgrade(o.view()!.svc)(res, req, context, reqId, ip, limits)
     return guarded<FeedSocket>(feed.kind, { log: o.log, config: o.config }, sessions.track<FeedSocket>({
-      ...OWNER_FEED_LIMITS,
+      ...feed.limits,
       upgrade,
       open: (ws) => {
         open++
@@ -179,7 +260,7 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
         for (const topic of feed.topics(d)) (rooms.rooms.get(topic) ?? openRoom(topic)).sockets.add(ws)
         settle(ws, Date.now() + o.config.cluster!.maxLagMs)
       },
-      message: feedMessages<FeedSocket>(h, feed.label, (ws) => { if (ws.getUserData().live) catchUp(ws) }),
+      message: feed.messages(h, o.link, (ws) => { if (ws.getUserData().live) catchUp(ws) }),
       drain: (ws) => {
         const d = ws.getUserData()
         if (d.live && d.behind && ws.getBufferedAmount() <= SLOW_CONSUMER_BYTES) catchUp(ws)
@@ -202,7 +283,7 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
     mount(app: TemplatedApp, tunnel) {
       rooms.start()
       hub = new Hub(app)
-      for (const feed of o.feeds) mountOwnOrTunnel(app, `/api/v1/ws/${feed.kind}/:restaurantId`, own(hub, feed), serveHere, tunnel)
+      for (const feed of o.feeds as unknown as readonly AnyFeed[]) mountOwnOrTunnel(app, feed.path, own(hub, feed), serveHere, tunnel)
     },
     close() {
       rooms.stop('this node stops serving as a replica')
