@@ -113,3 +113,17 @@ t.test('a credential closes once its expiry passes, without any write', async (t
   t.same(f.ended.map((e) => e.id.split('#')[0]), ['e:1'])
   t.equal(f.sessions.size, 1)
 })
+
+t.test('started again after a stop (a replica\'s new view of its file), it re-checks again', async (t) => {
+  const f = fixture({ intervalMs: 10 })
+  f.open('r:1', 1)
+  f.stop()
+  f.valid.delete('r:1')
+  f.sessions.revalidate()
+  t.equal(f.ended.length, 0, 'stopped: nothing is re-checked')
+  const db = { pragma: () => 7 } as unknown as SessionDeps['db']
+  const resolve = () => null
+  t.teardown(f.sessions.start({ auth: { driver: resolve, owner: resolve, staff: resolve } as unknown as SessionDeps['auth'], db, log: { error() {}, info() {} } as unknown as SessionDeps['log'] }, 10))
+  f.sessions.revalidate()
+  t.same(f.ended.map((e) => e.code), [4001], 'started again: the revoked credential closes its socket')
+})

@@ -74,6 +74,8 @@ export class SocketSessions {
 
   /** Start watching the database for other processes' writes; returns the stop function. */
   start(deps: SessionDeps, intervalMs = WATCH_INTERVAL_MS): () => void {
+    // Started again after a stop (a replica's sockets re-checked on a new view of its file): live again.
+    this.stopped = false
     this.deps = deps
     this.dataVersion = this.readDataVersion()
     const timer = setInterval(() => this.tick(), intervalMs)
