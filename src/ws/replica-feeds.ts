@@ -1,7 +1,8 @@
 /**
  * The owner's feeds of a store — the orders board (`/ws/orders/{id}`) and the dispatch feed
- * (`/ws/dispatch/{id}`) — served by a cluster replica itself (docs/cluster.md "Sockets on any node"),
- * as its tracking sockets are (src/ws/replica-sockets.ts):
+ * (`/ws/dispatch/{id}`) — and the kitchen screens (`/ws/kds`) served by a cluster replica itself
+ * (docs/cluster.md "Sockets on any node"), as its tracking sockets are (src/ws/replica-sockets.ts).
+ * Each kind is described by the pieces the primary's socket of that kind is made of (`ReplicaFeed`):
  *
  * - the upgrade is admitted by the same code as the primary's (src/ws/feed.ts `ownerStoreUpgrade`
  *   with the feed's own admission: `ordersBoardAdmission` through `admit`, the dispatch access and
@@ -16,8 +17,10 @@
  *   replica's file, which the applier writes from another connection, so a token revoked on the
  *   primary closes the replica's sockets once the revocation is applied here (4001).
  *
- * A replica that is not ready tunnels them to the primary (src/http/forward.ts); a change of
- * primary or of its term, NATS lost, or no answer to a watch closes them with 1012.
+ * A kitchen screen's bumps and recalls are run by the primary (`kdsOnReplica`: NATS request/reply),
+ * answered after its commit. A replica that is not ready tunnels these sockets to the primary
+ * (src/http/forward.ts); a change of primary or of its term, NATS lost, or no answer to a watch
+ * closes them with 1012 (src/ws/replica-rooms.ts).
  */
 import type { TemplatedApp, WebSocket, WebSocketBehavior } from 'uWebSockets.js'
 import type { Config } from '../config.ts'
@@ -26,7 +29,7 @@ import type { ClusterStatus } from '../cluster/node.ts'
 import type { ReadView } from '../cluster/read-view.ts'
 import { readApplied } from '../cluster/state.ts'
 import { decodeFrame, DriverPresence, newerThan, TopicRoomFrames, type WireFrame } from '../cluster/frames.ts'
-import type { FrameLink, OwnSockets } from '../cluster/frame-link.ts'
+import { requestFrameOp, type FrameLink, type OwnSockets } from '../cluster/frame-link.ts'
 import { encode } from './codec.ts'
 import { feedMessages, OWNER_FEED_LIMITS, ownerStoreUpgrade, type OwnerStoreFeed } from './feed.ts'
 import type { Services } from '../services.ts'
@@ -35,12 +38,10 @@ import { ApiError } from '../errors.ts'
 import { kdsMessages, kdsScreenUpgrade, kdsSnapshot, KDS_SOCKET_LIMITS, kdsTopic, type KdsSocket } from './kds.ts'
 import { kdsReads } from '../ops/orders/kds.ts'
 import { refusalFrame } from './frames.ts'
-import { requestFrameOp } from '../cluster/frame-link.ts'
-import { guarded } from './guard.ts'
+import { guarded, type GuardedUpgrade } from './guard.ts'
 import { Hub, SLOW_CONSUMER_BYTES } from './hub.ts'
 import { SocketSessions } from './sessions.ts'
 import { mountOwnOrTunnel, servesTracking } from './replica-sockets.ts'
-import type { GuardedUpgrade } from './guard.ts'
 import { RECONNECT, ReplicaRooms, type RoomBase } from './replica-rooms.ts'
 
 export interface ReplicaFeedOptions {
