@@ -3,7 +3,8 @@
  * delivery"): three nats-servers and two nodes on loopback. A photo of the largest size a driver may
  * upload (its hex alone is over NATS's 1 MiB message, so its batch travels as parts) is acknowledged
  * by the primary only once it is in the stream: the replica holds its bytes, the owner reads it
- * byte for byte through the replica, and after the primary is gone the new primary serves it. No
+ * byte for byte through the replica; a replacement answered just before the primary is killed is
+ * served by the new primary, and the replaced photo's row is gone there too. No
  * timing assertions: every wait is "until", with generous bounds.
  */
 import t from 'tap'
@@ -66,8 +67,13 @@ if (cluster) {
     t.ok(there.bytes.equals(photo), 'the owner reads it through the replica, byte for byte')
   })
 
-  t.test('after the primary is gone the new primary serves the photo', async (t) => {
-    // Stopped for good (not restarted by its supervisor), so the replica must take over.
+  t.test('a photo answered just before the primary is killed is served by the new primary', async (t) => {
+    // Another max-size photo replacing the first; the primary is killed the moment it answered, with
+    // no wait for the replica: an acknowledged upload is already in the stream.
+    const latest = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(POD_PHOTO_MAX_BYTES - 4)])
+    const up = await call(primary, 'POST', `/driver/deliveries/${orderId}/pod-photo`, demo.driver.token, { image: latest.toString('base64') })
+    t.equal(up.status, 200, up.text.slice(0, 200))
+    // Stopped for good (SIGKILL, not restarted by its supervisor), so the replica must take over.
     await n1.stop()
     nodes.splice(nodes.indexOf(n1), 1)
     const next = await primaryOf([n2])
@@ -75,7 +81,8 @@ if (cluster) {
     const served = await photoFrom(next, orderId)
     t.equal(served.status, 200, 'not a 404 for a photo the driver was told was saved')
     t.equal(served.type, 'image/jpeg')
-    t.ok(served.bytes.equals(photo), 'byte for byte')
+    t.ok(served.bytes.equals(latest), 'byte for byte')
+    t.same(rowsIn(next, orderId).map((r) => r.bytes.equals(latest)), [true], 'the replaced photo\'s row is gone on this node too')
     const listed = await call(next, 'GET', `/restaurants/${storeId}/deliveries`, demo.owner.token)
     t.match(listed.body.data.find((x: { id: number }) => x.id === orderId)?.delivery.proof.photo, { type: 'image/jpeg', bytes: POD_PHOTO_MAX_BYTES })
     // The new primary takes a replacement: the old photo's row goes with the write that replaces it.
