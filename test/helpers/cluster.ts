@@ -3,6 +3,7 @@
  * three of them routed into a cluster, and server nodes as child processes (`src/main.ts` with
  * NATS_URL, NODE_ID and a database file each). `.ci/run` installs nats-server as it installs chromium.
  */
+import type { Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -179,3 +180,58 @@ export function tableDump(dbPath: string): Record<string, unknown[]> {
 const quiet = (out: string) => out.split('\n').filter((l) => !l.includes('"msg":"request"')).join('\n')
 
 export { waitFor }
+
+/** What the first primary printed of the demo account it created (once, with its credentials). */
+export interface DemoAccount { owner: { token: string; email: string; password: string }; store: { id: number }; driver: { id: number; token: string } }
+
+/** Wait until `node` printed the demo account; returns it. */
+export async function demoAccountOf(node: ClusterNodeProcess): Promise<DemoAccount> {
+  await waitFor(() => node.output().includes('Demo account created'), 60_000, 'the demo account')
+    .catch((err: Error) => { throw new Error(`${err.message}; ${node.id} said: ${node.output().slice(-3000)}`) })
+  return JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(node.output())![1]!) as DemoAccount
+}
+
+/**
+ * An API request to a node (`path` under /api/v1). A connection kept alive to the listener a node
+ * just replaced (a replica's, closed when it became primary) may be reset under the first request:
+ * that request is sent once more, on a new connection, as any client would.
+ */
+export function nodeApi(node: ClusterNodeProcess, method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  return request(`${node.sp.base}${path}`, method, opts).catch((err: { cause?: { code?: string } }) => {
+    if (err.cause?.code !== 'ECONNRESET' && err.cause?.code !== 'UND_ERR_SOCKET') throw err
+    return request(`${node.sp.base}${path}`, method, { ...opts, headers: { ...opts.headers, connection: 'close' } })
+  })
+}
+
+/** Three nats-servers, a folder for the nodes' files and the nodes started in it, all gone when `t` ends. */
+export interface TestCluster {
+  nats: NatsCluster
+  nodes: ClusterNodeProcess[]
+  /** Start node `id` of this cluster (supervised, as startNode). */
+  start(id: string, env?: Record<string, string>): Promise<ClusterNodeProcess>
+}
+
+/** A TestCluster named `prefix` + this process id; null, after a failing assertion, without nats-server. */
+export async function testCluster(t: Test, prefix: string): Promise<TestCluster | null> {
+  if (!hasNats()) {
+    t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
+    return null
+  }
+  const dir = mkdtempSync(join(tmpdir(), `dispatch-${prefix}-`))
+  const nats = await startNats(3)
+  const nodes: ClusterNodeProcess[] = []
+  t.teardown(async () => {
+    for (const n of nodes) await n.stop()
+    await nats.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const name = `${prefix}${process.pid}`
+  return {
+    nats, nodes,
+    async start(id, env = {}) {
+      const n = await startNode(nats, name, id, dir, env)
+      nodes.push(n)
+      return n
+    },
+  }
+}
