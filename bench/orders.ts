@@ -119,7 +119,7 @@ export function orderBodies(menu: MenuItem[], count = 64): string[] {
 }
 
 /** Order ids seen in 200 bodies (they start `{"id":N,`), kept to check them against the database. */
-class SeenIds {
+export class SeenIds {
   ids: number[] = []
   record = (status: number, body: string) => {
     if (status === 200) this.ids.push(orderIdOf(body))
@@ -130,7 +130,7 @@ class SeenIds {
   }
 }
 
-interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; answered: number; missing: number; inFlightAtStop: number } }
+export interface Measured { load: LoadResult; cpuSec: number | null; check: { rowsAdded: number; answered: number; missing: number; inFlightAtStop: number } }
 
 /** The demo account a server printed on its first start (its JSON follows this line). */
 export async function demoPrintedBy(server: Server): Promise<Demo> {
@@ -164,7 +164,7 @@ async function measured(server: Server, dbPath: string, run: (ids: SeenIds) => P
   return { load, cpuSec: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0, check: { rowsAdded, answered, missing, inFlightAtStop: rowsAdded - answered } }
 }
 
-function row(scenario: string, loadDesc: string, m: Measured): BenchRow {
+export function row(scenario: string, loadDesc: string, m: Measured): BenchRow {
   const l = m.load
   const throughput = l.ok2xx / l.durationSec
   return {
@@ -189,12 +189,27 @@ function row(scenario: string, loadDesc: string, m: Measured): BenchRow {
   }
 }
 
-export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Promise<BenchRow[]> {
+/** A variant's server, started on a fresh seeded file and ready for load (see `openVariant`). */
+export interface OpenVariant {
+  v: Variant
+  server: Server
+  dbPath: string
+  requests: (seen?: SeenIds) => (Request & RawRequest)[]
+  close(): Promise<void>
+}
+
+/** Start a variant's server on a fresh database with the demo account, as `runVariant` measures it. */
+export async function openVariant(v: Variant, dbDir: string): Promise<OpenVariant> {
   const dir = mkdtempSync(join(dbDir, `dispatch-bench-${v.key}-`))
   const dbPath = join(dir, 'bench.db')
   let server: Server | null = null
   const cwd = v.cwd ?? ROOT
   const beside = v.around ? await v.around() : null
+  const close = async () => {
+    await server?.stop()
+    await beside?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
   try {
     const seeded = v.seedByServer ? null : JSON.parse((await runNode(['bin/dispatch.js', 'seed', '--demo', '--json'], { DB_PATH: dbPath, LOG_LEVEL: 'warn' }, cwd)).trim().split('\n').pop()!) as Demo
     const port = await freePort()
@@ -204,7 +219,6 @@ export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: strin
     }, port, v.readyPath ?? '/healthz', cwd)
     const demo = seeded ?? await demoPrintedBy(server)
     const bodies = orderBodies(readMenu(dbPath, demo.store.id))
-    const srv = server
     const requests = (seen?: SeenIds): (Request & RawRequest)[] => bodies.map((body) => ({
       method: 'POST',
       path: `/api/v1/restaurants/${demo.store.id}/orders`,
@@ -212,13 +226,34 @@ export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: strin
       body,
       ...(seen ? { onResponse: seen.record, onId: seen.recordId } : {}),
     }))
-    const url = srv.url
+    return { v, server, dbPath, requests, close }
+  } catch (err) {
+    if (server) (err as Error).message += `\n--- server output ---\n${(server as Server).output()}`
+    await close()
+    throw err
+  }
+}
 
+/** A closed-loop max-throughput run of `seconds`, its answers checked against the file. */
+export function measureMax(o: OpenVariant, connections: number, seconds: number): Promise<Measured> {
+  return measured(o.server, o.dbPath, (seen) => runBenchLoad({ url: o.server.url, requests: o.requests(seen), connections, durationSec: seconds }), connections)
+}
+
+/** An open-loop run at `rate` requests/s for `seconds`, its answers checked against the file. */
+export function measureRate(o: OpenVariant, connections: number, rate: number, seconds: number): Promise<Measured> {
+  const conns = Math.min(connections, rate)
+  return measured(o.server, o.dbPath, (seen) => runBenchLoad({ url: o.server.url, requests: o.requests(seen), connections: conns, durationSec: seconds, rate }), conns)
+}
+
+export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: string): Promise<BenchRow[]> {
+  const o = await openVariant(v, dbDir)
+  try {
+    const url = o.server.url
     opts.log(`[orders] ${v.label}: warm-up ${opts.warmup} s`)
-    await runBenchLoad({ url, requests: requests(), connections: opts.connections, durationSec: opts.warmup })
+    await runBenchLoad({ url, requests: o.requests(), connections: opts.connections, durationSec: opts.warmup })
 
     opts.log(`[orders] ${v.label}: max throughput, ${opts.connections} connections, ${opts.duration} s`)
-    const max = await measured(srv, dbPath, (seen) => runBenchLoad({ url, requests: requests(seen), connections: opts.connections, durationSec: opts.duration }), opts.connections)
+    const max = await measureMax(o, opts.connections, opts.duration)
 
     const perReq = (sec: number | undefined, l: LoadResult) => (sec === undefined ? '?' : ((sec / Math.max(1, l.ok2xx + l.non2xx)) * 1e6).toFixed(1))
     const gen = (l: LoadResult) => `${loadGenerator()} generator ${perReq(l.generatorCpuSec, l)} µs CPU/request (system ${perReq(l.generatorSysSec, l)})`
@@ -226,7 +261,7 @@ export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: strin
 
     const rateConns = Math.min(opts.connections, opts.rate)
     opts.log(`[orders] ${v.label}: ${opts.rate} req/s offered, ${rateConns} connections, ${opts.rateDuration} s`)
-    const fixed = await measured(srv, dbPath, (seen) => runBenchLoad({ url, requests: requests(seen), connections: rateConns, durationSec: opts.rateDuration, rate: opts.rate }), rateConns)
+    const fixed = await measureRate(o, opts.connections, opts.rate, opts.rateDuration)
 
     opts.log(`[orders] ${v.label} @${opts.rate}/s: ${Math.round(fixed.load.ok2xx / fixed.load.durationSec)}/s, p99 ${fixed.load.p99.toFixed(2)} ms, ${gen(fixed.load)}`)
     return [
@@ -234,12 +269,10 @@ export async function runVariant(v: Variant, opts: ScenarioOptions, dbDir: strin
       row(`${v.label} @${opts.rate}/s`, `${opts.rate}/s offered, ${rateConns} conns`, fixed),
     ]
   } catch (err) {
-    if (server) (err as Error).message += `\n--- server output ---\n${server.output()}`
+    (err as Error).message += `\n--- server output ---\n${o.server.output()}`
     throw err
   } finally {
-    await server?.stop()
-    await beside?.stop()
-    rmSync(dir, { recursive: true, force: true })
+    await o.close()
   }
 }
 

@@ -7,6 +7,7 @@
  * array, so this checks the storage layer alone (test/cluster.test.ts runs real nodes).
  */
 import t from 'tap'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,6 +20,7 @@ import { readApplied, recordApplied, schemaVersion } from '../src/cluster/state.
 import { startServer } from './helpers/server.ts'
 import { buildWorld } from './helpers/world.ts'
 import { tableDump } from './helpers/cluster.ts'
+import { POD_PHOTO_MAX_BYTES } from '../src/domain/delivery.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'dispatch-capture-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -83,6 +85,15 @@ t.test('a replica replaying the captured stream holds the primary\'s rows exactl
     const r = await s.req('DELETE', path, { token: w.b.tokens.owner })
     t.ok(r.status === 200 || r.status === 204, `DELETE ${path} (rows under it go too): ${r.status}`)
   }
+  // Proof-of-delivery photos of the largest size, the second replacing the first: a photo's hex is
+  // over the 1 MiB a NATS message takes, so its batch travels as parts (docs/cluster.md).
+  const podOrder = a.orders.delivery.id
+  t.equal((await s.req('PUT', `/driver/deliveries/${podOrder}/status`, { token: a.tokens.driver, body: { delivery_status: 'picked_up' } })).status, 200)
+  const photos = [1, 2].map(() => Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(POD_PHOTO_MAX_BYTES - 4)]))
+  for (const photo of photos) {
+    const r = await s.req('POST', `/driver/deliveries/${podOrder}/pod-photo`, { token: a.tokens.driver, body: { image: photo.toString('base64') } })
+    t.equal(r.status, 200, r.text.slice(0, 200))
+  }
   await s.app.svc.committer.write(() => undefined)
   t.same(fenced, [])
 
@@ -92,8 +103,18 @@ t.test('a replica replaying the captured stream holds the primary\'s rows exactl
   ensureChangeTables(replica)
   replica.pragma('foreign_keys = OFF')
   const applier = new ChangeApplier(replica)
+  let parts: Uint8Array[] = []
+  let split = 0
   for (const [i, data] of stream.entries()) {
-    const m = decodeMessage(data)
+    let m = decodeMessage(data)
+    // A batch in parts is applied once its last part is here, as src/cluster/applier.ts does.
+    if (m.k === 'part') {
+      parts.push(m.bytes)
+      if (m.i < m.n - 1) continue
+      m = decodeMessage(Buffer.concat(parts))
+      parts = []
+      split++
+    }
     replica.transaction(() => {
       if (m.k === 'batch') applier.apply(m.set)
       recordApplied(replica, { seq: i + 1, id: m.id, at: m.at })
@@ -109,6 +130,10 @@ t.test('a replica replaying the captured stream holds the primary\'s rows exactl
   t.same(differing, [], 'every table holds the same rows')
   t.ok(mine.orders!.length >= 3 && mine.driver_positions!.length >= 1 && mine.webhook_deliveries!.length >= 1, 'with rows in them')
   t.ok(capturedTables(db).every((x) => x.name in theirs), 'every captured table compared')
+  t.ok(split >= 2, `the photos' batches went as parts (${split} split batches)`)
+  const podPhoto = (d: typeof db) => d.prepare('SELECT bytes FROM pod_photos WHERE order_id = ?').pluck().all(podOrder) as Buffer[]
+  t.equal(podPhoto(replica).length, 1, 'the replaced photo is gone on the replica too')
+  t.ok(podPhoto(replica)[0]!.equals(photos[1]!), 'and the current one is there byte for byte')
   // The full-text index follows on the replica from its own triggers.
   const search = (d: typeof db) => d.prepare("SELECT rowid FROM catalog_items_fts WHERE catalog_items_fts MATCH 'burger' ORDER BY rowid").pluck().all()
   t.same(search(replica), search(db), 'catalog search finds the same items on both')

@@ -19,7 +19,7 @@ if (!hasNats()) {
   t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
 } else {
   // One SITE_URL for every node, as deployed: the orders carry absolute links made from it.
-  const c = await liveFramesCluster(t, 'g', { SITE_URL: 'http://dispatch.test' })
+  const c = (await liveFramesCluster(t, 'g', { SITE_URL: 'http://dispatch.test' }))!
   const { nodes, replica, demo, api, ws, primarySockets, caughtUp } = c
   const primary = c.primary
   const token = demo.owner.token

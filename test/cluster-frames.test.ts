@@ -18,7 +18,7 @@ t.setTimeout(300_000)
 if (!hasNats()) {
   t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
 } else {
-  const c = await liveFramesCluster(t, 'f')
+  const c = (await liveFramesCluster(t, 'f'))!
   const { nodes, replica, demo, api, ws, primarySockets, caughtUp } = c
   let primary = c.primary
   const storeId = demo.store.id

@@ -1,10 +1,11 @@
 /**
  * Proof of delivery (docs/drivers.md): the 4-digit code shown to the customer completes the
- * delivery, wrong codes are limited; photos are type- and size-checked, kept under the data
- * directory and readable by the owner.
+ * delivery, wrong codes are limited; photos are type- and size-checked, kept in the database
+ * (`pod_photos`, one row per order's current photo) and readable by the owner; a photo an older
+ * version kept as a file under the data directory is still served from it, until it is replaced.
  */
 import t from 'tap'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { startServer } from './helpers/server.ts'
 import { assign, createFleet, deliveryOrder, driverStatus } from './helpers/delivery.ts'
@@ -66,16 +67,23 @@ t.test('five wrong codes lock it, across restarts of the order actor', async (t)
   t.equal((await driverStatus(s, d, o.id, 'delivered')).status, 200, 'the driver can still complete it by status (with a photo)')
 })
 
-t.test('photo: type read from the bytes, size limit, stored under the data directory, owner reads it', async (t) => {
+/** The stored photos of an order: path, type and size of each row. */
+const stored = (orderId: number) => db.prepare('SELECT path, type, length(bytes) AS bytes FROM pod_photos WHERE order_id = ? ORDER BY path').all(orderId) as Array<{ path: string; type: string; bytes: number }>
+const podDir = join(dirname(s.dbPath), 'pod')
+const filesIn = () => (existsSync(podDir) ? readdirSync(podDir) : [])
+const ownerPhoto = (orderId: number) => fetch(`${s.base}/restaurants/${f.storeId}/orders/${orderId}/pod-photo`, { headers: { authorization: `Bearer ${f.ownerToken}` } })
+
+t.test('photo: type read from the bytes, size limit, stored in the database, owner reads it', async (t) => {
   const o = await pickedUp()
   const up = (body: unknown) => s.req('POST', `/driver/deliveries/${o.id}/pod-photo`, { token: d.token, body })
   const ok = await up({ image: `data:image/png;base64,${PNG_1PX}` })
   t.equal(ok.status, 200)
   t.match(ok.body.proof.photo, { type: 'image/png', bytes: 70, uploaded_at: String })
-  const podDir = join(dirname(s.dbPath), 'pod')
-  const files = readdirSync(podDir)
-  t.equal(files.length, 1, 'one file under <data dir>/pod')
-  t.match(files[0], new RegExp(`^${o.id}-[0-9a-f]{24}\\.png$`))
+  const rows = stored(o.id)
+  t.equal(rows.length, 1, 'one row in pod_photos')
+  t.match(rows[0], { path: new RegExp(`^pod/${o.id}-[0-9a-f]{24}\\.png$`), type: 'image/png', bytes: 70 })
+  t.equal(db.prepare('SELECT photo_path FROM deliveries WHERE order_id = ?').pluck().get(o.id), rows[0]!.path, 'the delivery names it')
+  t.same(filesIn(), [], 'no file under <data dir>/pod')
 
   const owner = await s.req('GET', `/restaurants/${f.storeId}/deliveries`, { token: f.ownerToken })
   const photo = owner.body.data.find((x: any) => x.id === o.id).delivery.proof.photo
@@ -89,11 +97,17 @@ t.test('photo: type read from the bytes, size limit, stored under the data direc
   const replaced = await up({ image: jpeg(2048).toString('base64'), content_type: 'image/jpeg' })
   t.equal(replaced.status, 200)
   t.equal(replaced.body.proof.photo.type, 'image/jpeg')
-  const after = readdirSync(podDir)
-  t.equal(after.length, 1, 'the replaced photo file is removed')
-  t.notOk(existsSync(join(podDir, files[0]!)))
+  const after = stored(o.id)
+  t.equal(after.length, 1, 'the replaced photo\'s row is removed')
+  t.match(after[0], { path: /\.jpeg$/, type: 'image/jpeg', bytes: 2048 })
+  t.not(after[0]!.path, rows[0]!.path)
+  t.same(Buffer.from(await (await ownerPhoto(o.id)).arrayBuffer()), jpeg(2048), 'the owner reads the new one')
 
-  const tooBig = await up({ image: jpeg(600 * 1024).toString('base64') })
+  const max = jpeg(512 * 1024)
+  const biggest = await up({ image: max.toString('base64') })
+  t.equal(biggest.status, 200, 'a photo of exactly 512 KiB is taken')
+  t.same(Buffer.from(await (await ownerPhoto(o.id)).arrayBuffer()), max, 'and read back byte for byte')
+  const tooBig = await up({ image: jpeg(512 * 1024 + 1).toString('base64') })
   t.equal(tooBig.status, 413)
   t.equal(tooBig.body.code, 'payload_too_large')
   const gif = await up({ image: Buffer.from('GIF89a....').toString('base64') })
@@ -102,16 +116,50 @@ t.test('photo: type read from the bytes, size limit, stored under the data direc
   t.equal(lying.status, 415, 'the declared type must match the bytes')
   t.equal((await up({ image: '!!!not base64!!!' })).status, 422)
   t.equal((await up({})).status, 422)
-  t.equal(readdirSync(podDir).length, 1, 'refused uploads leave no files')
+  t.equal(stored(o.id).length, 1, 'refused uploads leave no rows')
+  t.equal(stored(o.id)[0]!.bytes, max.length)
 })
 
-t.test('photo before pickup is refused and leaves no file', async (t) => {
+t.test('photo before pickup is refused and leaves no row', async (t) => {
   const o = await deliveryOrder(s, f)
   await assign(s, f, o.id, d.id)
-  const podDir = join(dirname(s.dbPath), 'pod')
-  const before = existsSync(podDir) ? readdirSync(podDir).length : 0
   const r = await s.req('POST', `/driver/deliveries/${o.id}/pod-photo`, { token: d.token, body: { image: PNG_1PX } })
   t.equal(r.status, 422)
   t.match(r.body, { code: 'validation_failed', reason: 'invalid_transition' })
-  t.equal(existsSync(podDir) ? readdirSync(podDir).length : 0, before)
+  t.same(stored(o.id), [], 'the bytes written before the order step are removed again')
+  t.equal(db.prepare('SELECT photo_path FROM deliveries WHERE order_id = ?').pluck().get(o.id) ?? null, null)
+  t.equal((await ownerPhoto(o.id)).status, 404)
+})
+
+t.test('a photo an older version kept as a file is still served, and removed once replaced', async (t) => {
+  const o = await pickedUp()
+  // What an older version left: the file under <data dir>/pod and the delivery naming it, no row.
+  const legacy = `pod/${o.id}-0123456789abcdef01234567.jpeg`
+  const bytes = jpeg(4096)
+  mkdirSync(podDir, { recursive: true })
+  writeFileSync(join(dirname(s.dbPath), legacy), bytes)
+  db.prepare('UPDATE deliveries SET photo_path = ?, photo_type = ?, photo_bytes = ?, photo_at = ? WHERE order_id = ?').run(legacy, 'image/jpeg', bytes.length, '2026-11-01T10:00:00.000Z', o.id)
+  s.app.svc.actors.orders.evict(o.id)
+  t.same(stored(o.id), [])
+
+  const read = await ownerPhoto(o.id)
+  t.equal(read.status, 200, 'served from the file')
+  t.equal(read.headers.get('content-type'), 'image/jpeg')
+  t.same(Buffer.from(await read.arrayBuffer()), bytes, 'byte for byte')
+  const listed = await s.req('GET', `/restaurants/${f.storeId}/deliveries`, { token: f.ownerToken })
+  t.match(listed.body.data.find((x: any) => x.id === o.id).delivery.proof.photo, { type: 'image/jpeg', bytes: 4096, uploaded_at: '2026-11-01T10:00:00.000Z' })
+
+  const next = await s.req('POST', `/driver/deliveries/${o.id}/pod-photo`, { token: d.token, body: { image: `data:image/png;base64,${PNG_1PX}` } })
+  t.equal(next.status, 200)
+  t.notOk(existsSync(join(dirname(s.dbPath), legacy)), 'the replaced file is removed')
+  t.equal(stored(o.id).length, 1, 'the new photo is a row')
+  t.same(Buffer.from(await (await ownerPhoto(o.id)).arrayBuffer()), Buffer.from(PNG_1PX, 'base64'))
+
+  // A file that is gone (an older version's data directory not carried over): 404, as before.
+  const o2 = await pickedUp()
+  db.prepare('UPDATE deliveries SET photo_path = ?, photo_type = ?, photo_bytes = ?, photo_at = ? WHERE order_id = ?').run(`pod/${o2.id}-ffffffffffffffffffffffff.png`, 'image/png', 70, '2026-11-01T10:00:00.000Z', o2.id)
+  s.app.svc.actors.orders.evict(o2.id)
+  const gone = await ownerPhoto(o2.id)
+  t.equal(gone.status, 404)
+  t.match(await gone.json(), { code: 'not_found' })
 })

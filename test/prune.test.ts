@@ -4,8 +4,8 @@
  * log, old positions of drivers off shift, idempotency keys, expired or revoked sessions and
  * tokens, expired sign-in codes — and never what is still needed: a pending delivery's attempts, an
  * idempotency key younger than 24 h (a replay still returns the original order), live tokens, a
- * driver on shift. Outbox events go once the webhook fan-out has passed them. No rule scans a table
- * that grows with traffic. Settings are validated at start.
+ * driver on shift. Outbox events go once the webhook fan-out has passed them; a stored POD photo no
+ * delivery names, an hour after its upload. No rule scans a table that grows with traffic. Settings are validated at start.
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
@@ -173,9 +173,27 @@ t.test('agent clients nobody consented to go after the session retention; consen
   t.equal(count('SELECT COUNT(*) FROM apps WHERE id IN (?, ?)', used.id, dev.id), 2, 'an installed agent and a developer app stay')
 })
 
+t.test('stored POD photos no delivery names go an hour after their upload; named and recent ones stay', async (t) => {
+  const order = (await postOrder(s, acct.token, acct.storeId, { type: 'takeaway', items: [{ item_id: acct.menu.fries, quantity: 1 }] })).body.id as number
+  const photo = (path: string, createdAt: string) =>
+    db.prepare("INSERT INTO pod_photos (path, order_id, type, created_at, bytes) VALUES (?, ?, 'image/png', ?, ?)").run(path, order, createdAt, Buffer.alloc(64, 1))
+  photo(`pod/${order}-named.png`, iso(-3 * H))
+  db.prepare("INSERT INTO deliveries (order_id, photo_path, photo_type, photo_bytes, photo_at, updated_at) VALUES (?, ?, 'image/png', 64, ?, ?)").run(order, `pod/${order}-named.png`, iso(-3 * H), iso(-3 * H))
+  photo(`pod/${order}-orphan.png`, iso(-2 * H))
+  photo(`pod/${order}-uploading.png`, iso(-10 * 60_000))
+  const report = await s.app.prune.runNow(at(0))
+  t.equal(report?.pod_photos, 1, 'the orphan of an upload whose order write never came')
+  const left = () => db.prepare('SELECT path FROM pod_photos WHERE order_id = ? ORDER BY path').pluck().all(order)
+  t.same(left(), [`pod/${order}-named.png`, `pod/${order}-uploading.png`], 'the photo the delivery names stays, and one still within its upload\'s hour')
+  t.equal((await s.app.prune.runNow(at(2 * H)))?.pod_photos, 1, 'the unnamed one goes an hour later')
+  t.same(left(), [`pod/${order}-named.png`], 'the named photo stays, however old')
+  t.equal((await s.app.prune.runNow(at(60 * D)))?.pod_photos, 0)
+  t.same(left(), [`pod/${order}-named.png`])
+})
+
 t.test('no rule reads a whole table that grows with traffic (the prune costs what it deletes)', async (t) => {
   const r = { webhookAttemptsMs: D, driverPositionsMs: D, idempotencyMs: D, sessionsMs: D, otpMs: D, eventsMs: D }
-  const grown = ['outbox', 'webhook_deliveries', 'webhook_attempts', 'idempotency_keys', 'orders', 'order_lines']
+  const grown = ['outbox', 'webhook_deliveries', 'webhook_attempts', 'idempotency_keys', 'orders', 'order_lines', 'pod_photos']
   for (const [name, sql, params] of pruneRules(db, new Date(), r)) {
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((p) => p.detail)
     // The plan includes the foreign-key actions of a DELETE (a re-queue's ON DELETE SET NULL).

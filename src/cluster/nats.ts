@@ -55,6 +55,9 @@ export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
     // Keep trying for ever: a NATS outage is survived, not fatal (docs/cluster.md "Failures").
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
+    // Every request (each stream publish) would otherwise build an Error up front for its stack
+    // trace: 1.6 % of the primary's CPU under the orders bench, for stacks our logs never show.
+    noAsyncTraces: true,
     ...(c.user ? { user: c.user, pass: c.password ?? '' } : {}),
     ...(c.token ? { token: c.token } : {}),
     ...(c.credsFile ? { authenticator: credsAuthenticator(readFileSync(c.credsFile)) } : {}),

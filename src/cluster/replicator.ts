@@ -45,6 +45,14 @@ export interface Replication {
   barrier(): Promise<void>
   /** Before a write is queued: 503 while the stream takes nothing (a stall) or this node is fenced. */
   admit(): void
+  /**
+   * A message is on its way and the stream is answering: a batch committed now would only wait in
+   * the queue behind it, so the group committer keeps it open and commits it on `onIdle` (one
+   * message, and one stream round trip, for everything that arrived meanwhile).
+   */
+  readonly busy?: boolean
+  /** Called when `busy` turns false (the queue emptied, publishing started failing, or the node was fenced). */
+  onIdle?: (() => void) | null
 }
 
 /** Where messages go: the stream's publish, with the expected last sequence and a message id. */
@@ -105,6 +113,7 @@ export class Replicator implements Replication {
   private attempt = 0
   /** The last sequence the stream confirmed. */
   private confirmedSeq: number
+  onIdle: (() => void) | null = null
 
   constructor(private readonly o: ReplicatorOptions) {
     this.nextSeq = o.lastSeq + 1
@@ -116,6 +125,11 @@ export class Replicator implements Replication {
   }
 
   get fenced(): boolean { return this.fencedWhy !== null }
+  /**
+   * Something is queued and the stream is taking it. False while publishing fails: then batches go
+   * into the queue at once, where each waits with its own SHIP_TIMEOUT_MS and gets its 503.
+   */
+  get busy(): boolean { return this.queue.length > 0 && this.failingSince === null && !this.fenced }
   /** The oldest unconfirmed message has waited longer than STALL_MS: new writes are refused. */
   get stalled(): boolean { return !this.fenced && this.queue.length > 0 && performance.now() - this.queue[0]!.headSince > STALL_MS }
   /** The sequence of the last message this node captured. */
@@ -205,6 +219,7 @@ export class Replicator implements Replication {
       for (const w of head.waiters) w(null)
     }
     this.kick()
+    if (this.queue.length === 0) this.onIdle?.()
   }
 
   private failed(err: unknown): void {
@@ -215,6 +230,7 @@ export class Replicator implements Replication {
     if (this.failingSince === null) {
       this.failingSince = now
       this.o.log.warn({ err }, 'the replication stream did not take a write; retrying in order')
+      this.onIdle?.()
     }
     if (now - this.failingSince > MAX_STALL_LEASES * this.o.leaseMs) return this.fence('the replication stream took nothing for too long')
     setTimeout(() => this.kick(), RETRY_MS[Math.min(this.attempt++, RETRY_MS.length - 1)]).unref()
@@ -226,6 +242,7 @@ export class Replicator implements Replication {
     this.fencedWhy = why
     this.o.log.error({ why }, 'fenced: no longer the primary; acknowledging nothing more')
     for (const item of this.queue.splice(0)) for (const w of item.waiters) w(notPrimary())
+    this.onIdle?.()
     this.o.onFenced(why)
   }
 }

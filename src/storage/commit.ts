@@ -138,9 +138,12 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
   const release = db.prepare('RELEASE w')
   const rollbackTo = db.prepare('ROLLBACK TO w')
   const walSync = createWalSync(db, observe?.fsync)
-  /** The batch is complete but held until the WAL sync in flight returns (see maybeFlush). */
+  /** The batch is complete but held until the WAL sync (and, in cluster mode, the stream message) in flight returns (see maybeFlush). */
   let heldForSync = false
-  if (walSync) walSync.onIdle = () => { if (heldForSync) commitBatch() }
+  const outputBusy = (): boolean => (walSync?.busy ?? false) || (replication?.busy ?? false)
+  const releaseHeld = () => { if (heldForSync && !outputBusy()) commitBatch() }
+  if (walSync) walSync.onIdle = releaseHeld
+  if (replication) replication.onIdle = releaseHeld
   const level = db.pragma('synchronous', { simple: true }) as number
   // NORMAL for our own commits only (the fsync is ours, below); restored after each commit.
   const relaxed = walSync ? db.prepare(`PRAGMA synchronous = ${Math.min(level, 1)}`) : null
@@ -165,8 +168,11 @@ export function createCommitter(db: Db, groupCommit: boolean, opts: GroupCommitO
     // only when this one returns. So the batch stays open until then (walSync.onIdle) and takes in
     // everything that arrives meanwhile: one transaction instead of one per turn, whose pages (the
     // same index leaves, outbox, sequence rows) are written to the WAL once instead of each time.
-    // No reply waits longer for it; the replies of the sync in flight are not held.
-    if (walSync?.busy && queue.length < maxBatch) {
+    // No reply waits longer for it; the replies of the sync in flight are not held. In cluster mode
+    // the same holds for the stream: one message is in flight at a time (src/cluster/replicator.ts),
+    // so a batch committed while one is on its way would only queue behind it, then take a round
+    // trip of its own; held, it goes out as one message the moment the stream confirms.
+    if (outputBusy() && queue.length < maxBatch) {
       heldForSync = true
       return
     }

@@ -348,6 +348,8 @@ export function deliveryWriter(db: Db) {
     ON CONFLICT(order_id) DO UPDATE SET driver_fee = excluded.driver_fee, pod_attempts = excluded.pod_attempts, pod_verified_at = excluded.pod_verified_at,
       photo_path = excluded.photo_path, photo_type = excluded.photo_type, photo_bytes = excluded.photo_bytes, photo_at = excluded.photo_at,
       note = excluded.note, updated_at = excluded.updated_at`)
+  // A new proof photo replaces the old one: its bytes (pod_photos, src/storage/pod-photos.ts) go in the same write.
+  const dropReplacedPhoto = db.prepare('DELETE FROM pod_photos WHERE path = (SELECT photo_path FROM deliveries WHERE order_id = ?) AND path IS NOT ?')
   const setOffer = db.prepare("UPDATE delivery_offers SET status = ?, responded_at = ? WHERE id = ? AND status = 'pending'")
   const create = db.prepare<[number, number, number, number, string, string], { id: number; driver_id: number; expires_at: string }>(
     "INSERT INTO delivery_offers (order_id, store_id, driver_id, fee, status, expires_at, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?) RETURNING id, driver_id, expires_at",
@@ -357,6 +359,7 @@ export function deliveryWriter(db: Db) {
   )
   return {
     save(orderId: number, d: DeliverySave, now: string): void {
+      if (d.photo) dropReplacedPhoto.run(orderId, d.photo.path)
       upsert.run(orderId, d.fee, d.podAttempts, d.podVerifiedAt, d.photo?.path ?? null, d.photo?.type ?? null, d.photo?.bytes ?? null, d.photo?.at ?? null, d.note, now)
     },
     /** Apply offer writes; returns the offers created and those withdrawn (their drivers are told), and those answered. */

@@ -57,6 +57,11 @@ export function lastIdBefore(db: Db, table: Grown, cutoff: string): number {
   return found
 }
 
+/** A stored POD photo no delivery names is an orphan once this old (its upload is long over)… */
+export const POD_ORPHAN_GRACE_MS = 3600_000
+/** …and is looked for among the uploads of this long before a pass (a pass runs every hour). */
+export const POD_ORPHAN_LOOKBACK_MS = 48 * 3600_000
+
 /** The least an idempotency key is kept: a client retrying within a day must get its order back. */
 export const MIN_IDEMPOTENCY_MS = 24 * 3600_000
 
@@ -140,6 +145,12 @@ export function pruneRules(db: Db, now: Date, r: Retention, chunk = PRUNE_CHUNK)
     // (issue 36): registration is open, so what no owner took up goes after the session retention.
     ['apps', `DELETE FROM apps WHERE kind = 'agent' AND updated_at < ?
       AND NOT EXISTS (SELECT 1 FROM app_installations i WHERE i.app_id = apps.id)`, [sessions]],
+    // Proof-of-delivery photos no delivery names, an hour after they were stored: an upload whose
+    // order write never came (a crash between the two; src/ops/delivery/driver-app.ts). Only the last
+    // two days' uploads are looked at (by index), so a pass costs a day or two of uploads, not every photo kept.
+    ['pod_photos', `DELETE FROM pod_photos WHERE created_at >= ? AND created_at < ?
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.order_id = pod_photos.order_id AND d.photo_path = pod_photos.path)`,
+    [before(POD_ORPHAN_LOOKBACK_MS), before(POD_ORPHAN_GRACE_MS)]],
   ]
   return rules
 }

@@ -3,6 +3,7 @@
  * three of them routed into a cluster, and server nodes as child processes (`src/main.ts` with
  * NATS_URL, NODE_ID and a database file each). `.ci/run` installs nats-server as it installs chromium.
  */
+import type { Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -181,36 +182,77 @@ const quiet = (out: string) => out.split('\n').filter((l) => !l.includes('"msg":
 
 export { waitFor }
 
+/** What the first primary printed of the demo account it created (once, with its credentials). */
+export interface DemoAccount { owner: { token: string; email: string; password: string }; store: { id: number }; driver: { id: number; token: string } }
+
+/** Wait until `node` printed the demo account; returns it. */
+export async function demoAccountOf(node: ClusterNodeProcess): Promise<DemoAccount> {
+  await waitFor(() => node.output().includes('Demo account created'), 60_000, 'the demo account')
+    .catch((err: Error) => { throw new Error(`${err.message}; ${node.id} said: ${node.output().slice(-3000)}`) })
+  return JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(node.output())![1]!) as DemoAccount
+}
+
 /**
- * The live-frames setup (test/cluster-frames.test.ts, test/cluster-feeds.test.ts): one nats-server
- * (live frames are core NATS), a primary that created the demo account, then a replica; the
- * primary's socket counts from its /metrics, the owner API on either node, and "the replica has
- * applied what the primary wrote and is ready". `env` goes to every node.
+ * An API request to a node (`path` under /api/v1). A connection kept alive to the listener a node
+ * just replaced (a replica's, closed when it became primary) may be reset under the first request:
+ * that request is sent once more, on a new connection, as any client would.
  */
-export async function liveFramesCluster(t: { teardown(fn: () => Promise<void>): void }, name: string, env: Record<string, string> = {}) {
-  const dir = mkdtempSync(join(tmpdir(), `dispatch-${name}-`))
-  const nats = await startNats(1)
+export function nodeApi(node: ClusterNodeProcess, method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  return request(`${node.sp.base}${path}`, method, opts).catch((err: { cause?: { code?: string } }) => {
+    if (err.cause?.code !== 'ECONNRESET' && err.cause?.code !== 'UND_ERR_SOCKET') throw err
+    return request(`${node.sp.base}${path}`, method, { ...opts, headers: { ...opts.headers, connection: 'close' } })
+  })
+}
+
+/** Three nats-servers, a folder for the nodes' files and the nodes started in it, all gone when `t` ends. */
+export interface TestCluster {
+  nats: NatsCluster
+  nodes: ClusterNodeProcess[]
+  /** Start node `id` of this cluster (supervised, as startNode). */
+  start(id: string, env?: Record<string, string>): Promise<ClusterNodeProcess>
+}
+
+/** A TestCluster named `prefix` + this process id (`servers` nats-servers); null, after a failing assertion, without nats-server. */
+export async function testCluster(t: Test, prefix: string, servers = 3): Promise<TestCluster | null> {
+  if (!hasNats()) {
+    t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
+    return null
+  }
+  const dir = mkdtempSync(join(tmpdir(), `dispatch-${prefix}-`))
+  const nats = await startNats(servers)
   const nodes: ClusterNodeProcess[] = []
   t.teardown(async () => {
     for (const n of nodes) await n.stop()
     await nats.stop()
     rmSync(dir, { recursive: true, force: true })
   })
-  const METRICS_TOKEN = `${name}-test-metrics-token-0123456789`
-  const start = async (id: string) => {
-    const n = await startNode(nats, `${name}${process.pid}`, id, dir, { METRICS_TOKEN, ...env })
-    nodes.push(n)
-    return n
+  const name = `${prefix}${process.pid}`
+  return {
+    nats, nodes,
+    async start(id, env = {}) {
+      const n = await startNode(nats, name, id, dir, env)
+      nodes.push(n)
+      return n
+    },
   }
-  const n1 = await start('n1')
-  const c = { nodes, primary: await primaryOf([n1]), replica: null as unknown as ClusterNodeProcess, demo: null as unknown as { owner: { token: string }; store: { id: number } } }
-  await waitFor(() => n1.output().includes('Demo account created'), 60_000, 'the demo account')
-  c.demo = JSON.parse(/Demo account created \(shown once, keep it\):\n(\{[\s\S]*?\n\})\n/.exec(n1.output())![1]!)
-  c.replica = await start('n2')
+}
+
+/**
+ * The live-frames setup (test/cluster-frames.test.ts, test/cluster-feeds.test.ts): one nats-server
+ * (live frames are core NATS), a primary that created the demo account, then a replica; the
+ * primary's socket counts from its /metrics, the owner API on either node, and "the replica has
+ * applied what the primary wrote and is ready". `env` goes to every node. Null without nats-server.
+ */
+export async function liveFramesCluster(t: Test, name: string, env: Record<string, string> = {}) {
+  const tc = await testCluster(t, name, 1)
+  if (!tc) return null
+  const METRICS_TOKEN = `${name}-test-metrics-token-0123456789`
+  const n1 = await tc.start('n1', { METRICS_TOKEN, ...env })
+  const c = { nodes: tc.nodes, primary: await primaryOf([n1]), demo: await demoAccountOf(n1), replica: await tc.start('n2', { METRICS_TOKEN, ...env }) }
   return Object.assign(c, {
     /** The owner API (the demo owner's token unless `as`); anything but 2xx throws. */
     api: async (node: ClusterNodeProcess, method: string, path: string, body?: unknown, as = c.demo.owner.token) => {
-      const r = await request(`${node.sp.base}${path}`, method, { token: as, body })
+      const r = await nodeApi(node, method, path, { token: as, body })
       if (r.status < 200 || r.status > 299) throw new Error(`${method} ${path} on ${node.id}: ${r.status} ${r.text.slice(0, 300)}`)
       return r.body
     },

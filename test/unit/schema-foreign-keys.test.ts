@@ -28,7 +28,7 @@ const GROWN_CHILDREN = new Set([
   'orders', 'order_lines', 'payments', 'refunds', 'outbox', 'webhook_deliveries', 'webhook_attempts', 'delivery_offers',
   'deliveries', 'stock_moves', 'store_credit_entries', 'gift_card_entries', 'coupon_redemptions', 'customers',
   'customer_addresses', 'customer_tokens', 'reservations', 'shipments', 'app_usage', 'app_charges', 'wallet_entries',
-  'customer_invoices', 'driver_shifts', 'shifts', 'idempotency_keys',
+  'customer_invoices', 'driver_shifts', 'shifts', 'idempotency_keys', 'pod_photos',
 ])
 
 const db: Db = new Database(':memory:')

@@ -97,13 +97,13 @@ export const deliveryOps = [listDeliveries, assignDriver, setDeliveryStatus, cre
 
 /**
  * The proof-of-delivery photo of an order the caller's scope already resolved: its bytes and
- * content type, or 404 `not_found` when there is none (or its file is gone). Not an operation of
+ * content type, or 404 `not_found` when there is none (or an older upload's file is gone). Not an operation of
  * `ALL_OPS`: its answer is an image, not JSON, so the HTTP route serves it itself (deliveries.ts).
  */
 export async function proofPhoto(svc: Services, order: OrderRow): Promise<{ bytes: Buffer; type: string }> {
   const d = svc.drivers.delivery(order.id)
   if (!d?.photo_path || !d.photo_type) throw notFound('photo')
-  const bytes = await readPodPhoto(svc.config.dbPath, d.photo_path)
+  const bytes = await readPodPhoto(svc.db, svc.config.dbPath, d.photo_path)
   if (!bytes) throw notFound('photo')
   return { bytes, type: d.photo_type }
 }

@@ -21,7 +21,7 @@ import { fromCents } from '../../domain/money.ts'
 import { deliveryCode } from '../../auth/delivery-code.ts'
 import { nowIso } from '../../storage/db.ts'
 import { offerView } from '../../storage/drivers.ts'
-import { removePodPhoto, savePodPhoto } from '../../storage/pod-photos.ts'
+import { dropUnnamedPodPhoto, newPodPhotoPath, putPodPhoto, removePodPhotoFile } from '../../storage/pod-photos.ts'
 import type { OrderView } from '../../storage/orders.ts'
 import type { DriverPrincipal } from '../../auth/principals.ts'
 import type { DriverLive, LocationAck } from '../../actors/driver.ts'
@@ -179,18 +179,22 @@ export const attachPhoto = defineOp({
     const { svc } = ctx
     const { driverId } = driverOf(ctx)
     const o = orderOf(ctx)
-    const dbPath = svc.config.dbPath
     const { bytes, type } = decodePhoto(input, POD_PHOTO_MAX_BYTES)
     const previous = svc.drivers.delivery(o.id)?.photo_path ?? null
-    // The file is durable before the order names it, so a crash never leaves a dangling reference.
-    const photo: PodPhoto = { path: await savePodPhoto(dbPath, o.id, bytes, type), type, bytes: bytes.length, at: nowIso() }
+    const photo: PodPhoto = { path: newPodPhotoPath(o.id, type), type, bytes: bytes.length, at: nowIso() }
+    // The bytes are durable (in cluster mode: in the stream) before the order names them, so a
+    // crash or a failover never leaves the order naming a photo that is not there.
+    await svc.committer.write((db) => putPodPhoto(db, { path: photo.path, orderId: o.id, type, bytes, at: photo.at }))
     try {
+      // The order's write that names the new photo also removes the row of the one it replaces.
       await svc.actors.orders.ask<OrderView>(o.id, (replyTo) => ({ type: 'pod_photo', driverId, photo, replyTo }))
     } catch (err) {
-      await removePodPhoto(dbPath, photo.path)
+      // Refused (or failed): the bytes go again. Should that write fail too, the row is only unreferenced.
+      await svc.committer.write((db) => dropUnnamedPodPhoto(db, o.id, photo.path)).catch(() => {})
       throw err
     }
-    if (previous && previous !== photo.path) await removePodPhoto(dbPath, previous)
+    // A photo uploaded before migration 049 is a file: it goes once the order no longer names it.
+    if (previous && previous !== photo.path) await removePodPhotoFile(svc.config.dbPath, previous)
     return deliveryOut(svc, o.id)
   },
 })
