@@ -41,6 +41,19 @@ t.test('hub topics: the primary publishes only watched ones, numbered with the t
   t.equal(p.topics, 0)
   p.watch([], ['orders/5', 'driver/5'])
   t.equal(p.topics, 1, 'a topic that does not travel is not watched')
+  p.watch([], ['kds/7/st/grill', 'kds/7/*'])
+  p.watch([], ['kds/7/*'])
+  t.ok(p.watchingFamily('kds/7'), 'a store\'s kitchen topics are watched')
+  t.notOk(p.watchingFamily('kds/5'), 'another store\'s are not')
+  now += WATCH_TTL_MS - 1
+  p.watch([], ['orders/5', 'kds/7/*'])
+  now += 2
+  p.sweep()
+  t.ok(p.watchingFamily('kds/7'), 'one of its topics named again: still watched')
+  now += WATCH_TTL_MS
+  p.sweep()
+  t.notOk(p.watchingFamily('kds/7'), 'none named again: no longer')
+  p.watch([], ['orders/5'])
   t.ok(p.watchingTopic('orders/5'))
   t.notOk(p.watchingTopic('orders/6'))
   p.topicFrame('orders/5', '{"type":"order"}')

@@ -114,9 +114,14 @@ export interface RemoteTopics {
   /** Topics some replica watches now (0: the hub builds nothing for replicas). */
   readonly topics: number
   watchingTopic(topic: string): boolean
+  /** Whether some replica watches a topic of this family (`kds/5`: every kitchen topic of store 5), before anything is read for one. */
+  watchingFamily(family: string): boolean
   /** A frame of a watched topic, as its JSON text. */
   topicFrame(topic: string, json: string): void
 }
+
+/** A topic's family: its kind and id (`kds/5/st/grill` → `kds/5`). */
+export const topicFamily = (topic: string): string => topic.split('/', 2).join('/')
 
 /**
  * What the primary's real-time hub (src/ws/realtime.ts) tells the cluster, for orders a replica
@@ -140,6 +145,8 @@ export class TrackPublisher implements RemoteTrackFrames, RemoteTopics {
   private n = 0
   private readonly watched = new Map<number, { until: number; location: TrackLocationFrame | null }>()
   private readonly watchedTopics = new Map<string, number>()
+  /** Watched topics per family (src/ws/kds.ts reads an order's lines only when a replica watches its store's screens). */
+  private readonly families = new Map<string, number>()
 
   constructor(
     private readonly send: (orderId: number, wire: string) => void,
@@ -152,6 +159,10 @@ export class TrackPublisher implements RemoteTrackFrames, RemoteTopics {
 
   watchingTopic(topic: string): boolean {
     return this.watchedTopics.has(topic)
+  }
+
+  watchingFamily(family: string): boolean {
+    return this.families.has(family)
   }
 
   topicFrame(topic: string, json: string): void {
@@ -184,7 +195,11 @@ export class TrackPublisher implements RemoteTrackFrames, RemoteTopics {
   /** A replica named these orders and topics: published for until WATCH_TTL_MS from now. */
   watch(orderIds: readonly number[], topics: readonly string[] = []): void {
     const until = this.now() + WATCH_TTL_MS
-    for (const t of topics) if (remoteTopic(t)) this.watchedTopics.set(t, until)
+    for (const t of topics) {
+      if (!remoteTopic(t)) continue
+      if (!this.watchedTopics.has(t)) this.families.set(topicFamily(t), (this.families.get(topicFamily(t)) ?? 0) + 1)
+      this.watchedTopics.set(t, until)
+    }
     for (const id of orderIds) {
       const w = this.watched.get(id)
       if (w) w.until = until
@@ -203,7 +218,14 @@ export class TrackPublisher implements RemoteTrackFrames, RemoteTopics {
   sweep(): void {
     const now = this.now()
     for (const [id, w] of this.watched) if (w.until < now) this.watched.delete(id)
-    for (const [t, until] of this.watchedTopics) if (until < now) this.watchedTopics.delete(t)
+    for (const [t, until] of this.watchedTopics) {
+      if (until >= now) continue
+      this.watchedTopics.delete(t)
+      const f = topicFamily(t)
+      const n = (this.families.get(f) ?? 1) - 1
+      if (n <= 0) this.families.delete(f)
+      else this.families.set(f, n)
+    }
   }
 
   get size(): number { return this.watched.size }

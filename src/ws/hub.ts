@@ -39,6 +39,11 @@ export class Hub {
     if (this.remote !== null && this.remote.topics > 0 && this.remote.watchingTopic(topic)) this.remote.topicFrame(topic, json ?? JSON.stringify(msg))
   }
 
+  /** Whether a replica watches a topic of `family` (`kds/5`), for publishers that read before they know the topic. */
+  remoteWatchingFamily(family: string): boolean {
+    return this.remote !== null && this.remote.topics > 0 && this.remote.watchingFamily(family)
+  }
+
   /** Whether replicas watch any topic (the publishers of hot frames check this before anything else). */
   get remoteTopics(): boolean {
     return this.remote !== null && this.remote.topics > 0

@@ -91,7 +91,7 @@ export function mountKdsSocket(app: TemplatedApp, svc: Services, rt: Realtime): 
 
   /** Fan out from the order's stored lines (new orders, re-opened orders). */
   /** Screens of a store here, or possibly on a replica (the hub then knows which of its topics are watched). */
-  const watched = (storeId: number) => (screens.get(storeId) ?? 0) > 0 || hub.remoteTopics
+  const watched = (storeId: number) => (screens.get(storeId) ?? 0) > 0 || hub.remoteWatchingFamily(`kds/${storeId}`)
 
   function fanOut(storeId: number, orderId: number, build: (rows: readonly TicketRow[], station: string | null) => unknown) {
     if (!watched(storeId)) return
