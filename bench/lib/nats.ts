@@ -22,7 +22,7 @@ export async function natsServers(n: number): Promise<{ urls: string[]; stop(): 
   const procs: ChildProcess[] = ports.map((port, i) => spawn(NATS_SERVER, [
     '-js', '-a', '127.0.0.1', '-p', String(port), '-n', `b${i}`, '-sd', join(dir, `s${i}`),
     ...(n > 1 ? ['--cluster_name', 'bench', '--cluster', `nats://127.0.0.1:${routes[i]}`, '--routes', routes.map((r) => `nats://127.0.0.1:${r}`).join(',')] : []),
-  ], { stdio: 'ignore' }))
+  ], { stdio: 'ignore', env: { ...process.env, ...(process.env.BENCH_NATS_GOMAXPROCS ? { GOMAXPROCS: process.env.BENCH_NATS_GOMAXPROCS } : {}) } }))
   for (const port of ports) while (!(await listening(port))) await new Promise((r) => setTimeout(r, 100))
   return {
     urls: ports.map((p) => `nats://127.0.0.1:${p}`),
