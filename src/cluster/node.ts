@@ -250,7 +250,7 @@ export class ClusterNode {
    * since the last one (src/cluster/snapshots.ts). One at a time; a failed one is tried again later.
    */
   private scheduleSnapshots(lastSnapshot: number): void {
-    const { db, dbPath, cluster, log } = this.o
+    const { dbPath, cluster, log } = this.o
     let busy = false
     const confirmed = async (seq: number): Promise<boolean> => {
       const deadline = Date.now() + 30_000
@@ -264,7 +264,7 @@ export class ClusterNode {
       const r = this.replicator
       if (busy || this.stopped || !r || r.fenced || r.lastConfirmed - lastSnapshot < cluster.snapshotEvery) return
       busy = true
-      takeSnapshot({ db, dbPath, link: this.link, confirmed, kept: cluster.snapshotsKept, log })
+      takeSnapshot({ dbPath, link: this.link, confirmed, kept: cluster.snapshotsKept, log })
         .then((taken) => { if (taken) lastSnapshot = taken.seq })
         .catch((err: unknown) => log.warn({ err }, 'snapshot failed; trying again later'))
         .finally(() => { busy = false })

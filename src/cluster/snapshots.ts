@@ -1,6 +1,6 @@
 /**
  * Snapshots (docs/cluster.md "Snapshots and joining"): the primary copies its database
- * (SQLite's online backup, page by page between event-loop turns) once every
+ * (SQLite's online backup, in a worker thread on a connection of its own: snapshot-copy-worker.ts) once every
  * CLUSTER_SNAPSHOT_EVERY stream messages, and puts the copy in the JetStream object store
  * `{CLUSTER_NAME}_snap_0`, named by the stream sequence it holds. A node that joins empty, or that
  * fell behind what the stream keeps, restores the newest snapshot and replays the stream from the
@@ -16,13 +16,11 @@ import { createReadStream, createWriteStream, rmSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { finished } from 'node:stream/promises'
-import Database from 'better-sqlite3'
 import type { ObjectInfo } from '@nats-io/obj'
 import type { Logger } from '../log.ts'
-import type { Db } from '../storage/db.ts'
-import { removeCapture } from '../storage/changes.ts'
+import { spawnWorker } from '../threads/spawn.ts'
+import type { CopyReply, CopyRequest } from './snapshot-copy-worker.ts'
 import type { ClusterLink } from './nats.ts'
-import { readApplied, schemaVersion } from './state.ts'
 
 export interface SnapshotInfo {
   name: string
@@ -51,7 +49,7 @@ export async function listSnapshots(link: ClusterLink): Promise<SnapshotInfo[]> 
 }
 
 export interface TakeOptions {
-  db: Db
+  /** The primary's database file: copied on a connection of the copy thread's own. */
   dbPath: string
   link: ClusterLink
   /** Resolves true once the stream has confirmed message `seq`, false if it never will (fenced). */
@@ -69,25 +67,12 @@ export async function takeSnapshot(o: TakeOptions): Promise<SnapshotInfo | null>
   const tmp = `${o.dbPath}.snapshot-tmp`
   rmSync(tmp, { force: true })
   try {
-    await o.db.backup(tmp)
-    const copy = new Database(tmp)
-    let seq: number
-    let id: string
-    let schema: number
-    try {
-      ;({ seq, id } = readApplied(copy))
-      schema = schemaVersion(copy)
-      const unsent = copy.prepare('SELECT COUNT(*) FROM _changes').pluck().get() as number
-      if (unsent > 0) {
-        o.log.info({ unsent }, 'snapshot dropped: it holds changes not yet sent to the stream; taken again later')
-        return null
-      }
-      // A replica restoring it applies, it does not capture.
-      removeCapture(copy)
-      copy.pragma('journal_mode = DELETE')
-    } finally {
-      copy.close()
+    const copied = await copyForSnapshot(o.dbPath, tmp)
+    if (copied.unsent > 0) {
+      o.log.info({ unsent: copied.unsent }, 'snapshot dropped: it holds changes not yet sent to the stream; taken again later')
+      return null
     }
+    const { seq, id, schema } = copied
     if (seq === 0 || !(await o.confirmed(seq))) return null
     const info = await o.link.snapshots.put(
       { name: nameOf(seq), description: JSON.stringify({ seq, id, schema }) },
@@ -99,6 +84,23 @@ export async function takeSnapshot(o: TakeOptions): Promise<SnapshotInfo | null>
   } finally {
     rmSync(tmp, { force: true })
   }
+}
+
+/**
+ * Copy the database at `source` to `target` in a worker thread (src/cluster/snapshot-copy-worker.ts):
+ * the copy's writes and syncs never hold the server's event loop. Resolves with what the copy holds.
+ */
+function copyForSnapshot(source: string, target: string): Promise<Extract<CopyReply, { ok: true }>> {
+  return new Promise((resolve, reject) => {
+    const worker = spawnWorker(new URL('./snapshot-copy-worker.ts', import.meta.url), { workerData: { source, target } satisfies CopyRequest })
+    worker.once('message', (reply: CopyReply) => {
+      void worker.terminate()
+      if (reply.ok) resolve(reply)
+      else reject(new Error(`snapshot copy failed: ${reply.error}`))
+    })
+    worker.once('error', reject)
+    worker.once('exit', (code) => reject(new Error(`snapshot copy thread ended (${code})`)))
+  })
 }
 
 /** Keep the newest `kept` snapshots; the stream keeps what the oldest of them needs, and no more. */
