@@ -36,17 +36,22 @@ export class Hub {
         this.app.publish(key, out, f === 'msgpack')
       }
     }
-    if (this.remote !== null && this.remote.topics > 0 && this.remote.watchingTopic(topic)) this.remote.topicFrame(topic, json ?? JSON.stringify(msg))
+    if (this.remoteWatches(topic)) this.remote!.topicFrame(topic, json ?? JSON.stringify(msg))
   }
 
   /** Whether a replica watches a topic of `family` (`kds/5`), for publishers that read before they know the topic. */
   remoteWatchingFamily(family: string): boolean {
-    return this.remote !== null && this.remote.topics > 0 && this.remote.watchingFamily(family)
+    return this.remoteTopics && this.remote!.watchingFamily(family)
   }
 
   /** Whether replicas watch any topic (the publishers of hot frames check this before anything else). */
   get remoteTopics(): boolean {
     return this.remote !== null && this.remote.topics > 0
+  }
+
+  /** Whether a replica watches `topic`. */
+  private remoteWatches(topic: string): boolean {
+    return this.remoteTopics && this.remote!.watchingTopic(topic)
   }
 
   /**
@@ -61,13 +66,13 @@ export class Hub {
     if (this.app.numSubscribers(jk) > 0) this.app.publish(jk, (text = json(arg)), false)
     const mk = `msgpack:${topic}`
     if (this.app.numSubscribers(mk) > 0) this.app.publish(mk, encode('msgpack', obj(arg)), true)
-    if (this.remote !== null && this.remote.topics > 0 && this.remote.watchingTopic(topic)) this.remote.topicFrame(topic, text ?? json(arg))
+    if (this.remoteWatches(topic)) this.remote!.topicFrame(topic, text ?? json(arg))
   }
 
   /** Does anyone listen on `topic`, here or on a replica? Lets publishers skip building frames nobody would get. */
   hasSubscribers(topic: string): boolean {
     return this.app.numSubscribers(`json:${topic}`) + this.app.numSubscribers(`msgpack:${topic}`) > 0 ||
-      (this.remote !== null && this.remote.topics > 0 && this.remote.watchingTopic(topic))
+      this.remoteWatches(topic)
   }
 
   subscribe<T extends SocketData>(ws: WebSocket<T>, topic: string): void {
