@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDb, type Db } from '../../src/storage/db.ts'
 import { createCommitter } from '../../src/storage/commit.ts'
+import type { Replication } from '../../src/cluster/replicator.ts'
 
 function fixture(t: Tap, groupCommit: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'commit-test-'))
@@ -130,4 +131,36 @@ t.test('group commit: the batch stays open while actors still have queued messag
   await Promise.all([1, 2, 3, 4].map((i) => c3.write(put(`m${i}`, i))))
   t.equal(c3.stats.writes, 4)
   t.ok(c3.stats.batches >= 1 && c3.stats.batches <= 2, 'a full batch closes without waiting')
+})
+
+t.test('cluster mode: a batch stays open while a stream message is in flight and goes out as one message when the stream confirms', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'commit-test-'))
+  const db = openDb(join(dir, 'c.db'))
+  db.exec('CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL)')
+  t.teardown(() => { db.close(); rmSync(dir, { recursive: true, force: true }) })
+  // A stream that confirms only when told: what each capture held, and the confirmations pending.
+  const captured: string[][] = []
+  const pending: Array<() => void> = []
+  const replication: Replication = {
+    capture: (d) => { const ks = d.prepare('SELECT k FROM kv ORDER BY k').pluck().all() as string[]; captured.push(ks); return { seq: captured.length, id: String(captured.length), parts: [] } },
+    abandon: () => {},
+    ship: () => new Promise<void>((resolve) => pending.push(() => { resolve(); if (pending.length === 0) replication.onIdle?.() })),
+    barrier: () => Promise.resolve(),
+    admit: () => {},
+    get busy() { return pending.length > 0 },
+    onIdle: null,
+  }
+  const c = createCommitter(db, true, { replication })
+  const first = c.write(put('a', 1))
+  await new Promise((r) => setImmediate(r))
+  await new Promise((r) => setImmediate(r))
+  t.same(captured, [['a']], 'the first write went out at once')
+  const later = [c.write(put('b', 2)), c.write(put('c', 3))]
+  await new Promise((r) => setTimeout(r, 20))
+  t.same(captured, [['a']], 'writes that arrive while it is in flight are not committed yet')
+  pending.shift()!()
+  await first
+  t.same(captured, [['a'], ['a', 'b', 'c']], 'when the stream confirms, they commit together: one message')
+  pending.shift()!()
+  t.same(await Promise.all(later), [2, 3], 'and are answered once that message is confirmed')
 })
