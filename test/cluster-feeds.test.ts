@@ -8,7 +8,7 @@
  * applied it; another owner's store is 404; and when the primary goes away they close with 1012.
  * A nats-server and two nodes as child processes (test/helpers/cluster.ts). No timing assertions.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import Database from 'better-sqlite3'
 import { WsClient } from './helpers/ws-client.ts'
 import { hasNats, liveFramesCluster, NATS_SERVER, primaryOf } from './helpers/cluster.ts'
@@ -52,15 +52,21 @@ if (!hasNats()) {
     }
   })
 
-  t.test('the orders board on a replica: served by it, the primary\'s snapshot, the primary\'s changes', async (t) => {
-    await caughtUp()
-    const board = await WsClient.open(`${ws(replica)}/ws/orders/${storeId}`, { token })
-    t.teardown(() => board.ws.terminate())
-    const snap = await board.next((f) => f.type === 'snapshot', 30_000)
-    t.equal(await primarySockets('orders'), 0, 'the primary holds no orders socket: the replica serves it')
-    const onPrimary = await WsClient.open(`${ws(primary)}/ws/orders/${storeId}`, { token })
+  /** A `kind` feed of the store opened on the replica: served by it (none on the primary), its snapshot the primary's. */
+  const servedByReplica = async (t: Test, kind: 'orders' | 'dispatch') => {
+    const socket = await WsClient.open(`${ws(replica)}/ws/${kind}/${storeId}`, { token })
+    t.teardown(() => socket.ws.terminate())
+    const snap = await socket.next((f) => f.type === 'snapshot', 30_000)
+    t.equal(await primarySockets(kind), 0, `the primary holds no ${kind} socket: the replica serves it`)
+    const onPrimary = await WsClient.open(`${ws(primary)}/ws/${kind}/${storeId}`, { token })
     t.same(snap, await onPrimary.next((f) => f.type === 'snapshot', 30_000), 'the snapshot equals the primary\'s')
     onPrimary.ws.terminate()
+    return { socket, snap }
+  }
+
+  t.test('the orders board on a replica: served by it, the primary\'s snapshot, the primary\'s changes', async (t) => {
+    await caughtUp()
+    const { socket: board } = await servedByReplica(t, 'orders')
 
     const placed = await newOrder('Second')
     t.match(await board.next((f) => f.type === 'order' && f.order.id === placed.id, 30_000), { type: 'order', order: { id: placed.id, customer_name: 'Second' } }, 'a new order placed on the primary')
@@ -78,14 +84,8 @@ if (!hasNats()) {
 
   t.test('the dispatch feed on a replica: served by it, the primary\'s snapshot, assignments, presence and positions', async (t) => {
     await caughtUp()
-    const feed = await WsClient.open(`${ws(replica)}/ws/dispatch/${storeId}`, { token })
-    t.teardown(() => feed.ws.terminate())
-    const snap = await feed.next((f) => f.type === 'snapshot', 30_000)
-    t.equal(await primarySockets('dispatch'), 0, 'the primary holds no dispatch socket: the replica serves it')
+    const { socket: feed, snap } = await servedByReplica(t, 'dispatch')
     t.match(snap.drivers.find((d: { id: number }) => d.id === driver.id), { connected: true }, 'the driver connected to the primary, as the primary says')
-    const onPrimary = await WsClient.open(`${ws(primary)}/ws/dispatch/${storeId}`, { token })
-    t.same(snap, await onPrimary.next((f) => f.type === 'snapshot', 30_000), 'the snapshot equals the primary\'s')
-    onPrimary.ws.terminate()
 
     const placed = await newOrder('Third')
     await api(primary, 'POST', `/restaurants/${storeId}/orders/${placed.id}/assign`, { driver_id: driver.id })
