@@ -61,8 +61,12 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   // The public reads it answers from its own database (docs/cluster.md "Public reads on replicas").
   let reads: ReplicaReads | null = null
   const endReads = () => { const r = reads; reads = null; return r?.close() }
+  // Its status as the replica's listener tells it: from the moment the node holds the primary role
+  // until the full server has the port, "promoting" and not ready. Else a probe would see a ready
+  // primary on a listener about to close, and its next request would find the port shut.
   const status = () => {
-    const s = node?.status() ?? starting
+    const n = node?.status() ?? starting
+    const s = n.role === 'primary' ? { ...n, role: 'promoting' as const, ready: false, problem: n.problem ?? 'the full server is taking the port over' } : n
     return reads ? { ...s, local_reads: reads.stats() } : s
   }
   const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log,

@@ -81,7 +81,7 @@ export async function linkCluster(c: ClusterConfig): Promise<ClusterLink> {
     const kv = await untilReady(() => new Kvm(nc).create(names.leaseBucket, { ttl: c.leaseMs, history: 1, replicas: c.replicas }))
     // An existing bucket keeps the settings it was made with: a node counting a longer lease than the
     // bucket keeps would trust a lease another node already holds.
-    const ttl = (await kv.status()).ttl
+    const ttl = (await untilReady(() => kv.status())).ttl
     if (ttl !== c.leaseMs) throw new Error(`the lease bucket ${names.leaseBucket} expires entries after ${ttl} ms, this node has CLUSTER_LEASE_MS=${c.leaseMs}: every node needs the same lease`)
     const meta = await untilReady(() => new Kvm(nc).create(names.metaBucket, { history: 1, replicas: c.replicas }))
     const forwardSecret = await untilReady(() => sharedSecret(meta))
