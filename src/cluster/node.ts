@@ -77,6 +77,20 @@ export interface NodeOptions {
   exit(why: string): void
 }
 
+/**
+ * How stale a replica's data may be, in ms: 0 while it holds everything the stream had when last
+ * asked; else the age of the newest moment its data is known complete — the commit time of the last
+ * message applied, or the last time it found itself caught up (`currentAt`: every message after that
+ * check was committed after it), whichever is later. After an idle hour the first new message makes
+ * the replica at most a check's interval behind, not an hour.
+ */
+export function replicaLagMs(o: { appliedSeq: number; appliedAt: number; streamLast: number; pending: number; currentAt: number; now: number }): number {
+  if (o.appliedSeq >= o.streamLast && o.pending === 0) return 0
+  // Never known complete (an empty node before its first message): counted from the epoch, so it is
+  // neither ready nor serving reads until it knows better.
+  return Math.max(0, o.now - Math.max(o.appliedAt, o.currentAt))
+}
+
 export class ClusterNode {
   private role: ClusterStatus['role'] = 'replica'
   private primary: string | null = null
@@ -86,6 +100,8 @@ export class ClusterNode {
   private streamLast = 0
   /** When the watch last read the stream's length (0: not yet): this replica's lag is known as of then. */
   private streamAt = 0
+  /** When the watch, asking the stream's length, last found this replica holding all of it (0: not yet). */
+  private currentAt = 0
   private applier: Applier | null
   private replicator: Replicator | null = null
   private timer: NodeJS.Timeout | null = null
@@ -133,10 +149,9 @@ export class ClusterNode {
     }
     const s = this.applier?.status()
     const applied = s?.applied.seq ?? 0
-    // Behind: as old as the last message applied (the primary committed newer ones since); caught up: 0.
-    const lag = applied < this.streamLast || (s?.pending ?? 0) > 0 ? Math.max(0, now - (s?.applied.at || now)) : 0
+    const lag = replicaLagMs({ appliedSeq: applied, appliedAt: s?.applied.at ?? 0, streamLast: this.streamLast, pending: s?.pending ?? 0, currentAt: this.currentAt, now })
     const problem = s?.problem ?? null
-    return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, apply_delay_ms: s?.delays ?? null, ready: this.role === 'replica' && problem === null && lag <= this.o.cluster.maxLagMs }
+    return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, apply_delay_ms: s?.delays ?? null, ready: this.role === 'replica' && problem === null && this.streamAt > 0 && lag <= this.o.cluster.maxLagMs }
   }
 
   /**
@@ -172,6 +187,8 @@ export class ClusterNode {
         // Kept while nobody holds the lease: a primary fenced while NATS has no majority still serves
         // reads there (and a dead one simply does not answer: 503 either way).
         if (holder?.url) this.primaryUrl = holder.url
+        // Taken before asking: whatever the answer does not count was committed after this moment.
+        const asked = Date.now()
         this.streamLast = await lastSeq(this.link)
         this.streamAt = Date.now()
         this.applier?.nudge(this.streamLast)
@@ -179,6 +196,7 @@ export class ClusterNode {
         // history would hold the lease while it catches up.
         const s = this.applier?.status()
         const caughtUp = s !== undefined && s.problem === null && s.pending === 0 && s.applied.seq >= this.streamLast
+        if (s !== undefined && s.pending === 0 && s.applied.seq >= this.streamLast) this.currentAt = asked
         if (this.primary === null && caughtUp && await this.lease.acquire()) {
           this.primary = this.o.cluster.nodeId
           this.term = this.lease.term
