@@ -306,6 +306,9 @@ if (!hasNats()) {
     // The majority loss below must fence whichever node is primary now.
     primary = await primaryOf(live(), 60_000)
     const replica = live().find((n) => n !== primary)!
+    // The replica may still be starting again (fenced above, or restarted after a start that timed out
+    // during the election): what follows is about a replica that was serving when the majority went.
+    await waitFor(async () => (await replica.readyz().catch(() => null))?.status === 200, 60_000, 'the replica ready')
     await nats.kill(1)
     const refused = await order(primary).catch(() => null)
     t.not(refused?.status, 200, `no majority: the write is not acknowledged (${refused?.status ?? 'connection closed'})`)
