@@ -389,7 +389,9 @@ async function placeInStream(db: Db, link: ClusterLink): Promise<SnapshotInfo | 
     if (latest && latest.seq >= mine.seq) return restore(`this database ends at message ${mine.seq}, the stream keeps ${first} on`)
     throw new RefusedError(`the stream no longer holds message ${mine.seq}, this database's last, nor a snapshot past it: move DB_PATH aside to rejoin from the stream`)
   }
-  const stored = await link.jsm.streams.getMessage(link.names.stream, { seq: mine.seq }).catch(() => null)
+  // Null only when the stream answers that it has no such message: a timeout (an election under way)
+  // fails the start, to be tried again, rather than refuse a node whose place is fine.
+  const stored = await link.jsm.streams.getMessage(link.names.stream, { seq: mine.seq })
   if (!stored) throw new RefusedError(`the stream no longer holds message ${mine.seq}, this database's last: move DB_PATH aside to rejoin from the stream`)
   const theirs = decodeMessage(stored.data)
   if (theirs.id !== mine.id) throw new DivergedError(`this database's message ${mine.seq} is ${mine.id}; the stream's is ${theirs.id}`)
