@@ -11,14 +11,13 @@
  */
 import t from 'tap'
 import { WsClient } from './helpers/ws-client.ts'
-import { hasNats, liveFramesCluster, NATS_SERVER, primaryOf, waitFor } from './helpers/cluster.ts'
+import { liveFramesCluster, primaryOf, waitFor } from './helpers/cluster.ts'
 
 t.setTimeout(300_000)
 
-if (!hasNats()) {
-  t.fail(`${NATS_SERVER} is missing: apt-get install -y nats-server (.ci/run does this)`)
-} else {
-  const c = (await liveFramesCluster(t, 'd', { SITE_URL: 'http://dispatch.test' }))!
+// Null (after a failing assertion) without nats-server.
+const c = await liveFramesCluster(t, 'd', { SITE_URL: 'http://dispatch.test' })
+if (c) {
   const { nodes, replica, demo, api, ws, primarySockets, caughtUp } = c
   const primary = c.primary
   const storeId = demo.store.id
