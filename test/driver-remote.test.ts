@@ -5,7 +5,8 @@
  * position, is refused and nothing is written); on the replica, positions the primary does not
  * answer get the `unavailable` error with their seq, never an ack; the primary counts a replica's
  * driver apps while the replica names them and forgets them WATCH_TTL_MS after it stopped (a dead
- * replica). The whole road over NATS: test/cluster-driver.test.ts.
+ * replica); a replica that is not ready tunnels the socket to the primary, as before. The whole
+ * road over NATS: test/cluster-driver.test.ts.
  */
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
@@ -16,6 +17,14 @@ import { DriverSocketsElsewhere, WATCH_TTL_MS, type WireFrame } from '../src/clu
 import type { FrameLink } from '../src/cluster/frame-link.ts'
 import type { Hub } from '../src/ws/hub.ts'
 import { nowIso } from '../src/storage/db.ts'
+import { replicaServer } from '../src/http/replica.ts'
+import { forwarder } from '../src/http/forward.ts'
+import { replicaFeeds } from '../src/ws/replica-feeds.ts'
+import { databaseReadiness } from '../src/storage/health.ts'
+import { withClusterSecret } from '../src/net/client-address.ts'
+import type { ClusterStatus } from '../src/cluster/node.ts'
+import type { ReadView } from '../src/cluster/read-view.ts'
+import { WsClient } from './helpers/ws-client.ts'
 
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
@@ -93,4 +102,27 @@ t.test('the primary\'s close of a driver\'s sockets, as a replica reads it off t
   t.same(driverClose(f('{"type":"_close","code":4001,"reason":"token_rotated"}')), { code: 4001, reason: 'token_rotated' })
   t.equal(driverClose(f('{"type":"assignment","delivery":{}}')), null, 'any other frame goes to the app')
   t.end()
+})
+
+t.test('a replica that is not ready tunnels the driver socket to the primary', async (t) => {
+  const svc = s.app.svc
+  const config = { ...svc.config, cluster: { maxLagMs: 5000 } } as typeof svc.config
+  // Joined and following n1, but further behind than CLUSTER_MAX_LAG_MS: not ready.
+  const status = (): ClusterStatus => ({ role: 'replica', node: 'n2', primary: 'n1', applied_seq: 10, lag_ms: 9000, problem: null, apply_delay_ms: null, ready: false })
+  const secret = 'x'.repeat(64)
+  const fwd = forwarder({ secret, trust: withClusterSecret(config.trustProxy, secret), bodyLimitBytes: config.bodyLimitBytes, log: svc.log })
+  // Linked and holding a view of its copy: only its readiness keeps it from serving the socket itself.
+  const link = { nc: {}, cluster: 'c', node: 'n2' } as unknown as FrameLink
+  const own = replicaFeeds({ config, log: svc.log, status, link: () => link, view: () => ({ svc }) as unknown as ReadView, feeds: [driverOnReplica()] })
+  const replica = replicaServer(() => databaseReadiness(db), status, () => s.site, () => fwd, svc.log, own)
+  const port = await replica.listen('127.0.0.1', 0)
+  t.teardown(async () => { own.close(); replica.close(); await fwd.close() })
+  t.equal(s.app.realtime.connections(driver.id), 0, 'no app of the driver on the primary yet')
+  const app = await WsClient.open(`ws://127.0.0.1:${port}/api/v1/ws/driver`, { token: driver.token })
+  t.teardown(() => app.ws.terminate())
+  t.match(await app.next((f) => f.type === 'hello', 30_000), { type: 'hello', driver: { id: driver.id } }, 'hello')
+  t.equal(s.app.realtime.connections(driver.id), 1, 'from the primary: the socket is the primary\'s own, through the tunnel')
+  t.equal(own.open, 0, 'the replica serves none itself')
+  app.send({ type: 'location', lat: 52.7, lng: 13.4, seq: 1 })
+  t.match(await app.next((f) => f.type === 'ack' || f.type === 'error', 30_000), { type: 'ack', seq: 1, lat: 52.7 }, 'acknowledged by the primary')
 })
