@@ -6,7 +6,8 @@
  * primary refuses them; a position is acknowledged after the primary's commit and is then the
  * primary's (and, once applied, the replica's); an assignment made on the primary reaches the app;
  * the primary's dispatch feed counts the app as connected while its socket is open on the replica,
- * and not after; a rotated token closes it with 4001; when the primary goes away it closes with 1012.
+ * and not after (nor after its replica died); a rotated token closes it with 4001; when the primary
+ * goes away it closes with 1012.
  * A nats-server and two nodes as child processes (test/helpers/cluster.ts). No timing assertions.
  */
 import t from 'tap'
@@ -137,6 +138,18 @@ if (c) {
     await caughtUp()
     t.match(await WsClient.open(`${ws(replica)}/ws/driver`, { token: driver.token }).then(() => null, (e: { status: number }) => e), { status: 401 }, 'the old token opens nothing more')
     driver.token = rotated.token
+  })
+
+  t.test('a replica that dies: the primary stops counting the app it served once the replica no longer names it', async (t) => {
+    await caughtUp()
+    const app = await onReplica()
+    await app.next((f) => f.type === 'hello', 30_000)
+    await waitFor(connected, 60_000, 'the app on the replica counted as connected')
+    await replica.kill()
+    await app.closedWithin(60_000)
+    // Nothing tells the primary the socket closed: its count lapses (WATCH_TTL_MS), as for a watch.
+    await waitFor(async () => !(await connected()), 60_000, 'the primary forgets the dead replica\'s app')
+    t.equal(await connected(), false, 'not connected any more')
   })
 
   t.test('when the primary goes away the app\'s socket on the replica closes with 1012', async (t) => {
