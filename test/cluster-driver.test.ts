@@ -140,6 +140,17 @@ if (c) {
     driver.token = rotated.token
   })
 
+  t.test('deleting the driver closes its app\'s socket on the replica with 4001', async (t) => {
+    const gone = await api(primary, 'POST', '/drivers', { name: 'Leaving Driver', phone: '+15550109924', restaurant_id: storeId }) as { id: number; token: string }
+    await caughtUp()
+    const app = await onReplica(gone.token)
+    t.match(await app.next((f) => f.type === 'hello', 30_000), { type: 'hello', driver: { id: gone.id } })
+    await api(c.primary, 'DELETE', `/drivers/${gone.id}`)
+    const closed = await app.closedWithin(60_000)
+    t.equal(closed.code, 4001, `closed with 4001 (${closed.reason})`)
+    t.match(closed.reason, /^(driver_deleted|token_revoked)$/, 'the primary\'s cause, or the re-check\'s if the replica applied the deletion first')
+  })
+
   t.test('a replica that dies: the primary stops counting the app it served once the replica no longer names it', async (t) => {
     await caughtUp()
     const app = await onReplica()
