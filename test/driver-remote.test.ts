@@ -11,7 +11,7 @@
 import t from 'tap'
 import { startServer } from './helpers/server.ts'
 import { createAccount, createDriver } from './helpers/fixtures.ts'
-import { driverRemoteLocation } from '../src/ws/driver.ts'
+import { driverRemoteLocation, driverRemoteLocations } from '../src/ws/driver.ts'
 import { driverClose, driverOnReplica } from '../src/ws/replica-driver.ts'
 import { DriverSocketsElsewhere, WATCH_TTL_MS, type WireFrame } from '../src/cluster/frames.ts'
 import type { FrameLink } from '../src/cluster/frame-link.ts'
@@ -31,22 +31,23 @@ t.teardown(() => s.close())
 const db = s.app.svc.db
 const acct = createAccount(db)
 const driver = createDriver(db, acct.ownerId, acct.storeId)
+const store = s.app.realtime.remoteLocations!
 const position = () => db.prepare('SELECT lat, lng, location_updated_at FROM driver_positions WHERE driver_id = ?').get(driver.id) as { lat: number; lng: number; location_updated_at: string } | undefined
 
 t.test('on the primary: the credential is resolved and the frame admitted again, then the actor stores it', async (t) => {
   const at = (lat: number) => ({ type: 'location', lat, lng: 13.4 })
-  t.match(await driverRemoteLocation(s.app.svc, { bearer: 'drv_not-a-token', frame: at(52.5) }), { type: 'error', code: 'unauthenticated' }, 'an unknown credential: refused')
-  t.match(await driverRemoteLocation(s.app.svc, { frame: at(52.5) }), { type: 'error', code: 'unauthenticated' }, 'no credential: refused')
-  t.match(await driverRemoteLocation(s.app.svc, { bearer: acct.token, frame: at(52.5) }), { type: 'error', code: 'unauthenticated' }, 'an owner token is no driver credential')
-  t.match(await driverRemoteLocation(s.app.svc, { bearer: driver.token, frame: at(91) }), { type: 'error', code: 'validation_failed', errors: { lat: Array } }, 'a position out of range: refused')
-  t.match(await driverRemoteLocation(s.app.svc, { bearer: driver.token, frame: { type: 'bump' } }), { type: 'error', code: 'unknown_type' }, 'not a position')
+  t.match(await driverRemoteLocation(s.app.svc, store, { bearer: 'drv_not-a-token', frame: at(52.5) }), { type: 'error', code: 'unauthenticated' }, 'an unknown credential: refused')
+  t.match(await driverRemoteLocation(s.app.svc, store, { frame: at(52.5) }), { type: 'error', code: 'unauthenticated' }, 'no credential: refused')
+  t.match(await driverRemoteLocation(s.app.svc, store, { bearer: acct.token, frame: at(52.5) }), { type: 'error', code: 'unauthenticated' }, 'an owner token is no driver credential')
+  t.match(await driverRemoteLocation(s.app.svc, store, { bearer: driver.token, frame: at(91) }), { type: 'error', code: 'validation_failed', errors: { lat: Array } }, 'a position out of range: refused')
+  t.match(await driverRemoteLocation(s.app.svc, store, { bearer: driver.token, frame: { type: 'bump' } }), { type: 'error', code: 'unknown_type' }, 'not a position')
   t.equal(position(), undefined, 'nothing written')
 
   const received = Date.now() - 1500
-  const ack = await driverRemoteLocation(s.app.svc, { bearer: driver.token, frame: at(52.51), at: received })
+  const ack = await driverRemoteLocation(s.app.svc, store, { bearer: driver.token, frame: at(52.51), at: received })
   t.same(ack, { type: 'ack', lat: 52.51, lng: 13.4, location_updated_at: nowIso(received) }, 'acknowledged with the time the replica received it')
   t.same(position(), { lat: 52.51, lng: 13.4, location_updated_at: nowIso(received) }, 'stored when acknowledged')
-  const future = await driverRemoteLocation(s.app.svc, { bearer: driver.token, frame: at(52.52), at: Date.now() + 3_600_000 }) as { location_updated_at: string }
+  const future = await driverRemoteLocation(s.app.svc, store, { bearer: driver.token, frame: at(52.52), at: Date.now() + 3_600_000 }) as { location_updated_at: string }
   t.ok(Date.parse(future.location_updated_at) <= Date.now(), 'a time from the future (a replica\'s clock ahead) is not taken')
 })
 
@@ -71,6 +72,45 @@ t.test('on a replica: positions the primary does not answer get the unavailable 
   await onReplica(ws as never, frame({ type: 'location', lat: 95, lng: 13.4, seq: 11 }), false)
   t.match(sent[2], { type: 'error', code: 'validation_failed', seq: 11 }, 'a bad position is refused on the replica, never sent on')
   t.equal(position()?.lat, 52.52, 'nothing written')
+  t.match(await driverRemoteLocations(s.app.svc, store, { positions: [{ bearer: driver.token, lat: 99, lng: 1, at: Date.now() }, 'x'] }), [
+    { type: 'error', code: 'validation_failed', errors: { lat: [String] } },
+    { type: 'error', code: 'unauthenticated' },
+  ], 'on the primary, a request\'s positions are each admitted again')
+})
+
+t.test('on a replica: the drivers\' latest positions of a turn go to the primary in one request, each socket gets its own answer', async (t) => {
+  const second = createDriver(db, acct.ownerId, acct.storeId)
+  const socket = (d: typeof driver) => {
+    const sent: any[] = []
+    const ws = {
+      getUserData: () => ({ closed: false, format: 'json', driverId: d.id, who: { principal: s.app.svc.auth.driver({ headers: {}, query: {}, bearer: d.token })! }, session: { bearer: d.token } }),
+      getBufferedAmount: () => 0,
+      send: (m: string) => { sent.push(JSON.parse(m)); return 1 },
+    }
+    return { ws, sent }
+  }
+  const hub = { send: (w: { send(m: string): number }, msg: unknown) => w.send(JSON.stringify(msg)) } as unknown as Hub
+  const requests: any[] = []
+  // The primary's side of the request, in process: what answerFrameOps runs for a driver's positions.
+  const link = { nc: { request: async (_subject: string, data: Uint8Array) => {
+    const req = JSON.parse(new TextDecoder().decode(data))
+    requests.push(req)
+    const answers = await driverRemoteLocations(s.app.svc, store, req)
+    return { json: () => answers }
+  } }, cluster: 'c', node: 'n2' } as unknown as FrameLink
+  const onReplica = driverOnReplica().messages(hub, () => link, () => {})
+  const a = socket(driver)
+  const b = socket(second)
+  const frame = (f: unknown) => new TextEncoder().encode(JSON.stringify(f)).buffer as ArrayBuffer
+  await onReplica(a.ws as never, frame({ type: 'location', lat: 50.1, lng: 8.1, seq: 1 }), false)
+  await onReplica(a.ws as never, frame({ type: 'location', lat: 50.2, lng: 8.2, seq: 2 }), false)
+  await onReplica(b.ws as never, frame({ type: 'location', lat: 51.1, lng: 9.1, seq: 5 }), false)
+  while (a.sent.length + b.sent.length < 2) await new Promise((r) => setTimeout(r, 5))
+  t.equal(requests.length, 1, 'one request for the turn')
+  t.match(requests[0], { socket: 'driver', positions: [{ bearer: driver.token, lat: 50.2, lng: 8.2 }, { bearer: second.token, lat: 51.1, lng: 9.1 }] }, 'each driver\'s latest position, with its credential')
+  t.match(a.sent, [{ type: 'ack', seq: 2, lat: 50.2, lng: 8.2 }], 'the first driver: one ack for both frames (cumulative, as on the primary)')
+  t.match(b.sent, [{ type: 'ack', seq: 5, lat: 51.1, lng: 9.1 }], 'the second driver: its own')
+  t.equal(position()?.lat, 50.2, 'stored on the primary when acknowledged')
 })
 
 t.test('the primary counts a replica\'s driver apps while it names them, and forgets them after WATCH_TTL_MS', (t) => {

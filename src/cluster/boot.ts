@@ -25,7 +25,7 @@ import { kdsRemoteStep } from '../ws/kds.ts'
 import { replicaSockets } from '../ws/replica-sockets.ts'
 import { kdsOnReplica, ownerFeedOnReplica, replicaFeeds } from '../ws/replica-feeds.ts'
 import { driverOnReplica } from '../ws/replica-driver.ts'
-import { driverRemoteLocation, tellConnection } from '../ws/driver.ts'
+import { driverRemoteLocations, tellConnection, type RemoteLocationStore } from '../ws/driver.ts'
 import { ordersFeed } from '../ws/orders.ts'
 import { dispatchFeed } from '../ws/dispatch.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
@@ -105,7 +105,8 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       built.realtime.hub.remote = published.publisher
       // The bumps and recalls of kitchen screens and the positions of driver apps served by replicas,
       // run here as this node's own sockets' are.
-      const ops = answerFrameOps(frameLink!, (req) => req.socket === 'driver' ? driverRemoteLocation(built.svc, req) : kdsRemoteStep(built.svc, req), log)
+      const storeLocation: RemoteLocationStore = (driverId, lat, lng, at) => built.realtime.remoteLocations!(driverId, lat, lng, at)
+      const ops = answerFrameOps(frameLink!, (req) => req.socket === 'driver' ? driverRemoteLocations(built.svc, storeLocation, req) : kdsRemoteStep(built.svc, req), log)
       frames = { stop() { published.stop(); ops.stop() } }
       replica.close()
       void forward?.close()

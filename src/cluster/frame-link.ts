@@ -85,24 +85,26 @@ export function tellPresence(link: FrameLink, drivers: Array<[number, number]>):
 }
 
 /**
- * What a socket's frame that writes is, as a replica sends it to the primary: the socket's
- * credential (the primary resolves it again; never logged), the frame as the client sent it, and
- * the socket's kind: a kitchen screen's (absent) or a driver's (`driver`: a position, with `at`,
- * when the replica received it).
+ * What a socket's frame that writes is, as a replica sends it to the primary: a kitchen screen's
+ * credential (the primary resolves it again; never logged) and the frame as the client sent it; or
+ * (`socket: "driver"`) the drivers' latest positions of one turn, each with its socket's credential
+ * and when the replica received it, answered with one answer per position in the same order.
  */
-export interface FrameOpRequest { bearer: string; frame: unknown; socket?: 'driver'; at?: number }
+export type FrameOpRequest =
+  | { socket?: undefined; bearer: string; frame: unknown }
+  | { socket: 'driver'; positions: Array<{ bearer: string; lat: number; lng: number; at: number }> }
 
 /**
  * The primary: answers the frames replicas' sockets send that write (src/ws/kds.ts `kdsRemoteStep`,
  * src/ws/driver.ts `driverRemoteLocation`),
  * each once the primary's own binding of the frame answered (after its commit).
  */
-export function answerFrameOps(link: FrameLink, run: (req: Partial<FrameOpRequest>) => Promise<unknown>, log: Logger): { stop(): void } {
+export function answerFrameOps(link: FrameLink, run: (req: Record<string, unknown>) => Promise<unknown>, log: Logger): { stop(): void } {
   const sub = link.nc.subscribe(frameSubjects(link.cluster).frameOp, {
     callback: (err, m) => {
       if (err) return log.warn({ err }, 'live frames: frame requests subscription failed')
-      let req: Partial<FrameOpRequest>
-      try { req = m.json<Partial<FrameOpRequest>>() } catch { return void m.respond(json({ type: 'error', code: 'bad_frame', reason: 'bad_frame', message: 'The frame is not valid JSON.' })) }
+      let req: Record<string, unknown>
+      try { req = m.json<Record<string, unknown>>() ?? {} } catch { return void m.respond(json({ type: 'error', code: 'bad_frame', reason: 'bad_frame', message: 'The frame is not valid JSON.' })) }
       run(req).then((answer) => m.respond(json(answer)), (e: unknown) => {
         log.error({ err: e }, 'live frames: a replica\'s frame failed')
         m.respond(json({ type: 'error', code: 'internal_error', reason: 'internal_error', message: 'The server failed handling this frame.' }))

@@ -31,7 +31,7 @@ import { authedUpgrade } from './upgrade.ts'
 import { guarded } from './guard.ts'
 import { session, subject } from './sessions.ts'
 import { decode } from './codec.ts'
-import { SLOW_CONSUMER_BYTES, type SocketData } from './hub.ts'
+import { SLOW_CONSUMER_BYTES, type Hub, type SocketData } from './hub.ts'
 import { topics, type LiveSocket, type Realtime } from './realtime.ts'
 import { CLOSE, errorFrame, refusalFrame } from './frames.ts'
 import { admitFrame, frame } from './frame.ts'
@@ -66,7 +66,7 @@ export const locationAnswer = (r: Result<LocationAck>): LocationAnswer =>
   r.ok ? { type: 'ack', ...r.value } : errorFrame('internal_error', r.error.message)
 
 /** The frame a socket gets for a position it sent with `seq` (null: fire-and-forget, only a failure is told). */
-function answerFrame(a: LocationAnswer, seq: number | null): unknown {
+export function answerFrame(a: LocationAnswer, seq: number | null): unknown {
   if (a.type === 'ack') {
     if (seq === null) return null
     const { type, ...ack } = a
@@ -88,11 +88,24 @@ const ACK_TIMEOUT_MS = 10_000
 /** Where an inbox sends a driver's latest position of a turn: its actor (the primary), or the primary (a replica). */
 export type LocationSend<W> = (driverId: number, p: { lat: number; lng: number; at: number; ws: W }, ticket: number) => void
 
+/** A socket's answer to a position: its frame (with the `seq` it named), unless the socket closed meanwhile. */
+export const answerSocket = <W extends WebSocket<SocketData & { closed: boolean }>>(hub: Pick<Hub, 'send'>) => (ws: W, seq: number | null, a: LocationAnswer): void => {
+  if (ws.getUserData().closed) return
+  const out = answerFrame(a, seq)
+  if (out !== null) hub.send(ws, out, a.type === 'ack')
+}
+
+/** A replica's position waiting on the primary (it always wants the answer: it numbers every position). */
+class RemoteWaiter {
+  constructor(readonly answer: (a: LocationAnswer) => void) {}
+}
+
 /**
- * Latest position per driver, drained once per turn by `send`; `stored` answers a ticket. `timeout`:
- * a position unanswered this long is answered for (an actor crash, a shutdown, a primary gone).
+ * Latest position per driver, drained once per turn by `send`; `stored` answers a ticket through
+ * `answer` (whom, the `seq` they named, what). `timeout`: a position unanswered this long is answered
+ * for (an actor crash, a shutdown, a primary gone).
  */
-export class LocationInbox<W extends WebSocket<SocketData & { closed: boolean }> = Ws> {
+export class LocationInbox<W> {
   private pending = new Map<number, Pending<W>>()
   /** The other half of a double buffer: `flush` swaps the maps instead of allocating one per turn. */
   private draining = new Map<number, Pending<W>>()
@@ -105,18 +118,19 @@ export class LocationInbox<W extends WebSocket<SocketData & { closed: boolean }>
   readonly stats = { frames: 0, messages: 0 }
 
   constructor(
-    private readonly sendTo: (ws: W, msg: unknown) => void,
+    private readonly answer: (w: W, seq: number | null, a: LocationAnswer) => void,
     private readonly send: LocationSend<W>,
     private readonly timeout: { ms: number; answer: LocationAnswer } = { ms: ACK_TIMEOUT_MS, answer: locationAnswer({ ok: false, error: new ApiError('internal_error', 'The position could not be stored.') }) },
   ) {}
 
-  push(ws: W, driverId: number, lat: number, lng: number, seq: number | null): void {
+  /** `at`: when the position was received (by this node, or by the replica that sent it on). */
+  push(ws: W, driverId: number, lat: number, lng: number, seq: number | null, at = Date.now()): void {
     this.stats.frames++
     const p = this.pending.get(driverId)
     // Acks are cumulative: a coalesced frame without `seq` keeps the acknowledgement owed to an earlier one.
-    if (!p) this.pending.set(driverId, { lat, lng, at: Date.now(), ws, seq, others: null, sentAt: 0 })
+    if (!p) this.pending.set(driverId, { lat, lng, at, ws, seq, others: null, sentAt: 0 })
     else {
-      p.lat = lat; p.lng = lng; p.at = Date.now()
+      p.lat = lat; p.lng = lng; p.at = at
       if (p.ws === ws) p.seq = seq ?? p.seq
       else (p.others ??= new Map()).set(ws, seq ?? p.others?.get(ws) ?? null)
     }
@@ -126,16 +140,9 @@ export class LocationInbox<W extends WebSocket<SocketData & { closed: boolean }>
     }
   }
 
-  /** Only frames that carry a `seq` asked for an acknowledgement; a failure is reported either way. */
-  private ack(ws: W, seq: number | null, a: LocationAnswer): void {
-    if (ws.getUserData().closed) return
-    const out = answerFrame(a, seq)
-    if (out !== null) this.sendTo(ws, out)
-  }
-
   private ackAll(p: Pending<W>, a: LocationAnswer): void {
-    this.ack(p.ws, p.seq, a)
-    if (p.others) for (const [ws, seq] of p.others) this.ack(ws, seq, a)
+    this.answer(p.ws, p.seq, a)
+    if (p.others) for (const [ws, seq] of p.others) this.answer(ws, seq, a)
   }
 
   /** The answer to the position sent with `ticket`. */
@@ -254,10 +261,11 @@ const REMOTE_AT_WINDOW_MS = 60_000
  * A position a replica's driver socket sent (docs/cluster.md "Sockets on any node"), on the primary:
  * the driver's credential is resolved again here (the replica's word for the driver is not taken; a
  * token rotated meanwhile is refused, nothing stored), the frame admitted as the primary's own socket
- * admits it, then the driver actor's `location` message (as `PUT /driver/location` sends it),
- * answered once the position is durable: the acknowledgement's fields, or the error.
+ * admits it, then `store` (this node's driver socket inbox: the driver actor's `location` message
+ * with a ticket, as for its own sockets), answered once the position is durable: the
+ * acknowledgement's fields, or the error.
  */
-export async function driverRemoteLocation(svc: Services, req: RemoteLocation): Promise<LocationAnswer> {
+export async function driverRemoteLocation(svc: Services, store: RemoteLocationStore, req: RemoteLocation): Promise<LocationAnswer> {
   const f = (req.frame && typeof req.frame === 'object' ? req.frame : {}) as Readonly<Record<string, unknown>>
   let driverId: number
   let pos: { lat: number; lng: number }
@@ -273,26 +281,42 @@ export async function driverRemoteLocation(svc: Services, req: RemoteLocation): 
   }
   const now = Date.now()
   const at = typeof req.at === 'number' && req.at <= now && req.at > now - REMOTE_AT_WINDOW_MS ? req.at : now
-  try {
-    const ack = await svc.actors.drivers.ask<LocationAck>(driverId, (replyTo) => ({ type: 'location', lat: pos.lat, lng: pos.lng, at, replyTo }))
-    return locationAnswer({ ok: true, value: ack })
-  } catch (err) {
-    return locationAnswer({ ok: false, error: err instanceof ApiError ? err : new ApiError('internal_error') })
-  }
+  return store(driverId, pos.lat, pos.lng, at)
+}
+
+/** Stores a position through this node's driver socket inbox (with its own sockets' positions, the same road). */
+export type RemoteLocationStore = (driverId: number, lat: number, lng: number, at: number) => Promise<LocationAnswer>
+
+/** A replica's positions of one turn (one request), each answered in order. */
+export interface RemoteLocations { positions?: unknown }
+
+/** The most positions a replica sends in one request (a NATS message stays far below its 1 MB limit). */
+export const REMOTE_POSITIONS_PER_REQUEST = 2000
+
+/** `driverRemoteLocation` for each position of a replica's request; answers them in its order. */
+export function driverRemoteLocations(svc: Services, store: RemoteLocationStore, req: RemoteLocations): Promise<LocationAnswer[]> {
+  const list = Array.isArray(req.positions) ? req.positions.slice(0, REMOTE_POSITIONS_PER_REQUEST) : []
+  return Promise.all(list.map((p) => {
+    const q = (p && typeof p === 'object' ? p : {}) as { bearer?: unknown; lat?: unknown; lng?: unknown; at?: unknown }
+    return driverRemoteLocation(svc, store, { bearer: q.bearer, at: q.at, frame: { type: 'location', lat: q.lat, lng: q.lng } })
+  }))
 }
 
 /** Tell a driver's actor how many of its apps are connected now (to this node and, on a primary, to replicas). */
 export const tellConnection = (svc: Services, rt: Realtime, driverId: number): void =>
   svc.actors.drivers.tell(driverId, { type: 'connection', count: rt.connections(driverId) })
 
-export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime): { stats: LocationInbox['stats'] } {
+export function mountDriverSocket(app: TemplatedApp, svc: Services, rt: Realtime): { stats: LocationInbox<unknown>['stats'] } {
   const hub = rt.hub
   const drivers = svc.actors.drivers
   // The message is data: the reply comes back by ticket through the real-time sink (ARCHITECTURE 4).
   // Handled at once when the driver's actor is idle (Registry.tellNow: same order as a tell).
-  const inbox = new LocationInbox<Ws>((ws, msg) => hub.send(ws, msg, (msg as { type: string }).type === 'ack'),
+  // Positions of this node's sockets and those replicas send on (RemoteWaiter): the same road.
+  const toSocket = answerSocket<Ws>(hub)
+  const inbox = new LocationInbox<Ws | RemoteWaiter>((w, seq, a) => w instanceof RemoteWaiter ? w.answer(a) : toSocket(w, seq, a),
     (driverId, p, ticket) => drivers.tellNow(driverId, { type: 'location', lat: p.lat, lng: p.lng, at: p.at, ticket }))
   rt.onLocationStored((_driverId, ticket, r) => inbox.stored(ticket, locationAnswer(r)))
+  rt.remoteLocations = (driverId, lat, lng, at) => new Promise((resolve) => inbox.push(new RemoteWaiter(resolve), driverId, lat, lng, 0, at))
 
   /** Everything the app needs to (re)build its screen: sent on connect and after falling behind. */
   const hello = (ws: Ws) => {

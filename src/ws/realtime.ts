@@ -31,6 +31,7 @@ import type { Hub } from './hub.ts'
 import type { LiveSocket } from './socket.ts'
 import { SocketSessions, subject } from './sessions.ts'
 import type { RemoteTrackFrames } from '../cluster/frames.ts'
+import type { RemoteLocationStore } from './driver.ts'
 
 export type { LiveSocket } from './socket.ts'
 
@@ -173,6 +174,12 @@ export class Realtime implements RealtimeSink {
     // A replica's sockets of this driver close alike (src/ws/replica-driver.ts `DRIVER_CLOSE`).
     this.hub.publishRemote(topics.driver(driverId), { type: DRIVER_CLOSE, ...close })
   }
+
+  /**
+   * Cluster mode, on the primary: stores a position a replica's driver socket sent on, through this
+   * node's driver socket inbox (src/ws/driver.ts registers it; null until it did).
+   */
+  remoteLocations: RemoteLocationStore | null = null
 
   /** The driver socket registers where the replies to its `location` messages go. */
   onLocationStored(fn: (driverId: number, ticket: number, result: Result<LocationAck>) => void): void {

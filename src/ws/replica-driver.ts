@@ -23,7 +23,7 @@ import { requestFrameOp, tellPresence, type FrameLink } from '../cluster/frame-l
 import type { WireFrame } from '../cluster/frames.ts'
 import { DRIVER_CLOSE, topics } from './realtime.ts'
 import { refusalFrame } from './frames.ts'
-import { DRIVER_GONE, DRIVER_SOCKET_LIMITS, driverHelloFrame, driverMessages, driverSocketUpgrade, LocationInbox, type DriverSocket, type LocationAnswer } from './driver.ts'
+import { answerSocket, DRIVER_GONE, DRIVER_SOCKET_LIMITS, driverHelloFrame, driverMessages, driverSocketUpgrade, LocationInbox, REMOTE_POSITIONS_PER_REQUEST, type DriverSocket, type LocationAnswer } from './driver.ts'
 import { erased, FRAME_OP_TIMEOUT_MS, type AnyReplicaFeed } from './replica-feeds.ts'
 import type { GuardedUpgrade } from './guard.ts'
 
@@ -58,12 +58,26 @@ export function driverOnReplica(): AnyReplicaFeed {
     closes: driverClose,
     messages: (hub, link) => {
       const send = (ws: Ws, msg: unknown) => { if (!ws.getUserData().closed) hub.send(ws, msg, true) }
-      const inbox: LocationInbox<Ws> = new LocationInbox<Ws>((ws, msg) => hub.send(ws, msg, (msg as { type: string }).type === 'ack'), (_driverId, p, ticket) => {
+      // The drivers' latest positions of this turn, sent to the primary in one request once the inbox has drained them.
+      let turn: Array<{ ticket: number; position: { bearer: string; lat: number; lng: number; at: number } }> = []
+      const flush = () => {
+        const batch = turn
+        turn = []
         const l = link()
-        const asked = l
-          ? requestFrameOp(l, { socket: 'driver', bearer: p.ws.getUserData().session!.bearer, frame: { type: 'location', lat: p.lat, lng: p.lng }, at: p.at }, FRAME_OP_TIMEOUT_MS)
-          : Promise.reject(new Error('this node has no NATS connection'))
-        asked.then((a) => inbox.stored(ticket, a as LocationAnswer), () => inbox.stored(ticket, UNAVAILABLE))
+        for (let i = 0; i < batch.length; i += REMOTE_POSITIONS_PER_REQUEST) {
+          const part = batch.slice(i, i + REMOTE_POSITIONS_PER_REQUEST)
+          const asked = l
+            ? requestFrameOp(l, { socket: 'driver', positions: part.map((p) => p.position) }, FRAME_OP_TIMEOUT_MS)
+            : Promise.reject(new Error('this node has no NATS connection'))
+          asked.then((answers) => {
+            const list = Array.isArray(answers) ? answers as LocationAnswer[] : []
+            part.forEach((p, k) => inbox.stored(p.ticket, list[k] ?? UNAVAILABLE))
+          }, () => { for (const p of part) inbox.stored(p.ticket, UNAVAILABLE) })
+        }
+      }
+      const inbox: LocationInbox<Ws> = new LocationInbox<Ws>(answerSocket<Ws>(hub), (_driverId, p, ticket) => {
+        if (turn.length === 0) queueMicrotask(flush)
+        turn.push({ ticket, position: { bearer: p.ws.getUserData().session!.bearer, lat: p.lat, lng: p.lng, at: p.at } })
       }, { ms: FRAME_OP_TIMEOUT_MS + 1000, answer: UNAVAILABLE })
       return driverMessages<Ws>(send, (ws, lat, lng, seq) => inbox.push(ws, ws.getUserData().driverId, lat, lng, seq))
     },
