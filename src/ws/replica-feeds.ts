@@ -18,7 +18,8 @@
  *   primary closes the replica's sockets once the revocation is applied here (4001).
  *
  * A kitchen screen's bumps and recalls are run by the primary (`kdsOnReplica`: NATS request/reply),
- * answered after its commit. A replica that is not ready tunnels these sockets to the primary
+ * answered after its commit; so are a driver app's positions (src/ws/replica-driver.ts, a kind of
+ * its own built from these pieces, with the hooks it needs: `gone`, `closes`, presence). A replica that is not ready tunnels these sockets to the primary
  * (src/http/forward.ts); a change of primary or of its term, NATS lost, or no answer to a watch
  * closes them with 1012 (src/ws/replica-rooms.ts).
  */
@@ -53,7 +54,7 @@ export interface ReplicaFeedOptions {
   link: () => FrameLink | null
   /** The replica's read-only view of the server, once it has joined (null before). */
   view: () => ReadView | null
-  /** The socket kinds it serves (`ownerFeedOnReplica`, `kdsOnReplica`). */
+  /** The socket kinds it serves (`ownerFeedOnReplica`, `kdsOnReplica`, src/ws/replica-driver.ts `driverOnReplica`). */
   feeds: readonly AnyReplicaFeed[]
 }
 
