@@ -28,9 +28,11 @@ t.test('subjects carry the cluster name and the shard id', async (t) => {
   t.equal(s.topic('orders/5'), 'dispatch.frames.0.orders.5', 'an orders board')
   t.equal(s.topic('dispatch/5'), 'dispatch.frames.0.dispatch.5', 'a dispatch feed')
   t.equal(s.topic('fleet/3'), 'dispatch.frames.0.fleet.3', 'an owner\'s fleet')
+  t.equal(s.topic('driver/5'), 'dispatch.frames.0.driver.5', 'a driver\'s app')
+  t.equal(s.presence, 'dispatch.frames.0.presence', 'the driver apps a replica serves')
   t.equal(s.topic('kds/5/*'), 'dispatch.frames.0.kds.5.all', 'a store\'s all-station kitchen screens')
   t.equal(s.topic(`kds/5/st/${encodeURIComponent('grill.1 *')}`), `dispatch.frames.0.kds.5.st.${Buffer.from('grill.1%20*').toString('hex')}`, 'a station\'s, its name in hex')
-  for (const other of ['track/5', 'driver/5', 'kds/5', 'kds/5/st/a b', 'kds/5/st/a>', 'orders/5.6', 'orders/>', 'orders/0']) t.equal(s.topic(other), null, `${other} does not travel as a topic`)
+  for (const other of ['track/5', 'driver/0', 'kds/5', 'kds/5/st/a b', 'kds/5/st/a>', 'orders/5.6', 'orders/>', 'orders/0']) t.equal(s.topic(other), null, `${other} does not travel as a topic`)
 })
 
 t.test('hub topics: the primary publishes only watched ones, numbered with the tracking frames; a replica keeps them in order against its snapshot', async (t) => {
@@ -39,7 +41,7 @@ t.test('hub topics: the primary publishes only watched ones, numbered with the t
   const sent: Array<{ topic: string; wire: WireFrame }> = []
   const p = new TrackPublisher(() => {}, () => seq, () => now, (topic, text) => sent.push({ topic, wire: decodeFrame(text) }))
   t.equal(p.topics, 0)
-  p.watch([], ['orders/5', 'driver/5'])
+  p.watch([], ['orders/5', 'track/5'])
   t.equal(p.topics, 1, 'a topic that does not travel is not watched')
   p.watch([], ['kds/7/st/grill', 'kds/7/*'])
   p.watch([], ['kds/7/*'])

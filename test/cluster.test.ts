@@ -175,7 +175,7 @@ if (!hasNats()) {
     t.equal((await get({ 'x-dispatch-forwarded-by': 'guess' })).status, 200, 'a client writing the line itself is forwarded as any client')
   })
 
-  t.test('sockets on any node: the orders board (served by a ready replica, test/cluster-feeds.test.ts) and the driver socket (tunnelled to the primary), refusals as the primary gives them', async (t) => {
+  t.test('sockets on any node: the orders board and the driver socket (served by a ready replica, test/cluster-feeds.test.ts, test/cluster-driver.test.ts), refusals as the primary gives them', async (t) => {
     const replica = live().find((n) => n !== primary)!
     const ws = replica.sp.base.replace(/^http/, 'ws')
     const board = await WsClient.open(`${ws}/ws/orders/${storeId}`, { token })
@@ -186,7 +186,7 @@ if (!hasNats()) {
     const refused = await WsClient.open(`${ws}/ws/orders/${storeId}`).then(() => null, (e: { status: number; body: unknown }) => e)
     t.equal(refused?.status, 401, 'an upgrade without a token is refused as the primary refuses it')
     t.match(refused?.body, { code: 'unauthenticated' })
-    // A driver's position on a replica reaches the primary and is acknowledged after its commit.
+    // A driver's position on a replica reaches the primary (over NATS) and is acknowledged after its commit.
     const driver = await WsClient.open(`${ws}/ws/driver`, { token: demo.driver.token })
     t.teardown(() => driver.ws.terminate())
     driver.send({ type: 'location', lat: 52.52, lng: 13.405, seq: 1 })

@@ -24,6 +24,8 @@ import { allOwn, answerFrameOps, publishTrackFrames, type FrameLink } from './fr
 import { kdsRemoteStep } from '../ws/kds.ts'
 import { replicaSockets } from '../ws/replica-sockets.ts'
 import { kdsOnReplica, ownerFeedOnReplica, replicaFeeds } from '../ws/replica-feeds.ts'
+import { driverOnReplica } from '../ws/replica-driver.ts'
+import { driverRemoteLocations, tellConnection, type RemoteLocationStore } from '../ws/driver.ts'
 import { ordersFeed } from '../ws/orders.ts'
 import { dispatchFeed } from '../ws/dispatch.ts'
 import { dropCaptureTriggersOf } from '../storage/changes.ts'
@@ -72,7 +74,7 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
   const replica = replicaServer(() => databaseReadiness(db), status, () => node?.forwardTarget() ?? null, () => forward, log,
     allOwn(
       replicaSockets({ config, log, db: () => db, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink }),
-      replicaFeeds({ config, log, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink, view: () => reads?.view ?? null, feeds: [ownerFeedOnReplica(ordersFeed), ownerFeedOnReplica(dispatchFeed), kdsOnReplica()] }),
+      replicaFeeds({ config, log, status, term: () => node?.primaryTerm() ?? null, link: () => frameLink, view: () => reads?.view ?? null, feeds: [ownerFeedOnReplica(ordersFeed), ownerFeedOnReplica(dispatchFeed), kdsOnReplica(), driverOnReplica()] }),
     ), () => reads)
   const listening = replica.listen(config.host, config.port)
   const start = () => ClusterNode.start({
@@ -96,11 +98,15 @@ export async function serveCluster(config: Config, openDatabase: () => Db, log: 
       app = buildApp({ ...config, trustProxy: withClusterSecret(config.trustProxy, secret) }, { db, log, replication: replicator, cluster: () => node!.status() })
       if (!await renew()) throw new Error('the lease was taken while the server was being built')
       const built = app as App
-      const published = publishTrackFrames(frameLink!, () => replicator.lastCaptured, (orderId) => built.realtime.lastTrackLocation(orderId), log, () => built.realtime.connectedDrivers())
+      // Driver apps connected to replicas count as connected here (their actor is told when that changes).
+      const published = publishTrackFrames(frameLink!, () => replicator.lastCaptured, (orderId) => built.realtime.lastTrackLocation(orderId), log,
+        () => built.realtime.connectedDrivers(), (driverId) => tellConnection(built.svc, built.realtime, driverId))
       built.realtime.remote = published.publisher
       built.realtime.hub.remote = published.publisher
-      // The bumps and recalls of kitchen screens served by replicas, run here as this node's own screens' are.
-      const ops = answerFrameOps(frameLink!, (req) => kdsRemoteStep(built.svc, req), log)
+      // The bumps and recalls of kitchen screens and the positions of driver apps served by replicas,
+      // run here as this node's own sockets' are.
+      const storeLocation: RemoteLocationStore = (driverId, lat, lng, at) => built.realtime.remoteLocations!(driverId, lat, lng, at)
+      const ops = answerFrameOps(frameLink!, (req) => req.socket === 'driver' ? driverRemoteLocations(built.svc, storeLocation, req) : kdsRemoteStep(built.svc, req), log)
       frames = { stop() { published.stop(); ops.stop() } }
       replica.close()
       void forward?.close()

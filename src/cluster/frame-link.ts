@@ -8,7 +8,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node'
 import type { TemplatedApp, WebSocketBehavior } from 'uWebSockets.js'
 import type { Logger } from '../log.ts'
 import type { TrackCatchUpFrame } from '../ws/location-frames.ts'
-import { frameSubjects, TrackPublisher, WATCH_REFRESH_MS, type FrameSubjects, type WatchReply, type WatchRequest } from './frames.ts'
+import { frameSubjects, TrackPublisher, WATCH_REFRESH_MS, type FrameSubjects, type PresenceMessage, type WatchReply, type WatchRequest } from './frames.ts'
 
 /** What a node of the cluster needs to carry live frames: its NATS connection and names. */
 export interface FrameLink { nc: NatsConnection; cluster: string; node: string }
@@ -37,9 +37,11 @@ const json = (v: unknown) => new TextEncoder().encode(JSON.stringify(v))
 /**
  * The primary: publishes for the orders replicas watch and answers their watch requests. `seq`: the
  * stream sequence the primary's data holds (its last captured message); `catchUp`: an order's
- * latest location frame with the route so far (src/ws/realtime.ts `lastTrackLocation`).
+ * latest location frame with the route so far (src/ws/realtime.ts `lastTrackLocation`);
+ * `presenceChanged`: the number of a driver's apps connected to replicas changed (a replica said so,
+ * or stopped naming it).
  */
-export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: (orderId: number) => TrackCatchUpFrame | null, log: Logger, connected: () => number[] = () => []): { publisher: TrackPublisher; stop(): void } {
+export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: (orderId: number) => TrackCatchUpFrame | null, log: Logger, connected: () => number[] = () => [], presenceChanged: (driverId: number) => void = () => {}): { publisher: TrackPublisher; stop(): void } {
   const subjects = frameSubjects(link.cluster)
   const publisher = new TrackPublisher((orderId, wire) => link.nc.publish(subjects.track(orderId), wire), seq, Date.now, (topic, wire) => {
     const subject = subjects.topic(topic)
@@ -55,34 +57,54 @@ export function publishTrackFrames(link: FrameLink, seq: () => number, catchUp: 
         publisher.watch(ids, topics)
         // A new watch asks for the catch-up; the periodic repeat is a plain publish. A dispatch feed's
         // snapshot also needs which drivers are connected to this node.
-        const presence = topics.some((t) => !t.startsWith('orders/')) ? connected : undefined
+        const presence = topics.some((t) => t.startsWith('dispatch/') || t.startsWith('fleet/')) ? connected : undefined
         if (m.reply) m.respond(json(publisher.reply(link.node, ids, catchUp, presence)))
       } catch (e) {
         log.warn({ err: e }, 'live frames: a watch request could not be read')
       }
     },
   })
-  const sweep = setInterval(() => publisher.sweep(), WATCH_REFRESH_MS)
+  const changed = (ids: number[]) => { for (const id of ids) presenceChanged(id) }
+  const present = link.nc.subscribe(subjects.presence, {
+    callback: (err, m) => {
+      if (err) return log.warn({ err }, 'live frames: presence subscription failed')
+      try { changed(publisher.presence.take(m.json<Partial<PresenceMessage>>())) } catch (e) {
+        log.warn({ err: e }, 'live frames: a presence message could not be read')
+      }
+    },
+  })
+  const sweep = setInterval(() => { publisher.sweep(); changed(publisher.presence.sweep()) }, WATCH_REFRESH_MS)
   sweep.unref()
-  return { publisher, stop() { clearInterval(sweep); sub.unsubscribe() } }
+  return { publisher, stop() { clearInterval(sweep); sub.unsubscribe(); present.unsubscribe() } }
+}
+
+/** A replica: tell the primary how many apps of these drivers this node serves now (`[driverId, sockets]`). */
+export function tellPresence(link: FrameLink, drivers: Array<[number, number]>): void {
+  const subject = frameSubjects(link.cluster).presence
+  for (let i = 0; i < drivers.length; i += 5000) link.nc.publish(subject, json({ node: link.node, drivers: drivers.slice(i, i + 5000) } satisfies PresenceMessage))
 }
 
 /**
- * What a socket's frame that writes is, as a replica sends it to the primary: the screen's
- * credential (the primary resolves it again; never logged) and the frame as the client sent it.
+ * What a socket's frame that writes is, as a replica sends it to the primary: a kitchen screen's
+ * credential (the primary resolves it again; never logged) and the frame as the client sent it; or
+ * (`socket: "driver"`) the drivers' latest positions of one turn, each with its socket's credential
+ * and when the replica received it, answered with one answer per position in the same order.
  */
-export interface FrameOpRequest { bearer: string; frame: unknown }
+export type FrameOpRequest =
+  | { socket?: undefined; bearer: string; frame: unknown }
+  | { socket: 'driver'; positions: Array<{ bearer: string; lat: number; lng: number; at: number }> }
 
 /**
- * The primary: answers the frames replicas' sockets send that write (src/ws/kds.ts `kdsRemoteStep`),
+ * The primary: answers the frames replicas' sockets send that write (src/ws/kds.ts `kdsRemoteStep`,
+ * src/ws/driver.ts `driverRemoteLocation`),
  * each once the primary's own binding of the frame answered (after its commit).
  */
-export function answerFrameOps(link: FrameLink, run: (req: Partial<FrameOpRequest>) => Promise<unknown>, log: Logger): { stop(): void } {
+export function answerFrameOps(link: FrameLink, run: (req: Record<string, unknown>) => Promise<unknown>, log: Logger): { stop(): void } {
   const sub = link.nc.subscribe(frameSubjects(link.cluster).frameOp, {
     callback: (err, m) => {
       if (err) return log.warn({ err }, 'live frames: frame requests subscription failed')
-      let req: Partial<FrameOpRequest>
-      try { req = m.json<Partial<FrameOpRequest>>() } catch { return void m.respond(json({ type: 'error', code: 'bad_frame', reason: 'bad_frame', message: 'The frame is not valid JSON.' })) }
+      let req: Record<string, unknown>
+      try { req = m.json<Record<string, unknown>>() ?? {} } catch { return void m.respond(json({ type: 'error', code: 'bad_frame', reason: 'bad_frame', message: 'The frame is not valid JSON.' })) }
       run(req).then((answer) => m.respond(json(answer)), (e: unknown) => {
         log.error({ err: e }, 'live frames: a replica\'s frame failed')
         m.respond(json({ type: 'error', code: 'internal_error', reason: 'internal_error', message: 'The server failed handling this frame.' }))

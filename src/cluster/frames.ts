@@ -8,10 +8,13 @@
  *   {CLUSTER_NAME}.frames.0.orders.<storeId>  the owner's orders board of a store (hub topic `orders/<storeId>`)
  *   {CLUSTER_NAME}.frames.0.dispatch.<storeId> a store's dispatch feed (hub topic `dispatch/<storeId>`)
  *   {CLUSTER_NAME}.frames.0.fleet.<ownerId>   the owner's unbound drivers (hub topic `fleet/<ownerId>`)
+ *   {CLUSTER_NAME}.frames.0.driver.<driverId> a driver's app: assignments, offers, … (hub topic `driver/<driverId>`)
  *   {CLUSTER_NAME}.frames.0.kds.<storeId>.all  a store's all-station kitchen screens (hub topic `kds/<storeId>/*`)
  *   {CLUSTER_NAME}.frames.0.kds.<storeId>.st.<hex> one station's screens (hub topic `kds/<storeId>/st/<station>`)
  *   {CLUSTER_NAME}.frames.0.watch             replicas tell the primary which orders and topics they watch
- *   {CLUSTER_NAME}.ops.0.frame                a replica's kitchen screen's bump or recall, run by the primary (request/reply)
+ *   {CLUSTER_NAME}.frames.0.presence          replicas tell the primary which drivers' apps are connected to them
+ *   {CLUSTER_NAME}.ops.0.frame                a replica's kitchen screen's bump or recall, or a driver's
+ *                                             position, run by the primary (request/reply)
  *
  * The owner feeds' frames are those of the primary's hub topics (src/ws/realtime.ts `topics`), as
  * the hub publishes them (src/ws/hub.ts `remote`): one subject per topic, the frame's JSON text as
@@ -44,6 +47,8 @@ export interface FrameSubjects {
   /** A hub topic's subject (`orders/5` → `….orders.5`); null for a topic that does not travel. */
   topic(topic: string): string | null
   watch: string
+  /** Which drivers' apps a replica serves (publish; repeated with the watches). */
+  presence: string
   /** A socket's frame that writes (a kitchen screen's bump), sent by a replica to the primary: request/reply. */
   frameOp: string
 }
@@ -52,7 +57,7 @@ export interface FrameSubjects {
  * The hub topics whose frames travel to replicas: `{kind}/{id}`, and the kitchen screens' per store
  * and station (src/ws/kds.ts `kdsTopic`: `kds/{storeId}/*`, `kds/{storeId}/st/{station, URI-encoded}`).
  */
-const REMOTE_TOPIC = /^(?:(orders|dispatch|fleet)\/([1-9][0-9]{0,15})|kds\/([1-9][0-9]{0,15})\/(\*|st\/[A-Za-z0-9\-_.!~*'()%]{1,480}))$/
+const REMOTE_TOPIC = /^(?:(orders|dispatch|fleet|driver)\/([1-9][0-9]{0,15})|kds\/([1-9][0-9]{0,15})\/(\*|st\/[A-Za-z0-9\-_.!~*'()%]{1,480}))$/
 
 export const frameSubjects = (cluster: string, shard = SHARD): FrameSubjects => ({
   track: (orderId) => `${cluster}.frames.${shard}.track.${orderId}`,
@@ -64,6 +69,7 @@ export const frameSubjects = (cluster: string, shard = SHARD): FrameSubjects => 
     return `${cluster}.frames.${shard}.kds.${m[3]}.${m[4] === '*' ? 'all' : `st.${Buffer.from(m[4]!.slice(3)).toString('hex')}`}`
   },
   watch: `${cluster}.frames.${shard}.watch`,
+  presence: `${cluster}.frames.${shard}.presence`,
   frameOp: `${cluster}.ops.${shard}.frame`,
 })
 
@@ -135,6 +141,73 @@ export interface RemoteTrackFrames {
   lastLocation(orderId: number): TrackLocationFrame | null
   /** The driver is no longer visible on this order: its last location goes. */
   clearLocation(orderId: number): void
+  /** A driver's app sockets replicas serve (DriverSocketsElsewhere). */
+  driverSockets(driverId: number): number
+  /** The drivers with an app connected to a replica. */
+  connectedDrivers(): number[]
+}
+
+/**
+ * What a replica tells the primary of the driver sockets it serves: `[driverId, sockets]` pairs,
+ * on every open and close (0: none left) and again with every watch repeat.
+ */
+export interface PresenceMessage { node: string; drivers: Array<[number, number]> }
+
+/**
+ * The primary's side: the driver apps connected to replicas, per node, each pair forgotten when its
+ * replica did not name it for WATCH_TTL_MS (the replica died, or NATS lost its last close). `take`
+ * and `sweep` answer the drivers whose total changed (their actor is told, src/ws/driver.ts `tellConnection`).
+ */
+export class DriverSocketsElsewhere {
+  private readonly byNode = new Map<string, Map<number, { sockets: number; until: number }>>()
+  private readonly totals = new Map<number, number>()
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private set(node: string, driverId: number, sockets: number, until: number, changed: Set<number>): void {
+    let mine = this.byNode.get(node)
+    const before = mine?.get(driverId)?.sockets ?? 0
+    if (sockets > 0) {
+      if (!mine) this.byNode.set(node, (mine = new Map()))
+      mine.set(driverId, { sockets, until })
+    } else if (mine) {
+      mine.delete(driverId)
+      if (mine.size === 0) this.byNode.delete(node)
+    }
+    if (sockets === before) return
+    const total = (this.totals.get(driverId) ?? 0) - before + sockets
+    if (total > 0) this.totals.set(driverId, total)
+    else this.totals.delete(driverId)
+    changed.add(driverId)
+  }
+
+  take(m: Partial<PresenceMessage>): number[] {
+    const changed = new Set<number>()
+    if (typeof m.node !== 'string' || !Array.isArray(m.drivers)) return []
+    const until = this.now() + WATCH_TTL_MS
+    for (const e of m.drivers) {
+      if (!Array.isArray(e) || !Number.isSafeInteger(e[0]) || e[0] <= 0 || !Number.isSafeInteger(e[1]) || e[1] < 0) continue
+      this.set(m.node, e[0], Math.min(e[1], 1_000_000), until, changed)
+    }
+    return [...changed]
+  }
+
+  sweep(): number[] {
+    const changed = new Set<number>()
+    const now = this.now()
+    for (const [node, mine] of [...this.byNode]) {
+      for (const [id, e] of [...mine]) if (e.until < now) this.set(node, id, 0, 0, changed)
+    }
+    return [...changed]
+  }
+
+  sockets(driverId: number): number {
+    return this.totals.get(driverId) ?? 0
+  }
+
+  drivers(): number[] {
+    return [...this.totals.keys()]
+  }
 }
 
 /**
@@ -147,13 +220,25 @@ export class TrackPublisher implements RemoteTrackFrames, RemoteTopics {
   private readonly watchedTopics = new Map<string, number>()
   /** Watched topics per family (src/ws/kds.ts reads an order's lines only when a replica watches its store's screens). */
   private readonly families = new Map<string, number>()
+  /** The driver apps replicas serve. */
+  readonly presence: DriverSocketsElsewhere
 
   constructor(
     private readonly send: (orderId: number, wire: string) => void,
     private readonly seq: () => number,
     private readonly now: () => number = Date.now,
     private readonly sendTopic: (topic: string, wire: string) => void = () => {},
-  ) {}
+  ) {
+    this.presence = new DriverSocketsElsewhere(now)
+  }
+
+  driverSockets(driverId: number): number {
+    return this.presence.sockets(driverId)
+  }
+
+  connectedDrivers(): number[] {
+    return this.presence.drivers()
+  }
 
   get topics(): number { return this.watchedTopics.size }
 

@@ -11,11 +11,11 @@ export type FrameErrorCode = 'bad_frame' | 'unknown_type' | 'validation_failed' 
 
 /** A frame the socket itself refuses: these codes name no finer cause, so `reason` is the code (docs/realtime.md "Errors"). */
 export function errorFrame(code: FrameErrorCode, message: string, errors?: FieldErrors, seq?: number | null) {
-  return { type: 'error', code, reason: code, message, ...(errors ? { errors } : {}), ...(seq != null ? { seq } : {}) }
+  return { type: 'error' as const, code, reason: code, message, ...(errors ? { errors } : {}), ...(seq != null ? { seq } : {}) }
 }
 
 /** A frame an operation refused: the HTTP answer's §7 envelope (`code`, `reason`, `errors`, …) and the frame's `seq`. */
-export const refusalFrame = (e: ApiError, seq: number | null) => ({ type: 'error', ...e.toJSON(), seq })
+export const refusalFrame = (e: ApiError, seq: number | null) => ({ type: 'error' as const, ...e.toJSON(), seq })
 
 /**
  * Close codes the server sends (docs/realtime.md "Close codes"). 1009 and 1011 are RFC 6455

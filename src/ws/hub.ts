@@ -39,6 +39,11 @@ export class Hub {
     if (this.remoteWatches(topic)) this.remote!.topicFrame(topic, json ?? JSON.stringify(msg))
   }
 
+  /** Send `msg` to the replicas watching `topic` only, not to this node's sockets (a control frame for the replica). */
+  publishRemote(topic: string, msg: unknown): void {
+    if (this.remoteWatches(topic)) this.remote!.topicFrame(topic, JSON.stringify(msg))
+  }
+
   /** Whether a replica watches a topic of `family` (`kds/5`), for publishers that read before they know the topic. */
   remoteWatchingFamily(family: string): boolean {
     return this.remoteTopics && this.remote!.watchingFamily(family)

@@ -31,8 +31,15 @@ import type { Hub } from './hub.ts'
 import type { LiveSocket } from './socket.ts'
 import { SocketSessions, subject } from './sessions.ts'
 import type { RemoteTrackFrames } from '../cluster/frames.ts'
+import type { RemoteLocationStore } from './driver.ts'
 
 export type { LiveSocket } from './socket.ts'
+
+/**
+ * The type of the frame a primary sends on a driver's topic to replicas only, when the driver's
+ * sockets must close (token rotated, driver deleted): `{type, code, reason}`, never written to a client.
+ */
+export const DRIVER_CLOSE = '_close'
 
 /** The latest location frame of a watched order, re-sent to a socket that fell behind. */
 interface TrackRoom { sockets: number; location: TrackLocationFrame | null }
@@ -146,22 +153,33 @@ export class Realtime implements RealtimeSink {
     if (set.size === 0) this.driverSockets.delete(driverId)
   }
 
+  /** A driver's open app sockets: this node's, and on a cluster's primary those replicas serve (`remote`). */
   connections(driverId: number): number {
-    return this.driverSockets.get(driverId)?.size ?? 0
+    return (this.driverSockets.get(driverId)?.size ?? 0) + (this.remote?.driverSockets(driverId) ?? 0)
   }
 
-  /** The drivers with an app connected to this node (a replica's dispatch snapshot asks, src/cluster/frames.ts `DriverPresence`). */
+  /** The drivers with an app connected to this node or, on a primary, to a replica (a replica's dispatch snapshot asks, src/cluster/frames.ts `DriverPresence`). */
   connectedDrivers(): number[] {
-    return [...this.driverSockets.keys()]
+    const remote = this.remote?.connectedDrivers() ?? []
+    return remote.length === 0 ? [...this.driverSockets.keys()] : [...new Set([...this.driverSockets.keys(), ...remote])]
   }
 
   disconnectDriver(driverId: number, reason: string): void {
+    const close = { code: 4001, reason }
     for (const ws of [...(this.driverSockets.get(driverId) ?? [])]) {
       if (ws.getUserData().closed) continue
       // 4001: the credentials of this socket are no longer valid (docs/realtime.md close codes).
-      ws.end(4001, reason)
+      ws.end(close.code, close.reason)
     }
+    // A replica's sockets of this driver close alike (src/ws/replica-driver.ts `DRIVER_CLOSE`).
+    this.hub.publishRemote(topics.driver(driverId), { type: DRIVER_CLOSE, ...close })
   }
+
+  /**
+   * Cluster mode, on the primary: stores a position a replica's driver socket sent on, through this
+   * node's driver socket inbox (src/ws/driver.ts registers it; null until it did).
+   */
+  remoteLocations: RemoteLocationStore | null = null
 
   /** The driver socket registers where the replies to its `location` messages go. */
   onLocationStored(fn: (driverId: number, ticket: number, result: Result<LocationAck>) => void): void {

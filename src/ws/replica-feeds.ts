@@ -18,7 +18,8 @@
  *   primary closes the replica's sockets once the revocation is applied here (4001).
  *
  * A kitchen screen's bumps and recalls are run by the primary (`kdsOnReplica`: NATS request/reply),
- * answered after its commit. A replica that is not ready tunnels these sockets to the primary
+ * answered after its commit; so are a driver app's positions (src/ws/replica-driver.ts, a kind of
+ * its own built from these pieces, with the hooks it needs: `gone`, `closes`, presence). A replica that is not ready tunnels these sockets to the primary
  * (src/http/forward.ts); a change of primary or of its term, NATS lost, or no answer to a watch
  * closes them with 1012 (src/ws/replica-rooms.ts).
  */
@@ -53,7 +54,7 @@ export interface ReplicaFeedOptions {
   link: () => FrameLink | null
   /** The replica's read-only view of the server, once it has joined (null before). */
   view: () => ReadView | null
-  /** The socket kinds it serves (`ownerFeedOnReplica`, `kdsOnReplica`). */
+  /** The socket kinds it serves (`ownerFeedOnReplica`, `kdsOnReplica`, src/ws/replica-driver.ts `driverOnReplica`). */
   feeds: readonly AnyReplicaFeed[]
 }
 
@@ -72,6 +73,18 @@ export interface ReplicaFeed<D> {
   snapshot: (svc: Services, d: D, connected: (driverId: number) => boolean) => unknown
   /** What it does with the frames the client sends; `refresh` sends it a new snapshot. */
   messages: (hub: Hub, link: () => FrameLink | null, refresh: (ws: WebSocket<D & FeedState>) => void) => (ws: WebSocket<D & FeedState>, message: ArrayBuffer, isBinary: boolean) => void | Promise<void>
+  /** A snapshot of null means what the socket is about is gone: it closes with this (else it gets nothing). */
+  gone?: { code: number; reason: string }
+  /**
+   * A frame the primary sends to close this kind's sockets that hear it (the driver's on a token
+   * rotation): never written to a client; closes the sockets open when it arrives, never replayed to a later one.
+   */
+  closes?: (f: WireFrame) => { code: number; reason: string } | null
+  /** A socket of this kind opened or closed on this node (the driver's presence, told to the primary). */
+  opened?: (ws: WebSocket<D & FeedState>, link: FrameLink | null) => void
+  closed?: (ws: WebSocket<D & FeedState>, link: FrameLink | null) => void
+  /** Every WATCH_REFRESH_MS, with the watches' repeat. */
+  tick?: (link: FrameLink) => void
 }
 
 /** The owner's feeds of a store (src/ws/orders.ts `ordersFeed`, src/ws/dispatch.ts `dispatchFeed`) on a replica. */
@@ -86,7 +99,7 @@ export function ownerFeedOnReplica(feed: OwnerStoreFeed): AnyReplicaFeed {
 
 /** A feed whose user data is its own kind's, as the module keeps them side by side (each socket is handled by its own kind's feed only). */
 export type AnyReplicaFeed = ReplicaFeed<Record<string, unknown>>
-const erased = <D>(f: ReplicaFeed<D>): AnyReplicaFeed => f as unknown as AnyReplicaFeed
+export const erased = <D>(f: ReplicaFeed<D>): AnyReplicaFeed => f as unknown as AnyReplicaFeed
 
 /** How long a replica's kitchen screen waits for the primary to answer a bump (a write may wait up to 10 s for the stream). */
 export const FRAME_OP_TIMEOUT_MS = 12_000
@@ -155,6 +168,7 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
     subject: (w, topic) => w.subjects.topic(topic)!,
     ask: (topics) => ({ track: [], topics }),
     members: (room) => room.sockets,
+    tick: () => { const l = o.link(); if (l) for (const f of o.feeds) f.tick?.(l) },
   })
   const presence = new DriverPresence()
   const connected = (driverId: number) => presence.connected(driverId)
@@ -182,10 +196,16 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
     if (!ws.getUserData().closed) ws.end(RECONNECT.code, RECONNECT.reason)
   }
 
-  /** Write a frame to one socket, unless its snapshot holds it; one dropped for a slow socket is made up by a snapshot once it drains. */
-  const write = (ws: Ws, f: WireFrame, packed: { msgpack: string | Uint8Array | null }) => {
+  /**
+   * Write a frame to one socket, unless its snapshot holds it; one dropped for a slow socket is made
+   * up by a snapshot once it drains. `arrived`: the frame has just come (not a kept one replayed).
+   */
+  const write = (ws: Ws, f: WireFrame, packed: { msgpack: string | Uint8Array | null }, arrived: boolean) => {
     const d = ws.getUserData()
-    if (d.closed || !d.live || !newerThan(f, d.applied)) return
+    if (d.closed) return
+    const close = feedOf.get(d)!.closes?.(f)
+    if (close) return void (arrived && ws.end(close.code, close.reason))
+    if (!d.live || !newerThan(f, d.applied)) return
     const r = d.format === 'json' ? ws.send(f.json, false) : ws.send(packed.msgpack ??= encode('msgpack', JSON.parse(f.json)), true)
     if (r === 2) d.behind = true
   }
@@ -197,12 +217,13 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
     if (!v || d.closed) return
     const feed = feedOf.get(d)!
     const { frame, applied } = v.svc.db.transaction(() => ({ applied: readApplied(v.svc.db).seq, frame: feed.snapshot(v.svc, d, connected) }))()
+    if (frame === null && feed.gone) return void ws.end(feed.gone.code, feed.gone.reason)
     d.applied = applied
     d.live = true
     d.behind = false
     hub!.send(ws, frame)
     const kept = feed.topics(d).flatMap((t) => rooms.rooms.get(t)?.frames.after(applied) ?? []).sort((a, b) => a.n - b.n)
-    for (const f of kept) write(ws, f, { msgpack: null })
+    for (const f of kept) write(ws, f, { msgpack: null }, false)
   }
 
   /** Once every room of the socket is answered and this node's copy holds what the primary had then: its snapshot. */
@@ -227,7 +248,7 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
       out: (f) => {
         presence.take(f)
         const packed = { msgpack: null }
-        for (const ws of room.sockets) write(ws, f, packed)
+        for (const ws of room.sockets) write(ws, f, packed, true)
       },
     }
     return room
@@ -258,6 +279,7 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
         d.live = false
         d.behind = false
         feedOf.set(d, feed)
+        feed.opened?.(ws, o.link())
         for (const topic of feed.topics(d)) (rooms.rooms.get(topic) ?? openRoom(topic)).sockets.add(ws)
         settle(ws, Date.now() + o.config.cluster!.maxLagMs)
       },
@@ -269,6 +291,7 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
       close: (ws) => {
         open--
         const d = ws.getUserData()
+        feed.closed?.(ws, o.link())
         for (const topic of feed.topics(d)) {
           const room = rooms.rooms.get(topic)
           if (!room) continue

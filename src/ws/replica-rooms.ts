@@ -34,6 +34,8 @@ export interface ReplicaRoomsOptions<K, R extends RoomBase<K>> {
   ask: (keys: K[]) => { track: number[]; topics: string[] }
   /** The room's sockets, closed with 1012 when it is dropped. */
   members: (room: R) => Iterable<WebSocket<{ closed: boolean }>>
+  /** Also run every WATCH_REFRESH_MS (what else the primary must hear again: the driver apps served here). */
+  tick?: () => void
 }
 
 export class ReplicaRooms<K, R extends RoomBase<K>> {
@@ -105,6 +107,7 @@ export class ReplicaRooms<K, R extends RoomBase<K>> {
       const { track, topics } = this.o.ask([...this.rooms.keys()])
       this.watcher.repeat(track, topics)
     }
+    this.o.tick?.()
   }
 
   start(): void {
