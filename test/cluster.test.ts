@@ -43,7 +43,7 @@ if (!hasNats()) {
   const CLUSTER = `t${process.pid}`
   // Snapshots often, so joining from one and the stream's purge run here (docs/cluster.md "Snapshots and joining").
   const start = async (id: string, env: Record<string, string> = {}) => {
-    const n = await startNode(nats, CLUSTER, id, dir, { CLUSTER_SNAPSHOT_EVERY: '40', ...env })
+    const n = await startNode(nats, CLUSTER, id, dir, { CLUSTER_SNAPSHOT_EVERY: '40', CLUSTER_SNAPSHOT_MIN_INTERVAL_MS: '0', ...env })
     nodes.set(id, n)
     return n
   }

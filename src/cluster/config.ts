@@ -34,6 +34,8 @@ export interface ClusterConfig {
   nodeUrl: string
   /** The primary stores a snapshot every this many stream messages (src/cluster/snapshots.ts). */
   snapshotEvery: number
+  /** And no sooner than this many ms after the snapshot this primary took last (0: no spacing). */
+  snapshotMinIntervalMs: number
   /** Snapshots kept; the stream keeps what the oldest of them needs. */
   snapshotsKept: number
 }
@@ -53,7 +55,7 @@ const whole = (env: Record<string, string | undefined>, name: string, fallback: 
 export function clusterConfig(env: Record<string, string | undefined>, single: { dbPath: string; groupCommit: boolean; host: string; port: number }): ClusterConfig | null {
   const urls = (env.NATS_URL ?? '').split(',').map((s) => s.trim()).filter(Boolean)
   if (urls.length === 0) {
-    for (const name of ['NODE_ID', 'NODE_URL', 'NATS_CREDS', 'NATS_USER', 'NATS_TOKEN', 'NATS_REPLICAS', 'CLUSTER_READ_LAG_MS']) if (env[name]) fail(`${name} needs NATS_URL (cluster mode)`)
+    for (const name of ['NODE_ID', 'NODE_URL', 'NATS_CREDS', 'NATS_USER', 'NATS_TOKEN', 'NATS_REPLICAS', 'CLUSTER_READ_LAG_MS', 'CLUSTER_SNAPSHOT_MIN_INTERVAL_MS']) if (env[name]) fail(`${name} needs NATS_URL (cluster mode)`)
     return null
   }
   for (const u of urls) if (!/^(nats|tls):\/\/[^\s/]+(:\d+)?\/?$/.test(u)) fail(`NATS_URL must be a comma-separated list of nats://host:port, got "${u}"`)
@@ -90,6 +92,7 @@ export function clusterConfig(env: Record<string, string | undefined>, single: {
     tls,
     nodeUrl,
     snapshotEvery: whole(env, 'CLUSTER_SNAPSHOT_EVERY', 10_000, 1, 1_000_000_000),
+    snapshotMinIntervalMs: whole(env, 'CLUSTER_SNAPSHOT_MIN_INTERVAL_MS', 60_000, 0, 86_400_000),
     snapshotsKept: whole(env, 'CLUSTER_SNAPSHOTS_KEPT', 2, 1, 100),
   }
 }

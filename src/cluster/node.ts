@@ -91,6 +91,18 @@ export function replicaLagMs(o: { appliedSeq: number; appliedAt: number; streamL
   return Math.max(0, o.now - Math.max(o.appliedAt, o.currentAt))
 }
 
+/**
+ * Whether the primary takes a snapshot now: CLUSTER_SNAPSHOT_EVERY messages confirmed since the last
+ * one, and at least CLUSTER_SNAPSHOT_MIN_INTERVAL_MS since it last started one. Under a heavy write
+ * load the count alone comes round every few seconds (10,000 messages are ~20 s at 2,000 orders/s),
+ * and each snapshot copies the whole file; the interval bounds that cost, and the stream keeps more
+ * messages in between instead.
+ */
+export function snapshotDue(o: { confirmed: number; lastSnapshot: number; every: number; lastStartedAt: number; minIntervalMs: number; now: number }): boolean {
+  if (o.confirmed - o.lastSnapshot < o.every) return false
+  return o.lastStartedAt === 0 || o.now - o.lastStartedAt >= o.minIntervalMs
+}
+
 export class ClusterNode {
   private role: ClusterStatus['role'] = 'replica'
   private primary: string | null = null
@@ -264,12 +276,14 @@ export class ClusterNode {
   }
 
   /**
-   * Every few seconds on the primary: a snapshot once CLUSTER_SNAPSHOT_EVERY messages were confirmed
-   * since the last one (src/cluster/snapshots.ts). One at a time; a failed one is tried again later.
+   * Every few seconds on the primary: a snapshot once it is due (`snapshotDue`; src/cluster/snapshots.ts).
+   * One at a time; a failed one is tried again later.
    */
   private scheduleSnapshots(lastSnapshot: number): void {
     const { dbPath, cluster, log } = this.o
     let busy = false
+    // When this primary last started one (0: not yet; one due at promotion is taken at once).
+    let lastStartedAt = 0
     const confirmed = async (seq: number): Promise<boolean> => {
       const deadline = Date.now() + 30_000
       while (this.replicator && !this.replicator.fenced && this.replicator.lastConfirmed < seq) {
@@ -280,8 +294,11 @@ export class ClusterNode {
     }
     this.snapshotTimer = setInterval(() => {
       const r = this.replicator
-      if (busy || this.stopped || !r || r.fenced || r.lastConfirmed - lastSnapshot < cluster.snapshotEvery) return
+      if (busy || this.stopped || !r || r.fenced) return
+      const now = Date.now()
+      if (!snapshotDue({ confirmed: r.lastConfirmed, lastSnapshot, every: cluster.snapshotEvery, lastStartedAt, minIntervalMs: cluster.snapshotMinIntervalMs, now })) return
       busy = true
+      lastStartedAt = now
       takeSnapshot({ dbPath, link: this.link, confirmed, kept: cluster.snapshotsKept, log })
         .then((taken) => { if (taken) lastSnapshot = taken.seq })
         .catch((err: unknown) => log.warn({ err }, 'snapshot failed; trying again later'))

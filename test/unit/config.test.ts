@@ -39,6 +39,8 @@ t.test('cluster mode: NATS_URL switches it on; invalid combinations are refused 
   t.equal(c?.readLagMs, 2000, 'replicas serve public reads while at most 2 s behind, by default')
   t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: '0' }).cluster?.readLagMs, 0, '0: only while caught up')
   t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: 'off' }).cluster?.readLagMs, null, 'off: every read goes to the primary')
+  t.equal(c?.snapshotMinIntervalMs, 60_000, 'snapshots at most once a minute, by default')
+  t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_SNAPSHOT_MIN_INTERVAL_MS: '0' }).cluster?.snapshotMinIntervalMs, 0, '0: by count alone')
   t.equal(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', NODE_URL: 'https://node-1.internal:8443/' }).cluster?.nodeUrl, 'https://node-1.internal:8443', 'NODE_URL as given, without a trailing slash')
   t.match(loadConfig({ NATS_URL: 'nats://a:4222', NODE_ID: 'n', PORT: '9000' }).cluster?.nodeUrl, /^http:\/\/[^/]+:9000$/, 'listening on every address: this machine\'s name')
   const refused: Array<[Record<string, string>, RegExp]> = [
@@ -52,6 +54,8 @@ t.test('cluster mode: NATS_URL switches it on; invalid combinations are refused 
     [{ CLUSTER_READ_LAG_MS: '100' }, /CLUSTER_READ_LAG_MS needs NATS_URL/],
     [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: 'soon' }, /CLUSTER_READ_LAG_MS must be a whole number/],
     [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_READ_LAG_MS: '3600001' }, /CLUSTER_READ_LAG_MS must be between 0 and 3600000/],
+    [{ CLUSTER_SNAPSHOT_MIN_INTERVAL_MS: '1000' }, /CLUSTER_SNAPSHOT_MIN_INTERVAL_MS needs NATS_URL/],
+    [{ NATS_URL: 'nats://a:4222', NODE_ID: 'n', CLUSTER_SNAPSHOT_MIN_INTERVAL_MS: '-1' }, /CLUSTER_SNAPSHOT_MIN_INTERVAL_MS must be/],
   ]
   for (const [env, why] of refused) t.throws(() => loadConfig(env), why, JSON.stringify(env))
 })
