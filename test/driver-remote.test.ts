@@ -26,6 +26,15 @@ import type { ClusterStatus } from '../src/cluster/node.ts'
 import type { ReadView } from '../src/cluster/read-view.ts'
 import { WsClient } from './helpers/ws-client.ts'
 
+/** Wait for `ok`; a bug fails the test rather than hang it. */
+async function until(ok: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
 const s = await startServer({ RATE_LIMIT_PER_MINUTE: '100000' })
 t.teardown(() => s.close())
 const db = s.app.svc.db
@@ -60,14 +69,14 @@ t.test('on a replica: positions the primary does not answer get the unavailable 
   }
   const hub = { send: (w: typeof ws, msg: unknown) => w.send(JSON.stringify(msg)) } as unknown as Hub
   const frame = (f: unknown) => new TextEncoder().encode(JSON.stringify(f)).buffer as ArrayBuffer
-  const until = async (n: number) => { while (sent.length < n) await new Promise((r) => setTimeout(r, 5)) }
+  const answers = (n: number) => until(() => sent.length >= n, `${n} answers`)
   const silent = { nc: { request: () => Promise.reject(new Error('TIMEOUT')) }, cluster: 'c', node: 'n2' } as unknown as FrameLink
   const onReplica = driverOnReplica().messages(hub, () => silent, () => {})
   await onReplica(ws as never, frame({ type: 'location', lat: 52.6, lng: 13.4, seq: 9 }), false)
-  await until(1)
+  await answers(1)
   t.match(sent, [{ type: 'error', code: 'unavailable', seq: 9 }], 'the primary did not answer: unavailable')
   await driverOnReplica().messages(hub, () => null, () => {})(ws as never, frame({ type: 'location', lat: 52.6, lng: 13.4, seq: 10 }), false)
-  await until(2)
+  await answers(2)
   t.match(sent[1], { type: 'error', code: 'unavailable', seq: 10 }, 'no NATS connection: the same')
   await onReplica(ws as never, frame({ type: 'location', lat: 95, lng: 13.4, seq: 11 }), false)
   t.match(sent[2], { type: 'error', code: 'validation_failed', seq: 11 }, 'a bad position is refused on the replica, never sent on')
@@ -105,7 +114,7 @@ t.test('on a replica: the drivers\' latest positions of a turn go to the primary
   await onReplica(a.ws as never, frame({ type: 'location', lat: 50.1, lng: 8.1, seq: 1 }), false)
   await onReplica(a.ws as never, frame({ type: 'location', lat: 50.2, lng: 8.2, seq: 2 }), false)
   await onReplica(b.ws as never, frame({ type: 'location', lat: 51.1, lng: 9.1, seq: 5 }), false)
-  while (a.sent.length + b.sent.length < 2) await new Promise((r) => setTimeout(r, 5))
+  await until(() => a.sent.length + b.sent.length >= 2, 'both answers')
   t.equal(requests.length, 1, 'one request for the turn')
   t.match(requests[0], { socket: 'driver', positions: [{ bearer: driver.token, lat: 50.2, lng: 8.2 }, { bearer: second.token, lat: 51.1, lng: 9.1 }] }, 'each driver\'s latest position, with its credential')
   t.match(a.sent, [{ type: 'ack', seq: 2, lat: 50.2, lng: 8.2 }], 'the first driver: one ack for both frames (cumulative, as on the primary)')
@@ -134,6 +143,26 @@ t.test('the primary counts a replica\'s driver apps while it names them, and for
   now += WATCH_TTL_MS + 1
   t.same(p.sweep(), [7], 'then it too')
   t.same(p.drivers(), [])
+  t.end()
+})
+
+t.test('a replica tells the primary at once when a driver\'s socket opens and when its last one closes', (t) => {
+  const published: Array<{ subject: string; body: unknown }> = []
+  const link = { nc: { publish: (subject: string, data: Uint8Array) => { published.push({ subject, body: JSON.parse(new TextDecoder().decode(data)) }) } }, cluster: 'c', node: 'n2' } as unknown as FrameLink
+  const feed = driverOnReplica()
+  const ws = (driverId: number) => ({ getUserData: () => ({ driverId }) }) as never
+  const first = ws(7)
+  const second = ws(7)
+  feed.opened!(first, link)
+  feed.opened!(second, link)
+  feed.closed!(first, link)
+  t.same(published.map((p) => p.body), [{ node: 'n2', drivers: [[7, 1]] }, { node: 'n2', drivers: [[7, 2]] }, { node: 'n2', drivers: [[7, 1]] }], 'each open and close names the driver\'s count on this node')
+  t.ok(published.every((p) => p.subject === 'c.frames.0.presence'), 'on the presence subject')
+  feed.closed!(second, link)
+  t.same(published.at(-1)?.body, { node: 'n2', drivers: [[7, 0]] }, 'the last one closed: 0, so the primary stops counting it now, not after WATCH_TTL_MS')
+  published.length = 0
+  feed.tick!(link)
+  t.same(published, [], 'nothing left to repeat')
   t.end()
 })
 

@@ -98,9 +98,9 @@ export function replicaLagMs(o: { appliedSeq: number; appliedAt: number; streamL
  * and each snapshot copies the whole file; the interval bounds that cost, and the stream keeps more
  * messages in between instead.
  */
-export function snapshotDue(o: { confirmed: number; lastSnapshot: number; every: number; lastStartedAt: number; minIntervalMs: number; now: number }): boolean {
+export function snapshotDue(o: { confirmed: number; lastSnapshot: number; every: number; lastStartedAt: number | null; minIntervalMs: number; now: number }): boolean {
   if (o.confirmed - o.lastSnapshot < o.every) return false
-  return o.lastStartedAt === 0 || o.now - o.lastStartedAt >= o.minIntervalMs
+  return o.lastStartedAt === null || o.now - o.lastStartedAt >= o.minIntervalMs
 }
 
 export class ClusterNode {
@@ -163,7 +163,7 @@ export class ClusterNode {
     const applied = s?.applied.seq ?? 0
     const lag = replicaLagMs({ appliedSeq: applied, appliedAt: s?.applied.at ?? 0, streamLast: this.streamLast, pending: s?.pending ?? 0, currentAt: this.currentAt, now })
     const problem = s?.problem ?? null
-    return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, apply_delay_ms: s?.delays ?? null, ready: this.role === 'replica' && problem === null && this.streamAt > 0 && lag <= this.o.cluster.maxLagMs }
+    return { ...base, role: this.role, applied_seq: applied, lag_ms: lag, problem, apply_delay_ms: s?.delays ?? null, ready: this.role === 'replica' && problem === null && this.lagKnown(now) && lag <= this.o.cluster.maxLagMs }
   }
 
   /**
@@ -177,6 +177,17 @@ export class ClusterNode {
   /** The primary's term (src/cluster/lease.ts Holder): the live frames of a replica's own sockets are that term's. */
   primaryTerm(): string | null {
     return this.term
+  }
+
+  /**
+   * Whether this replica's lag is known: it read the stream's length within the last three leases (it
+   * does every third of one). Not yet (just started), or not lately (cut off from NATS: its data may
+   * be behind without its knowing), and it is not ready: sockets it would serve itself are tunnelled.
+   * Three leases, not one: a watch slowed by a busy machine is no reason to drop out of a load
+   * balancer (its public reads already pass to the primary after one, src/http/replica-reads.ts).
+   */
+  private lagKnown(now: number): boolean {
+    return this.streamAt > 0 && now - this.streamAt <= 3 * this.o.cluster.leaseMs
   }
 
   /**
@@ -282,8 +293,9 @@ export class ClusterNode {
   private scheduleSnapshots(lastSnapshot: number): void {
     const { dbPath, cluster, log } = this.o
     let busy = false
-    // When this primary last started one (0: not yet; one due at promotion is taken at once).
-    let lastStartedAt = 0
+    // When this primary last started one, on the monotonic clock (null: not yet; one due at promotion
+    // is taken at once). A wall clock set back would hold snapshots off by as much.
+    let lastStartedAt: number | null = null
     const confirmed = async (seq: number): Promise<boolean> => {
       const deadline = Date.now() + 30_000
       while (this.replicator && !this.replicator.fenced && this.replicator.lastConfirmed < seq) {
@@ -295,7 +307,7 @@ export class ClusterNode {
     this.snapshotTimer = setInterval(() => {
       const r = this.replicator
       if (busy || this.stopped || !r || r.fenced) return
-      const now = Date.now()
+      const now = performance.now()
       if (!snapshotDue({ confirmed: r.lastConfirmed, lastSnapshot, every: cluster.snapshotEvery, lastStartedAt, minIntervalMs: cluster.snapshotMinIntervalMs, now })) return
       busy = true
       lastStartedAt = now

@@ -18,17 +18,15 @@
  *   close and with every watch repeat; the primary counts them as connected while they are named.
  */
 import type { WebSocket } from 'uWebSockets.js'
-import { ApiError } from '../errors.ts'
 import { requestFrameOp, tellPresence, type FrameLink } from '../cluster/frame-link.ts'
 import type { WireFrame } from '../cluster/frames.ts'
 import { DRIVER_CLOSE, topics } from './realtime.ts'
-import { refusalFrame } from './frames.ts'
 import { answerSocket, DRIVER_GONE, DRIVER_SOCKET_LIMITS, driverHelloFrame, driverMessages, driverSocketUpgrade, LocationInbox, REMOTE_POSITIONS_PER_REQUEST, type DriverSocket, type LocationAnswer } from './driver.ts'
-import { erased, FRAME_OP_TIMEOUT_MS, type AnyReplicaFeed } from './replica-feeds.ts'
+import { erased, FRAME_OP_TIMEOUT_MS, primaryUnavailable, type AnyReplicaFeed } from './replica-feeds.ts'
 import type { GuardedUpgrade } from './guard.ts'
 
 /** The answer of a position the primary did not answer in time (or no NATS connection): as a primary that cannot write answers. */
-const UNAVAILABLE = refusalFrame(new ApiError('unavailable', 'The primary did not answer in time. Retry shortly.', undefined, { 'Retry-After': '1' }), null) as LocationAnswer
+const UNAVAILABLE = primaryUnavailable(null) as LocationAnswer
 
 const CLOSE_PREFIX = `{"type":"${DRIVER_CLOSE}"`
 

@@ -104,6 +104,10 @@ export const erased = <D>(f: ReplicaFeed<D>): AnyReplicaFeed => f as unknown as 
 /** How long a replica's kitchen screen waits for the primary to answer a bump (a write may wait up to 10 s for the stream). */
 export const FRAME_OP_TIMEOUT_MS = 12_000
 
+/** The answer to a frame that writes when the primary did not answer in time (or this node has no NATS): as a primary that cannot write answers. */
+export const primaryUnavailable = (seq: number | null) =>
+  refusalFrame(new ApiError('unavailable', 'The primary did not answer in time. Retry shortly.', undefined, { 'Retry-After': '1' }), seq)
+
 /**
  * The kitchen screen (src/ws/kds.ts) on a replica: its upgrade, snapshot and topics as the
  * primary's; its `bump` and `recall` frames go to the primary (NATS request/reply on
@@ -133,7 +137,7 @@ export function kdsOnReplica(): AnyReplicaFeed {
           if (!l) throw new Error('this node has no NATS connection')
           answer = await requestFrameOp(l, { bearer: ws.getUserData().session!.bearer, frame: f }, FRAME_OP_TIMEOUT_MS)
         } catch {
-          answer = refusalFrame(new ApiError('unavailable', 'The primary did not answer in time. Retry shortly.', undefined, { 'Retry-After': '1' }), seq)
+          answer = primaryUnavailable(seq)
         }
         send(ws, answer)
       })

@@ -9,12 +9,12 @@ import { snapshotDue } from '../../src/cluster/node.ts'
 const base = { lastSnapshot: 1000, every: 10_000, minIntervalMs: 60_000, now: 5_000_000 }
 
 t.test('not before CLUSTER_SNAPSHOT_EVERY messages, however long ago the last one was', async (t) => {
-  t.notOk(snapshotDue({ ...base, confirmed: 10_999, lastStartedAt: 0 }))
+  t.notOk(snapshotDue({ ...base, confirmed: 10_999, lastStartedAt: null }))
   t.notOk(snapshotDue({ ...base, confirmed: 10_999, lastStartedAt: base.now - 3_600_000 }))
 })
 
 t.test('the count reached: at once for a primary that took none yet', async (t) => {
-  t.ok(snapshotDue({ ...base, confirmed: 11_000, lastStartedAt: 0 }))
+  t.ok(snapshotDue({ ...base, confirmed: 11_000, lastStartedAt: null }))
 })
 
 t.test('the count reached again within the interval: it waits for the interval', async (t) => {
