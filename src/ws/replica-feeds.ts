@@ -200,16 +200,10 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
     if (!ws.getUserData().closed) ws.end(RECONNECT.code, RECONNECT.reason)
   }
 
-  /**
-   * Write a frame to one socket, unless its snapshot holds it; one dropped for a slow socket is made
-   * up by a snapshot once it drains. `arrived`: the frame has just come (not a kept one replayed).
-   */
-  const write = (ws: Ws, f: WireFrame, packed: { msgpack: string | Uint8Array | null }, arrived: boolean) => {
+  /** Write a frame to one socket, unless its snapshot holds it; one dropped for a slow socket is made up by a snapshot once it drains. */
+  const write = (ws: Ws, f: WireFrame, packed: { msgpack: string | Uint8Array | null }) => {
     const d = ws.getUserData()
-    if (d.closed) return
-    const close = feedOf.get(d)!.closes?.(f)
-    if (close) return void (arrived && ws.end(close.code, close.reason))
-    if (!d.live || !newerThan(f, d.applied)) return
+    if (d.closed || !d.live || !newerThan(f, d.applied)) return
     const r = d.format === 'json' ? ws.send(f.json, false) : ws.send(packed.msgpack ??= encode('msgpack', JSON.parse(f.json)), true)
     if (r === 2) d.behind = true
   }
@@ -227,7 +221,8 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
     d.behind = false
     hub!.send(ws, frame)
     const kept = feed.topics(d).flatMap((t) => rooms.rooms.get(t)?.frames.after(applied) ?? []).sort((a, b) => a.n - b.n)
-    for (const f of kept) write(ws, f, { msgpack: null }, false)
+    // A kept close frame closed the sockets open when it came, never a later one.
+    for (const f of kept) if (!feed.closes?.(f)) write(ws, f, { msgpack: null })
   }
 
   /** Once every room of the socket is answered and this node's copy holds what the primary had then: its snapshot. */
@@ -252,7 +247,15 @@ export function replicaFeeds(o: ReplicaFeedOptions): OwnSockets {
       out: (f) => {
         presence.take(f)
         const packed = { msgpack: null }
-        for (const ws of room.sockets) write(ws, f, packed, true)
+        // A room's sockets are of one kind (its topic's): whether the frame closes them is read once.
+        let close: { code: number; reason: string } | null | undefined
+        for (const ws of room.sockets) {
+          const d = ws.getUserData()
+          if (d.closed) continue
+          if (close === undefined) close = feedOf.get(d)!.closes?.(f) ?? null
+          if (close) ws.end(close.code, close.reason)
+          else write(ws, f, packed)
+        }
       },
     }
     return room
