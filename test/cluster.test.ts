@@ -102,6 +102,10 @@ if (!hasNats()) {
     const seq = (await primary.readyz()).body.applied_seq as number
     for (const n of live().filter((x) => x !== primary)) {
       await appliedUpTo(n, seq)
+      // Applied is not yet ready: a replica is ready once its watch has also read the stream's length
+      // (its lag is known), which on a busy machine can come a moment after its first apply.
+      await waitFor(async () => (await n.readyz()).status === 200, 30_000, `${n.id} ready`)
+        .catch(async (err: Error) => { throw new Error(`${err.message}: ${JSON.stringify((await n.readyz().catch(() => null))?.body)}`) })
       const r = await n.readyz()
       t.equal(r.status, 200)
       t.match(r.body, { status: 'ready', role: 'replica', node: n.id, primary: primary.id, applied_seq: Number, lag_ms: Number, problem: null })
