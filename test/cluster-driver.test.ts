@@ -72,6 +72,8 @@ if (c) {
   })
 
   t.test('a position sent to the replica: acknowledged after the primary\'s commit, the primary\'s, then the replica\'s', async (t) => {
+    // Ready, so the replica serves the socket itself (the primary's driver-socket count below).
+    await caughtUp()
     const app = await onReplica()
     await app.next((f) => f.type === 'hello', 30_000)
     app.send({ type: 'location', lat: 52.52, lng: 13.405, seq: 7 })

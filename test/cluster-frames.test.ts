@@ -65,6 +65,9 @@ if (!hasNats()) {
   })
 
   t.test('a driver position sent to a replica is acknowledged after the primary\'s commit and reaches watchers on both nodes', async (t) => {
+    // Ready, so the replica serves its tracking socket itself (a replica not ready tunnels it, which
+    // the primary's count below would show).
+    await caughtUp()
     const onReplica = await WsClient.open(`${ws(replica)}/ws/track/${order.track_token}`)
     t.teardown(() => onReplica.ws.terminate())
     const onPrimary = await WsClient.open(`${ws(primary)}/ws/track/${order.track_token}`)

@@ -28,6 +28,8 @@ export interface ChaosOptions {
    * the other node's file is checked while it serves, the killed node rejoins as a replica.
    */
   cluster?: boolean
+  /** More settings for the servers (the CI test lengthens the cluster's lease for a loaded machine). */
+  env?: Record<string, string>
 }
 
 export interface CycleRecord {
@@ -117,7 +119,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosSummary> {
   const ledger = new Ledger(`chaos${o.seed}`)
   const rcv = new ChaosReceiver(0.1, rng(o.seed ^ 0x5eed))
   await rcv.start()
-  const deployment: Deployment<Demo> = o.cluster ? clusterDeployment(dirname(o.dbPath), o.cwd, ENV) : singleDeployment(o.dbPath, o.cwd, ENV)
+  const env = { ...ENV, ...o.env }
+  const deployment: Deployment<Demo> = o.cluster ? clusterDeployment(dirname(o.dbPath), o.cwd, env) : singleDeployment(o.dbPath, o.cwd, env)
   const demo = await deployment.start()
   const summary: ChaosSummary = { seed: o.seed, cycles: o.cycles, survived: 0, acknowledgedWritesChecked: 0, acknowledgedOrders: 0, idempotentRetries: 0, webhooksVerified: 0, receiverRequests: 0, failures: [], records: [] }
   const reported = new Set<string>()
