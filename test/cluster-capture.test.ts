@@ -65,7 +65,7 @@ t.test('a replica replaying the captured stream holds the primary\'s rows exactl
   const fenced: string[] = []
   const replication = new Replicator({
     db, tables: installCapture(db), publish, nodeId: 'test', schema: schemaVersion(db), lastSeq: 0,
-    leaseValid: () => true, leaseMs: 3000, maxPayload: 1024 * 1024, onFenced: (why) => fenced.push(why), log: pino({ level: 'silent' }),
+    leaseValid: () => true, leaseRenewal: () => null, leaseMs: 3000, maxPayload: 1024 * 1024, onFenced: (why) => fenced.push(why), log: pino({ level: 'silent' }),
   })
   const s = await startServer({ DB_PATH: primaryPath, WEBHOOK_ALLOW_LOOPBACK: '1', RATE_LIMIT_PER_MINUTE: '1000000' }, {}, { db, replication })
   t.teardown(async () => { await s.close(); db.close() })

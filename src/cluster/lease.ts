@@ -47,6 +47,14 @@ export class Lease {
     return this.revision > 0 && performance.now() - this.renewedAt < this.ttlMs * 0.9
   }
 
+  /**
+   * The answer of the renewal on its way, or null when none is. While one is, a lease that has just
+   * run out may yet be proven held: the renewal counts from when it was sent.
+   */
+  renewal(): Promise<boolean> | null {
+    return this.renewing
+  }
+
   /** Who holds the lease now, as the bucket says (null: nobody; the next to create it is primary). */
   async holder(): Promise<Holder | null> {
     const e = await this.kv.get(KEY)

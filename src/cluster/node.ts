@@ -276,6 +276,7 @@ export class ClusterNode {
     this.replicator = new Replicator({
       db, tables, publish, nodeId: cluster.nodeId, schema, lastSeq: epoch.seq, log,
       leaseValid: () => this.lease.valid(),
+      leaseRenewal: () => this.lease.renewal(),
       leaseMs: cluster.leaseMs,
       maxPayload: this.link.nc.info?.max_payload ?? 1024 * 1024,
       onFenced: (why) => void this.fenced(why),

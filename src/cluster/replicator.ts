@@ -67,6 +67,8 @@ export interface ReplicatorOptions {
   /** The stream's last sequence when this node became primary (its epoch message). */
   lastSeq: number
   leaseValid: () => boolean
+  /** The lease renewal on its way (Lease.renewal), or null: while one is, a lapsed lease is not yet lost. */
+  leaseRenewal: () => Promise<boolean> | null
   /** The lease's length: a stream unreachable for MAX_STALL_LEASES of them ends the node. */
   leaseMs: number
   /** The largest message NATS takes (`max_payload`); larger batches go as parts. */
@@ -139,7 +141,15 @@ export class Replicator implements Replication {
 
   capture(db: Db): Outgoing | null {
     if (this.fenced) throw notPrimary()
-    if (!this.o.leaseValid()) { this.fence('the lease lapsed'); throw notPrimary() }
+    if (!this.o.leaseValid()) {
+      // A renewal on its way may yet prove the lease (a slow round trip while NATS elects a leader,
+      // an event loop held for a moment): this write is refused, and the renewal's answer decides
+      // (Lease.keep fences the node if it fails). A stall is then a 503, not a failover. Safety does
+      // not rest on this check: a successor's epoch makes every later publish of this node fail.
+      if (this.o.leaseRenewal()) throw unavailable('The lease is being renewed; retry shortly.')
+      this.fence('the lease lapsed')
+      throw notPrimary()
+    }
     // Another process migrated the file under this server: its triggers may no longer capture everything.
     if (this.schemaVersion() !== this.installedSchema) { this.fence('the schema changed under the running primary'); throw notPrimary() }
     const set = this.drain.drain()
@@ -205,6 +215,15 @@ export class Replicator implements Replication {
   }
 
   private acked(head: Item, seq: number, expected: number): void {
+    // Confirmed while the lease has just run out with a renewal on its way: acknowledged once that
+    // renewal proves the lease, else this node is fenced meanwhile and its writers get their 503.
+    // inFlight stays set until then, so nothing else is published.
+    const renewal = !this.fenced && seq === expected + 1 && !this.o.leaseValid() ? this.o.leaseRenewal() : null
+    if (renewal) {
+      const again = () => this.acked(head, seq, expected)
+      void renewal.then(again, again)
+      return
+    }
     this.inFlight = false
     if (this.fenced) return
     if (seq !== expected + 1) return this.fence(`the stream numbered ${head.id} ${seq}, expected ${expected + 1}`)

@@ -42,13 +42,17 @@ function fakeStream() {
   }
 }
 
+/** The lease as the replicator sees it: held or not, and a renewal on its way or not. */
+interface LeaseState { valid: boolean; renewal: Promise<boolean> | null }
+
 function primary(stream: ReturnType<typeof fakeStream>, name: string, lastSeq: number, maxPayload = 1024 * 1024) {
   const db = openDb(':memory:')
   ensureChangeTables(db)
   const fenced: string[] = []
+  const lease: LeaseState = { valid: true, renewal: null }
   const r = new Replicator({
     db, tables: installCapture(db), publish: stream.publish(name), nodeId: name, schema: 1, lastSeq,
-    leaseValid: () => true, leaseMs: 3000, maxPayload, onFenced: (why) => fenced.push(why), log: pino({ level: 'silent' }),
+    leaseValid: () => lease.valid, leaseRenewal: () => lease.renewal, leaseMs: 3000, maxPayload, onFenced: (why) => fenced.push(why), log: pino({ level: 'silent' }),
   })
   /** One committed transaction: a row written, captured, shipped. */
   const write = (title: string) => {
@@ -59,7 +63,14 @@ function primary(stream: ReturnType<typeof fakeStream>, name: string, lastSeq: n
     })()
     return r.ship(out!)
   }
-  return { db, r, fenced, write }
+  return { db, r, fenced, write, lease }
+}
+
+/** A renewal on its way, answered when the test says. */
+function pendingRenewal(lease: LeaseState) {
+  let answer!: (ok: boolean) => void
+  lease.renewal = new Promise<boolean>((resolve) => { answer = resolve })
+  return (ok: boolean) => { lease.valid = ok; lease.renewal = null; answer(ok) }
 }
 
 t.test('messages go one at a time, in order', async (t) => {
@@ -125,4 +136,63 @@ t.test('barrier waits for what was captured before it', async (t) => {
   t.ok(passed)
   await a.r.barrier()
   t.pass('nothing queued: at once')
+})
+
+t.test('a lapsed lease with no renewal on its way fences the primary at its next write', async (t) => {
+  const a = primary(fakeStream(), 'a', 0)
+  a.lease.valid = false
+  t.throws(() => a.write('late'), { status: 503, code: 'unavailable' }, 'the write is refused (and rolled back)')
+  t.match(a.fenced, ['the lease lapsed'], 'and the node fenced')
+})
+
+t.test('a lapsed lease with a renewal on its way: writes get a 503 and the node stays primary; the renewal decides', async (t) => {
+  const stream = fakeStream()
+  const a = primary(stream, 'a', 0)
+  await a.write('before')
+  a.lease.valid = false
+  const answer = pendingRenewal(a.lease)
+  t.throws(() => a.db.transaction(() => {
+    a.db.prepare("INSERT INTO owners (email, name, created_at) VALUES ('during@x', 'x', 'now')").run()
+    a.r.capture(a.db)
+  })(), { status: 503, code: 'unavailable', headers: { 'Retry-After': '1' } }, 'a write meanwhile is refused with 503')
+  t.equal(a.db.prepare("SELECT COUNT(*) FROM owners WHERE email = 'during@x'").pluck().get(), 0, 'and rolled back')
+  t.same(a.fenced, [], 'not fenced: a slow renewal is no failover')
+  answer(true)
+  await a.write('after')
+  t.equal(stream.stored.length, 2, 'writes go on once the renewal proved the lease')
+
+  a.lease.valid = false
+  const refused = pendingRenewal(a.lease)
+  t.throws(() => a.r.capture(a.db), { status: 503, code: 'unavailable' }, 'refused while the second renewal is on its way')
+  refused(false)
+  t.throws(() => a.write('lost'), { status: 503, code: 'unavailable' }, 'the renewal failed: refused')
+  t.match(a.fenced, ['the lease lapsed'], 'a renewal that failed: fenced at the next write (Lease.keep fences it too)')
+})
+
+t.test('a write the stream confirms while the lease is being renewed is acknowledged only once the renewal proves it', async (t) => {
+  const stream = fakeStream()
+  const a = primary(stream, 'a', 0)
+  stream.hold()
+  let settled: string | null = null
+  const first = a.write('one').then(() => { settled = 'ok' }, () => { settled = 'refused' })
+  a.lease.valid = false
+  const answer = pendingRenewal(a.lease)
+  stream.release()
+  await new Promise((r) => setTimeout(r, 20))
+  t.equal(stream.stored.length, 1, 'the stream holds it')
+  t.equal(settled, null, 'not acknowledged while the renewal is on its way')
+  answer(true)
+  await first
+  t.equal(settled, 'ok', 'acknowledged once the lease is proven')
+  t.same(a.fenced, [])
+
+  stream.hold()
+  const second = a.write('two').then(() => 'ok', () => 'refused')
+  a.lease.valid = false
+  const refused = pendingRenewal(a.lease)
+  stream.release()
+  await new Promise((r) => setTimeout(r, 20))
+  refused(false)
+  t.equal(await second, 'refused', 'a renewal that failed: never acknowledged')
+  t.match(a.fenced, ['the lease lapsed before the stream confirmed a write'])
 })
