@@ -33,6 +33,8 @@ export class Lease {
   private renewedAt = 0
   private timer: NodeJS.Timeout | null = null
   private renewing: Promise<boolean> | null = null
+  /** When the renewal on its way (or the last one) was sent (performance.now()). */
+  private sentAt = 0
 
   private readonly value: Uint8Array
   /** This process's term, written with the lease (see Holder). */
@@ -48,11 +50,16 @@ export class Lease {
   }
 
   /**
-   * The answer of the renewal on its way, or null when none is. While one is, a lease that has just
-   * run out may yet be proven held: the renewal counts from when it was sent.
+   * A renewal that may yet prove the lease after it ran out, or null when none can (the lease was
+   * lost). It is the renewal on its way, else one sent now: the lease can run out while the event loop
+   * was held and the renewal timer has not fired yet, and a renewal is refused unless the key is still
+   * this node's at its revision, so nobody else can have taken it meanwhile. A renewal counts from
+   * when it was sent; the answer settles false once it could no longer count (0.9 of a lease after
+   * sending), so nothing waits on a request that can only come too late.
    */
   renewal(): Promise<boolean> | null {
-    return this.renewing
+    if (this.revision === 0) return null
+    return this.inTime(this.renewNow())
   }
 
   /** Who holds the lease now, as the bucket says (null: nobody; the next to create it is primary). */
@@ -77,7 +84,7 @@ export class Lease {
   /** Renew every third of the lease; `lost` once a renewal is refused or the lease ran out unrenewed. */
   keep(lost: (why: string) => void): void {
     const tick = async () => {
-      const ok = await this.renewNow()
+      const ok = await this.inTime(this.renewNow())
       if (!ok && this.revision === 0) { this.stop(); return lost('another node holds the lease') }
       if (!this.valid()) { this.stop(); return lost('the lease ran out before it could be renewed') }
       if (this.timer) this.timer = setTimeout(() => void tick(), this.ttlMs / 3)
@@ -94,9 +101,19 @@ export class Lease {
     return (this.renewing ??= this.renewOnce().finally(() => { this.renewing = null }))
   }
 
+  /** `renewal`'s answer, or false once it could no longer prove the lease (see `renewal`). */
+  private inTime(renewal: Promise<boolean>): Promise<boolean> {
+    const left = this.sentAt + this.ttlMs * 0.9 - performance.now()
+    if (left <= 0) return Promise.resolve(false)
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), left); timer.unref() })
+    return Promise.race([renewal, late]).finally(() => clearTimeout(timer))
+  }
+
   private async renewOnce(): Promise<boolean> {
     if (this.revision === 0) return false
     const sent = performance.now()
+    this.sentAt = sent
     try {
       this.revision = await this.kv.update(KEY, this.value, this.revision)
       this.renewedAt = sent

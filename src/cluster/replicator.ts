@@ -67,7 +67,10 @@ export interface ReplicatorOptions {
   /** The stream's last sequence when this node became primary (its epoch message). */
   lastSeq: number
   leaseValid: () => boolean
-  /** The lease renewal on its way (Lease.renewal), or null: while one is, a lapsed lease is not yet lost. */
+  /**
+   * A renewal that may yet prove a lease that ran out (Lease.renewal: the one on its way, or one sent
+   * now), settling true when it did; null when none can (the lease was lost).
+   */
   leaseRenewal: () => Promise<boolean> | null
   /** The lease's length: a stream unreachable for MAX_STALL_LEASES of them ends the node. */
   leaseMs: number
@@ -142,10 +145,11 @@ export class Replicator implements Replication {
   capture(db: Db): Outgoing | null {
     if (this.fenced) throw notPrimary()
     if (!this.o.leaseValid()) {
-      // A renewal on its way may yet prove the lease (a slow round trip while NATS elects a leader,
-      // an event loop held for a moment): this write is refused, and the renewal's answer decides
-      // (Lease.keep fences the node if it fails). A stall is then a 503, not a failover. Safety does
-      // not rest on this check: a successor's epoch makes every later publish of this node fail.
+      // A renewal may yet prove the lease (one on a slow round trip while NATS elects a leader, or one
+      // sent now after the event loop was held past the renewal timer): this write is refused, and
+      // the renewal's answer decides (Lease.keep fences the node if it fails). A stall is then a 503,
+      // not a failover. The acknowledged writes' safety does not rest on this check: a successor's
+      // epoch makes every later publish of this node fail.
       if (this.o.leaseRenewal()) throw unavailable('The lease is being renewed; retry shortly.')
       this.fence('the lease lapsed')
       throw notPrimary()
@@ -214,13 +218,14 @@ export class Replicator implements Replication {
     )
   }
 
-  private acked(head: Item, seq: number, expected: number): void {
-    // Confirmed while the lease has just run out with a renewal on its way: acknowledged once that
-    // renewal proves the lease, else this node is fenced meanwhile and its writers get their 503.
-    // inFlight stays set until then, so nothing else is published.
-    const renewal = !this.fenced && seq === expected + 1 && !this.o.leaseValid() ? this.o.leaseRenewal() : null
+  private acked(head: Item, seq: number, expected: number, waitedForRenewal = false): void {
+    // Confirmed after the lease ran out: acknowledged once a renewal proves the lease; if none does,
+    // the check below (or Lease.keep) fences this node and its writers get their 503. Waited for once
+    // only, so a renewal that keeps failing cannot hold the write. inFlight stays set meanwhile, so
+    // nothing else is published.
+    const renewal = !waitedForRenewal && !this.fenced && seq === expected + 1 && !this.o.leaseValid() ? this.o.leaseRenewal() : null
     if (renewal) {
-      const again = () => this.acked(head, seq, expected)
+      const again = () => this.acked(head, seq, expected, true)
       void renewal.then(again, again)
       return
     }

@@ -138,7 +138,7 @@ t.test('barrier waits for what was captured before it', async (t) => {
   t.pass('nothing queued: at once')
 })
 
-t.test('a lapsed lease with no renewal on its way fences the primary at its next write', async (t) => {
+t.test('a lapsed lease that no renewal can prove any more (lost) fences the primary at its next write', async (t) => {
   const a = primary(fakeStream(), 'a', 0)
   a.lease.valid = false
   t.throws(() => a.write('late'), { status: 503, code: 'unavailable' }, 'the write is refused (and rolled back)')
@@ -195,4 +195,21 @@ t.test('a write the stream confirms while the lease is being renewed is acknowle
   refused(false)
   t.equal(await second, 'refused', 'a renewal that failed: never acknowledged')
   t.match(a.fenced, ['the lease lapsed before the stream confirmed a write'])
+})
+
+t.test('while a confirmed write waits for the renewal nothing more is published, and a fence meanwhile refuses every waiting write', async (t) => {
+  const stream = fakeStream()
+  const a = primary(stream, 'a', 0)
+  stream.hold()
+  const first = a.write('one').then(() => 'ok', () => 'refused')
+  const second = a.write('two').then(() => 'ok', () => 'refused')
+  a.lease.valid = false
+  pendingRenewal(a.lease)
+  stream.release()
+  await new Promise((r) => setTimeout(r, 20))
+  t.equal(stream.stored.length, 1, 'the second write is not published while the first waits')
+  a.r.fence('lease lost: another node holds the lease')
+  t.same(await Promise.all([first, second]), ['refused', 'refused'], 'neither is acknowledged')
+  await new Promise((r) => setTimeout(r, 20))
+  t.equal(stream.stored.length, 1, 'and nothing more reaches the stream')
 })
