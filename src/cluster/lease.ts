@@ -55,11 +55,27 @@ export class Lease {
    * was held and the renewal timer has not fired yet, and a renewal is refused unless the key is still
    * this node's at its revision, so nobody else can have taken it meanwhile. A renewal counts from
    * when it was sent; the answer settles false once it could no longer count (0.9 of a lease after
-   * sending), so nothing waits on a request that can only come too late.
+   * sending), so nothing waits on a request that can only come too late; one that came too late is
+   * followed by one more (`prove`).
    */
   renewal(): Promise<boolean> | null {
     if (this.revision === 0) return null
-    return this.inTime(this.renewNow())
+    return this.prove()
+  }
+
+  /**
+   * Renew in time to count: the renewal on its way, or one sent now. One that was on its way while
+   * the process was held (sent before a pause or a blocked event loop) cannot count however it ends,
+   * since a renewal counts from its sending: once it has settled (its answer is usually already
+   * waiting; a third of a lease at most), one more is sent in its place.
+   */
+  private async prove(): Promise<boolean> {
+    if (await this.inTime(this.renewNow())) return this.valid()
+    if (this.revision === 0 || this.valid()) return this.valid()
+    const late = this.renewing
+    if (late && !await this.within(late.then(() => true, () => true), this.ttlMs / 3)) return false
+    if (this.revision === 0) return false
+    return (await this.inTime(this.renewNow())) && this.valid()
   }
 
   /** Who holds the lease now, as the bucket says (null: nobody; the next to create it is primary). */
@@ -84,7 +100,7 @@ export class Lease {
   /** Renew every third of the lease; `lost` once a renewal is refused or the lease ran out unrenewed. */
   keep(lost: (why: string) => void): void {
     const tick = async () => {
-      const ok = await this.inTime(this.renewNow())
+      const ok = await this.prove()
       if (!ok && this.revision === 0) { this.stop(); return lost('another node holds the lease') }
       if (!this.valid()) { this.stop(); return lost('the lease ran out before it could be renewed') }
       if (this.timer) this.timer = setTimeout(() => void tick(), this.ttlMs / 3)
@@ -103,11 +119,15 @@ export class Lease {
 
   /** `renewal`'s answer, or false once it could no longer prove the lease (see `renewal`). */
   private inTime(renewal: Promise<boolean>): Promise<boolean> {
-    const left = this.sentAt + this.ttlMs * 0.9 - performance.now()
-    if (left <= 0) return Promise.resolve(false)
+    return this.within(renewal, this.sentAt + this.ttlMs * 0.9 - performance.now())
+  }
+
+  /** `answer`, or false when it has not come within `ms`. */
+  private within(answer: Promise<boolean>, ms: number): Promise<boolean> {
+    if (ms <= 0) return Promise.resolve(false)
     let timer: NodeJS.Timeout | undefined
-    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), left); timer.unref() })
-    return Promise.race([renewal, late]).finally(() => clearTimeout(timer))
+    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), ms); timer.unref() })
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer))
   }
 
   private async renewOnce(): Promise<boolean> {

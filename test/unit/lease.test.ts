@@ -102,6 +102,23 @@ t.test('an answer that would come too late counts as none: the renewal settles f
   t.notOk(l.valid())
 })
 
+t.test('a renewal that was on its way while the process was held cannot count: one more is sent in its place', async (t) => {
+  const kv = fakeKv()
+  const l = lease(kv, 1000)
+  await l.acquire()
+  // Sent now, answered (successfully) only after 0.9 of a lease: as when the process is paused, or its
+  // event loop blocked, with the renewal's answer waiting in the socket.
+  kv.delayMs = 1000
+  const stale = l.renewNow()
+  await sleep(950)
+  kv.delayMs = 0
+  t.notOk(l.valid(), 'ran out while the renewal was on its way')
+  t.equal(await l.renewal(), true, 'proven by the renewal sent after it')
+  t.equal(await stale, true, 'the late one had succeeded too, too late to count')
+  t.equal(kv.updates, 2)
+  t.ok(l.valid())
+})
+
 t.test('a key another node took: the renewal is refused, and no renewal can prove the lease any more', async (t) => {
   const kv = fakeKv()
   const l = lease(kv, 1000)
