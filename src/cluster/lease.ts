@@ -67,15 +67,17 @@ export class Lease {
    * Renew in time to count: the renewal on its way, or one sent now. One that was on its way while
    * the process was held (sent before a pause or a blocked event loop) cannot count however it ends,
    * since a renewal counts from its sending: once it has settled (its answer is usually already
-   * waiting; a third of a lease at most), one more is sent in its place.
+   * waiting), one more is sent in its place. That second chance, the wait and the renewal together,
+   * gets a third of a lease: a node cut off from NATS is still fenced soon after its lease ran out.
    */
   private async prove(): Promise<boolean> {
     if (await this.inTime(this.renewNow())) return this.valid()
     if (this.revision === 0 || this.valid()) return this.valid()
+    const deadline = performance.now() + this.ttlMs / 3
     const late = this.renewing
-    if (late && !await this.within(late.then(() => true, () => true), this.ttlMs / 3)) return false
-    if (this.revision === 0) return false
-    return (await this.inTime(this.renewNow())) && this.valid()
+    if (late && !await this.within(late.then(() => true, () => true), deadline - performance.now())) return false
+    if (this.revision === 0 || this.valid()) return this.valid()
+    return (await this.within(this.renewNow(), deadline - performance.now())) && this.valid()
   }
 
   /** Who holds the lease now, as the bucket says (null: nobody; the next to create it is primary). */
@@ -145,7 +147,9 @@ export class Lease {
       }
       // Our previous update may have landed with its answer lost: the key still ours at a newer revision.
       const e = await this.kv.get(KEY).catch(() => null)
-      if (e && e.operation === 'PUT' && readHolder(e.string()).node === this.nodeId && e.revision > this.revision) {
+      // This process's own write (its term), not another process started under the same NODE_ID.
+      const holder = e && e.operation === 'PUT' ? readHolder(e.string()) : null
+      if (e && holder?.node === this.nodeId && holder.term === this.term && e.revision > this.revision) {
         this.revision = e.revision
         return this.renewOnce()
       }

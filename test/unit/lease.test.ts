@@ -22,6 +22,10 @@ function fakeKv() {
     hang: false,
     /** Updates are answered after this many ms. */
     delayMs: 0,
+    /** While set, updates are answered only at `release()`. */
+    holding: false,
+    held: [] as Array<() => void>,
+    release() { kv.holding = false; for (const answer of kv.held.splice(0)) answer() },
     async create(_key: string, v: Uint8Array) {
       if (value) throw new Error('wrong last sequence: key exists')
       value = v
@@ -30,11 +34,15 @@ function fakeKv() {
     update(_key: string, v: Uint8Array, last: number): Promise<number> {
       kv.updates++
       if (kv.hang) return new Promise<number>(() => {})
-      return new Promise<number>((resolve, reject) => setTimeout(() => {
-        if (last !== revision) return reject(new Error('wrong last sequence'))
-        value = v
-        resolve(++revision)
-      }, kv.delayMs))
+      return new Promise<number>((resolve, reject) => {
+        const answer = () => {
+          if (last !== revision) return reject(new Error('wrong last sequence'))
+          value = v
+          resolve(++revision)
+        }
+        if (kv.holding) kv.held.push(answer)
+        else setTimeout(answer, kv.delayMs)
+      })
     },
     async get() {
       const v = value
@@ -42,7 +50,7 @@ function fakeKv() {
     },
     async delete() { value = null },
     /** Another node's key now (the bucket expired ours and it created its own). */
-    steal() { value = enc.encode(JSON.stringify({ node: 'other', url: null, term: 'x' })); revision++ },
+    steal(holder: { node: string; url: string | null; term: string } = { node: 'other', url: null, term: 'x' }) { value = enc.encode(JSON.stringify(holder)); revision++ },
   }
   return kv
 }
@@ -104,19 +112,63 @@ t.test('an answer that would come too late counts as none: the renewal settles f
 
 t.test('a renewal that was on its way while the process was held cannot count: one more is sent in its place', async (t) => {
   const kv = fakeKv()
-  const l = lease(kv, 1000)
+  const l = lease(kv, 300)
   await l.acquire()
-  // Sent now, answered (successfully) only after 0.9 of a lease: as when the process is paused, or its
-  // event loop blocked, with the renewal's answer waiting in the socket.
-  kv.delayMs = 1000
+  // Sent now, answered (successfully) only once the lease ran out: as when the process is paused, or
+  // its event loop blocked, with the renewal's answer waiting in the socket.
+  kv.holding = true
   const stale = l.renewNow()
-  await sleep(950)
-  kv.delayMs = 0
-  t.notOk(l.valid(), 'ran out while the renewal was on its way')
-  t.equal(await l.renewal(), true, 'proven by the renewal sent after it')
+  await until(() => !l.valid(), 5000, 'the lease to run out')
+  const proving = l.renewal()
+  await sleep(5)
+  t.equal(kv.updates, 1, 'nothing more is sent while the late one is unsettled')
+  kv.release()
+  t.equal(await proving, true, 'proven by the renewal sent after it')
   t.equal(await stale, true, 'the late one had succeeded too, too late to count')
   t.equal(kv.updates, 2)
   t.ok(l.valid())
+})
+
+t.test('a late renewal refused: the key is another node\'s, nothing more is sent', async (t) => {
+  const kv = fakeKv()
+  const l = lease(kv, 300)
+  await l.acquire()
+  kv.holding = true
+  void l.renewNow()
+  await until(() => !l.valid(), 5000, 'the lease to run out')
+  kv.steal()
+  const proving = l.renewal()
+  kv.release()
+  t.equal(await proving, false, 'not proven')
+  t.equal(kv.updates, 1, 'no second renewal for a lease another node holds')
+  t.equal(l.renewal(), null, 'lost')
+})
+
+t.test('a late renewal still unanswered after a third of a lease: not proven, and keep() declares the lease lost', async (t) => {
+  const kv = fakeKv()
+  const l = lease(kv, 300)
+  await l.acquire()
+  const alive = setInterval(() => {}, 1000)
+  t.teardown(() => { clearInterval(alive); l.stop() })
+  kv.holding = true
+  const lost: string[] = []
+  l.keep((why) => lost.push(why))
+  await until(() => kv.updates > 0, 5000, 'keep() to send a renewal')
+  await until(() => !l.valid(), 5000, 'the lease to run out')
+  t.equal(await l.renewal(), false, 'nothing proved it')
+  await until(() => lost.length > 0, 5000, 'the lease declared lost')
+  t.same(lost, ['the lease ran out before it could be renewed'])
+  t.equal(kv.updates, 1, 'the second chance never came: the first one never settled')
+})
+
+t.test('a renewal whose update landed with its answer lost is recognised only as this process\'s own write', async (t) => {
+  const kv = fakeKv()
+  const l = lease(kv, 1000)
+  await l.acquire()
+  // Another process started under the same NODE_ID (another term) wrote the key meanwhile.
+  kv.steal({ node: 'n1', url: 'http://n1:8080', term: 'another-process' })
+  t.equal(await l.renewNow(), false, 'refused: the same node name, another process')
+  t.equal(l.renewal(), null)
 })
 
 t.test('a key another node took: the renewal is refused, and no renewal can prove the lease any more', async (t) => {
