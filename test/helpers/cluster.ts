@@ -112,17 +112,29 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
   }, 60_000)
   let sp = await spawnOne()
   let supervising = true
+  /** A restart under way (its process may not answer yet): stop() waits for it and ends what it started. */
+  let restarting: Promise<void> | null = null
   const exits: Array<number | string> = []
   let earlier = ''
   const watch = (p: ServerProcess) => {
     own(p.proc)
-    void p.exited.then(async (code) => {
+    void p.exited.then((code) => {
       exits.push(code)
       earlier += `${p.stdout()}${p.stderr()}\n[exit ${code}]\n`
       // Started again until it answers (a node that cannot reach NATS yet ends and is started again).
-      while (supervising) {
-        try { sp = await spawnOne(); watch(sp); return } catch { await new Promise((r) => setTimeout(r, 500)) }
-      }
+      restarting = (async () => {
+        while (supervising) {
+          try {
+            const next = await spawnOne()
+            // Stopped while this one was starting: it must not outlive the test (its pipes would hold
+            // the test process open until tap's timeout).
+            if (!supervising) { await next.kill('SIGKILL'); return }
+            sp = next
+            watch(sp)
+            return
+          } catch { await new Promise((r) => setTimeout(r, 500)) }
+        }
+      })()
     })
   }
   watch(sp)
@@ -132,7 +144,12 @@ export async function startNode(nats: NatsCluster, name: string, id: string, dir
     output: () => `${earlier}${sp.stdout()}${sp.stderr()}`,
     readyz: async () => { const r = await request(`${sp.site}/readyz`, 'GET'); return { status: r.status, body: r.body } },
     kill: async () => { await sp.kill('SIGKILL') },
-    stop: async () => { supervising = false; sp.proc.kill('SIGCONT'); await sp.kill('SIGKILL') },
+    stop: async () => {
+      supervising = false
+      sp.proc.kill('SIGCONT')
+      await sp.kill('SIGKILL')
+      await restarting
+    },
   }
 }
 
