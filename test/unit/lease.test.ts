@@ -4,7 +4,7 @@
  * or one sent at once when the event loop was held past the renewal timer — and only while its answer
  * can still count; one that comes too late, or a key another node took, loses it.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import pino from 'pino'
 import type { KV } from '@nats-io/kv'
 import { Lease } from '../../src/cluster/lease.ts'
@@ -67,6 +67,31 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
   }
 }
 
+/**
+ * A held lease with a renewal sent and answered (successfully) only once the lease ran out: as when
+ * the process is paused, or its event loop blocked, with the renewal's answer waiting in the socket.
+ * `kv.release()` delivers the answer.
+ */
+async function heldPastItsLease() {
+  const kv = fakeKv()
+  const l = lease(kv, 300)
+  await l.acquire()
+  kv.holding = true
+  const stale = l.renewNow()
+  await until(() => !l.valid(), 5000, 'the lease to run out')
+  return { kv, l, stale }
+}
+
+/** keep() running on `l` until the test ends; the reasons it declared the lease lost. */
+function keeping(t: Test, l: Lease): string[] {
+  // The deadlines' timers do not hold the process open (a server does): this interval does.
+  const alive = setInterval(() => {}, 1000)
+  const lost: string[] = []
+  l.keep((why) => lost.push(why))
+  t.teardown(() => { clearInterval(alive); l.stop() })
+  return lost
+}
+
 t.test('a lease that ran out with no renewal on its way is proven by one sent at once', async (t) => {
   const kv = fakeKv()
   const l = lease(kv, 100)
@@ -87,6 +112,7 @@ t.test('a renewal on its way is joined, not sent twice', async (t) => {
   await l.acquire()
   const a = l.renewal()
   const b = l.renewal()
+  t.equal(a, b, 'one proof, shared by both callers')
   t.same(await Promise.all([a, b]), [true, true])
   t.equal(kv.updates, 1, 'one update for both')
 })
@@ -96,12 +122,7 @@ t.test('an answer that would come too late counts as none: the renewal settles f
   const l = lease(kv, 300)
   await l.acquire()
   kv.hang = true
-  // The deadline's timer does not hold the process open (a server does): this test's interval does.
-  const alive = setInterval(() => {}, 1000)
-  t.teardown(() => clearInterval(alive))
-  const lost: string[] = []
-  l.keep((why) => lost.push(why))
-  t.teardown(() => l.stop())
+  const lost = keeping(t, l)
   // keep() sends its renewal after a third of the lease; the update is never answered.
   await until(() => kv.updates > 0, 5000, 'keep() to send a renewal')
   t.notOk(await l.renewal(), 'waiting on the unanswered renewal settles false once it can no longer count')
@@ -111,14 +132,7 @@ t.test('an answer that would come too late counts as none: the renewal settles f
 })
 
 t.test('a renewal that was on its way while the process was held cannot count: one more is sent in its place', async (t) => {
-  const kv = fakeKv()
-  const l = lease(kv, 300)
-  await l.acquire()
-  // Sent now, answered (successfully) only once the lease ran out: as when the process is paused, or
-  // its event loop blocked, with the renewal's answer waiting in the socket.
-  kv.holding = true
-  const stale = l.renewNow()
-  await until(() => !l.valid(), 5000, 'the lease to run out')
+  const { kv, l, stale } = await heldPastItsLease()
   const proving = l.renewal()
   await sleep(5)
   t.equal(kv.updates, 1, 'nothing more is sent while the late one is unsettled')
@@ -130,12 +144,7 @@ t.test('a renewal that was on its way while the process was held cannot count: o
 })
 
 t.test('a late renewal refused: the key is another node\'s, nothing more is sent', async (t) => {
-  const kv = fakeKv()
-  const l = lease(kv, 300)
-  await l.acquire()
-  kv.holding = true
-  void l.renewNow()
-  await until(() => !l.valid(), 5000, 'the lease to run out')
+  const { kv, l } = await heldPastItsLease()
   kv.steal()
   const proving = l.renewal()
   kv.release()
@@ -148,11 +157,8 @@ t.test('a late renewal still unanswered after a third of a lease: not proven, an
   const kv = fakeKv()
   const l = lease(kv, 300)
   await l.acquire()
-  const alive = setInterval(() => {}, 1000)
-  t.teardown(() => { clearInterval(alive); l.stop() })
   kv.holding = true
-  const lost: string[] = []
-  l.keep((why) => lost.push(why))
+  const lost = keeping(t, l)
   await until(() => kv.updates > 0, 5000, 'keep() to send a renewal')
   await until(() => !l.valid(), 5000, 'the lease to run out')
   t.equal(await l.renewal(), false, 'nothing proved it')
