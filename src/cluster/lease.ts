@@ -33,6 +33,8 @@ export class Lease {
   private renewedAt = 0
   private timer: NodeJS.Timeout | null = null
   private renewing: Promise<boolean> | null = null
+  /** The proof under way (`renewal`), shared by its callers. */
+  private proving: Promise<boolean> | null = null
   /** When the renewal on its way (or the last one) was sent (performance.now()). */
   private sentAt = 0
 
@@ -60,7 +62,9 @@ export class Lease {
    */
   renewal(): Promise<boolean> | null {
     if (this.revision === 0) return null
-    return this.prove()
+    // One proof at a time: every write refused while the lease is proven, and keep(), share it
+    // (no timers and promise chains per write on the capture path).
+    return (this.proving ??= this.prove().finally(() => { this.proving = null }))
   }
 
   /**
@@ -102,7 +106,7 @@ export class Lease {
   /** Renew every third of the lease; `lost` once a renewal is refused or the lease ran out unrenewed. */
   keep(lost: (why: string) => void): void {
     const tick = async () => {
-      const ok = await this.prove()
+      const ok = this.revision > 0 && await this.renewal()
       if (!ok && this.revision === 0) { this.stop(); return lost('another node holds the lease') }
       if (!this.valid()) { this.stop(); return lost('the lease ran out before it could be renewed') }
       if (this.timer) this.timer = setTimeout(() => void tick(), this.ttlMs / 3)
